@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite needs. Idempotent; run as root.
+set -euo pipefail
+need=()
+command -v git >/dev/null || need+=(git)
+command -v pg_isready >/dev/null || need+=(postgresql postgresql-client)
+if [ "${#need[@]}" -gt 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${need[@]}"
+fi

@@ -1,0 +1,1 @@
+//! Composition root: builds the state, starts listeners and workers, shuts down gracefully.

@@ -1,0 +1,2 @@
+//! The axum router and its middleware (request ids, body limits, timeouts) and `AppError`.
+//! Holds no business logic.

@@ -1,0 +1,14 @@
+//! atoll: Atlantis-style pull-request automation for Proxmox VE.
+
+pub mod app;
+pub mod commands;
+pub mod config;
+pub mod forge;
+pub mod http;
+pub mod proxmox;
+pub mod pvesim;
+pub mod queue;
+pub mod store;
+pub mod telemetry;
+pub mod tfconfig;
+pub mod webhook;

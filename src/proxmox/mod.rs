@@ -1,0 +1,1 @@
+//! The embedded Proxmox VE API client and everything built on it. Called only through its API.

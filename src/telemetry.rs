@@ -1,0 +1,11 @@
+//! Tracing subscriber set-up.
+
+/// Installs the global tracing subscriber; `RUST_LOG` overrides the default filter.
+pub fn init() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
