@@ -22,6 +22,12 @@ pub use grammar::Grammar;
 pub use names::{NameError, ProjectName, RepoDir, Workspace};
 pub use parser::parse;
 
+/// A user-supplied value as it may be echoed in an error: control characters replaced, at most
+/// 64 characters. For other pure modules that quote names back (e.g. `repocfg`).
+pub(crate) fn shown_value(raw: &str) -> String {
+    names::shown(raw)
+}
+
 /// What a comment means to atoll.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "body", rename_all = "snake_case")]

@@ -1,0 +1,105 @@
+//! Projects without `atlantis.yaml`: Atlantis's autoplan rules (reference/atlantis.md 2.2, and
+//! `server/events/project_finder.go` in runatlantis/atlantis), restated:
+//!
+//! 1. Keep the changed files that are Terraform files: `*.tf`, `*.tf.json`, `*.tfvars`,
+//!    `*.tfvars.json`, `.terraform.lock.hcl` (state files `terraform.tfstate*` never count).
+//! 2. Each file's directory is a project directory, except:
+//!    - a directory named `env` stands for its parent (`stack/env/dev.tfvars` plans `stack`);
+//!    - a directory with a `modules` component stands for the directory above the first
+//!      `modules` (`stack/modules/x/main.tf` plans `stack`), but only if that directory itself
+//!      holds `.tf` files in the head commit; a shared top-level `modules/` therefore plans
+//!      nothing (Atlantis cannot know which projects use it, and neither can this rule).
+//!      Atlantis splits on the text `modules/`, which also cuts `mymodules/`; here only a
+//!      whole `modules` component counts.
+//! 3. Directories that no longer exist in the head commit (all files deleted) are dropped.
+
+use std::collections::{BTreeSet, HashSet};
+
+use crate::commands::RepoDir;
+
+/// True for files whose change can alter a plan.
+pub(crate) fn is_terraform_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if name.contains("terraform.tfstate") {
+        return false;
+    }
+    name == ".terraform.lock.hcl"
+        || [".tf", ".tf.json", ".tfvars", ".tfvars.json"]
+            .iter()
+            .any(|ext| name.ends_with(ext))
+}
+
+/// True for files Terraform loads as configuration (`*.tf`, `*.tf.json`).
+pub(crate) fn is_config_file(path: &str) -> bool {
+    path.ends_with(".tf") || path.ends_with(".tf.json")
+}
+
+/// The directory of a repository-relative file path, if atoll accepts its name.
+pub(crate) fn parent_dir(path: &str) -> Option<RepoDir> {
+    match path.trim_start_matches("./").rsplit_once('/') {
+        Some((dir, _)) => RepoDir::parse(dir).ok(),
+        None => Some(RepoDir::root()),
+    }
+}
+
+/// The project directory a changed Terraform file stands for, by the rules above.
+fn project_dir(file: &str, tf_dirs: &BTreeSet<RepoDir>) -> Option<RepoDir> {
+    let dir = parent_dir(file)?;
+    if dir.components().last() == Some("env") {
+        return dir.parent();
+    }
+    let parts: Vec<&str> = dir.components().collect();
+    match parts.iter().position(|part| *part == "modules") {
+        Some(at) => {
+            let above = if at == 0 {
+                RepoDir::root()
+            } else {
+                RepoDir::parse(&parts[..at].join("/")).ok()?
+            };
+            tf_dirs.contains(&above).then_some(above)
+        }
+        None => Some(dir),
+    }
+}
+
+/// The project directories the changed files stand for, sorted and without duplicates.
+pub(crate) fn discover(
+    changed: &[String],
+    tf_dirs: &BTreeSet<RepoDir>,
+    existing: &HashSet<String>,
+) -> Vec<RepoDir> {
+    let dirs: BTreeSet<RepoDir> = changed
+        .iter()
+        .filter(|file| is_terraform_file(file))
+        .filter_map(|file| project_dir(file, tf_dirs))
+        .filter(|dir| existing.contains(dir.as_str()))
+        .collect();
+    dirs.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terraform_files_are_recognised_and_state_files_are_not() {
+        for yes in [
+            "main.tf",
+            "a/b.tf.json",
+            "x.tfvars",
+            "e/dev.tfvars.json",
+            "s/.terraform.lock.hcl",
+        ] {
+            assert!(is_terraform_file(yes), "{yes}");
+        }
+        for no in [
+            "README.md",
+            "terraform.tfstate",
+            "a/terraform.tfstate.backup",
+            "main.tf.bak",
+            "tf",
+        ] {
+            assert!(!is_terraform_file(no), "{no}");
+        }
+    }
+}
