@@ -273,3 +273,27 @@ fn server_policy_for_a_repository_combines_matching_rules() {
     let other = rules().policy_for("github.com/acme/web");
     assert!(!other.allows(Override::Restart));
 }
+
+#[test]
+fn alias_bombs_and_deep_nesting_are_refused_without_hanging() {
+    let mut bomb = String::from("version: 3\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..12 {
+        let prev = i - 1;
+        bomb.push_str(&format!(
+            "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+        ));
+    }
+    assert!(matches!(
+        RepoConfig::parse(&bomb),
+        Err(RepoConfigError::Syntax { .. })
+    ));
+    let deep = format!(
+        "version: 3\nprojects: {}{}\n",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    assert!(matches!(
+        RepoConfig::parse(&deep),
+        Err(RepoConfigError::Syntax { .. })
+    ));
+}

@@ -15,6 +15,7 @@ mod grammar;
 mod lexer;
 mod names;
 mod parser;
+mod usage;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +27,12 @@ pub use parser::parse;
 /// 64 characters. For other pure modules that quote names back (e.g. `repocfg`).
 pub(crate) fn shown_value(raw: &str) -> String {
     names::shown(raw)
+}
+
+/// True for control characters and invisible or bidirectional formatting characters, which no
+/// name or pattern may contain.
+pub(crate) fn is_hidden_char(c: char) -> bool {
+    names::is_hidden(c)
 }
 
 /// What a comment means to atoll.

@@ -102,8 +102,10 @@ fn compile(base: &RepoDir, raw: &str) -> Result<Rule, String> {
             "pattern `{shown}` is longer than {MAX_PATTERN_LEN} bytes"
         ));
     }
-    if raw.chars().any(char::is_control) {
-        return Err(format!("pattern `{shown}` contains a control character"));
+    if raw.chars().any(crate::commands::is_hidden_char) {
+        return Err(format!(
+            "pattern `{shown}` contains a control or invisible character"
+        ));
     }
     let (negate, pattern) = match raw.trim().strip_prefix('!') {
         Some(rest) => (true, rest.trim()),
