@@ -3,7 +3,7 @@
 
 use atoll::commands::{Command, Grammar, Parsed, parse};
 use atoll::repocfg::{
-    Inputs, Project, RepoPolicy, Resolution, SelectError, ServerRules, resolve, select,
+    Inputs, Project, ProjectKey, RepoPolicy, Resolution, SelectError, ServerRules, resolve, select,
 };
 
 const ATLANTIS_YAML: &str = include_str!("fixtures/repocfg/atlantis.yaml");
@@ -270,4 +270,19 @@ fn targeting_an_excluded_project_by_name_is_refused() {
             .starts_with("project `self` is not managed by this server"),
         "{err}"
     );
+}
+
+#[test]
+fn project_keys_round_trip_through_json_and_refuse_tampered_dirs() {
+    let r = resolution(Some(ATLANTIS_YAML), &["envs/dev/main.tf"]);
+    let key = r.modified[1].key();
+    let json = serde_json::to_string(&key).expect("serialise");
+    assert_eq!(
+        json,
+        r#"{"dir":"envs/dev","workspace":"staging","name":"dev-staging"}"#
+    );
+    let back: ProjectKey = serde_json::from_str(&json).expect("deserialise");
+    assert_eq!(back, key);
+    let tampered = r#"{"dir":"../../etc","workspace":"default","name":null}"#;
+    assert!(serde_json::from_str::<ProjectKey>(tampered).is_err());
 }

@@ -12,6 +12,10 @@
 //!   `Resolution` for one PR; without projects in `atlantis.yaml`, projects are discovered from
 //!   the changed files with Atlantis's rules (see `discover`).
 //! - `select`: a `Command`'s `-p`/`-d`/`-w` (or none) against a `Resolution`.
+//!
+//! atoll extends both files with one key, `restart: auto | never` (what to do when a change
+//! needs a guest restart); a repository may set it per project only where `allowed_overrides`
+//! lists `restart`.
 
 mod discover;
 mod patterns;
@@ -96,7 +100,24 @@ pub struct Project {
     pub restart: RestartPolicy,
 }
 
+/// What identifies a project within a repository (Atlantis's lock granularity: directory,
+/// workspace and project name). Serialisable, for job payloads and lock keys.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ProjectKey {
+    pub dir: RepoDir,
+    pub workspace: Workspace,
+    pub name: Option<ProjectName>,
+}
+
 impl Project {
+    pub fn key(&self) -> ProjectKey {
+        ProjectKey {
+            dir: self.dir.clone(),
+            workspace: self.workspace.clone(),
+            name: self.name.clone(),
+        }
+    }
+
     /// `name` if it has one, else `dir` and `workspace`: how a reply names the project.
     pub fn label(&self) -> String {
         match &self.name {

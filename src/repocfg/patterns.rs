@@ -24,6 +24,9 @@ pub struct PathPatterns {
 struct Rule {
     /// The pattern joined to its base directory, as matched.
     joined: String,
+    /// The literal text every match starts with (up to the first glob character): a path that
+    /// does not start with it cannot match, nor can any directory above it.
+    prefix: String,
     negate: bool,
     matcher: GlobMatcher,
 }
@@ -78,7 +81,10 @@ impl PathPatterns {
         let path = path.trim_start_matches("./");
         let mut selected = false;
         for rule in &self.rules {
-            if rule.negate == selected && matches_path_or_parent(&rule.matcher, path) {
+            if rule.negate == selected
+                && path.starts_with(&rule.prefix)
+                && matches_path_or_parent(&rule.matcher, path)
+            {
                 selected = !rule.negate;
             }
         }
@@ -122,11 +128,30 @@ fn compile(base: &RepoDir, raw: &str) -> Result<Rule, String> {
         .build()
         .map_err(|e| format!("pattern `{shown}` is not a valid glob: {}", e.kind()))?
         .compile_matcher();
+    let prefix = literal_prefix(&joined);
     Ok(Rule {
         joined,
+        prefix,
         negate,
         matcher,
     })
+}
+
+/// The unescaped text of `glob` before its first special character.
+fn literal_prefix(glob: &str) -> String {
+    let mut out = String::new();
+    let mut chars = glob.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' | '?' | '[' | '{' => break,
+            '\\' => match chars.next() {
+                Some(next) => out.push(next),
+                None => break,
+            },
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// `base/pattern` with `.` and `..` components resolved; `None` if it leaves the repository.
@@ -144,7 +169,8 @@ fn join(base: &RepoDir, pattern: &str) -> Option<String> {
         }
     }
     if parts.is_empty() {
-        return Some(".".to_owned());
+        // The repository root itself: everything in it.
+        return Some("**".to_owned());
     }
     Some(parts.join("/"))
 }
@@ -195,6 +221,22 @@ mod tests {
         let p = patterns(".", &["modules", "!modules/legacy"]);
         assert!(p.matches("modules/a/b.tf"));
         assert!(!p.matches("modules/legacy/x.tf"));
+    }
+
+    #[test]
+    fn literal_prefix_stops_at_the_first_glob_character_and_unescapes() {
+        assert_eq!(literal_prefix("envs/dev/**/*.tf"), "envs/dev/");
+        assert_eq!(literal_prefix(r"a\{b/*.tf"), "a{b/");
+        assert_eq!(literal_prefix("modules"), "modules");
+        assert_eq!(literal_prefix("*.tf"), "");
+    }
+
+    #[test]
+    fn a_pattern_naming_the_base_directory_matches_everything_below_it() {
+        assert!(patterns("envs/dev", &["."]).matches("envs/dev/a/b.tf"));
+        assert!(patterns(".", &["."]).matches("a/b.tf"));
+        assert!(patterns("envs", &[".."]).matches("x.tf"));
+        assert!(!patterns("envs/dev", &["."]).matches("envs/prod/a.tf"));
     }
 
     #[test]

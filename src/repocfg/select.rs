@@ -10,6 +10,9 @@
 //!   project with the server's settings if it holds `.tf` files at the head commit.
 //!
 //! A named project or directory that the server rules exclude is refused, never skipped.
+//!
+//! Without flags this returns what the PR modifies now; `apply` and `unlock` without flags act
+//! on the PR's own plans and locks, which the runner and `locks` keep, not on this list.
 
 use super::Project;
 use super::resolve::Resolution;

@@ -289,6 +289,23 @@ repos:
     }
 
     #[test]
+    fn rules_deserialise_inside_a_larger_settings_file() {
+        #[derive(Debug, serde::Deserialize)]
+        struct Settings {
+            repo_rules: ServerRules,
+        }
+        let yaml = "repo_rules:\n  repos:\n    - id: a/b/c\n      restart: never\n";
+        let settings: Settings = serde_yaml_ng::from_str(yaml).expect("nested rules parse");
+        assert_eq!(
+            settings.repo_rules.policy_for("a/b/c").restart,
+            RestartPolicy::Never
+        );
+        let bad = "repo_rules:\n  repos:\n    - id: /a(/\n";
+        let err = serde_yaml_ng::from_str::<Settings>(bad).expect_err("bad regex refused");
+        assert!(err.to_string().contains("repos[0].id"), "{err}");
+    }
+
+    #[test]
     fn unknown_keys_bad_regex_and_bad_values_are_refused() {
         let unknown = ServerRules::from_yaml("repos:\n  - id: x\n    workflow: custom\n");
         assert!(
