@@ -201,6 +201,7 @@ fn inputs<'a>(yaml: &'a str, tree: &'a [String]) -> Inputs<'a> {
         atlantis_yaml: Some(yaml),
         tree,
         changed: tree,
+        module_uses: &[],
     }
 }
 

@@ -59,6 +59,7 @@ fn check_resolution(yaml: Option<&str>, tree: &[String], changed: &[String], com
             atlantis_yaml: yaml,
             tree,
             changed,
+            module_uses: &[],
         },
         &policy,
     ) else {

@@ -1,9 +1,10 @@
 //! Which projects a PR modifies (with and without `atlantis.yaml`), and which ones a comment
 //! command targets.
 
-use atoll::commands::{Command, Grammar, Parsed, parse};
+use atoll::commands::{Command, Grammar, Parsed, RepoDir, parse};
 use atoll::repocfg::{
-    Inputs, Project, ProjectKey, RepoPolicy, Resolution, SelectError, ServerRules, resolve, select,
+    Inputs, ModuleUse, Project, ProjectKey, RepoPolicy, Resolution, SelectError, ServerRules,
+    resolve, select,
 };
 
 const ATLANTIS_YAML: &str = include_str!("fixtures/repocfg/atlantis.yaml");
@@ -39,6 +40,14 @@ fn tree() -> Vec<String> {
 }
 
 fn resolution(yaml: Option<&str>, changed: &[&str]) -> Resolution {
+    resolution_with_modules(yaml, changed, &[])
+}
+
+fn resolution_with_modules(
+    yaml: Option<&str>,
+    changed: &[&str],
+    module_uses: &[ModuleUse],
+) -> Resolution {
     let tree = tree();
     let changed = files(changed);
     resolve(
@@ -46,6 +55,7 @@ fn resolution(yaml: Option<&str>, changed: &[&str]) -> Resolution {
             atlantis_yaml: yaml,
             tree: &tree,
             changed: &changed,
+            module_uses,
         },
         &policy(),
     )
@@ -86,6 +96,38 @@ fn without_config_directories_with_changed_terraform_files_are_projects() {
 fn a_module_inside_a_project_plans_the_project_but_a_shared_module_plans_nothing() {
     let r = resolution(None, &["lab/modules/lxc/main.tf", "modules/shared/main.tf"]);
     assert_eq!(dirs(&r.modified), ["lab@default"]);
+}
+
+fn uses(pairs: &[(&str, &str)]) -> Vec<ModuleUse> {
+    pairs
+        .iter()
+        .map(|(user, module)| ModuleUse {
+            user: RepoDir::parse(user).expect("valid user dir"),
+            module: RepoDir::parse(module).expect("valid module dir"),
+        })
+        .collect()
+}
+
+#[test]
+fn with_module_calls_a_shared_module_plans_its_users_transitively() {
+    let calls = uses(&[
+        ("envs/dev", "modules/shared"),
+        ("modules/net/bridge", "modules/shared"),
+        ("lab", "modules/net/bridge"),
+        ("envs/network", "modules/other"),
+    ]);
+    let r = resolution_with_modules(None, &["modules/shared/main.tf"], &calls);
+    assert_eq!(dirs(&r.modified), ["envs/dev@default", "lab@default"]);
+}
+
+#[test]
+fn module_call_cycles_terminate() {
+    let calls = uses(&[
+        ("modules/shared", "modules/net/bridge"),
+        ("modules/net/bridge", "modules/shared"),
+    ]);
+    let r = resolution_with_modules(None, &["modules/shared/main.tf"], &calls);
+    assert!(r.modified.is_empty(), "{:?}", dirs(&r.modified));
 }
 
 #[test]

@@ -11,10 +11,16 @@
 //!      nothing (Atlantis cannot know which projects use it, and neither can this rule).
 //!      Atlantis splits on the text `modules/`, which also cuts `mymodules/`; here only a
 //!      whole `modules` component counts.
-//! 3. Directories that no longer exist in the head commit (all files deleted) are dropped.
+//! 3. Like Atlantis's `--autoplan-modules`: when the caller passes the local module calls of the
+//!    head commit (`ModuleUse`, from `module "x" { source = "../modules/x" }`), a changed
+//!    module directory also plans every project directory that uses it, directly or through
+//!    other modules. A project directory here is one that rule 2 maps to itself (no `modules`
+//!    component, not named `env`). With no module calls given, this rule adds nothing.
+//! 4. Directories that no longer exist in the head commit (all files deleted) are dropped.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use super::ModuleUse;
 use crate::commands::RepoDir;
 
 /// True for files whose change can alter a plan.
@@ -67,14 +73,50 @@ pub(crate) fn discover(
     changed: &[String],
     tf_dirs: &BTreeSet<RepoDir>,
     existing: &HashSet<String>,
+    module_uses: &[ModuleUse],
 ) -> Vec<RepoDir> {
-    let dirs: BTreeSet<RepoDir> = changed
+    let changed: Vec<&String> = changed
         .iter()
         .filter(|file| is_terraform_file(file))
-        .filter_map(|file| project_dir(file, tf_dirs))
-        .filter(|dir| existing.contains(dir.as_str()))
         .collect();
-    dirs.into_iter().collect()
+    let mut dirs: BTreeSet<RepoDir> = changed
+        .iter()
+        .filter_map(|file| project_dir(file, tf_dirs))
+        .collect();
+    if !module_uses.is_empty() {
+        let modules: BTreeSet<RepoDir> = changed.iter().filter_map(|f| parent_dir(f)).collect();
+        dirs.extend(
+            users_of(&modules, module_uses)
+                .into_iter()
+                .filter(|dir| is_project_root(dir) && tf_dirs.contains(dir)),
+        );
+    }
+    dirs.into_iter()
+        .filter(|dir| existing.contains(dir.as_str()))
+        .collect()
+}
+
+/// A directory rule 2 maps to itself.
+fn is_project_root(dir: &RepoDir) -> bool {
+    dir.components().last() != Some("env") && dir.components().all(|part| part != "modules")
+}
+
+/// Every directory that uses one of `modules`, directly or through other modules.
+fn users_of(modules: &BTreeSet<RepoDir>, uses: &[ModuleUse]) -> BTreeSet<RepoDir> {
+    let mut callers: BTreeMap<&RepoDir, Vec<&RepoDir>> = BTreeMap::new();
+    for edge in uses {
+        callers.entry(&edge.module).or_default().push(&edge.user);
+    }
+    let mut seen: BTreeSet<RepoDir> = BTreeSet::new();
+    let mut queue: Vec<&RepoDir> = modules.iter().collect();
+    while let Some(module) = queue.pop() {
+        for user in callers.get(module).into_iter().flatten() {
+            if seen.insert((*user).clone()) {
+                queue.push(user);
+            }
+        }
+    }
+    seen
 }
 
 #[cfg(test)]

@@ -127,6 +127,14 @@ impl Project {
     }
 }
 
+/// A local module call: the configuration in `user` has a `module` block whose `source` is the
+/// directory `module` (`source = "../modules/lxc"` in `envs/dev` gives `envs/dev` -> `modules/lxc`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleUse {
+    pub user: RepoDir,
+    pub module: RepoDir,
+}
+
 /// Atlantis's default `when_modified`, relative to the project directory.
 pub(crate) fn default_when_modified() -> Vec<String> {
     vec!["**/*.tf*".to_owned(), "**/.terraform.lock.hcl".to_owned()]

@@ -7,7 +7,7 @@ use super::discover::{discover, is_config_file, parent_dir};
 use super::patterns::PathPatterns;
 use super::repo::{RepoConfig, RepoConfigError, RepoProject, Warning};
 use super::server::{Override, RepoPolicy};
-use super::{Project, default_when_modified};
+use super::{ModuleUse, Project, default_when_modified};
 use crate::commands::{RepoDir, Workspace};
 
 /// What `resolve` needs to know about one PR. Paths are relative to the repository root.
@@ -19,6 +19,9 @@ pub struct Inputs<'a> {
     pub tree: &'a [String],
     /// The files the PR changes, deleted ones included.
     pub changed: &'a [String],
+    /// Local module calls in the head commit (from `tfconfig`); empty to plan shared modules'
+    /// users only through `when_modified`, as Atlantis does by default.
+    pub module_uses: &'a [ModuleUse],
 }
 
 /// A project the PR touches that the server rules keep away from the server.
@@ -97,7 +100,7 @@ pub fn resolve(inputs: Inputs<'_>, policy: &RepoPolicy) -> Result<Resolution, Re
         }
     }
     let touched: Vec<Project> = if configured.is_empty() {
-        discover(inputs.changed, &tf_dirs, &existing)
+        discover(inputs.changed, &tf_dirs, &existing, inputs.module_uses)
             .into_iter()
             .map(|dir| default_project(policy, dir, Workspace::default()))
             .collect()
