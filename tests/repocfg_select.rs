@@ -328,3 +328,21 @@ fn project_keys_round_trip_through_json_and_refuse_tampered_dirs() {
     let tampered = r#"{"dir":"../../etc","workspace":"default","name":null}"#;
     assert!(serde_json::from_str::<ProjectKey>(tampered).is_err());
 }
+
+#[test]
+fn a_listed_project_whose_directory_is_gone_is_refused() {
+    let yaml = "version: 3\nprojects:\n- {name: old, dir: envs/old}\n";
+    let r = resolution(Some(yaml), &["envs/old/main.tf"]);
+    assert!(r.modified.is_empty());
+    for text in ["atlantis plan -p old", "atlantis plan -d envs/old"] {
+        let err = select(&command(text), &r).expect_err("dir gone");
+        assert!(
+            matches!(err, SelectError::DirMissing { .. }),
+            "{text}: {err:?}"
+        );
+        assert!(
+            err.to_string().contains("does not exist at this commit"),
+            "{err}"
+        );
+    }
+}

@@ -49,6 +49,8 @@ pub struct Resolution {
     pub(crate) policy: RepoPolicy,
     /// Directories holding `.tf` / `.tf.json` files in the head commit.
     pub(crate) tf_dirs: BTreeSet<RepoDir>,
+    /// Every directory of the head commit.
+    pub(crate) existing: HashSet<String>,
 }
 
 impl Resolution {
@@ -127,6 +129,7 @@ pub fn resolve(inputs: Inputs<'_>, policy: &RepoPolicy) -> Result<Resolution, Re
         configured,
         policy: policy.clone(),
         tf_dirs,
+        existing,
     })
 }
 

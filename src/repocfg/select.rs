@@ -34,6 +34,11 @@ pub enum SelectError {
     #[error("directory `{dir}` holds no .tf files at this commit; check the path")]
     NoTerraform { dir: RepoDir },
     #[error(
+        "project `{name}` has directory `{dir}`, which does not exist at this commit; restore \
+         it, or remove the project from atlantis.yaml"
+    )]
+    DirMissing { name: String, dir: RepoDir },
+    #[error(
         "{label} is not managed by this server: the server's repo rules exclude `{pattern}`; \
          run it by hand with `atoll plan --dir {dir}` and `atoll apply --dir {dir}`"
     )]
@@ -86,7 +91,7 @@ fn by_name(name: &ProjectName, resolution: &Resolution) -> Result<Project, Selec
             known,
         });
     };
-    match not_managed(project, resolution) {
+    match not_managed(project, resolution).or_else(|| missing(project, resolution)) {
         Some(error) => Err(error),
         None => Ok(project.clone()),
     }
@@ -105,6 +110,9 @@ fn by_dir(
         .cloned()
         .collect();
     if !listed.is_empty() {
+        if let Some(error) = listed.iter().find_map(|p| missing(p, resolution)) {
+            return Err(error);
+        }
         return managed(listed, resolution);
     }
     let project = resolution.default_project(dir.clone(), workspace.unwrap_or_default());
@@ -121,6 +129,15 @@ fn managed(projects: Vec<Project>, resolution: &Resolution) -> Result<Vec<Projec
         Some(error) => Err(error),
         None => Ok(projects),
     }
+}
+
+/// A listed project whose directory the PR deleted: planning it would plan an empty
+/// configuration (everything destroyed), so it is refused rather than guessed.
+fn missing(project: &Project, resolution: &Resolution) -> Option<SelectError> {
+    (!resolution.existing.contains(project.dir.as_str())).then(|| SelectError::DirMissing {
+        name: project.label(),
+        dir: project.dir.clone(),
+    })
 }
 
 fn not_managed(project: &Project, resolution: &Resolution) -> Option<SelectError> {
