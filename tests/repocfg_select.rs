@@ -346,3 +346,27 @@ fn a_listed_project_whose_directory_is_gone_is_refused() {
         );
     }
 }
+
+#[test]
+fn terraform_directories_with_refused_names_are_skipped_with_a_bounded_warning_list() {
+    let mut tree = tree();
+    tree.extend((0..30).map(|i| format!("odd[{i}]/main.tf")));
+    let changed = files(&["odd[1]/main.tf", "lab/main.tf"]);
+    let r = resolve(
+        Inputs {
+            atlantis_yaml: None,
+            tree: &tree,
+            changed: &changed,
+            module_uses: &[],
+        },
+        &policy(),
+    )
+    .expect("resolves");
+    assert_eq!(dirs(&r.modified), ["lab@default"]);
+    assert_eq!(r.warnings.len(), 21);
+    assert_eq!(r.warnings[0].path, "odd[0]");
+    assert_eq!(
+        r.warnings[20].message,
+        "10 more directories with refused names are skipped"
+    );
+}

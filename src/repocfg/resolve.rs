@@ -197,15 +197,26 @@ fn scan_tree(tree: &[String]) -> (BTreeSet<RepoDir>, Vec<Warning>) {
             }
         }
     }
-    let warnings = refused
-        .into_iter()
+    const SHOWN: usize = 20;
+    let mut warnings: Vec<Warning> = refused
+        .iter()
+        .take(SHOWN)
         .map(|dir| Warning {
-            path: crate::commands::shown_value(&dir),
+            path: crate::commands::shown_value(dir),
             message: "holds Terraform files but atoll does not accept this directory name; it is \
                       skipped"
                 .to_owned(),
         })
         .collect();
+    if refused.len() > SHOWN {
+        warnings.push(Warning {
+            path: "(repository)".to_owned(),
+            message: format!(
+                "{} more directories with refused names are skipped",
+                refused.len() - SHOWN
+            ),
+        });
+    }
     (dirs, warnings)
 }
 
