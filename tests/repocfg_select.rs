@@ -1,7 +1,7 @@
 //! Which projects a PR modifies (with and without `atlantis.yaml`), and which ones a comment
 //! command targets.
 
-use atoll::commands::{Command, Grammar, Parsed, RepoDir, parse};
+use atoll::commands::{Command, Grammar, Parsed, RepoDir, Verb, parse};
 use atoll::repocfg::{
     Inputs, ModuleUse, Project, ProjectKey, RepoPolicy, Resolution, SelectError, ServerRules,
     resolve, select,
@@ -369,4 +369,21 @@ fn terraform_directories_with_refused_names_are_skipped_with_a_bounded_warning_l
         r.warnings[20].message,
         "10 more directories with refused names are skipped"
     );
+}
+
+#[test]
+fn each_project_key_command_selects_exactly_that_project() {
+    let r = resolution(
+        Some(ATLANTIS_YAML),
+        &["envs/dev/main.tf", "envs/network/main.tf", "lab/main.tf"],
+    );
+    let discovered = resolution(None, &["envs/dev/main.tf", "lab/main.tf"]);
+    for r in [&r, &discovered] {
+        assert!(!r.modified.is_empty());
+        for project in &r.modified {
+            let comment = project.key().command(Verb::Plan).to_comment("atlantis");
+            let selected = select(&command(&comment), r).expect("selects");
+            assert_eq!(selected, vec![project.clone()], "{comment}");
+        }
+    }
 }

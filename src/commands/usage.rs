@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{Reply, Usage, Verb};
+use super::{Command, Reply, Usage, Verb};
 
 impl Verb {
     /// One synopsis line, e.g. `atlantis plan [-p NAME | [-d DIR] [-w WORKSPACE]] [--verbose]`.
@@ -22,6 +22,39 @@ impl Verb {
         }
         line
     }
+}
+
+impl Command {
+    /// The comment that runs this command, e.g. `atlantis plan -d 'my dir' -w staging`: what a
+    /// reply tells a user to write (a lock conflict's re-plan line). Values are quoted when
+    /// needed so that `parse` gives this command back.
+    pub fn to_comment(&self, executable: &str) -> String {
+        let mut text = format!("{executable} {}", self.verb);
+        if let Some(project) = &self.project {
+            text.push_str(&format!(" -p {}", quote(project.as_str())));
+        }
+        if let Some(dir) = &self.dir {
+            text.push_str(&format!(" -d {}", quote(dir.as_str())));
+        }
+        if let Some(workspace) = &self.workspace {
+            text.push_str(&format!(" -w {}", quote(workspace.as_str())));
+        }
+        if self.verbose {
+            text.push_str(" --verbose");
+        }
+        text
+    }
+}
+
+/// `value` as one shell-style word: bare when it only has safe characters, else single-quoted.
+fn quote(value: &str) -> String {
+    let safe = |c: char| {
+        c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '+' | ':' | '@' | ',')
+    };
+    if !value.is_empty() && value.chars().all(safe) {
+        return value.to_owned();
+    }
+    format!("'{}'", value.replace('\'', r"'\''"))
 }
 
 impl fmt::Display for Usage {
@@ -79,6 +112,14 @@ mod tests {
             assert!(text.contains(needle), "{needle} missing from {text}");
         }
         assert!(!Usage::Verb(Verb::Unlock).to_string().contains("--verbose"));
+    }
+
+    #[test]
+    fn comments_quote_values_only_when_needed() {
+        assert_eq!(quote("envs/dev"), "envs/dev");
+        assert_eq!(quote("my dir"), "'my dir'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote("$(id)"), "'$(id)'");
     }
 
     #[test]

@@ -27,7 +27,7 @@ mod yaml;
 
 use serde::{Deserialize, Serialize};
 
-use crate::commands::{ProjectName, RepoDir, Workspace};
+use crate::commands::{Command, ProjectName, RepoDir, Verb, Workspace};
 
 pub use patterns::PathPatterns;
 pub use repo::{RepoConfig, RepoConfigError, RepoProject, Warning};
@@ -107,6 +107,23 @@ pub struct ProjectKey {
     pub dir: RepoDir,
     pub workspace: Workspace,
     pub name: Option<ProjectName>,
+}
+
+impl ProjectKey {
+    /// The command that targets exactly this project: `-p NAME` when it has a name, else
+    /// `-d DIR -w WORKSPACE`. With `Command::to_comment` it is the line a reply tells users to
+    /// write (e.g. to re-plan once a lock is free).
+    pub fn command(&self, verb: Verb) -> Command {
+        let mut command = Command::new(verb);
+        match &self.name {
+            Some(name) => command.project = Some(name.clone()),
+            None => {
+                command.dir = Some(self.dir.clone());
+                command.workspace = Some(self.workspace.clone());
+            }
+        }
+        command
+    }
 }
 
 impl Project {
