@@ -134,12 +134,6 @@ pub(crate) fn normalize_desired(key: &str, desired: &str, live: Option<&str>) ->
             want.fields.insert("hwaddr".to_owned(), mac.to_owned());
         }
     }
-    if want.get("size").is_none() {
-        if let Some(size) = have.get("size").filter(|_| want.get("volume").is_some()) {
-            // `size` is informational (changed only through `resize`): absent means "as is"
-            want.fields.insert("size".to_owned(), size.to_owned());
-        }
-    }
     if let (Some(volume), Some(live_volume)) = (want.get("volume"), have.get("volume")) {
         if let Some((storage, gigabytes)) = allocation(volume) {
             if volume_storage(live_volume) == Some(storage) {
@@ -147,6 +141,12 @@ pub(crate) fn normalize_desired(key: &str, desired: &str, live: Option<&str>) ->
                 want.fields.insert("volume".to_owned(), live_volume.to_owned());
                 want.fields.entry("size".to_owned()).or_insert(size);
             }
+        }
+    }
+    if want.get("size").is_none() {
+        if let Some(size) = have.get("size").filter(|_| want.get("volume").is_some()) {
+            // `size` is informational (changed only through `resize`): absent means "as is"
+            want.fields.insert("size".to_owned(), size.to_owned());
         }
     }
     want.print()
