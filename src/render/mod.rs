@@ -13,7 +13,6 @@ use crate::proxmox::plan::Plan;
 /// The JSON plan (DESIGN.md "The plan is the truth"), pretty-printed.
 pub fn plan_json(plan: &Plan) -> String {
     // A `Plan` holds only strings, numbers, booleans and nulls: serialisation cannot fail.
-    serde_json::to_string_pretty(plan).unwrap_or_else(|error| {
-        format!("{{\"error\":\"plan could not be serialised: {error}\"}}")
-    })
+    serde_json::to_string_pretty(plan)
+        .unwrap_or_else(|error| format!("{{\"error\":\"plan could not be serialised: {error}\"}}"))
 }

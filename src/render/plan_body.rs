@@ -23,12 +23,17 @@ enum Node<'a> {
 /// Splits `network_interface[0].bridge` into `network_interface`, `bridge` (list indexes are
 /// dropped, as Terraform shows list blocks one after another).
 fn segments(path: &str) -> Vec<&str> {
-    path.split('.').map(|s| s.split('[').next().unwrap_or(s)).collect()
+    path.split('.')
+        .map(|s| s.split('[').next().unwrap_or(s))
+        .collect()
 }
 
 fn block_key(path: &str, depth: usize) -> String {
     // the block identity keeps its index, so network_interface[0] and [1] stay apart
-    path.split('.').take(depth + 1).collect::<Vec<_>>().join(".")
+    path.split('.')
+        .take(depth + 1)
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 fn build<'a>(attributes: &[&'a AttributeChange], depth: usize) -> Vec<Node<'a>> {
@@ -48,7 +53,11 @@ fn build<'a>(attributes: &[&'a AttributeChange], depth: usize) -> Vec<Node<'a>> 
         }
     }
     for (key, members) in groups {
-        let name = segments(&key).get(depth).copied().unwrap_or_default().to_owned();
+        let name = segments(&key)
+            .get(depth)
+            .copied()
+            .unwrap_or_default()
+            .to_owned();
         nodes.push(Node::Block(name, build(&members, depth + 1)));
     }
     nodes
@@ -66,7 +75,11 @@ pub(crate) fn value(json: &Json) -> String {
 }
 
 fn before_text(a: &AttributeChange) -> String {
-    if a.before_sensitive { "(sensitive value)".to_owned() } else { value(&a.before) }
+    if a.before_sensitive {
+        "(sensitive value)".to_owned()
+    } else {
+        value(&a.before)
+    }
 }
 
 fn after_text(a: &AttributeChange) -> String {
@@ -81,13 +94,20 @@ fn leaf(a: &AttributeChange, mode: Mode) -> (char, String) {
     let hidden_before = a.before_sensitive;
     let before_null = a.before.is_null() && !hidden_before;
     let after_null = a.after.is_null() && !a.after_sensitive && !a.after_unknown;
-    let forces = if a.effect == Some(Effect::Replace) { " # forces replacement" } else { "" };
+    let forces = if a.effect == Some(Effect::Replace) {
+        " # forces replacement"
+    } else {
+        ""
+    };
     match mode {
         Mode::Create => ('+', after_text(a)),
         Mode::Delete => ('-', format!("{} -> null", before_text(a))),
         Mode::Update if before_null => ('+', format!("{}{forces}", after_text(a))),
         Mode::Update if after_null => ('-', format!("{} -> null{forces}", before_text(a))),
-        Mode::Update => ('~', format!("{} -> {}{forces}", before_text(a), after_text(a))),
+        Mode::Update => (
+            '~',
+            format!("{} -> {}{forces}", before_text(a), after_text(a)),
+        ),
     }
 }
 
@@ -99,7 +119,7 @@ fn block_symbol(mode: Mode) -> char {
     }
 }
 
-fn render_nodes(out: &mut String, nodes: &[Node<'_>], mode: Mode, indent: usize) {
+fn render_nodes(out: &mut String, nodes: &[Node<'_>], mode: Mode, indent: usize, id: Option<&str>) {
     let pad = " ".repeat(indent);
     let width = nodes
         .iter()
@@ -107,8 +127,12 @@ fn render_nodes(out: &mut String, nodes: &[Node<'_>], mode: Mode, indent: usize)
             Node::Leaf(name, _) => Some(name.len()),
             Node::Block(..) => None,
         })
+        .chain(id.map(|_| "id".len()))
         .max()
         .unwrap_or(0);
+    if let Some(id) = id {
+        let _ = writeln!(out, "{pad}    {:<width$} = {}", "id", Json::from(id));
+    }
     let mut first_block = true;
     for node in nodes {
         match node {
@@ -123,16 +147,21 @@ fn render_nodes(out: &mut String, nodes: &[Node<'_>], mode: Mode, indent: usize)
                 }
                 first_block = false;
                 let _ = writeln!(out, "{pad}  {} {name} {{", block_symbol(mode));
-                render_nodes(out, children, mode, indent + 4);
+                render_nodes(out, children, mode, indent + 4, None);
                 let _ = writeln!(out, "{pad}    }}");
             }
         }
     }
 }
 
-/// Appends the attributes of one resource, one level below `indent`.
-pub(crate) fn render_body(out: &mut String, attributes: &[AttributeChange], mode: Mode) {
+/// Appends the attributes of one resource; `id` is shown first, unchanged, when known.
+pub(crate) fn render_body(
+    out: &mut String,
+    attributes: &[AttributeChange],
+    mode: Mode,
+    id: Option<&str>,
+) {
     let refs: Vec<&AttributeChange> = attributes.iter().collect();
     let nodes = build(&refs, 0);
-    render_nodes(out, &nodes, mode, 4);
+    render_nodes(out, &nodes, mode, 4, id);
 }

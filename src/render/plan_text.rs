@@ -27,7 +27,11 @@ pub fn plan_text(plan: &Plan) -> String {
         render_resource(&mut out, change);
     }
     let s = plan.summary;
-    let restarts = if s.restart == 1 { "restart" } else { "restarts" };
+    let restarts = if s.restart == 1 {
+        "restart"
+    } else {
+        "restarts"
+    };
     let _ = writeln!(
         out,
         "\nPlan: {} to add, {} to change, {} to destroy. {} {restarts}. {} blocked.",
@@ -105,10 +109,11 @@ fn render_resource(out: &mut String, change: &ResourceChange) {
     }
     let (resource_type, name) = type_and_name(address);
     let _ = writeln!(out, "{symbol} resource \"{resource_type}\" \"{name}\" {{");
-    if let (Some(vm_id), false) = (change.vm_id, mode == Mode::Create) {
-        let _ = writeln!(out, "        id = \"{vm_id}\"");
-    }
-    render_body(out, &change.attributes, mode);
+    let id = change
+        .vm_id
+        .filter(|_| mode != Mode::Create)
+        .map(|id| id.to_string());
+    render_body(out, &change.attributes, mode, id.as_deref());
     out.push_str("    }\n");
 }
 
@@ -126,7 +131,10 @@ fn guest_lines(change: &ResourceChange) -> Vec<String> {
         return lines;
     }
     let power = |after: bool| {
-        change.attributes.iter().any(|a| a.path == "started" && a.after == serde_json::Value::Bool(after))
+        change
+            .attributes
+            .iter()
+            .any(|a| a.path == "started" && a.after == serde_json::Value::Bool(after))
     };
     if power(false) {
         lines.push("(guest will be stopped)".to_owned());
@@ -150,7 +158,10 @@ fn guest_lines(change: &ResourceChange) -> Vec<String> {
     if change.power == Some(Power::Stopped) {
         lines.push("(guest is stopped: changes take effect when it next starts)".to_owned());
     } else if !deferred.is_empty() {
-        lines.push(format!("(takes effect at the guest's next restart: {})", joined(&deferred)));
+        lines.push(format!(
+            "(takes effect at the guest's next restart: {})",
+            joined(&deferred)
+        ));
     }
     if power(true) {
         lines.push("(guest will be started)".to_owned());
@@ -162,8 +173,11 @@ fn guest_lines(change: &ResourceChange) -> Vec<String> {
 }
 
 fn render_drift(out: &mut String, plan: &Plan) {
-    let drifted: Vec<&ResourceChange> =
-        plan.resource_changes.iter().filter(|c| !c.drift.is_empty()).collect();
+    let drifted: Vec<&ResourceChange> = plan
+        .resource_changes
+        .iter()
+        .filter(|c| !c.drift.is_empty())
+        .collect();
     if drifted.is_empty() {
         return;
     }
@@ -175,10 +189,18 @@ fn render_drift(out: &mut String, plan: &Plan) {
         }
         for d in &change.drift.changed_outside {
             let (state, live) = (value(&d.state), value(&d.live));
-            let _ = writeln!(out, "  #   {} changed outside atoll: {state} -> {live}", d.path);
+            let _ = writeln!(
+                out,
+                "  #   {} changed outside atoll: {state} -> {live}",
+                d.path
+            );
         }
         for p in &change.drift.pending {
-            let queued = if p.delete { "delete".to_owned() } else { value(&p.pending) };
+            let queued = if p.delete {
+                "delete".to_owned()
+            } else {
+                value(&p.pending)
+            };
             let _ = writeln!(
                 out,
                 "  #   {} already pending on the guest ({queued}); a restart applies it",
@@ -196,6 +218,9 @@ mod tests {
     fn resource_type_and_name_come_from_the_address() {
         let address = "module.dev[\"a.b\"].proxmox_virtual_environment_container.lxc[\"x.y\"]";
         let (t, n) = type_and_name(address);
-        assert_eq!((t.as_str(), n.as_str()), ("proxmox_virtual_environment_container", "lxc"));
+        assert_eq!(
+            (t.as_str(), n.as_str()),
+            ("proxmox_virtual_environment_container", "lxc")
+        );
     }
 }

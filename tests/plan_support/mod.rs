@@ -38,9 +38,14 @@ pub fn desired_config(name: &str) -> BTreeMap<String, DesiredValue> {
         ("ostemplate", TEMPLATE),
         ("ssh-public-keys", "ssh-ed25519 AAAAC3Nza atoll@test"),
     ];
-    let mut config: BTreeMap<String, DesiredValue> =
-        known.iter().map(|(k, v)| ((*k).to_owned(), DesiredValue::Known((*v).to_owned()))).collect();
-    config.insert("password".to_owned(), DesiredValue::Sensitive(Secret::new(PASSWORD)));
+    let mut config: BTreeMap<String, DesiredValue> = known
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), DesiredValue::Known((*v).to_owned())))
+        .collect();
+    config.insert(
+        "password".to_owned(),
+        DesiredValue::Sensitive(Secret::new(PASSWORD)),
+    );
     config
 }
 
@@ -67,7 +72,10 @@ pub fn live_guest(key: &str, vm_id: u32) -> LiveGuest {
         ("swap", "512".to_owned()),
         ("cpuunits", "100".to_owned()),
         ("hostname", key.to_owned()),
-        ("net0", "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:5E:7A:01,ip=dhcp,type=veth".to_owned()),
+        (
+            "net0",
+            "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:5E:7A:01,ip=dhcp,type=veth".to_owned(),
+        ),
         ("rootfs", format!("local-lvm:vm-{vm_id}-disk-0,size=8G")),
         ("ostype", "debian".to_owned()),
         ("unprivileged", "1".to_owned()),
@@ -123,8 +131,14 @@ impl World {
         let guest = desired_guest("dev-nextcloud", 2100);
         let state = vec![state_for(&guest, 2100)];
         let mut inventory = Inventory::default();
-        inventory.guests.insert(2100, live_guest("dev-nextcloud", 2100));
-        Self { desired: vec![Desired::Guest(guest)], state, inventory }
+        inventory
+            .guests
+            .insert(2100, live_guest("dev-nextcloud", 2100));
+        Self {
+            desired: vec![Desired::Guest(guest)],
+            state,
+            inventory,
+        }
     }
 
     pub fn guest_mut(&mut self) -> &mut DesiredGuest {
@@ -135,11 +149,16 @@ impl World {
     }
 
     pub fn set(&mut self, key: &str, value: &str) {
-        self.guest_mut().config.insert(key.to_owned(), DesiredValue::Known(value.to_owned()));
+        self.guest_mut()
+            .config
+            .insert(key.to_owned(), DesiredValue::Known(value.to_owned()));
     }
 
     pub fn live_mut(&mut self) -> &mut LiveGuest {
-        self.inventory.guests.get_mut(&2100).expect("the fixture guest 2100 is in the inventory")
+        self.inventory
+            .guests
+            .get_mut(&2100)
+            .expect("the fixture guest 2100 is in the inventory")
     }
 
     pub fn pending(&mut self, key: &str, value: &str, pending: &str) {

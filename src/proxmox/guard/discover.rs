@@ -18,7 +18,8 @@ pub enum DiscoveryError {
 
 fn guest_macs(guest: &LiveGuest) -> Vec<String> {
     let nets = guest.config.iter().filter(|(key, _)| {
-        key.strip_prefix("net").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        key.strip_prefix("net")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
     });
     nets.filter_map(|(_, value)| match guest.kind {
         GuestKind::Qemu => qemu_mac(value),
@@ -43,15 +44,25 @@ pub fn discover_self<'a>(
         .collect();
     let mut found: Vec<SelfGuest> = Vec::new();
     for guest in guests {
-        if let Some(mac) = guest_macs(guest).into_iter().find(|mac| local.contains(mac)) {
-            found.push(SelfGuest { vm_id: guest.vm_id, node: guest.node.clone(), mac });
+        if let Some(mac) = guest_macs(guest)
+            .into_iter()
+            .find(|mac| local.contains(mac))
+        {
+            found.push(SelfGuest {
+                vm_id: guest.vm_id,
+                node: guest.node.clone(),
+                mac,
+            });
         }
     }
     match found.len() {
         0 => Ok(None),
         1 => Ok(found.pop()),
         _ => Err(DiscoveryError::Ambiguous {
-            matches: found.iter().map(|g| format!("{} on {}", g.vm_id, g.node)).collect(),
+            matches: found
+                .iter()
+                .map(|g| format!("{} on {}", g.vm_id, g.node))
+                .collect(),
         }),
     }
 }

@@ -98,7 +98,9 @@ impl ProtectedSet {
                 vm_id: Some(own.vm_id),
                 name: None,
                 node: Some(own.node.clone()),
-                by: ProtectedBy::Discovered { mac: own.mac.clone() },
+                by: ProtectedBy::Discovered {
+                    mac: own.mac.clone(),
+                },
             });
         }
         Self { guests }
@@ -114,7 +116,12 @@ impl ProtectedSet {
 
     /// The entry protecting the guest with this VMID or name on this node, if any; a
     /// discovered entry wins over a configured one (its reason is the more useful).
-    pub fn find(&self, vm_id: Option<u32>, name: Option<&str>, node: &str) -> Option<&ProtectedGuest> {
+    pub fn find(
+        &self,
+        vm_id: Option<u32>,
+        name: Option<&str>,
+        node: &str,
+    ) -> Option<&ProtectedGuest> {
         let matches = |g: &&ProtectedGuest| match (g.vm_id, vm_id) {
             (Some(protected), Some(id)) => protected == id,
             (None, _) => {

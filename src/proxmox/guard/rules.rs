@@ -25,7 +25,11 @@ pub fn check(plan: &mut Plan, protected: &ProtectedSet, policy: GuardPolicy) {
 
 /// Re-checks a saved plan against the protected set as it is now (apply time): any change the
 /// guard refuses now, or refused when planned, stops the apply before its first step.
-pub fn recheck(plan: &Plan, protected: &ProtectedSet, policy: GuardPolicy) -> Result<(), GuardRefusal> {
+pub fn recheck(
+    plan: &Plan,
+    protected: &ProtectedSet,
+    policy: GuardPolicy,
+) -> Result<(), GuardRefusal> {
     let refusals: Vec<(String, Blocked)> = plan
         .resource_changes
         .iter()
@@ -34,22 +38,35 @@ pub fn recheck(plan: &Plan, protected: &ProtectedSet, policy: GuardPolicy) -> Re
             blocked.map(|b| (change.address.clone(), b))
         })
         .collect();
-    if refusals.is_empty() { Ok(()) } else { Err(GuardRefusal { refusals }) }
+    if refusals.is_empty() {
+        Ok(())
+    } else {
+        Err(GuardRefusal { refusals })
+    }
 }
 
 /// The guard's decision on one resource change.
-fn evaluate(change: &ResourceChange, protected: &ProtectedSet, policy: GuardPolicy) -> Option<Blocked> {
+fn evaluate(
+    change: &ResourceChange,
+    protected: &ProtectedSet,
+    policy: GuardPolicy,
+) -> Option<Blocked> {
     if change.is_no_op() || change.kind.is_none() {
         return None;
     }
     if change.actions == [Action::Create] {
-        let guest = protected.find(change.vm_id, None, &change.node).filter(|g| g.vm_id.is_some())?;
+        let guest = protected
+            .find(change.vm_id, None, &change.node)
+            .filter(|g| g.vm_id.is_some())?;
         let vm_id = change.vm_id.unwrap_or_default();
         let reason = format!(
             "vm_id {vm_id} belongs to protected guest {}; choose another vm_id",
             describe(guest, change)
         );
-        return Some(Blocked { rule: GuardRule::VmIdTaken, reason });
+        return Some(Blocked {
+            rule: GuardRule::VmIdTaken,
+            reason,
+        });
     }
     let guest = protected.find(change.vm_id, change.guest_name.as_deref(), &change.node)?;
     let (rule, what) = violation(change, policy)?;
@@ -68,21 +85,34 @@ fn violation(change: &ResourceChange, policy: GuardPolicy) -> Option<(GuardRule,
         return Some((GuardRule::Destroy, "destroy".to_owned()));
     }
     if change.is_replace() {
-        let moved = change.attributes.iter().any(|a| a.path == "node_name" && a.effect == Some(Effect::Replace));
+        let moved = change
+            .attributes
+            .iter()
+            .any(|a| a.path == "node_name" && a.effect == Some(Effect::Replace));
         return Some(if moved {
-            (GuardRule::Move, "move to another node (by replacing)".to_owned())
+            (
+                GuardRule::Move,
+                "move to another node (by replacing)".to_owned(),
+            )
         } else {
             let paths = change.paths_with(Effect::Replace).join(", ");
             (GuardRule::Replace, format!("replace (because of {paths})"))
         });
     }
-    let stops = change.attributes.iter().any(|a| a.path == "started" && a.after == serde_json::Value::Bool(false));
+    let stops = change
+        .attributes
+        .iter()
+        .any(|a| a.path == "started" && a.after == serde_json::Value::Bool(false));
     if stops {
         return Some((GuardRule::Stop, "stop".to_owned()));
     }
     let rules = [
         (Effect::Restart, GuardRule::Restart, "restart"),
-        (Effect::LinkReset, GuardRule::LinkReset, "reset the network link of"),
+        (
+            Effect::LinkReset,
+            GuardRule::LinkReset,
+            "reset the network link of",
+        ),
     ];
     for (effect, rule, what) in rules {
         let paths = change.paths_with(effect);
@@ -105,7 +135,10 @@ fn violation(change: &ResourceChange, policy: GuardPolicy) -> Option<(GuardRule,
 }
 
 fn describe(guest: &ProtectedGuest, change: &ResourceChange) -> String {
-    let vm_id = guest.vm_id.or(change.vm_id).map_or_else(|| "?".to_owned(), |id| id.to_string());
+    let vm_id = guest
+        .vm_id
+        .or(change.vm_id)
+        .map_or_else(|| "?".to_owned(), |id| id.to_string());
     let node = guest.node.as_deref().unwrap_or(&change.node);
     match guest.name.as_deref().or(change.guest_name.as_deref()) {
         Some(name) => format!("{vm_id} ({name}) on node {node}"),

@@ -8,9 +8,9 @@ use serde_json::Value as Json;
 use super::change::{AttributeChange, Drift, OutsideDrift, PendingDrift};
 use super::effect::{Effect, classify_lxc, worst_lxc};
 use super::model::{DesiredValue, GuestKind, LiveGuest, StateValue};
-use super::normalize::{lxc_default, normalize, normalize_desired, prop_default_key};
+use super::normalize::{allocation, lxc_default, normalize, normalize_desired, prop_default_key};
 use super::paths::{bpg_path, typed};
-use super::propstr::PropString;
+use super::propstr::{PropString, format_size};
 use super::qemu::{Hotplug, classify_qemu};
 
 /// Keys that exist only in the create request: compared with state, never with the guest.
@@ -35,19 +35,33 @@ pub(crate) fn change(path: String, key: &str, before: Json, after: Json) -> Attr
 /// The attributes of a whole value (every property-string field), e.g. for a create.
 pub(crate) fn expand(key: &str, value: &str) -> Vec<(String, Json)> {
     match prop_default_key(key) {
-        Some(default_key) => PropString::parse(&normalize(key, value), default_key)
-            .fields
-            .iter()
-            .map(|(field, raw)| {
-                let (path, kind) = bpg_path(key, Some(field));
-                (path, typed(kind, raw))
-            })
-            .collect(),
+        Some(default_key) => {
+            with_allocated_size(PropString::parse(&normalize(key, value), default_key))
+                .fields
+                .iter()
+                .map(|(field, raw)| {
+                    let (path, kind) = bpg_path(key, Some(field));
+                    (path, typed(kind, raw))
+                })
+                .collect()
+        }
         None => {
             let (path, kind) = bpg_path(key, None);
             vec![(path, typed(kind, &normalize(key, value)))]
         }
     }
+}
+
+/// A volume to allocate (`local-lvm:8`) shows its size (8 GB) as an attribute of its own.
+fn with_allocated_size(mut prop: PropString) -> PropString {
+    let size = prop
+        .get("volume")
+        .and_then(allocation)
+        .map(|(_, gb)| format_size(gb << 30));
+    if let (Some(size), None) = (size, prop.get("size")) {
+        prop.fields.insert("size".to_owned(), size);
+    }
+    prop
 }
 
 fn typed_field(key: &str, field: Option<&str>, raw: Option<&str>) -> Json {
@@ -62,12 +76,19 @@ pub(crate) fn compare(
     live: &LiveGuest,
 ) -> Vec<AttributeChange> {
     let mut out = Vec::new();
-    for (key, value) in config.iter().filter(|(k, _)| !IGNORED.contains(&k.as_str())) {
+    for (key, value) in config
+        .iter()
+        .filter(|(k, _)| !IGNORED.contains(&k.as_str()))
+    {
         if CREATE_ONLY.contains(&key.as_str()) {
             out.extend(compare_create_only(key, value, state.get(key)));
             continue;
         }
-        let have = live.config.get(key).map(String::as_str).or_else(|| lxc_default(key));
+        let have = live
+            .config
+            .get(key)
+            .map(String::as_str)
+            .or_else(|| lxc_default(key));
         match value {
             DesiredValue::Known(want) => out.extend(compare_known(key, want, have, live)),
             DesiredValue::Unknown => {
@@ -105,7 +126,12 @@ fn qemu_effect(live: &LiveGuest, key: &str, field: Option<&str>) -> Effect {
     classify_qemu(key, field, live.power, &hotplug)
 }
 
-fn compare_known(key: &str, want: &str, have: Option<&str>, live: &LiveGuest) -> Vec<AttributeChange> {
+fn compare_known(
+    key: &str,
+    want: &str,
+    have: Option<&str>,
+    live: &LiveGuest,
+) -> Vec<AttributeChange> {
     let want = normalize_desired(key, want, have);
     let have = have.map(|raw| normalize(key, raw));
     if have.as_deref() == Some(want.as_str()) {
@@ -114,7 +140,12 @@ fn compare_known(key: &str, want: &str, have: Option<&str>, live: &LiveGuest) ->
     field_changes(key, have.as_deref(), Some(&want), live)
 }
 
-fn field_changes(key: &str, have: Option<&str>, want: Option<&str>, live: &LiveGuest) -> Vec<AttributeChange> {
+fn field_changes(
+    key: &str,
+    have: Option<&str>,
+    want: Option<&str>,
+    live: &LiveGuest,
+) -> Vec<AttributeChange> {
     classify_lxc(key, have, want, live.power)
         .into_iter()
         .map(|field_change| {
@@ -132,7 +163,11 @@ fn field_changes(key: &str, have: Option<&str>, want: Option<&str>, live: &LiveG
         .collect()
 }
 
-fn compare_create_only(key: &str, want: &DesiredValue, applied: Option<&StateValue>) -> Option<AttributeChange> {
+fn compare_create_only(
+    key: &str,
+    want: &DesiredValue,
+    applied: Option<&StateValue>,
+) -> Option<AttributeChange> {
     let (path, kind) = bpg_path(key, None);
     let mut attribute = match (want, applied?) {
         (DesiredValue::Known(want), StateValue::Plain(had)) => {
@@ -182,7 +217,9 @@ fn removed_keys(
         if CREATE_ONLY.contains(&key.as_str()) || IGNORED.contains(&key.as_str()) {
             continue;
         }
-        let Some(have) = live.config.get(key).map(|raw| normalize(key, raw)) else { continue };
+        let Some(have) = live.config.get(key).map(|raw| normalize(key, raw)) else {
+            continue;
+        };
         let want = lxc_default(key).map(|default| normalize(key, default));
         if want.as_deref() == Some(have.as_str()) {
             continue;
@@ -210,11 +247,17 @@ pub(crate) fn drift(state: &BTreeMap<String, StateValue>, live: &LiveGuest) -> D
         });
     }
     for (key, applied) in state {
-        let StateValue::Plain(applied) = applied else { continue };
+        let StateValue::Plain(applied) = applied else {
+            continue;
+        };
         if CREATE_ONLY.contains(&key.as_str()) || IGNORED.contains(&key.as_str()) {
             continue;
         }
-        let live_value = live.config.get(key).map(String::as_str).or_else(|| lxc_default(key));
+        let live_value = live
+            .config
+            .get(key)
+            .map(String::as_str)
+            .or_else(|| lxc_default(key));
         let applied_norm = normalize_desired(key, applied, live_value);
         let live_norm = live_value.map(|raw| normalize(key, raw));
         if live_norm.as_deref() != Some(applied_norm.as_str()) {

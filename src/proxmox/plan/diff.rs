@@ -9,8 +9,7 @@ use super::change::{Action, AttributeChange, Drift, Plan, ResourceChange};
 use super::download;
 use super::effect::{Effect, Power};
 use super::model::{
-    Desired, DesiredGuest, DesiredValue, Inventory, LiveGuest, PlanSource, StateEntry,
-    StateValue,
+    Desired, DesiredGuest, DesiredValue, Inventory, LiveGuest, PlanSource, StateEntry, StateValue,
 };
 use super::paths::{bpg_path, typed};
 
@@ -30,9 +29,16 @@ pub enum PlanError {
         "{address} has lifecycle.prevent_destroy set, but the plan would {action} it; \
          remove prevent_destroy or change the configuration so it is not {action}d"
     )]
-    PreventDestroy { address: String, action: &'static str },
+    PreventDestroy {
+        address: String,
+        action: &'static str,
+    },
     #[error("{address} and {other} both declare vm_id {vm_id}; give each guest its own vm_id")]
-    DuplicateVmId { address: String, other: String, vm_id: u32 },
+    DuplicateVmId {
+        address: String,
+        other: String,
+        vm_id: u32,
+    },
 }
 
 /// All errors found in one plan run.
@@ -42,8 +48,11 @@ pub struct PlanErrors(pub Vec<PlanError>);
 
 /// Computes the plan. Pure: the same input always gives the same plan.
 pub fn plan(input: PlanInput<'_>) -> Result<Plan, PlanErrors> {
-    let state: BTreeMap<&str, &StateEntry> =
-        input.state.iter().map(|entry| (entry.address(), entry)).collect();
+    let state: BTreeMap<&str, &StateEntry> = input
+        .state
+        .iter()
+        .map(|entry| (entry.address(), entry))
+        .collect();
     let mut errors = duplicate_vm_ids(input.desired);
     let mut changes = Vec::new();
     for desired in input.desired {
@@ -54,7 +63,10 @@ pub fn plan(input: PlanInput<'_>) -> Result<Plan, PlanErrors> {
         };
         if resource.is_replace() && prevent_destroy(desired) {
             let address = desired.address().to_owned();
-            errors.push(PlanError::PreventDestroy { address, action: "replace" });
+            errors.push(PlanError::PreventDestroy {
+                address,
+                action: "replace",
+            });
         }
         changes.push(resource);
     }
@@ -89,13 +101,22 @@ fn duplicate_vm_ids(desired: &[Desired]) -> Vec<PlanError> {
         let Some(vm_id) = guest.vm_id else { continue };
         if let Some(other) = seen.insert(vm_id, &guest.address) {
             let (address, other) = (guest.address.clone(), other.to_owned());
-            errors.push(PlanError::DuplicateVmId { address, other, vm_id });
+            errors.push(PlanError::DuplicateVmId {
+                address,
+                other,
+                vm_id,
+            });
         }
     }
     errors
 }
 
-fn empty_change(address: &str, resource_type: &str, node: &str, vm_id: Option<u32>) -> ResourceChange {
+fn empty_change(
+    address: &str,
+    resource_type: &str,
+    node: &str,
+    vm_id: Option<u32>,
+) -> ResourceChange {
     ResourceChange {
         address: address.to_owned(),
         resource_type: resource_type.to_owned(),
@@ -113,10 +134,19 @@ fn empty_change(address: &str, resource_type: &str, node: &str, vm_id: Option<u3
     }
 }
 
-fn guest_change(desired: &DesiredGuest, prior: Option<&StateEntry>, inventory: &Inventory) -> ResourceChange {
+fn guest_change(
+    desired: &DesiredGuest,
+    prior: Option<&StateEntry>,
+    inventory: &Inventory,
+) -> ResourceChange {
     let mut drift = Drift::default();
     let existing = match prior {
-        Some(StateEntry::Guest { vm_id, attributes, node, .. }) => match inventory.guests.get(vm_id) {
+        Some(StateEntry::Guest {
+            vm_id,
+            attributes,
+            node,
+            ..
+        }) => match inventory.guests.get(vm_id) {
             Some(live) => Some((live, attributes)),
             None => {
                 drift.notes.push(format!(
@@ -149,15 +179,29 @@ fn guest_create(desired: &DesiredGuest, inventory: &Inventory, mut drift: Drift)
         ));
     }
     resource.drift = drift;
-    let mut attributes = vec![change("node_name".to_owned(), "node", Json::Null, Json::from(desired.node.clone()))];
+    let mut attributes = vec![change(
+        "node_name".to_owned(),
+        "node",
+        Json::Null,
+        Json::from(desired.node.clone()),
+    )];
     let mut vm_id = change("vm_id".to_owned(), "vmid", Json::Null, Json::Null);
     match desired.vm_id {
         Some(id) => vm_id.after = Json::from(id),
         None => vm_id.after_unknown = true,
     }
     attributes.push(vm_id);
-    attributes.push(change("started".to_owned(), "started", Json::Null, Json::Bool(desired.started)));
-    for (key, value) in desired.config.iter().filter(|(k, _)| !IGNORED.contains(&k.as_str())) {
+    attributes.push(change(
+        "started".to_owned(),
+        "started",
+        Json::Null,
+        Json::Bool(desired.started),
+    ));
+    for (key, value) in desired
+        .config
+        .iter()
+        .filter(|(k, _)| !IGNORED.contains(&k.as_str()))
+    {
         attributes.extend(created_values(key, value));
     }
     attributes.sort_by(|a, b| a.path.cmp(&b.path));
@@ -188,7 +232,12 @@ fn guest_update(
     live: &LiveGuest,
     mut drift: Drift,
 ) -> ResourceChange {
-    let mut resource = empty_change(&desired.address, &desired.resource_type, &live.node, Some(live.vm_id));
+    let mut resource = empty_change(
+        &desired.address,
+        &desired.resource_type,
+        &live.node,
+        Some(live.vm_id),
+    );
     resource.kind = Some(live.kind);
     resource.guest_name = live.name.clone();
     resource.power = Some(live.power);
@@ -215,27 +264,54 @@ fn guest_update(
 fn identity_changes(desired: &DesiredGuest, live: &LiveGuest) -> Vec<AttributeChange> {
     let mut out = Vec::new();
     if desired.node != live.node {
-        let mut moved = change("node_name".to_owned(), "node", Json::from(live.node.clone()), Json::from(desired.node.clone()));
+        let mut moved = change(
+            "node_name".to_owned(),
+            "node",
+            Json::from(live.node.clone()),
+            Json::from(desired.node.clone()),
+        );
         moved.effect = Some(Effect::Replace);
         out.push(moved);
     }
     if let Some(want) = desired.vm_id.filter(|want| *want != live.vm_id) {
-        let mut renumbered = change("vm_id".to_owned(), "vmid", Json::from(live.vm_id), Json::from(want));
+        let mut renumbered = change(
+            "vm_id".to_owned(),
+            "vmid",
+            Json::from(live.vm_id),
+            Json::from(want),
+        );
         renumbered.effect = Some(Effect::Replace);
         out.push(renumbered);
     }
     let running = live.power == Power::Running;
     if desired.started != running {
-        let mut power = change("started".to_owned(), "started", Json::Bool(running), Json::Bool(desired.started));
+        let mut power = change(
+            "started".to_owned(),
+            "started",
+            Json::Bool(running),
+            Json::Bool(desired.started),
+        );
         // stopping takes the guest down like a restart; starting is applied now
-        power.effect = Some(if running { Effect::Restart } else { Effect::Live });
+        power.effect = Some(if running {
+            Effect::Restart
+        } else {
+            Effect::Live
+        });
         out.push(power);
     }
     out
 }
 
 fn guest_delete(entry: &StateEntry, inventory: &Inventory) -> ResourceChange {
-    let StateEntry::Guest { address, resource_type, node, vm_id, attributes, kind } = entry else {
+    let StateEntry::Guest {
+        address,
+        resource_type,
+        node,
+        vm_id,
+        attributes,
+        kind,
+    } = entry
+    else {
         return download::delete(entry);
     };
     let live = inventory.guests.get(vm_id);
@@ -256,7 +332,9 @@ fn guest_delete(entry: &StateEntry, inventory: &Inventory) -> ResourceChange {
         }
         match value {
             StateValue::Plain(raw) => resource.attributes.extend(
-                attrs::expand(key, raw).into_iter().map(|(path, before)| change(path, key, before, Json::Null)),
+                attrs::expand(key, raw)
+                    .into_iter()
+                    .map(|(path, before)| change(path, key, before, Json::Null)),
             ),
             StateValue::Fingerprint(_) => {
                 let mut hidden = change(bpg_path(key, None).0, key, Json::Null, Json::Null);
@@ -266,7 +344,12 @@ fn guest_delete(entry: &StateEntry, inventory: &Inventory) -> ResourceChange {
         }
     }
     let (path, kind) = bpg_path("vmid", None);
-    resource.attributes.push(change(path, "vmid", typed(kind, &vm_id.to_string()), Json::Null));
+    resource.attributes.push(change(
+        path,
+        "vmid",
+        typed(kind, &vm_id.to_string()),
+        Json::Null,
+    ));
     resource.attributes.sort_by(|a, b| a.path.cmp(&b.path));
     resource
 }

@@ -39,11 +39,18 @@ fn arguments(file: &DesiredDownload) -> Vec<(String, String)> {
 }
 
 fn present(inventory: &Inventory, node: &str, volid: &str) -> bool {
-    inventory.volumes.get(node).is_some_and(|volumes| volumes.iter().any(|v| v == volid))
+    inventory
+        .volumes
+        .get(node)
+        .is_some_and(|volumes| volumes.iter().any(|v| v == volid))
 }
 
 /// The plan for one desired download.
-pub(crate) fn change_for(file: &DesiredDownload, prior: Option<&StateEntry>, inventory: &Inventory) -> ResourceChange {
+pub(crate) fn change_for(
+    file: &DesiredDownload,
+    prior: Option<&StateEntry>,
+    inventory: &Inventory,
+) -> ResourceChange {
     let mut resource = base(&file.address, &file.resource_type, &file.node);
     let volid = file.volid();
     let created = |resource: &mut ResourceChange| {
@@ -53,7 +60,13 @@ pub(crate) fn change_for(file: &DesiredDownload, prior: Option<&StateEntry>, inv
             .map(|(name, value)| change(name.clone(), &name, Json::Null, Json::from(value)))
             .collect();
     };
-    let Some(StateEntry::Download { node, volid: had, arguments: had_args, .. }) = prior else {
+    let Some(StateEntry::Download {
+        node,
+        volid: had,
+        arguments: had_args,
+        ..
+    }) = prior
+    else {
         if present(inventory, &file.node, &volid) {
             resource.drift.notes.push(format!(
                 "{volid} already exists on node {} and is not managed by atoll; \
@@ -70,7 +83,10 @@ pub(crate) fn change_for(file: &DesiredDownload, prior: Option<&StateEntry>, inv
     let changed: Vec<AttributeChange> = arguments(file)
         .into_iter()
         .filter_map(|(name, want)| {
-            let old = before.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone());
+            let old = before
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.clone());
             (old.as_deref() != Some(want.as_str())).then(|| {
                 let old = old.map_or(Json::Null, Json::from);
                 change(name.clone(), &name, old, Json::from(want))
@@ -92,8 +108,12 @@ pub(crate) fn change_for(file: &DesiredDownload, prior: Option<&StateEntry>, inv
 
 /// `local:vztmpl/debian.tar.zst` -> datastore, content type and file name.
 fn volid_parts(volid: &str) -> Vec<(String, String)> {
-    let Some((datastore, rest)) = volid.split_once(':') else { return Vec::new() };
-    let Some((content, file)) = rest.split_once('/') else { return Vec::new() };
+    let Some((datastore, rest)) = volid.split_once(':') else {
+        return Vec::new();
+    };
+    let Some((content, file)) = rest.split_once('/') else {
+        return Vec::new();
+    };
     vec![
         ("datastore_id".to_owned(), datastore.to_owned()),
         ("content_type".to_owned(), content.to_owned()),
@@ -104,8 +124,20 @@ fn volid_parts(volid: &str) -> Vec<(String, String)> {
 /// The plan for a download in state that the configuration no longer declares.
 pub(crate) fn delete(entry: &StateEntry) -> ResourceChange {
     let (address, resource_type, node, volid) = match entry {
-        StateEntry::Download { address, resource_type, node, volid, .. } => (address, resource_type, node, volid.clone()),
-        StateEntry::Guest { address, resource_type, node, vm_id, .. } => (address, resource_type, node, vm_id.to_string()),
+        StateEntry::Download {
+            address,
+            resource_type,
+            node,
+            volid,
+            ..
+        } => (address, resource_type, node, volid.clone()),
+        StateEntry::Guest {
+            address,
+            resource_type,
+            node,
+            vm_id,
+            ..
+        } => (address, resource_type, node, vm_id.to_string()),
     };
     let mut resource = base(address, resource_type, node);
     resource.actions = vec![Action::Delete];

@@ -73,8 +73,16 @@ const LXC_REPLACE_KEYS: &[&str] = &[
 ];
 
 /// PVE's `$LXC_FASTPLUG_OPTIONS`: written to the config immediately, never pending.
-const LXC_FASTPLUG: &[&str] =
-    &["description", "onboot", "startup", "protection", "hookscript", "cores", "tags", "lock"];
+const LXC_FASTPLUG: &[&str] = &[
+    "description",
+    "onboot",
+    "startup",
+    "protection",
+    "hookscript",
+    "cores",
+    "tags",
+    "lock",
+];
 
 /// The field-level changes between two (normalised) values of one LXC key, with their effect.
 /// `before`/`after` are `None` when the key is absent (added or deleted).
@@ -92,7 +100,13 @@ pub fn classify_lxc(
                 false if power == Power::Stopped => Effect::Deferred,
                 false => lxc_running(key, field.as_deref(), before.is_none(), after.is_none()),
             };
-            FieldChange { key: key.to_owned(), field, before: b, after: a, effect }
+            FieldChange {
+                key: key.to_owned(),
+                field,
+                before: b,
+                after: a,
+                effect,
+            }
         })
         .collect()
 }
@@ -114,9 +128,16 @@ type Split = (Option<String>, Option<String>, Option<String>);
 
 fn split_fields(key: &str, before: Option<&str>, after: Option<&str>) -> Vec<Split> {
     let whole = || vec![(None, before.map(str::to_owned), after.map(str::to_owned))];
-    let Some(default_key) = prop_default_key(key) else { return whole() };
-    let (Some(b), Some(a)) = (before, after) else { return whole() };
-    let (b, a) = (PropString::parse(b, default_key), PropString::parse(a, default_key));
+    let Some(default_key) = prop_default_key(key) else {
+        return whole();
+    };
+    let (Some(b), Some(a)) = (before, after) else {
+        return whole();
+    };
+    let (b, a) = (
+        PropString::parse(b, default_key),
+        PropString::parse(a, default_key),
+    );
     let mut names: Vec<&String> = b.fields.keys().chain(a.fields.keys()).collect();
     names.sort();
     names.dedup();
@@ -124,7 +145,11 @@ fn split_fields(key: &str, before: Option<&str>, after: Option<&str>) -> Vec<Spl
         .into_iter()
         .filter(|name| b.fields.get(*name) != a.fields.get(*name))
         .map(|name| {
-            (Some(name.clone()), b.fields.get(name).cloned(), a.fields.get(name).cloned())
+            (
+                Some(name.clone()),
+                b.fields.get(name).cloned(),
+                a.fields.get(name).cloned(),
+            )
         })
         .collect()
 }
@@ -178,7 +203,11 @@ fn lxc_running(key: &str, field: Option<&str>, added: bool, deleted: bool) -> Ef
         return if added { Effect::Live } else { Effect::Restart };
     }
     if indexed(key, "unused").is_some() {
-        return if deleted { Effect::Live } else { Effect::Restart };
+        return if deleted {
+            Effect::Live
+        } else {
+            Effect::Restart
+        };
     }
     match key {
         "hostname" => Effect::Deferred,

@@ -98,7 +98,10 @@ pub struct DesiredDownload {
 impl DesiredDownload {
     /// The PVE volume id the file will have: `<datastore>:<content>/<file>`.
     pub fn volid(&self) -> String {
-        format!("{}:{}/{}", self.datastore, self.content_type, self.file_name)
+        format!(
+            "{}:{}/{}",
+            self.datastore, self.content_type, self.file_name
+        )
     }
 }
 
@@ -196,7 +199,9 @@ pub struct PlanSource {
 
 /// Config values from PVE's JSON (`{"cores":2,"cpulimit":"1.5",...}`) as text; `digest` and
 /// raw `lxc` entries are dropped.
-pub fn config_from_json(config: &serde_json::Map<String, serde_json::Value>) -> BTreeMap<String, String> {
+pub fn config_from_json(
+    config: &serde_json::Map<String, serde_json::Value>,
+) -> BTreeMap<String, String> {
     config
         .iter()
         .filter(|(key, _)| key.as_str() != "digest" && key.as_str() != "lxc")

@@ -126,28 +126,32 @@ fn normalize_prop(key: &str, value: &str, default_key: Option<&str>) -> String {
 pub(crate) fn normalize_desired(key: &str, desired: &str, live: Option<&str>) -> String {
     let normalized = normalize(key, desired);
     let Some(live) = live else { return normalized };
-    let Some(default_key) = prop_default_key(key) else { return normalized };
+    let Some(default_key) = prop_default_key(key) else {
+        return normalized;
+    };
     let mut want = PropString::parse(&normalized, default_key);
     let have = PropString::parse(&normalize(key, live), default_key);
-    if indexed(key, "net").is_some() && want.get("hwaddr").is_none() {
-        if let Some(mac) = have.get("hwaddr") {
-            want.fields.insert("hwaddr".to_owned(), mac.to_owned());
-        }
+    if indexed(key, "net").is_some()
+        && want.get("hwaddr").is_none()
+        && let Some(mac) = have.get("hwaddr")
+    {
+        want.fields.insert("hwaddr".to_owned(), mac.to_owned());
     }
-    if let (Some(volume), Some(live_volume)) = (want.get("volume"), have.get("volume")) {
-        if let Some((storage, gigabytes)) = allocation(volume) {
-            if volume_storage(live_volume) == Some(storage) {
-                let size = format_size(gigabytes << 30);
-                want.fields.insert("volume".to_owned(), live_volume.to_owned());
-                want.fields.entry("size".to_owned()).or_insert(size);
-            }
-        }
+    if let (Some(volume), Some(live_volume)) = (want.get("volume"), have.get("volume"))
+        && let Some((storage, gigabytes)) = allocation(volume)
+        && volume_storage(live_volume) == Some(storage)
+    {
+        let size = format_size(gigabytes << 30);
+        want.fields
+            .insert("volume".to_owned(), live_volume.to_owned());
+        want.fields.entry("size".to_owned()).or_insert(size);
     }
-    if want.get("size").is_none() {
-        if let Some(size) = have.get("size").filter(|_| want.get("volume").is_some()) {
-            // `size` is informational (changed only through `resize`): absent means "as is"
-            want.fields.insert("size".to_owned(), size.to_owned());
-        }
+    if want.get("size").is_none()
+        && want.get("volume").is_some()
+        && let Some(size) = have.get("size")
+    {
+        // `size` is informational (changed only through `resize`): absent means "as is"
+        want.fields.insert("size".to_owned(), size.to_owned());
     }
     want.print()
 }
@@ -179,7 +183,10 @@ mod tests {
 
     #[test]
     fn description_ignores_trailing_newline_and_crlf() {
-        assert_eq!(normalize("description", "a\r\nb"), normalize("description", "a\nb\n"));
+        assert_eq!(
+            normalize("description", "a\r\nb"),
+            normalize("description", "a\nb\n")
+        );
     }
 
     #[test]
@@ -191,24 +198,39 @@ mod tests {
 
     #[test]
     fn cpuunits_above_the_cgroup_v2_limit_equal_the_clamped_value() {
-        assert_eq!(normalize("cpuunits", "20000"), normalize("cpuunits", "10000"));
+        assert_eq!(
+            normalize("cpuunits", "20000"),
+            normalize("cpuunits", "10000")
+        );
     }
 
     #[test]
     fn allocation_on_the_same_storage_matches_the_allocated_volume() {
         let live = "local-lvm:vm-100-disk-0,size=8G";
-        assert_eq!(normalize_desired("rootfs", "local-lvm:8", Some(live)), normalize("rootfs", live));
-        assert_ne!(normalize_desired("rootfs", "zfs:8", Some(live)), normalize("rootfs", live));
+        assert_eq!(
+            normalize_desired("rootfs", "local-lvm:8", Some(live)),
+            normalize("rootfs", live)
+        );
+        assert_ne!(
+            normalize_desired("rootfs", "zfs:8", Some(live)),
+            normalize("rootfs", live)
+        );
     }
 
     #[test]
     fn net_without_hwaddr_keeps_the_live_mac() {
         let live = "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:00:01,type=veth";
-        assert_eq!(normalize_desired("net0", "name=eth0,bridge=vmbr0", Some(live)), normalize("net0", live));
+        assert_eq!(
+            normalize_desired("net0", "name=eth0,bridge=vmbr0", Some(live)),
+            normalize("net0", live)
+        );
     }
 
     #[test]
     fn empty_features_equal_all_flags_off() {
-        assert_eq!(normalize("features", "nesting=0,keyctl=0"), normalize("features", ""));
+        assert_eq!(
+            normalize("features", "nesting=0,keyctl=0"),
+            normalize("features", "")
+        );
     }
 }

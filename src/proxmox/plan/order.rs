@@ -24,12 +24,21 @@ fn is_guest(change: &ResourceChange) -> bool {
 
 /// The steps of a plan, in execution order. Blocked and no-op resources have no steps.
 pub fn steps(plan: &Plan) -> Vec<Step> {
-    let active: Vec<&ResourceChange> =
-        plan.resource_changes.iter().filter(|c| c.blocked.is_none() && !c.is_no_op()).collect();
-    let step = |change: &ResourceChange, op| Step { address: change.address.clone(), op };
+    let active: Vec<&ResourceChange> = plan
+        .resource_changes
+        .iter()
+        .filter(|c| c.blocked.is_none() && !c.is_no_op())
+        .collect();
+    let step = |change: &ResourceChange, op| Step {
+        address: change.address.clone(),
+        op,
+    };
     let mut out = Vec::new();
     // 1. downloads created or replaced, so templates exist before guests are created
-    for change in active.iter().filter(|c| !is_guest(c) && c.actions.contains(&Action::Create)) {
+    for change in active
+        .iter()
+        .filter(|c| !is_guest(c) && c.actions.contains(&Action::Create))
+    {
         if change.is_replace() {
             out.push(step(change, StepOp::Delete));
         }
@@ -37,15 +46,32 @@ pub fn steps(plan: &Plan) -> Vec<Step> {
     }
     // 2. guests: deletes, then replaces (delete then create), creates, updates
     let guests: Vec<&&ResourceChange> = active.iter().filter(|c| is_guest(c)).collect();
-    out.extend(guests.iter().filter(|c| c.actions == [Action::Delete]).map(|c| step(c, StepOp::Delete)));
+    out.extend(
+        guests
+            .iter()
+            .filter(|c| c.actions == [Action::Delete])
+            .map(|c| step(c, StepOp::Delete)),
+    );
     for change in guests.iter().filter(|c| c.is_replace()) {
         out.push(step(change, StepOp::Delete));
         out.push(step(change, StepOp::Create));
     }
-    out.extend(guests.iter().filter(|c| c.actions == [Action::Create]).map(|c| step(c, StepOp::Create)));
-    out.extend(guests.iter().filter(|c| c.actions == [Action::Update]).map(|c| step(c, StepOp::Update)));
+    out.extend(
+        guests
+            .iter()
+            .filter(|c| c.actions == [Action::Create])
+            .map(|c| step(c, StepOp::Create)),
+    );
+    out.extend(
+        guests
+            .iter()
+            .filter(|c| c.actions == [Action::Update])
+            .map(|c| step(c, StepOp::Update)),
+    );
     // 3. downloads no longer declared, once nothing uses them
-    let removed = active.iter().filter(|c| !is_guest(c) && c.actions == [Action::Delete]);
+    let removed = active
+        .iter()
+        .filter(|c| !is_guest(c) && c.actions == [Action::Delete]);
     out.extend(removed.map(|c| step(c, StepOp::Delete)));
     out
 }

@@ -165,8 +165,14 @@ mod tests {
     fn pve_keys_map_to_the_bpg_paths_users_write() {
         assert_eq!(bpg_path("cpuunits", None).0, "cpu.units");
         assert_eq!(bpg_path("features", Some("nesting")).0, "features.nesting");
-        assert_eq!(bpg_path("net0", Some("bridge")).0, "network_interface[0].bridge");
-        assert_eq!(bpg_path("net1", Some("ip")).0, "initialization.ip_config[1].ipv4.address");
+        assert_eq!(
+            bpg_path("net0", Some("bridge")).0,
+            "network_interface[0].bridge"
+        );
+        assert_eq!(
+            bpg_path("net1", Some("ip")).0,
+            "initialization.ip_config[1].ipv4.address"
+        );
         assert_eq!(bpg_path("rootfs", Some("volume")).0, "disk.datastore_id");
         assert_eq!(bpg_path("mp2", Some("mp")).0, "mount_point[2].path");
     }
@@ -176,7 +182,10 @@ mod tests {
         assert_eq!(typed(Kind::Bool, "1"), Json::Bool(true));
         assert_eq!(typed(Kind::Number, "1.5"), serde_json::json!(1.5));
         assert_eq!(typed(Kind::Gigabytes, "8G"), serde_json::json!(8));
-        assert_eq!(typed(Kind::Storage, "local-lvm:vm-1-disk-0"), serde_json::json!("local-lvm"));
+        assert_eq!(
+            typed(Kind::Storage, "local-lvm:vm-1-disk-0"),
+            serde_json::json!("local-lvm")
+        );
         assert_eq!(typed(Kind::List(';'), "a;b"), serde_json::json!(["a", "b"]));
     }
 }

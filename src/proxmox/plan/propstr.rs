@@ -14,7 +14,11 @@ impl PropString {
     /// `rootfs`, `path` for `devN`, `order` for `startup`). Never fails: PVE validated the string.
     pub(crate) fn parse(text: &str, default_key: Option<&str>) -> Self {
         let mut fields = BTreeMap::new();
-        for item in text.split(',').map(str::trim).filter(|item| !item.is_empty()) {
+        for item in text
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+        {
             match item.split_once('=') {
                 Some((key, value)) => {
                     fields.insert(key.trim().to_ascii_lowercase(), value.trim().to_owned());
@@ -35,7 +39,11 @@ impl PropString {
 
     /// Canonical text: fields in alphabetical order, `key=value`.
     pub(crate) fn print(&self) -> String {
-        let parts: Vec<String> = self.fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let parts: Vec<String> = self
+            .fields
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         parts.join(",")
     }
 }
@@ -89,7 +97,7 @@ pub(crate) fn size_bytes(value: &str) -> Option<u64> {
 pub(crate) fn format_size(bytes: u64) -> String {
     for (shift, unit) in [(40, 'T'), (30, 'G'), (20, 'M'), (10, 'K')] {
         let scale = 1u64 << shift;
-        if bytes >= scale && bytes % scale == 0 {
+        if bytes >= scale && bytes.is_multiple_of(scale) {
             return format!("{}{unit}", bytes / scale);
         }
     }

@@ -91,7 +91,11 @@ pub fn classify_qemu(key: &str, field: Option<&str>, power: Power, hotplug: &Hot
         let never_hot = ["ide", "sata"].iter().any(|p| indexed(key, p).is_some())
             || key == "efidisk0"
             || key == "tpmstate0";
-        return if never_hot { Effect::Restart } else { hot(hotplug.disk, Effect::Live) };
+        return if never_hot {
+            Effect::Restart
+        } else {
+            hot(hotplug.disk, Effect::Live)
+        };
     }
     if indexed(key, "usb").is_some() || key == "tablet" {
         return hot(hotplug.usb, Effect::Live);
@@ -105,7 +109,9 @@ pub fn classify_qemu(key: &str, field: Option<&str>, power: Power, hotplug: &Hot
 }
 
 fn is_disk(key: &str) -> bool {
-    ["scsi", "virtio", "ide", "sata", "unused"].iter().any(|p| indexed(key, p).is_some())
+    ["scsi", "virtio", "ide", "sata", "unused"]
+        .iter()
+        .any(|p| indexed(key, p).is_some())
         || key == "efidisk0"
         || key == "tpmstate0"
 }
@@ -127,17 +133,32 @@ mod tests {
     #[test]
     fn qemu_cpuunits_are_live_but_cores_and_serial_need_a_restart() {
         let hp = Hotplug::parse(None);
-        assert_eq!(classify_qemu("cpuunits", None, Power::Running, &hp), Effect::Live);
-        assert_eq!(classify_qemu("cores", None, Power::Running, &hp), Effect::Restart);
-        assert_eq!(classify_qemu("serial0", None, Power::Running, &hp), Effect::Restart);
+        assert_eq!(
+            classify_qemu("cpuunits", None, Power::Running, &hp),
+            Effect::Live
+        );
+        assert_eq!(
+            classify_qemu("cores", None, Power::Running, &hp),
+            Effect::Restart
+        );
+        assert_eq!(
+            classify_qemu("serial0", None, Power::Running, &hp),
+            Effect::Restart
+        );
     }
 
     #[test]
     fn qemu_memory_is_live_only_with_memory_hotplug() {
         let default = Hotplug::parse(None);
         let with_memory = Hotplug::parse(Some("network,disk,memory"));
-        assert_eq!(classify_qemu("memory", None, Power::Running, &default), Effect::Restart);
-        assert_eq!(classify_qemu("memory", None, Power::Running, &with_memory), Effect::Live);
+        assert_eq!(
+            classify_qemu("memory", None, Power::Running, &default),
+            Effect::Restart
+        );
+        assert_eq!(
+            classify_qemu("memory", None, Power::Running, &with_memory),
+            Effect::Live
+        );
     }
 
     #[test]
@@ -145,17 +166,35 @@ mod tests {
         let none = Hotplug::parse(Some("0"));
         let default = Hotplug::parse(None);
         let run = Power::Running;
-        assert_eq!(classify_qemu("net0", Some("bridge"), run, &none), Effect::LinkReset);
-        assert_eq!(classify_qemu("net0", Some("virtio"), run, &default), Effect::LinkReset);
-        assert_eq!(classify_qemu("net0", Some("virtio"), run, &none), Effect::Restart);
-        assert_eq!(classify_qemu("net0", Some("rate"), run, &none), Effect::Live);
+        assert_eq!(
+            classify_qemu("net0", Some("bridge"), run, &none),
+            Effect::LinkReset
+        );
+        assert_eq!(
+            classify_qemu("net0", Some("virtio"), run, &default),
+            Effect::LinkReset
+        );
+        assert_eq!(
+            classify_qemu("net0", Some("virtio"), run, &none),
+            Effect::Restart
+        );
+        assert_eq!(
+            classify_qemu("net0", Some("rate"), run, &none),
+            Effect::Live
+        );
     }
 
     #[test]
     fn qemu_sata_disks_never_hotplug() {
         let hp = Hotplug::parse(None);
-        assert_eq!(classify_qemu("scsi1", None, Power::Running, &hp), Effect::Live);
-        assert_eq!(classify_qemu("sata1", None, Power::Running, &hp), Effect::Restart);
+        assert_eq!(
+            classify_qemu("scsi1", None, Power::Running, &hp),
+            Effect::Live
+        );
+        assert_eq!(
+            classify_qemu("sata1", None, Power::Running, &hp),
+            Effect::Restart
+        );
     }
 
     #[test]
