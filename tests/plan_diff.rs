@@ -398,3 +398,28 @@ fn a_live_guest_on_another_node_than_desired_is_moved_by_replacement() {
     assert!(change.is_replace());
     assert_eq!(paths(change), vec![("node_name", Some(Effect::Replace))]);
 }
+
+#[test]
+fn a_change_left_pending_by_an_earlier_apply_is_pending_drift_and_needs_a_restart() {
+    let mut world = World::applied();
+    world.set("features", "nesting=1");
+    if let Some(atoll::proxmox::plan::StateEntry::Guest { attributes, .. }) =
+        world.state.first_mut()
+    {
+        let applied = atoll::proxmox::plan::StateValue::Plain("nesting=1".to_owned());
+        attributes.insert("features".to_owned(), applied);
+    }
+    world.pending("features", "", "nesting=1");
+    let plan = world.plan();
+    let change = only(&plan);
+    assert_eq!(
+        paths(change),
+        vec![("features.nesting", Some(Effect::Restart))]
+    );
+    assert_eq!(change.drift.pending.len(), 1);
+    assert!(
+        change.drift.changed_outside.is_empty(),
+        "{:?}",
+        change.drift.changed_outside
+    );
+}

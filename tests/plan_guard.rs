@@ -235,3 +235,13 @@ fn discovery_fails_closed_when_several_guests_match() {
     let result = discover_self(&[OWN_MAC.to_owned()], [&a, &b]);
     assert!(matches!(result, Err(DiscoveryError::Ambiguous { ref matches }) if matches.len() == 2));
 }
+
+#[test]
+fn changes_blocked_at_plan_time_are_skipped_not_refused_at_apply() {
+    let mut world = World::applied();
+    world.set("features", "nesting=1");
+    let plan = guarded(&world, &by_vm_id(), LIVE_OK);
+    assert_eq!(plan.summary.blocked, 1);
+    assert!(recheck(&plan, &by_vm_id(), LIVE_OK).is_ok());
+    assert!(atoll::proxmox::plan::steps(&plan).is_empty());
+}

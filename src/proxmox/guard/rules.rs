@@ -23,8 +23,10 @@ pub fn check(plan: &mut Plan, protected: &ProtectedSet, policy: GuardPolicy) {
     plan.recount();
 }
 
-/// Re-checks a saved plan against the protected set as it is now (apply time): any change the
-/// guard refuses now, or refused when planned, stops the apply before its first step.
+/// Re-checks a saved plan against the protected set as it is now (apply time): a change the
+/// plan allowed but the guard refuses now (the guest became protected, the policy changed)
+/// stops the apply before its first step. Changes already blocked in the plan have no apply
+/// steps (`plan::steps` skips them).
 pub fn recheck(
     plan: &Plan,
     protected: &ProtectedSet,
@@ -33,9 +35,10 @@ pub fn recheck(
     let refusals: Vec<(String, Blocked)> = plan
         .resource_changes
         .iter()
+        .filter(|change| change.blocked.is_none())
         .filter_map(|change| {
-            let blocked = evaluate(change, protected, policy).or_else(|| change.blocked.clone());
-            blocked.map(|b| (change.address.clone(), b))
+            let blocked = evaluate(change, protected, policy)?;
+            Some((change.address.clone(), blocked))
         })
         .collect();
     if refusals.is_empty() {

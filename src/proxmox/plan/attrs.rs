@@ -260,7 +260,16 @@ pub(crate) fn drift(state: &BTreeMap<String, StateValue>, live: &LiveGuest) -> D
             .or_else(|| lxc_default(key));
         let applied_norm = normalize_desired(key, applied, live_value);
         let live_norm = live_value.map(|raw| normalize(key, raw));
-        if live_norm.as_deref() != Some(applied_norm.as_str()) {
+        // a value atoll applied that PVE still holds pending is reported as pending, not here
+        let queued = live.pending.iter().any(|entry| {
+            entry.key == *key
+                && entry
+                    .pending
+                    .as_deref()
+                    .map(|p| normalize_desired(key, p, live_value))
+                    == Some(applied_norm.clone())
+        });
+        if !queued && live_norm.as_deref() != Some(applied_norm.as_str()) {
             let (path, kind) = bpg_path(key, None);
             drift.changed_outside.push(OutsideDrift {
                 path,
