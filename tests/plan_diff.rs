@@ -301,7 +301,7 @@ fn a_guest_deleted_outside_atoll_is_created_again() {
 }
 
 #[test]
-fn a_nic_no_longer_configured_is_removed() {
+fn a_nic_no_longer_configured_is_removed_and_its_link_goes_away() {
     let mut world = World::applied();
     let net1 = "name=eth1,bridge=vmbr1,hwaddr=BC:24:11:5E:7A:02,ip=dhcp,type=veth";
     world
@@ -318,7 +318,7 @@ fn a_nic_no_longer_configured_is_removed() {
     let change = only(&plan);
     assert_eq!(
         paths(change),
-        vec![("network_interface[1]", Some(Effect::Live))]
+        vec![("network_interface[1]", Some(Effect::LinkReset))]
     );
     assert!(change.attributes[0].after.is_null());
 }

@@ -245,3 +245,12 @@ fn changes_blocked_at_plan_time_are_skipped_not_refused_at_apply() {
     assert!(recheck(&plan, &by_vm_id(), LIVE_OK).is_ok());
     assert!(atoll::proxmox::plan::steps(&plan).is_empty());
 }
+
+#[test]
+fn an_address_change_of_a_protected_guest_is_blocked_even_when_live_changes_are_allowed() {
+    let mut world = World::applied();
+    world.set("net0", "name=eth0,bridge=vmbr0,ip=10.0.0.9/24,gw=10.0.0.1");
+    let plan = guarded(&world, &by_vm_id(), LIVE_OK);
+    assert_eq!(rule(&plan), Some(GuardRule::LinkReset));
+    assert!(reason(&plan).contains("ipv4.address"), "{}", reason(&plan));
+}
