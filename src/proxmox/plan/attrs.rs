@@ -111,6 +111,16 @@ pub(crate) fn compare(
         }
     }
     out.extend(removed_keys(config, state, live));
+    // a value atoll applied as sensitive stays hidden, whatever the guest now holds
+    for attribute in &mut out {
+        if matches!(
+            state.get(&attribute.pve_key),
+            Some(StateValue::Fingerprint(_))
+        ) {
+            attribute.before = Json::Null;
+            attribute.before_sensitive = true;
+        }
+    }
     out
 }
 
@@ -237,13 +247,18 @@ pub(crate) fn drift(state: &BTreeMap<String, StateValue>, live: &LiveGuest) -> D
             continue;
         }
         let (path, kind) = bpg_path(&entry.key, None);
-        let show = |raw: &Option<String>| raw.as_deref().map_or(Json::Null, |r| typed(kind, r));
+        let sensitive = matches!(state.get(&entry.key), Some(StateValue::Fingerprint(_)));
+        let show = |raw: &Option<String>| match raw.as_deref() {
+            Some(raw) if !sensitive => typed(kind, raw),
+            _ => Json::Null,
+        };
         drift.pending.push(PendingDrift {
             path,
             pve_key: entry.key.clone(),
             current: show(&entry.value),
             pending: show(&entry.pending),
             delete: entry.delete,
+            sensitive,
         });
     }
     for (key, applied) in state {

@@ -70,6 +70,9 @@ pub struct PendingDrift {
     pub current: Json,
     pub pending: Json,
     pub delete: bool,
+    /// The key holds a sensitive value: `current` and `pending` are not shown.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sensitive: bool,
 }
 
 /// A value that differs between atoll's state and the guest (changed outside atoll).
