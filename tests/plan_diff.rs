@@ -206,6 +206,10 @@ fn stopping_a_running_guest_is_reported_as_taking_it_down() {
     let plan = world.plan();
     let change = only(&plan);
     assert_eq!(paths(change), vec![("started", Some(Effect::Restart))]);
+    assert_eq!(
+        plan.summary.restart, 0,
+        "a stop is not counted as a restart"
+    );
     assert_eq!(change.attributes[0].after, json!(false));
 }
 

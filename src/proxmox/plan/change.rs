@@ -198,7 +198,12 @@ impl Plan {
                 }
                 _ => {}
             }
-            summary.restart += usize::from(change.disruption == Some(Effect::Restart));
+            // a stop (`started` -> false) takes the guest down but is not a restart
+            let restarts = change
+                .attributes
+                .iter()
+                .any(|a| a.effect == Some(Effect::Restart) && a.path != "started");
+            summary.restart += usize::from(restarts && !change.is_replace());
             summary.blocked += usize::from(change.blocked.is_some());
         }
         self.summary = summary;
