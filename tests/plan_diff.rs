@@ -2,10 +2,8 @@
 
 mod plan_support;
 
-use atoll::proxmox::plan::{
-    Action, Desired, DesiredValue, Effect, PlanError, Power, Secret, StepOp, steps,
-};
-use plan_support::{PASSWORD, World, address, desired_guest, download};
+use atoll::proxmox::plan::{Action, Desired, DesiredValue, Effect, PlanError, Power, Secret};
+use plan_support::{PASSWORD, World, address, desired_guest};
 use serde_json::json;
 
 fn only(plan: &atoll::proxmox::plan::Plan) -> &atoll::proxmox::plan::ResourceChange {
@@ -340,57 +338,6 @@ fn two_guests_with_the_same_vm_id_are_an_error() {
         matches!(errors.0[0], PlanError::DuplicateVmId { vm_id: 2100, .. }),
         "{errors}"
     );
-}
-
-#[test]
-fn downloads_come_before_the_guests_that_use_them_and_replace_is_delete_then_create() {
-    let mut world = World::applied();
-    world.set("unprivileged", "0");
-    let template = download("debian");
-    let mut gitea = desired_guest("dev-gitea", 2101);
-    gitea.uses = vec![template.address.clone()];
-    world.desired.push(Desired::Guest(gitea));
-    world.desired.push(Desired::Download(template.clone()));
-    let plan = world.plan();
-    let order: Vec<(String, StepOp)> = steps(&plan)
-        .into_iter()
-        .map(|s| (s.address, s.op))
-        .collect();
-    let expected = vec![
-        (template.address, StepOp::Create),
-        (address("dev-nextcloud"), StepOp::Delete),
-        (address("dev-nextcloud"), StepOp::Create),
-        (address("dev-gitea"), StepOp::Create),
-    ];
-    assert_eq!(order, expected);
-}
-
-#[test]
-fn a_download_present_in_storage_and_state_is_unchanged() {
-    let mut world = World::applied();
-    let template = download("debian");
-    world
-        .inventory
-        .volumes
-        .insert("mk33".to_owned(), vec![template.volid()]);
-    world
-        .state
-        .push(atoll::proxmox::plan::StateEntry::Download {
-            address: template.address.clone(),
-            resource_type: template.resource_type.clone(),
-            node: "mk33".to_owned(),
-            volid: template.volid(),
-            arguments: template.arguments.clone(),
-        });
-    world.desired.push(Desired::Download(template.clone()));
-    assert!(world.plan().is_empty());
-    world.inventory.volumes.clear();
-    let plan = world.plan();
-    let again = plan
-        .resource_changes
-        .iter()
-        .find(|c| c.address == template.address);
-    assert_eq!(again.map(|c| c.actions.clone()), Some(vec![Action::Create]));
 }
 
 #[test]
