@@ -65,3 +65,31 @@ mod postgres_replicas {
         db.finish().await;
     }
 }
+
+/// Cases about the SQLite file itself.
+mod sqlite_file {
+    use atoll::store;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite_stores_creating_one_new_file_at_once_both_open_it() {
+        for round in 0..5 {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let url = format!("sqlite://{}", dir.path().join("new.db").display());
+            let (a, b) = tokio::join!(store::connect(&url), store::connect(&url));
+            a.unwrap_or_else(|e| panic!("round {round}, first opener: {e}"));
+            b.unwrap_or_else(|e| panic!("round {round}, second opener: {e}"));
+        }
+    }
+
+    #[tokio::test]
+    async fn sqlite_store_in_a_missing_directory_fails_with_a_clear_error() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!(
+            "sqlite://{}",
+            dir.path().join("no/such/dir/atoll.db").display()
+        );
+        let err = store::connect(&url).await.err().map(|e| e.to_string());
+        let msg = err.expect("opening must fail");
+        assert!(msg.contains("opening the sqlite database"), "{msg}");
+    }
+}

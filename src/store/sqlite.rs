@@ -23,6 +23,7 @@ use super::{
 /// How long a writer waits for another process holding the database lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const READERS: u32 = 4;
+const MIGRATE_TRIES: u32 = 4;
 const JOB_COLUMNS: &str =
     "id, kind, repo, pr, state, payload, attempts, worker, created_at, lease_until, error";
 
@@ -53,7 +54,7 @@ impl SqliteStore {
             .connect_with(options.clone())
             .await
             .map_err(|e| unavailable("opening the sqlite database", e))?;
-        schema::sqlite().await?.run(&writer).await?;
+        migrate(&writer).await?;
         // An in-memory database lives in its one connection: readers share the writer.
         let reader = if in_memory {
             writer.clone()
@@ -102,6 +103,25 @@ impl SqliteStore {
         .await?
         .rows_affected();
         Ok((inserted == 1).then_some(id))
+    }
+}
+
+/// Brings the schema up to date. sqlx takes no lock for SQLite, so a second process opening a
+/// new file at the same moment can lose the race to create the tables; reading the applied
+/// migrations again after the winner commits then finds nothing left to do.
+async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
+    let migrator = schema::sqlite().await?;
+    let mut tries = 1;
+    loop {
+        match migrator.run(pool).await {
+            Ok(()) => return Ok(()),
+            Err(err) if tries < MIGRATE_TRIES => {
+                tracing::debug!(error = %err, tries, "store: sqlite migration raced; retrying");
+                tokio::time::sleep(Duration::from_millis(50) * tries).await;
+                tries += 1;
+            }
+            Err(err) => return Err(err.into()),
+        }
     }
 }
 
