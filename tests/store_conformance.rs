@@ -12,6 +12,8 @@ per_backend!(
     same_comment_id_with_new_delivery_id_queues_once,
     same_delivery_id_from_another_forge_is_a_new_delivery,
     delivery_without_job_is_recorded_once,
+    concurrent_duplicate_deliveries_queue_exactly_one_job,
+    a_failing_write_does_not_fail_writes_committed_with_it,
     enqueue_without_delivery_dedups_by_key,
     jobs_without_dedup_key_are_never_duplicates,
     stored_job_keeps_its_fields,

@@ -109,6 +109,13 @@ impl Queue {
 
     /// Starts the claim loop and the reaper on the current tokio runtime.
     pub fn start(self) -> QueueHandle {
+        if self.settings.heartbeat >= self.settings.lease {
+            tracing::warn!(
+                heartbeat = ?self.settings.heartbeat,
+                lease = ?self.settings.lease,
+                "queue: the heartbeat is not shorter than the lease; running jobs will lose it"
+            );
+        }
         pool::start(self.store, self.settings, self.handlers)
     }
 }

@@ -19,12 +19,13 @@ mod postgres;
 mod rows;
 mod schema;
 mod sqlite;
+mod sqlite_commit;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 /// What went wrong talking to the store, by what the caller can do about it.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The database cannot be reached or answered with an I/O error; retrying later may work.
     #[error("store unavailable: {0}")]

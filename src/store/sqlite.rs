@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use super::rows::{self, INTERRUPTED_MESSAGE};
+use super::sqlite_commit::{Committer, Write, Written};
 use super::{
     ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, MAX_ATTEMPTS, NewDelivery,
     NewJob, Reaped, Store, StoreError, schema, transition_sources,
@@ -33,6 +34,7 @@ pub struct SqliteStore {
     writer: SqlitePool,
     reader: SqlitePool,
     signal: watch::Sender<u64>,
+    committer: Committer,
 }
 
 impl SqliteStore {
@@ -65,10 +67,12 @@ impl SqliteStore {
                 .await
                 .map_err(|e| unavailable("opening sqlite reader connections", e))?
         };
+        let signal = watch::Sender::new(0);
         Ok(Self {
+            committer: Committer::start(writer.clone(), signal.clone()),
             writer,
             reader,
-            signal: watch::Sender::new(0),
+            signal,
         })
     }
 
@@ -79,30 +83,6 @@ impl SqliteStore {
 
     fn wake(&self) {
         self.signal.send_modify(|n| *n = n.wrapping_add(1));
-    }
-
-    async fn insert_job(
-        &self,
-        conn: &mut sqlx::SqliteConnection,
-        job: &NewJob,
-        now: i64,
-    ) -> Result<Option<Uuid>, StoreError> {
-        let id = Uuid::new_v4();
-        let inserted = sqlx::query(
-            "INSERT INTO jobs (id, kind, repo, pr, state, payload, dedup_key, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7, ?7) ON CONFLICT DO NOTHING",
-        )
-        .bind(id.to_string())
-        .bind(&job.kind)
-        .bind(&job.repo)
-        .bind(rows::pr_to_db(job.pr)?)
-        .bind(job.payload.to_string())
-        .bind(&job.dedup_key)
-        .bind(now)
-        .execute(&mut *conn)
-        .await?
-        .rows_affected();
-        Ok((inserted == 1).then_some(id))
     }
 }
 
@@ -134,8 +114,17 @@ fn unavailable(doing: &str, err: sqlx::Error) -> StoreError {
     }
 }
 
-fn now_micros() -> i64 {
-    i64::try_from(OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000).unwrap_or(i64::MAX)
+fn outcome(written: Written) -> Result<DeliveryOutcome, StoreError> {
+    match written {
+        Written::Outcome(outcome) => Ok(outcome),
+        Written::Seq(_) => Err(unexpected(&written)),
+    }
+}
+
+fn unexpected(written: &dyn std::fmt::Debug) -> StoreError {
+    StoreError::Internal(format!(
+        "sqlite writer answered {written:?} to the wrong request"
+    ))
 }
 
 fn time_from_micros(micros: i64) -> Result<OffsetDateTime, StoreError> {
@@ -180,51 +169,15 @@ impl Store for SqliteStore {
         delivery: NewDelivery,
         job: Option<NewJob>,
     ) -> Result<DeliveryOutcome, StoreError> {
-        let now = now_micros();
-        let mut tx = self.writer.begin().await?;
-        let job_id = match &job {
-            Some(job) => match self.insert_job(&mut tx, job, now).await? {
-                Some(id) => Some(id),
-                None => {
-                    tx.rollback().await?;
-                    return Ok(DeliveryOutcome::Duplicate);
-                }
-            },
-            None => None,
-        };
-        let recorded = sqlx::query(
-            "INSERT INTO deliveries (forge, delivery_id, event, repo, job_id, received_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+        outcome(
+            self.committer
+                .write(Write::Accept { delivery, job })
+                .await?,
         )
-        .bind(delivery.forge.as_str())
-        .bind(&delivery.delivery_id)
-        .bind(&delivery.event)
-        .bind(&delivery.repo)
-        .bind(job_id.map(|id| id.to_string()))
-        .bind(now)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if recorded == 0 {
-            tx.rollback().await?;
-            return Ok(DeliveryOutcome::Duplicate);
-        }
-        tx.commit().await?;
-        if job_id.is_some() {
-            self.wake();
-        }
-        Ok(DeliveryOutcome::Accepted { job: job_id })
     }
 
     async fn enqueue(&self, job: NewJob) -> Result<DeliveryOutcome, StoreError> {
-        let mut conn = self.writer.acquire().await?;
-        match self.insert_job(&mut conn, &job, now_micros()).await? {
-            Some(id) => {
-                self.wake();
-                Ok(DeliveryOutcome::Accepted { job: Some(id) })
-            }
-            None => Ok(DeliveryOutcome::Duplicate),
-        }
+        outcome(self.committer.write(Write::Enqueue(job)).await?)
     }
 
     async fn claim(
@@ -237,7 +190,7 @@ impl Store for SqliteStore {
         if kinds.is_empty() || limits.global == 0 || limits.per_repo == 0 {
             return Ok(None);
         }
-        let now = now_micros();
+        let now = rows::now_micros();
         let sql = format!(
             "UPDATE jobs SET state = 'running', worker = ?1, lease_until = ?2,
                  attempts = attempts + 1, updated_at = ?3
@@ -268,7 +221,7 @@ impl Store for SqliteStore {
         worker: &str,
         lease: Duration,
     ) -> Result<bool, StoreError> {
-        let now = now_micros();
+        let now = rows::now_micros();
         let updated = sqlx::query(
             "UPDATE jobs SET lease_until = ?1, updated_at = ?2
              WHERE id = ?3 AND worker = ?4 AND state IN ('running', 'applying')",
@@ -303,7 +256,7 @@ impl Store for SqliteStore {
         )
         .bind(state.as_str())
         .bind(error)
-        .bind(now_micros())
+        .bind(rows::now_micros())
         .bind(state == JobState::Queued)
         .bind(state == JobState::Applying)
         .bind(state.is_terminal())
@@ -320,7 +273,7 @@ impl Store for SqliteStore {
     }
 
     async fn reap(&self) -> Result<Reaped, StoreError> {
-        let now = now_micros();
+        let now = rows::now_micros();
         let mut tx = self.writer.begin().await?;
         let failed = sqlx::query(
             "UPDATE jobs SET state = 'failed', lease_until = NULL, error = ?1, finished_at = ?2,
@@ -383,18 +336,11 @@ impl Store for SqliteStore {
     }
 
     async fn append_log(&self, job: Uuid, line: &str) -> Result<i64, StoreError> {
-        let seq: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO job_logs (job_id, seq, line, at)
-             SELECT ?1, COALESCE((SELECT MAX(seq) FROM job_logs WHERE job_id = ?1), 0) + 1, ?2, ?3
-             WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1)
-             RETURNING seq",
-        )
-        .bind(job.to_string())
-        .bind(line)
-        .bind(now_micros())
-        .fetch_optional(&self.writer)
-        .await?;
-        seq.ok_or_else(|| StoreError::NotFound(format!("job {job} (appending a log line)")))
+        let line = line.to_owned();
+        match self.committer.write(Write::Log { job, line }).await? {
+            Written::Seq(seq) => Ok(seq),
+            Written::Outcome(other) => Err(unexpected(&other)),
+        }
     }
 
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError> {

@@ -153,3 +153,61 @@ pub(crate) async fn list_jobs_returns_newest_first(db: &TestStore) {
         .collect();
     assert_eq!(listed, vec![ids[2], ids[1]]);
 }
+
+pub(crate) async fn concurrent_duplicate_deliveries_queue_exactly_one_job(db: &TestStore) {
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let store = db.store.clone();
+        tasks.push(tokio::spawn(async move {
+            // Half redeliver one delivery id; half are new ids for the same comment.
+            let id = if i % 2 == 0 {
+                "same".to_owned()
+            } else {
+                format!("new-{i}")
+            };
+            let key = Some("comment:github:acme/infra:99");
+            store
+                .accept_delivery(
+                    delivery(ForgeKind::Github, &id),
+                    Some(job("plan", "r", key)),
+                )
+                .await
+                .expect("accept")
+        }));
+    }
+    let mut accepted = 0;
+    for task in tasks {
+        if task.await.expect("task") != DeliveryOutcome::Duplicate {
+            accepted += 1;
+        }
+    }
+    assert_eq!(accepted, 1);
+    assert_eq!(db.store.list_jobs(100).await.expect("list").len(), 1);
+}
+
+pub(crate) async fn a_failing_write_does_not_fail_writes_committed_with_it(db: &TestStore) {
+    let mut good = Vec::new();
+    let mut bad = Vec::new();
+    for i in 0..20 {
+        let store = db.store.clone();
+        bad.push(tokio::spawn(async move {
+            store.append_log(uuid::Uuid::new_v4(), "orphan").await
+        }));
+        let store = db.store.clone();
+        good.push(tokio::spawn(async move {
+            let d = delivery(ForgeKind::Gitea, &format!("g-{i}"));
+            store.accept_delivery(d, Some(job("plan", "r", None))).await
+        }));
+    }
+    for task in bad {
+        let result = task.await.expect("task");
+        assert!(
+            matches!(result, Err(atoll::store::StoreError::NotFound(_))),
+            "{result:?}"
+        );
+    }
+    for task in good {
+        accepted(task.await.expect("task").expect("accept"));
+    }
+    assert_eq!(db.store.list_jobs(100).await.expect("list").len(), 20);
+}
