@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+mod pg_signal;
 mod postgres;
 mod rows;
 mod schema;
