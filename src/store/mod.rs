@@ -6,6 +6,13 @@
 //! This file fixes the surface other modules code against. The backends live in `sqlite.rs` and
 //! `postgres.rs`; [`connect`] picks one from the URL scheme and runs its migrations. This module
 //! must not know what a job does, and nothing outside it writes SQL against its tables.
+//!
+//! - `sqlite://PATH` (created if missing) or `sqlite::memory:`: one server. WAL, `synchronous=FULL`
+//!   (a 202 means the job is on disk), one writer connection with group commit, busy timeout for
+//!   other processes. Wake-ups are in-process only; other processes see new jobs by polling.
+//! - `postgres://USER@HOST/DB`: several replicas. Add `?options[search_path]=SCHEMA` to use a
+//!   schema other than `public`. Leases use the database clock; claims serialise on an advisory
+//!   lock per schema so the caps hold across replicas; `LISTEN/NOTIFY` wakes the other replicas.
 
 use std::fmt::Debug;
 use std::sync::Arc;
