@@ -109,9 +109,10 @@ async fn claim_loop(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Shu
     let mut running = JoinSet::new();
     while !stopping(&stop) {
         while running.try_join_next().is_some() {}
+        // Mark the signal seen before claiming, so work queued during the claim wakes the next
+        // wait; with every slot busy, a finishing job wakes it instead.
+        signal.borrow_and_update();
         if running.len() < slots {
-            // Mark the signal seen first, so work queued during the claim wakes the next wait.
-            signal.borrow_and_update();
             let claimed = shared
                 .store
                 .claim(&shared.worker, &kinds, settings.lease, settings.limits)
