@@ -39,12 +39,16 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     /// Opens `sqlite://PATH` (created if missing) or `sqlite::memory:` and runs migrations.
+    /// `?synchronous=normal` trades durability across power loss (not across a crash of the
+    /// process) for commits without an fsync; the default is `full`.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
+        let (url, synchronous) = split_synchronous(url)?;
+        let url = url.as_str();
         let options = SqliteConnectOptions::from_str(url)
             .map_err(|e| StoreError::Config(format!("parsing sqlite store url: {e}")))?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
+            .synchronous(synchronous)
             .busy_timeout(BUSY_TIMEOUT)
             .foreign_keys(true);
         let in_memory = url.contains(":memory:") || url.contains("mode=memory");
@@ -84,6 +88,37 @@ impl SqliteStore {
     fn wake(&self) {
         self.signal.send_modify(|n| *n = n.wrapping_add(1));
     }
+}
+
+/// Takes our own `synchronous=full|normal` parameter out of the URL (sqlx refuses unknown ones).
+fn split_synchronous(url: &str) -> Result<(String, SqliteSynchronous), StoreError> {
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_owned(), SqliteSynchronous::Full));
+    };
+    let mut synchronous = SqliteSynchronous::Full;
+    let mut rest = Vec::new();
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("synchronous", value)) => {
+                synchronous = match value.to_ascii_lowercase().as_str() {
+                    "full" => SqliteSynchronous::Full,
+                    "normal" => SqliteSynchronous::Normal,
+                    _ => {
+                        return Err(StoreError::Config(format!(
+                            "sqlite store url: `synchronous` must be `full` or `normal`, not `{value}`"
+                        )));
+                    }
+                };
+            }
+            _ => rest.push(pair),
+        }
+    }
+    let url = if rest.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}?{}", rest.join("&"))
+    };
+    Ok((url, synchronous))
 }
 
 /// Brings the schema up to date. sqlx takes no lock for SQLite, so a second process opening a
@@ -375,5 +410,23 @@ impl SqliteStore {
         .execute(&self.writer)
         .await
         .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synchronous_parameter_is_taken_out_of_the_url() {
+        let (url, sync) = split_synchronous("sqlite:///d/a.db?synchronous=NORMAL&mode=rwc")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(url, "sqlite:///d/a.db?mode=rwc");
+        assert!(matches!(sync, SqliteSynchronous::Normal));
+        let (url, sync) = split_synchronous("sqlite:///d/a.db").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(url, "sqlite:///d/a.db");
+        assert!(matches!(sync, SqliteSynchronous::Full));
+        let err = split_synchronous("sqlite:///d/a.db?synchronous=off").err();
+        assert!(err.is_some_and(|e| e.to_string().contains("`full` or `normal`")));
     }
 }
