@@ -83,6 +83,44 @@ mod sqlite_file {
         }
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite_store_locked_by_another_process_answers_unavailable_not_hangs() {
+        use atoll::store::{DeliveryOutcome, ForgeKind, NewDelivery, StoreError};
+        use sqlx::Connection;
+
+        let db = crate::support::sqlite().await;
+        let mut other = sqlx::SqliteConnection::connect(&db.url)
+            .await
+            .expect("raw connection");
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut other)
+            .await
+            .expect("take the write lock");
+        let delivery = || NewDelivery {
+            forge: ForgeKind::Github,
+            delivery_id: "locked".to_owned(),
+            event: "ping".to_owned(),
+            repo: "r".to_owned(),
+        };
+        let waited = std::time::Duration::from_secs(30);
+        let locked = tokio::time::timeout(waited, db.store.accept_delivery(delivery(), None)).await;
+        let result = locked.expect("an answer within 30s, not a hang");
+        assert!(
+            matches!(result, Err(StoreError::Unavailable(_))),
+            "{result:?}"
+        );
+        sqlx::query("ROLLBACK")
+            .execute(&mut other)
+            .await
+            .expect("release the lock");
+        let after = db
+            .store
+            .accept_delivery(delivery(), None)
+            .await
+            .expect("accept");
+        assert_eq!(after, DeliveryOutcome::Accepted { job: None });
+    }
+
     #[tokio::test]
     async fn sqlite_store_in_a_missing_directory_fails_with_a_clear_error() {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -3,8 +3,9 @@
 //! enqueues and log lines that arrive together are written in one transaction instead: one
 //! fsync for the lot, and each caller is answered only after that commit.
 //!
-//! If anything in a batch fails, the batch is rolled back and its writes are retried one
-//! transaction each, so one bad write fails alone.
+//! If a write in a batch fails, the batch is rolled back and its writes are retried one
+//! transaction each, so one bad write fails alone; if the database itself is unavailable
+//! (locked past the busy timeout, or gone), every write in the batch gets that error at once.
 
 use sqlx::sqlite::SqlitePool;
 use sqlx::{Connection, SqliteConnection};
@@ -77,6 +78,10 @@ async fn run(pool: SqlitePool, mut rx: mpsc::Receiver<Request>, signal: watch::S
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let results = match commit_together(&pool, &batch).await {
             Ok(results) => results,
+            // The database is locked or gone: every write would wait for it again, one by one.
+            Err(err @ StoreError::Unavailable(_)) => {
+                batch.iter().map(|_| Err(err.clone())).collect()
+            }
             Err(err) => {
                 tracing::debug!(error = %err, size = batch.len(), "store: batch failed; writing one by one");
                 commit_alone(&pool, &batch).await
