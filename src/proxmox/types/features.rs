@@ -78,15 +78,15 @@ mod tests {
 
     #[test]
     fn features_compare_by_value_and_print_alphabetically() {
-        let a: Features = "nesting=1,keyctl=1".parse().unwrap();
-        let b: Features = "keyctl=yes,nesting=on".parse().unwrap();
+        let a: Features = "nesting=1,keyctl=1".parse().expect("test value");
+        let b: Features = "keyctl=yes,nesting=on".parse().expect("test value");
         assert_eq!(a, b);
         assert_eq!(a.to_string(), "keyctl=1,nesting=1");
-        let m: Features = "mount=nfs;cifs,fuse=0".parse().unwrap();
+        let m: Features = "mount=nfs;cifs,fuse=0".parse().expect("test value");
         assert_eq!(m.mount, ["nfs", "cifs"]);
         assert_eq!(m.to_string(), "fuse=0,mount=nfs;cifs");
         assert!(Features::default().is_empty());
-        assert!("fuse=0".parse::<Features>().unwrap().is_empty());
+        assert!("fuse=0".parse::<Features>().expect("test value").is_empty());
     }
 
     #[test]

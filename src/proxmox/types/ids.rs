@@ -165,15 +165,18 @@ mod tests {
 
     #[test]
     fn vmid_accepts_pve_range_only() {
-        assert_eq!("100".parse::<VmId>().unwrap().get(), 100);
-        assert_eq!("999999999".parse::<VmId>().unwrap().get(), 999_999_999);
+        assert_eq!("100".parse::<VmId>().expect("test value").get(), 100);
+        assert_eq!(
+            "999999999".parse::<VmId>().expect("test value").get(),
+            999_999_999
+        );
         for bad in ["99", "0100", "1000000000", "-5", "+100", "abc", ""] {
             assert!(bad.parse::<VmId>().is_err(), "{bad}");
         }
-        let v: VmId = serde_json::from_str("\"123\"").unwrap();
+        let v: VmId = serde_json::from_str("\"123\"").expect("test value");
         assert_eq!(v.get(), 123);
-        let v: VmId = serde_json::from_str("123").unwrap();
-        assert_eq!(serde_json::to_string(&v).unwrap(), "123");
+        let v: VmId = serde_json::from_str("123").expect("test value");
+        assert_eq!(serde_json::to_string(&v).expect("test value"), "123");
     }
 
     #[test]

@@ -48,6 +48,20 @@ impl FromStr for Mac {
     }
 }
 
+impl serde::Serialize for Mac {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Mac {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 impl fmt::Display for Mac {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let [a, b, c, d, e, g] = self.0;
@@ -323,8 +337,11 @@ mod tests {
 
     #[test]
     fn lxc_net_example_round_trips_exactly() {
-        let net: LxcNet = EXAMPLE.parse().unwrap();
-        assert_eq!(net.hwaddr.unwrap().to_string(), "BC:24:11:5E:7A:01");
+        let net: LxcNet = EXAMPLE.parse().expect("test value");
+        assert_eq!(
+            net.hwaddr.expect("test value").to_string(),
+            "BC:24:11:5E:7A:01"
+        );
         assert_eq!(net.tag, Some(20));
         assert_eq!(net.to_string(), EXAMPLE);
     }
@@ -334,7 +351,7 @@ mod tests {
         let net: LxcNet =
             "type=veth,ip6=auto,hwaddr=bc:24:11:00:00:0a,name=eth1,rate=1.50,host-managed=yes"
                 .parse()
-                .unwrap();
+                .expect("test value");
         assert_eq!(
             net.to_string(),
             "name=eth1,host-managed=1,hwaddr=BC:24:11:00:00:0A,ip6=auto,rate=1.5,type=veth"
@@ -362,11 +379,12 @@ mod tests {
 
     #[test]
     fn qemu_net_mac_is_found_after_the_model() {
-        let mac = qemu_net_mac("virtio=BC:24:11:AA:BB:CC,bridge=vmbr0,firewall=1").unwrap();
-        assert_eq!(mac, Some("bc:24:11:aa:bb:cc".parse().unwrap()));
-        let mac = qemu_net_mac("model=e1000,macaddr=BC:24:11:00:00:01").unwrap();
-        assert_eq!(mac.unwrap().to_string(), "BC:24:11:00:00:01");
-        assert_eq!(qemu_net_mac("bridge=vmbr0").unwrap(), None);
+        let mac =
+            qemu_net_mac("virtio=BC:24:11:AA:BB:CC,bridge=vmbr0,firewall=1").expect("test value");
+        assert_eq!(mac, Some("bc:24:11:aa:bb:cc".parse().expect("test value")));
+        let mac = qemu_net_mac("model=e1000,macaddr=BC:24:11:00:00:01").expect("test value");
+        assert_eq!(mac.expect("test value").to_string(), "BC:24:11:00:00:01");
+        assert_eq!(qemu_net_mac("bridge=vmbr0").expect("test value"), None);
         assert!(qemu_net_mac("virtio=nonsense").is_err());
     }
 }

@@ -218,7 +218,7 @@ impl fmt::Display for DiskSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut value = self.0;
         for unit in ["", "K", "M", "G"] {
-            if value % 1024 != 0 || value == 0 {
+            if !value.is_multiple_of(1024) || value == 0 {
                 return write!(f, "{value}{unit}");
             }
             value /= 1024;
@@ -233,7 +233,7 @@ mod tests {
 
     #[test]
     fn bare_value_goes_to_default_key_and_duplicates_are_refused() {
-        let mut p = RawProps::parse("t", "local:8,size=8G", Some("volume")).unwrap();
+        let mut p = RawProps::parse("t", "local:8,size=8G", Some("volume")).expect("test value");
         assert_eq!(p.take("volume").as_deref(), Some("local:8"));
         assert!(RawProps::parse("t", "a=1,a=2", None).is_err());
         assert!(RawProps::parse("t", "x,y", Some("volume")).is_err());
@@ -243,13 +243,31 @@ mod tests {
 
     #[test]
     fn disk_sizes_follow_pve_parse_and_format() {
-        assert_eq!(DiskSize::parse("8G").unwrap().bytes(), 8 << 30);
-        assert_eq!(DiskSize::parse("512M").unwrap().to_string(), "512M");
-        assert_eq!(DiskSize::parse("1.5G").unwrap().to_string(), "1536M");
-        assert_eq!(DiskSize::parse("2048").unwrap().to_string(), "2K");
-        assert_eq!(DiskSize::parse("1000").unwrap().to_string(), "1000");
-        assert_eq!(DiskSize::parse("4GiB").unwrap().to_string(), "4G");
-        assert_eq!(DiskSize::parse("1024G").unwrap().to_string(), "1T");
+        assert_eq!(DiskSize::parse("8G").expect("test value").bytes(), 8 << 30);
+        assert_eq!(
+            DiskSize::parse("512M").expect("test value").to_string(),
+            "512M"
+        );
+        assert_eq!(
+            DiskSize::parse("1.5G").expect("test value").to_string(),
+            "1536M"
+        );
+        assert_eq!(
+            DiskSize::parse("2048").expect("test value").to_string(),
+            "2K"
+        );
+        assert_eq!(
+            DiskSize::parse("1000").expect("test value").to_string(),
+            "1000"
+        );
+        assert_eq!(
+            DiskSize::parse("4GiB").expect("test value").to_string(),
+            "4G"
+        );
+        assert_eq!(
+            DiskSize::parse("1024G").expect("test value").to_string(),
+            "1T"
+        );
         assert_eq!(DiskSize::from_bytes(0).to_string(), "0");
         for bad in ["", "G", "8X", "-1G", "1.G", "8 G", "99999999999999999999T"] {
             assert!(DiskSize::parse(bad).is_err(), "{bad} should be refused");

@@ -86,7 +86,7 @@ proptest! {
         backup in option::of(any::<bool>()), keepattrs in option::of(any::<bool>()),
     ) {
         let root = RootFs { options: options.clone() };
-        prop_assert_eq!(root.to_string().parse::<RootFs>().ok(), Some(root.clone()));
+        prop_assert_eq!(root.to_string().parse::<RootFs>().ok(), Some(root));
         let mp = MountPoint { options, mp: path, backup, keepattrs };
         let text = mp.to_string();
         prop_assert_eq!(text.parse::<MountPoint>().ok(), Some(mp));

@@ -75,7 +75,7 @@ mod tests {
 
     #[test]
     fn startup_prints_order_up_down() {
-        let s: Startup = "down=60,3,up=30".parse().unwrap();
+        let s: Startup = "down=60,3,up=30".parse().expect("test value");
         assert_eq!(
             s,
             Startup {
@@ -88,7 +88,7 @@ mod tests {
         assert_eq!(
             "order=3,up=60,down=60"
                 .parse::<Startup>()
-                .unwrap()
+                .expect("test value")
                 .to_string(),
             "order=3,up=60,down=60"
         );

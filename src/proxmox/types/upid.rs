@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn upid_fields_decode_like_pve() {
         let text = "UPID:pve1:0000A1B2:0012C3D4:66F0A2B1:vzcreate:123:root@pam!atlantis:";
-        let upid: Upid = text.parse().unwrap();
+        let upid: Upid = text.parse().expect("test value");
         assert_eq!(upid.node().as_str(), "pve1");
         assert_eq!(upid.pid(), 0xA1B2);
         assert_eq!(upid.pstart(), 0x12C3D4);
@@ -129,7 +129,7 @@ mod tests {
     fn upid_accepts_nine_digit_pstart_and_empty_id() {
         let upid: Upid = "UPID:n:00000001:1000000AB:66F0A2B1:download::root@pam:"
             .parse()
-            .unwrap();
+            .expect("test value");
         assert_eq!(upid.pstart(), 0x1_0000_00AB);
         assert_eq!(upid.id(), "");
     }

@@ -147,7 +147,7 @@ mod tests {
     #[test]
     fn rootfs_example_round_trips() {
         let text = "local-lvm:vm-123-disk-0,size=8G";
-        let root: RootFs = text.parse().unwrap();
+        let root: RootFs = text.parse().expect("test value");
         assert_eq!(root.options.size, Some(DiskSize::from_gib(8)));
         assert_eq!(root.options.storage(), Some("local-lvm"));
         assert_eq!(root.to_string(), text);
@@ -157,7 +157,7 @@ mod tests {
     fn rootfs_explicit_volume_key_prints_as_default_value() {
         let root: RootFs = "size=8192M,volume=local:8,mountoptions=noatime;nodev,acl=on"
             .parse()
-            .unwrap();
+            .expect("test value");
         assert_eq!(
             root.to_string(),
             "local:8,acl=1,mountoptions=noatime;nodev,size=8G"
@@ -168,12 +168,14 @@ mod tests {
     fn mount_point_prints_volume_then_mp_then_alphabetical() {
         let mp: MountPoint = "local-lvm:vm-123-disk-1,size=10G,backup=1,mp=/mnt/data"
             .parse()
-            .unwrap();
+            .expect("test value");
         assert_eq!(
             mp.to_string(),
             "local-lvm:vm-123-disk-1,mp=/mnt/data,backup=1,size=10G"
         );
-        let bind: MountPoint = "/mnt/bindmounts/shared,mp=/mnt/shared".parse().unwrap();
+        let bind: MountPoint = "/mnt/bindmounts/shared,mp=/mnt/shared"
+            .parse()
+            .expect("test value");
         assert_eq!(bind.options.storage(), None);
     }
 
