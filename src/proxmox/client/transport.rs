@@ -291,8 +291,34 @@ fn sensitive(value: &str, call: &Call) -> Result<HeaderValue, PveError> {
     Ok(header)
 }
 
-/// Errors before a status arrived. Only a refused connection is known not to have been applied.
+/// The TLS error somewhere in `e`'s source chain, if any.
+fn tls_cause(e: &reqwest::Error) -> Option<String> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cause {
+        if let Some(tls) = err.downcast_ref::<rustls::Error>() {
+            return Some(tls.to_string());
+        }
+        // io::Error's `source` skips the error it wraps; step into it instead.
+        cause = match err
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+            None => err.source(),
+        };
+    }
+    None
+}
+
+/// Errors before a status arrived. Only a refused connection is known not to have been applied;
+/// an untrusted certificate is a settings problem, not worth retrying.
 fn transport_error(call: &Call, e: &reqwest::Error) -> PveError {
+    if let Some(tls) = tls_cause(e) {
+        return PveError::Settings(format!(
+            "{}: TLS handshake failed ({tls}); trust the cluster CA with a CA file, or set PROXMOX_VE_INSECURE=true",
+            call.op()
+        ));
+    }
     let what = if e.is_timeout() {
         "timed out"
     } else if e.is_connect() {
