@@ -1,6 +1,10 @@
 //! Shared by the `pve_client*` tests: a scripted HTTP(S) server on port 0 that records every
 //! request and answers from a closure, plus client settings with short test delays.
-#![allow(dead_code, unreachable_pub)]
+#![allow(
+    dead_code,
+    unreachable_pub,
+    reason = "shared by several test crates, each using a subset"
+)]
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use reqwest::Method;
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use super::model::{LxcCreate, TaskLogLine, TaskOutcome, TaskStatus};
 use super::transport::Call;
@@ -87,6 +88,11 @@ impl ProxmoxClient {
     /// Polls the task until it stops (backoff from `first_delay` to `max_delay`, deadline
     /// `timeout`). A failed task yields `PveError::Task` with its exit status and log tail.
     pub async fn wait_task(&self, upid: &Upid) -> Result<TaskOutcome, PveError> {
+        let span = tracing::info_span!("pve.task", pve.node = %upid.node(), pve.upid = %upid);
+        self.poll_task(upid).instrument(span).await
+    }
+
+    async fn poll_task(&self, upid: &Upid) -> Result<TaskOutcome, PveError> {
         let started = Instant::now();
         let mut delay = self.polling.first_delay;
         let mut unknown_tries = 0;
@@ -103,7 +109,7 @@ impl ProxmoxClient {
                         });
                     }
                     let log_tail = self.task_log_tail(upid, self.polling.log_tail_lines).await;
-                    tracing::warn!(pve.node = %upid.node(), pve.upid = %upid, exitstatus = %exit, "proxmox task failed");
+                    tracing::warn!(exitstatus = %exit, "proxmox task failed");
                     return Err(PveError::Task {
                         upid: upid.to_string(),
                         exitstatus: exit,
