@@ -322,3 +322,44 @@ async fn an_old_ticket_is_renewed_by_posting_it_as_the_password() {
     let last = fake.requests().pop().expect("request");
     assert_eq!(last.headers["cookie"], "PVEAuthCookie=PVE:root@pam:T1::sig");
 }
+
+#[tokio::test]
+async fn a_refused_login_is_reported_once_without_the_password() {
+    let fake = Fake::new(|_, _| fail(401, "authentication failure", json!({"data": null})));
+    let auth = Auth::Password {
+        username: "root@pam".into(),
+        password: "hunter22".to_owned().into(),
+    };
+    let client = ProxmoxClient::new(&settings(&serve(&fake).await, auth)).expect("client");
+    let err = client.nodes().await.expect_err("refused");
+    assert!(
+        matches!(&err, PveError::Unauthorized(d) if d.op == "POST /access/ticket"),
+        "{err:?}"
+    );
+    assert_eq!(
+        fake.requests().len(),
+        1,
+        "no second login, no request without a ticket"
+    );
+    assert!(!format!("{err} {err:?}").contains("hunter22"));
+}
+
+#[tokio::test]
+async fn an_expired_ticket_is_replaced_once_by_a_new_login() {
+    // Request 1 (the first /nodes) is refused as if PVE no longer accepted the ticket.
+    let fake = Fake::new(|seen, i| match (seen.path.as_str(), i) {
+        ("/api2/json/access/ticket", _) => {
+            ok(json!({"ticket": "PVE:t", "CSRFPreventionToken": "c"}))
+        }
+        (_, 1) => fail(401, "invalid PVE ticket", json!({"data": null})),
+        _ => ok(json!([])),
+    });
+    let auth = Auth::Password {
+        username: "root@pam".into(),
+        password: "hunter22".to_owned().into(),
+    };
+    let client = ProxmoxClient::new(&settings(&serve(&fake).await, auth)).expect("client");
+    client.nodes().await.expect("second login works");
+    assert_eq!(fake.count("POST", "/api2/json/access/ticket"), 2);
+    assert_eq!(fake.count("GET", "/api2/json/nodes"), 2);
+}

@@ -178,10 +178,13 @@ impl Transport {
             attempt += 1;
             match self.send_authenticated(call).await {
                 Ok(v) => return Ok(v),
-                Err(PveError::Unauthorized(_))
-                    if !relogged && matches!(self.auth, Auth::Password { .. }) =>
+                Err(PveError::Unauthorized(detail))
+                    if !relogged
+                        && matches!(self.auth, Auth::Password { .. })
+                        && !detail.op.ends_with("/access/ticket") =>
                 {
-                    // The ticket may have expired server-side: log in again once.
+                    // The ticket may have expired server-side: log in again once (but a refused
+                    // login is final; PVE answers each failed login after a 3 s delay).
                     relogged = true;
                     self.tickets.invalidate().await;
                 }
