@@ -1,5 +1,6 @@
 //! Self-discovery over HTTP: the local MACs are matched against the live config of every
-//! running guest in a scripted cluster (two containers, one VM, one stopped container).
+//! running guest, in a scripted cluster and in the simulator (two containers, one VM, one stopped
+//! container sharing the VM's MAC).
 
 mod pve_client_support;
 
@@ -92,4 +93,86 @@ async fn two_matching_guests_are_refused() {
     let ids: Vec<u32> = candidates.iter().map(|c| c.vmid.get()).collect();
     assert_eq!(ids.len(), 2);
     assert!(ids.contains(&101) && ids.contains(&200));
+}
+
+mod against_the_simulator {
+    use atoll::proxmox::client::{Auth, ClientSettings, ProxmoxClient};
+    use atoll::proxmox::discover::{LocalMacs, NoMatch, discover_self};
+    use atoll::proxmox::types::{GuestKind, Mac};
+    use atoll::pvesim::{Scenario, SimOptions, Simulator};
+
+    const CLUSTER: &str = r#"
+nodes:
+  - name: pve
+  - name: pve2
+guests:
+  - vmid: 100
+    status: running
+    config: {hostname: atoll, memory: 512, ostype: debian, rootfs: "local-lvm:vm-100-disk-0,size=8G",
+             net0: "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:01:00,ip=dhcp,type=veth"}
+  - vmid: 101
+    node: pve2
+    status: running
+    config: {hostname: other, memory: 512, ostype: debian, rootfs: "local-lvm:vm-101-disk-0,size=8G",
+             net0: "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:01:01,type=veth",
+             net1: "name=eth1,bridge=vmbr0,hwaddr=BC:24:11:00:00:99,type=veth"}
+  - vmid: 200
+    type: qemu
+    status: running
+    config: {name: vm, memory: 2048, net0: "virtio=BC:24:11:00:02:00,bridge=vmbr0",
+             net1: "e1000=BC:24:11:00:00:99,bridge=vmbr0"}
+  - vmid: 102
+    status: stopped
+    config: {hostname: off, memory: 512, ostype: debian, rootfs: "local-lvm:vm-102-disk-0,size=8G",
+             net0: "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:02:00,type=veth"}
+"#;
+
+    async fn discover(local: &[&str]) -> Result<atoll::proxmox::discover::SelfGuest, NoMatch> {
+        let scenario: Scenario = serde_yaml_ng::from_str(CLUSTER).expect("scenario");
+        let sim = Simulator::start(&scenario, SimOptions::default())
+            .await
+            .expect("simulator");
+        let auth = Auth::ApiToken("root@pam!atoll=secret".to_owned().into());
+        let client = ProxmoxClient::new(&ClientSettings::new(sim.url(), auth)).expect("client");
+        let macs = local
+            .iter()
+            .map(|m| m.parse::<Mac>().expect("mac"))
+            .collect();
+        discover_self(&client, &LocalMacs::Fixed(macs))
+            .await
+            .expect("cluster readable")
+    }
+
+    #[tokio::test]
+    async fn one_container_matches() {
+        let guest = discover(&["bc:24:11:00:01:00"]).await.expect("one match");
+        assert_eq!(
+            (guest.kind, guest.vmid.get(), guest.node.as_str()),
+            (GuestKind::Lxc, 100, "pve")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_qemu_guest_matches_by_model_mac() {
+        let guest = discover(&["bc:24:11:00:02:00"]).await.expect("vm");
+        assert_eq!((guest.kind, guest.vmid.get()), (GuestKind::Qemu, 200));
+    }
+
+    #[tokio::test]
+    async fn no_guest_matches() {
+        let found = discover(&["bc:24:11:ff:ff:ff"]).await;
+        assert!(
+            matches!(found, Err(NoMatch::NoGuest { checked: 3, .. })),
+            "{found:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn two_matches_are_refused() {
+        let found = discover(&["bc:24:11:00:00:99"]).await;
+        assert!(
+            matches!(&found, Err(NoMatch::Ambiguous { candidates }) if candidates.len() == 2),
+            "{found:?}"
+        );
+    }
 }
