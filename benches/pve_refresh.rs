@@ -23,12 +23,12 @@ fn scenario() -> Scenario {
     let mut yaml = String::from("guests:\n");
     for i in 0..GUESTS {
         let vmid = 1000 + i;
-        let _ = write!(
+        let _ = writeln!(
             yaml,
             "  - {{vmid: {vmid}, status: running, config: {{hostname: ct{vmid}, memory: 512, \
              ostype: debian, rootfs: \"local-lvm:vm-{vmid}-disk-0,size=8G\", \
              net0: \"name=eth0,bridge=vmbr0,hwaddr=BC:24:11:{:02X}:{:02X}:01,ip=dhcp,type=veth\"}}, \
-             pending: {{cores: 2}}}}\n",
+             pending: {{cores: 2}}}}",
             i / 256,
             i % 256
         );
