@@ -491,3 +491,35 @@ mod faults {
         assert_eq!(net.name, "eth0");
     }
 }
+
+#[tokio::test]
+async fn qemu_config_and_status_are_readable_through_the_api_seam() {
+    let (_sim, client) = start(
+        r#"
+guests:
+  - {vmid: 300, type: qemu, status: running,
+     config: {name: builder, memory: 4096, cores: 2, net0: "virtio=BC:24:11:AA:BB:CC,bridge=vmbr0"}}
+"#,
+    )
+    .await;
+    let api: std::sync::Arc<dyn atoll::proxmox::client::ProxmoxApi> = std::sync::Arc::new(client);
+    let config = api
+        .guest_config(&pve(), GuestKind::Qemu, vmid(300), true)
+        .await
+        .expect("config");
+    assert_eq!(config.get("memory").as_deref(), Some("4096"));
+    assert!(config.digest.is_some());
+    let status = api
+        .guest_status(&pve(), GuestKind::Qemu, vmid(300))
+        .await
+        .expect("status");
+    assert_eq!(status.status, RunState::Running);
+    let wrong_kind = api
+        .guest_status(&pve(), GuestKind::Lxc, vmid(300))
+        .await
+        .expect_err("not a CT");
+    assert!(
+        matches!(wrong_kind, PveError::NotFound(_)),
+        "{wrong_kind:?}"
+    );
+}
