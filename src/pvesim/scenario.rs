@@ -302,6 +302,7 @@ fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
         running,
         started_at: running.then(now),
         pid: running.then_some(10_000 + vmid),
+        booted: running.then(std::time::Instant::now),
         ha_managed: spec.ha_managed,
         events: Vec::new(),
     };

@@ -99,6 +99,7 @@ pub(crate) async fn create(
             running: false,
             started_at: None,
             pid: None,
+            booted: None,
             ha_managed: params.flag("ha-managed")?,
             events: Vec::new(),
         };
