@@ -65,6 +65,8 @@ pub(crate) struct Guest {
     pub(crate) running: bool,
     pub(crate) started_at: Option<u64>,
     pub(crate) pid: Option<u32>,
+    /// When the guest last started (drives the DHCP delay of `/interfaces`).
+    pub(crate) booted: Option<std::time::Instant>,
     pub(crate) ha_managed: bool,
     pub(crate) events: Vec<GuestEvent>,
 }

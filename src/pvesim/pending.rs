@@ -401,3 +401,38 @@ fn new_disk(volume: &str) -> Option<(&str, f64)> {
     let gib: f64 = size.parse().ok()?;
     (!sid.is_empty() && size.chars().all(|c| c.is_ascii_digit() || c == '.')).then_some((sid, gib))
 }
+
+/// A new container's config (create, scenario): disks allocated first (`create_disks`), the
+/// rest through `update_pct_config` on a stopped CT, then the read-only `unprivileged` flag.
+/// Returns the first error's message.
+pub(crate) fn initial(set: &BTreeMap<String, String>, env: &mut Env<'_>) -> Result<Conf, String> {
+    let mut set = set.clone();
+    let unprivileged = set.remove("unprivileged");
+    let disks: Vec<String> = set
+        .keys()
+        .filter(|k| *k == "rootfs" || k.starts_with("mp"))
+        .cloned()
+        .collect();
+    let mut conf = Conf::default();
+    for key in disks {
+        if let Some(value) = set.remove(&key) {
+            let value = alloc_mountpoint(&value, env)?;
+            conf.main.insert(key, value);
+        }
+    }
+    let req = Update {
+        set,
+        delete: Vec::new(),
+        revert: Vec::new(),
+    };
+    update(&mut conf, false, &req, env).map_err(|e| {
+        match e.errors.and_then(|m| m.into_values().next()) {
+            Some(first) => first,
+            None => e.message,
+        }
+    })?;
+    if let Some(u) = unprivileged {
+        conf.main.insert("unprivileged".to_owned(), u);
+    }
+    Ok(conf)
+}

@@ -257,7 +257,7 @@ fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
         "qemu" => GuestKind::Qemu,
         other => anyhow::bail!("guest {vmid}: type '{other}' is not lxc or qemu"),
     };
-    let mut conf = Conf::default();
+    let mut set = BTreeMap::new();
     for (k, v) in &spec.config {
         let v = yaml_to_string(v);
         let v = if k == "description" {
@@ -265,9 +265,10 @@ fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
         } else {
             v
         };
-        conf.pending.insert(k.clone(), v);
+        set.insert(k.clone(), v);
     }
-    if kind == GuestKind::Lxc {
+    let mut conf = if kind == GuestKind::Lxc {
+        let lock = set.remove("lock");
         let mut env = Env {
             node: &spec.node,
             vmid,
@@ -277,14 +278,17 @@ fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
             events: Vec::new(),
             warnings: Vec::new(),
         };
-        let errors = pending::apply(&mut conf, None, &mut env);
-        if let Some((key, err)) = errors.into_iter().next() {
-            anyhow::bail!("guest {vmid}: {key}: {err}");
+        let mut conf = pending::initial(&set, &mut env)
+            .map_err(|e| anyhow::anyhow!("guest {vmid}: {e}"))?;
+        if let Some(lock) = lock {
+            conf.main.insert("lock".to_owned(), lock);
         }
+        conf
     } else {
-        conf.main = std::mem::take(&mut conf.pending);
+        let mut conf = Conf { main: set, pending: BTreeMap::new() };
         super::qemu::normalize_new(&mut conf);
-    }
+        conf
+    };
     for (k, v) in &spec.pending {
         conf.pending.insert(k.clone(), yaml_to_string(v));
     }
@@ -302,6 +306,7 @@ fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
         running,
         started_at: running.then(now),
         pid: running.then_some(10_000 + vmid),
+        booted: running.then(std::time::Instant::now),
         ha_managed: spec.ha_managed,
         events: Vec::new(),
     };

@@ -344,15 +344,13 @@ pub(crate) async fn interfaces(
 ) -> ApiResult<Response> {
     let vmid = parse_vmid(&vmid)?;
     let sim = state.0;
-    let dhcp_delay = sim.opts.dhcp_delay.as_secs_f64();
+    let dhcp_delay = sim.opts.dhcp_delay;
     let mut cluster = sim.cluster();
     let guest = cluster.guest_at(&node, GuestKind::Lxc, vmid)?;
     if !guest.running {
         return Ok(data(Value::Null));
     }
-    let up_for = guest
-        .started_at
-        .map_or(0.0, |s| now().saturating_sub(s) as f64);
+    let dhcp_ready = guest.booted.is_some_and(|b| b.elapsed() >= dhcp_delay);
     let mut list = vec![
         json!({ "name": "lo", "hwaddr": "00:00:00:00:00:00", "hardware-address": "00:00:00:00:00:00",
         "inet": "127.0.0.1/8", "inet6": "::1/128", "ip-addresses": [
@@ -362,10 +360,7 @@ pub(crate) async fn interfaces(
     for (key, value) in guest.conf.main.iter().filter(|(k, _)| k.starts_with("net")) {
         let props = propstr::parse(value, None).unwrap_or_default();
         list.push(super::lxc_create::interface_json(
-            vmid,
-            key,
-            &props,
-            up_for >= dhcp_delay,
+            vmid, key, &props, dhcp_ready,
         ));
     }
     Ok(data(Value::Array(list)))

@@ -17,6 +17,7 @@ use crate::pvesim::error::{ApiError, ApiResult};
 use crate::pvesim::model::{Cluster, Guest, GuestKind, now};
 use crate::pvesim::pending::{self, Env};
 use crate::pvesim::server::Sim;
+use crate::pvesim::storage::storage_of;
 use crate::pvesim::{propstr, worker};
 
 const CREATE_EXTRA: &[&str] = &[
@@ -99,6 +100,7 @@ pub(crate) async fn create(
             running: false,
             started_at: None,
             pid: None,
+            booted: None,
             ha_managed: params.flag("ha-managed")?,
             events: Vec::new(),
         };
@@ -169,9 +171,7 @@ impl CreateJob {
         fail: Option<String>,
     ) -> Result<Conf, String> {
         let vmid = self.vmid;
-        let template_sid = crate::pvesim::storage::storage_of(&self.ostemplate)
-            .unwrap_or("local")
-            .to_owned();
+        let template_sid = storage_of(&self.ostemplate).unwrap_or("local").to_owned();
         let exists = cluster
             .storages
             .get(&(self.node.clone(), template_sid))
@@ -183,10 +183,8 @@ impl CreateJob {
         if !exists {
             return Err(format!("volume '{}' does not exist", self.ostemplate));
         }
-        let mut conf = Conf::default();
-        conf.pending.clone_from(&self.set);
-        conf.pending
-            .entry("rootfs".to_owned())
+        let mut set = self.set.clone();
+        set.entry("rootfs".to_owned())
             .or_insert_with(|| format!("{}:4", self.storage));
         let bridges = cluster
             .nodes
@@ -202,10 +200,7 @@ impl CreateJob {
             events: Vec::new(),
             warnings: Vec::new(),
         };
-        let errors = pending::apply(&mut conf, None, &mut env);
-        if let Some((_, e)) = errors.into_iter().next() {
-            return Err(e.rsplit(" : ").next().unwrap_or_default().to_owned());
-        }
+        let mut conf = pending::initial(&set, &mut env)?;
         let name = self
             .ostemplate
             .rsplit('/')
@@ -219,55 +214,52 @@ impl CreateJob {
             return Err(msg);
         }
         log.push("Total bytes read: 524288000 (500MiB, 250MiB/s)".to_owned());
-        let ostype = name
-            .split(['-', '_'])
-            .next()
-            .filter(|o| {
-                crate::pvesim::schema::check(
-                    crate::pvesim::schema::Kind::Enum(&[
-                        "debian",
-                        "ubuntu",
-                        "alpine",
-                        "centos",
-                        "fedora",
-                        "archlinux",
-                        "devuan",
-                        "gentoo",
-                        "opensuse",
-                        "nixos",
-                    ]),
-                    o,
-                )
-                .is_ok()
-            })
-            .unwrap_or("unmanaged");
-        log.push(format!(
-            "Detected container architecture: {}",
-            conf.main.get("arch").map_or("amd64", String::as_str)
-        ));
+        let arch = conf
+            .main
+            .get("arch")
+            .cloned()
+            .unwrap_or_else(|| "amd64".to_owned());
+        log.push(format!("Detected container architecture: {arch}"));
         log.push(
             "Creating SSH host key 'ssh_host_ed25519_key' - this may take some time ...".to_owned(),
         );
-        conf.main
-            .entry("arch".to_owned())
-            .or_insert_with(|| "amd64".to_owned());
-        conf.main
-            .entry("ostype".to_owned())
-            .or_insert_with(|| ostype.to_owned());
-        conf.main
-            .entry("hostname".to_owned())
-            .or_insert_with(|| format!("CT{vmid}"));
-        conf.main
-            .entry("memory".to_owned())
-            .or_insert_with(|| "512".to_owned());
-        conf.main
-            .entry("swap".to_owned())
-            .or_insert_with(|| "512".to_owned());
+        let defaults = [
+            ("arch", arch),
+            ("ostype", detect_ostype(&name).to_owned()),
+            ("hostname", format!("CT{vmid}")),
+            ("memory", "512".to_owned()),
+            ("swap", "512".to_owned()),
+        ];
+        for (key, value) in defaults {
+            conf.main.entry(key.to_owned()).or_insert(value);
+        }
         if self.unprivileged {
             conf.main.insert("unprivileged".to_owned(), "1".to_owned());
         }
         Ok(conf)
     }
+}
+
+/// The OS PVE's setup code would detect, guessed from the template name.
+fn detect_ostype(template: &str) -> &'static str {
+    const KNOWN: &[&str] = &[
+        "debian",
+        "ubuntu",
+        "alpine",
+        "centos",
+        "fedora",
+        "archlinux",
+        "devuan",
+        "gentoo",
+        "opensuse",
+        "nixos",
+    ];
+    let first = template.split(['-', '_']).next().unwrap_or_default();
+    KNOWN
+        .iter()
+        .find(|k| **k == first)
+        .copied()
+        .unwrap_or("unmanaged")
 }
 
 /// `PUT .../resize`: grows a volume (`+` relative), refuses shrinking; runs as a task.

@@ -87,6 +87,7 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
             get(storage::query_url_metadata),
         )
         .fallback(not_implemented)
+        .method_not_allowed_fallback(not_implemented)
         .layer(middleware::from_fn_with_state(sim.clone(), pipeline))
         .with_state(sim);
     Router::new()
