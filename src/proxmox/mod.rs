@@ -8,3 +8,5 @@
 pub mod client;
 pub mod discover;
 pub mod types;
+
+pub use client::{ClientSettings, ProxmoxApi, ProxmoxClient, PveError};
