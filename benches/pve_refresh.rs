@@ -96,6 +96,10 @@ fn main() {
         .build()
         .expect("runtime");
     let floor = LATENCY * (1 + 2 * GUESTS) / WORKERS as u32;
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
+    println!("machine: {cpus} cpus, load average {}", load.join(" "));
     println!(
         "pve_refresh: {GUESTS} containers, {} ms latency, {WORKERS} workers per node",
         LATENCY.as_millis()
@@ -103,11 +107,12 @@ fn main() {
     let results = runtime.block_on(run(LATENCY, 3));
     for (i, (requests, wall)) in results.iter().enumerate() {
         println!(
-            "  round {}: {requests} requests in {:.3} s (floor {:.3} s, {:.2}x floor)",
+            "  round {}: {requests} requests in {:.3} s (floor {:.3} s, {:.2}x floor; {:.2} ms per request per worker)",
             i + 1,
             wall.as_secs_f64(),
             floor.as_secs_f64(),
-            wall.as_secs_f64() / floor.as_secs_f64()
+            wall.as_secs_f64() / floor.as_secs_f64(),
+            wall.as_secs_f64() * 1000.0 * WORKERS as f64 / *requests as f64
         );
     }
     let best = results.iter().map(|(_, w)| *w).min().unwrap_or_default();
