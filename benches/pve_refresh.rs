@@ -65,6 +65,19 @@ async fn refresh(client: &ProxmoxClient) -> (usize, Duration) {
     (1 + done.len(), started.elapsed())
 }
 
+/// Mean time of one `GET config` sent alone (what a single worker slot costs on this machine).
+async fn sequential_mean(client: &ProxmoxClient, count: u32) -> Duration {
+    let guests = client.cluster_guests().await.expect("cluster/resources");
+    let started = Instant::now();
+    for g in guests.iter().take(count as usize) {
+        client
+            .guest_config(&g.node, g.kind, g.vmid, true)
+            .await
+            .expect("config");
+    }
+    started.elapsed() / count
+}
+
 async fn run(latency: Duration, rounds: usize) -> Vec<(usize, Duration)> {
     let options = SimOptions {
         workers_per_node: WORKERS,
@@ -83,6 +96,14 @@ async fn run(latency: Duration, rounds: usize) -> Vec<(usize, Duration)> {
     );
     settings.node_concurrency = WORKERS;
     let client = ProxmoxClient::new(&settings).expect("client");
+    if !latency.is_zero() {
+        let mean = sequential_mean(&client, 200).await;
+        println!(
+            "  one request alone: {:.2} ms mean (of which {} ms injected latency)",
+            mean.as_secs_f64() * 1000.0,
+            latency.as_millis()
+        );
+    }
     let mut results = Vec::new();
     for _ in 0..rounds {
         results.push(refresh(&client).await);
