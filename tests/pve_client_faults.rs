@@ -89,3 +89,28 @@ async fn create_whose_response_was_lost_is_not_duplicated() {
         .expect("net");
     assert_eq!(net.name, "eth0");
 }
+
+#[tokio::test]
+async fn lost_create_response_then_failed_task_is_reported_not_retried() {
+    let (sim, client) = start("{}").await;
+    sim.faults().lose_responses(1);
+    sim.faults().fail_tasks(TaskFailure {
+        task_type: Some("vzcreate".into()),
+        vmid: Some(100),
+        message: "unable to create CT 100 - no space left".into(),
+        times: 1,
+    });
+    let err = client
+        .lxc_create_and_wait(&pve(), &create_request(100))
+        .await
+        .expect_err("failed");
+    assert!(
+        matches!(&err, PveError::Task { exitstatus, .. } if exitstatus.contains("disappeared")),
+        "{err:?}"
+    );
+    let guests = client.cluster_guests().await.expect("resources");
+    assert!(
+        guests.iter().all(|g| g.vmid != vmid(100)),
+        "no second create was sent"
+    );
+}
