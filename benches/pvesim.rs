@@ -33,11 +33,19 @@ fn scenario(containers: u32) -> Scenario {
 }
 
 fn client() -> reqwest::Client {
-    reqwest::Client::builder().pool_max_idle_per_host(64).build().expect("client builds")
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(64)
+        .build()
+        .expect("client builds")
 }
 
 async fn get(client: &reqwest::Client, url: &str) {
-    let res = client.get(url).header("Authorization", TOKEN).send().await.expect("request");
+    let res = client
+        .get(url)
+        .header("Authorization", TOKEN)
+        .send()
+        .await
+        .expect("request");
     assert!(res.status().is_success(), "{url}: {}", res.status());
     let _ = res.bytes().await.expect("body");
 }
@@ -79,7 +87,11 @@ async fn refresh(sim: &Simulator, containers: u32, concurrency: usize) -> Durati
                         break;
                     }
                     let vmid = 1000 + i;
-                    get(&client, &format!("{base}/nodes/pve/lxc/{vmid}/config?current=1")).await;
+                    get(
+                        &client,
+                        &format!("{base}/nodes/pve/lxc/{vmid}/config?current=1"),
+                    )
+                    .await;
                     get(&client, &format!("{base}/nodes/pve/lxc/{vmid}/pending")).await;
                 }
             })
@@ -93,7 +105,10 @@ async fn refresh(sim: &Simulator, containers: u32, concurrency: usize) -> Durati
 
 fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     runtime.block_on(async {
         let containers = 1000;
         let scenario = scenario(containers);

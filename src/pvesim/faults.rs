@@ -35,6 +35,9 @@ pub struct FaultSettings {
     pub task_failures: Vec<TaskFailure>,
     /// Nodes that do not answer (595 for requests addressed to them).
     pub offline_nodes: BTreeSet<String>,
+    /// Error bodies without `message`, as libpve-http-server before 5.2 sent them (the
+    /// message is then only in the HTTP status line).
+    pub legacy_error_bodies: bool,
 }
 
 /// A handle to change faults while the simulator runs.
@@ -108,6 +111,15 @@ impl Faults {
         } else {
             s.offline_nodes.remove(node);
         }
+    }
+
+    /// Switches between the legacy (`{"data":null}`) and current error bodies.
+    pub fn set_legacy_error_bodies(&self, legacy: bool) {
+        self.lock().legacy_error_bodies = legacy;
+    }
+
+    pub(crate) fn legacy_error_bodies(&self) -> bool {
+        self.lock().legacy_error_bodies
     }
 
     pub(crate) fn is_offline(&self, node: &str) -> bool {

@@ -22,6 +22,7 @@ mod server;
 mod storage;
 mod tasks;
 mod tls;
+mod volumes;
 mod worker;
 
 pub use faults::{FaultSettings, Faults, TaskFailure};

@@ -278,14 +278,17 @@ fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
             events: Vec::new(),
             warnings: Vec::new(),
         };
-        let mut conf = pending::initial(&set, &mut env)
-            .map_err(|e| anyhow::anyhow!("guest {vmid}: {e}"))?;
+        let mut conf =
+            pending::initial(&set, &mut env).map_err(|e| anyhow::anyhow!("guest {vmid}: {e}"))?;
         if let Some(lock) = lock {
             conf.main.insert("lock".to_owned(), lock);
         }
         conf
     } else {
-        let mut conf = Conf { main: set, pending: BTreeMap::new() };
+        let mut conf = Conf {
+            main: set,
+            pending: BTreeMap::new(),
+        };
         super::qemu::normalize_new(&mut conf);
         conf
     };

@@ -6,6 +6,8 @@ mod access;
 mod cluster;
 mod lxc;
 mod lxc_create;
+mod lxc_disk;
+mod lxc_net;
 mod lxc_status;
 mod params;
 mod qemu;
@@ -50,8 +52,8 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
             get(lxc::config).put(lxc::update_config),
         )
         .route(&format!("{lxc}/pending"), get(lxc::pending))
-        .route(&format!("{lxc}/resize"), put(lxc::resize))
-        .route(&format!("{lxc}/interfaces"), get(lxc::interfaces))
+        .route(&format!("{lxc}/resize"), put(lxc_disk::resize))
+        .route(&format!("{lxc}/interfaces"), get(lxc_net::interfaces))
         .route(&format!("{lxc}/status/current"), get(lxc_status::current))
         .route(
             &format!("{lxc}/status/{{action}}"),
@@ -114,10 +116,20 @@ fn target(path: &str) -> (Option<String>, Option<(String, u32)>) {
     (node, guest)
 }
 
-async fn pipeline(State(sim): SimState, mut req: Request, next: Next) -> Response {
+async fn pipeline(State(sim): SimState, req: Request, next: Next) -> Response {
+    let response = serve(&sim, req, next).await;
+    if sim.faults.legacy_error_bodies()
+        && let Some(err) = response.extensions().get::<ApiError>()
+    {
+        return err.render(true);
+    }
+    response
+}
+
+async fn serve(sim: &Sim, mut req: Request, next: Next) -> Response {
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
-    match authenticate(&sim, &req, &path) {
+    match authenticate(sim, &req, &path) {
         Ok(Some(caller)) => {
             req.extensions_mut().insert(caller);
         }
