@@ -53,13 +53,33 @@ pub(crate) fn update(
     req: &Update,
     env: &mut Env<'_>,
 ) -> ApiResult<()> {
-    let vmid = env.vmid;
     for opt in &req.revert {
         conf.pending.remove(opt);
         conf.remove_from_pending_delete(opt);
     }
+    let mut modified = queue_deletes(conf, &req.delete, env)?;
+    modified.extend(queue_sets(conf, &req.set, env)?);
+    conf.cleanup_pending();
+    let errors = if running {
+        hotplug(conf, Some(&modified), env)
+    } else {
+        apply(conf, Some(&modified), env)
+    };
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::params(errors))
+    }
+}
+
+/// The delete half of `update_pct_config`: checks, then `add_to_pending_delete`.
+fn queue_deletes(
+    conf: &mut Conf,
+    delete: &[String],
+    env: &mut Env<'_>,
+) -> ApiResult<BTreeSet<String>> {
     let mut modified = BTreeSet::new();
-    for opt in &req.delete {
+    for opt in delete {
         if !conf.main.contains_key(opt) && !conf.pending.contains_key(opt) {
             env.warnings.push(format!(
                 "cannot delete '{opt}' - not set in current configuration!"
@@ -79,18 +99,29 @@ pub(crate) fn update(
                 )));
             }
             o if o.starts_with("mp") || o.starts_with("unused") => {
-                check_protection(conf, &format!("can't remove CT {vmid} drive '{opt}'"))?;
+                let msg = format!("can't remove CT {} drive '{opt}'", env.vmid);
+                check_protection(conf, &msg)?;
             }
             _ => {}
         }
         conf.add_to_pending_delete(opt);
     }
-    for (opt, value) in &req.set {
+    Ok(modified)
+}
+
+/// The set half of `update_pct_config`: checks and normalisation, then into pending.
+fn queue_sets(
+    conf: &mut Conf,
+    set: &BTreeMap<String, String>,
+    env: &Env<'_>,
+) -> ApiResult<BTreeSet<String>> {
+    let mut modified = BTreeSet::new();
+    for (opt, value) in set {
         modified.insert(opt.clone());
         let mut value = value.clone();
         match opt.as_str() {
             o if o == "rootfs" || o.starts_with("mp") => {
-                check_protection(conf, &format!("can't update CT {vmid} drive '{opt}'"))?;
+                check_protection(conf, &format!("can't update CT {} drive '{opt}'", env.vmid))?;
                 check_volume_storage(&value, env)?;
             }
             "nameserver" | "searchdomain" => value = propstr::split_list(&value).join(" "),
@@ -106,17 +137,7 @@ pub(crate) fn update(
         conf.pending.insert(opt.clone(), value);
         conf.remove_from_pending_delete(opt);
     }
-    conf.cleanup_pending();
-    let errors = if running {
-        hotplug(conf, Some(&modified), env)
-    } else {
-        apply(conf, Some(&modified), env)
-    };
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::params(errors))
-    }
+    Ok(modified)
 }
 
 fn check_protection(conf: &Conf, msg: &str) -> ApiResult<()> {
@@ -180,24 +201,53 @@ pub(crate) fn hotplug(
     selection: Option<&BTreeSet<String>>,
     env: &mut Env<'_>,
 ) -> BTreeMap<String, String> {
-    let mut errors = BTreeMap::new();
-    let fast: Vec<String> = conf
-        .pending
-        .keys()
-        .filter(|k| FASTPLUG.contains(&k.as_str()) && selected(selection, k))
-        .cloned()
-        .collect();
-    for opt in fast {
+    let fast = selected_keys(conf, selection)
+        .into_iter()
+        .filter(|k| FASTPLUG.contains(&k.as_str()));
+    for opt in fast.collect::<Vec<_>>() {
         if let Some(v) = conf.pending.remove(&opt) {
             conf.main.insert(opt.clone(), v);
             env.events.push(GuestEvent::Written(opt));
         }
     }
-    for opt in conf
+    hot_deletes(conf, selection, env);
+    let mut errors = BTreeMap::new();
+    for opt in selected_keys(conf, selection) {
+        let Some(value) = conf.pending.get(&opt).cloned() else {
+            continue;
+        };
+        match hot_set(conf, &opt, value, env) {
+            Ok(Some((value, event))) => {
+                conf.pending.remove(&opt);
+                conf.main.insert(opt, value);
+                env.events.push(event);
+            }
+            Ok(None) => {}
+            Err(msg) => {
+                errors.insert(opt.clone(), format!("unable to hotplug {opt}: {msg}"));
+            }
+        }
+    }
+    errors
+}
+
+/// Pending (non-`delete`) keys in the selection.
+fn selected_keys(conf: &Conf, selection: Option<&BTreeSet<String>>) -> Vec<String> {
+    conf.pending
+        .keys()
+        .filter(|k| *k != "delete" && selected(selection, k))
+        .cloned()
+        .collect()
+}
+
+/// The delete pass of `vmconfig_hotplug_pending`; what is not hot stays queued.
+fn hot_deletes(conf: &mut Conf, selection: Option<&BTreeSet<String>>, env: &mut Env<'_>) {
+    let deletes: Vec<String> = conf
         .pending_delete()
         .into_keys()
         .filter(|k| selected(selection, k))
-    {
+        .collect();
+    for opt in deletes {
         let event = match opt.as_str() {
             o if FASTPLUG.contains(&o) => GuestEvent::Written(opt.clone()),
             o if o.starts_with("unused") => {
@@ -215,45 +265,29 @@ pub(crate) fn hotplug(
         conf.remove_from_pending_delete(&opt);
         env.events.push(event);
     }
-    let keys: Vec<String> = conf
-        .pending
-        .keys()
-        .filter(|k| *k != "delete" && selected(selection, k))
-        .cloned()
-        .collect();
-    for opt in keys {
-        let Some(value) = conf.pending.get(&opt).cloned() else {
-            continue;
-        };
-        let result = match opt.as_str() {
-            "cpulimit" | "cpuunits" | "memory" | "swap" => {
-                Ok(Some((value, GuestEvent::HotApplied(opt.clone()))))
-            }
-            o if o.starts_with("net") => {
-                let canonical = canonical_net(&value);
-                let event = net_event(&opt, conf.main.get(&opt).map(String::as_str), &canonical);
-                Ok(Some((canonical, event)))
-            }
-            o if o.starts_with("mp") && !conf.main.contains_key(o) => alloc_mountpoint(&value, env)
-                .map(|v| Some((v, GuestEvent::HotApplied(opt.clone())))),
-            o if o.starts_with("dev") && !conf.main.contains_key(o) => {
-                Ok(Some((value, GuestEvent::HotApplied(opt.clone()))))
-            }
-            _ => Ok(None),
-        };
-        match result {
-            Ok(Some((value, event))) => {
-                conf.pending.remove(&opt);
-                conf.main.insert(opt, value);
-                env.events.push(event);
-            }
-            Ok(None) => {}
-            Err(msg) => {
-                errors.insert(opt.clone(), format!("unable to hotplug {opt}: {msg}"));
-            }
+}
+
+/// One key of the set pass: the value to write and what it did, `None` to keep it pending.
+fn hot_set(
+    conf: &Conf,
+    opt: &str,
+    value: String,
+    env: &mut Env<'_>,
+) -> Result<Option<(String, GuestEvent)>, String> {
+    let hot = |v: String| Ok(Some((v, GuestEvent::HotApplied(opt.to_owned()))));
+    match opt {
+        "cpulimit" | "cpuunits" | "memory" | "swap" => hot(value),
+        o if o.starts_with("net") => {
+            let canonical = canonical_net(&value);
+            let event = net_event(opt, conf.main.get(opt).map(String::as_str), &canonical);
+            Ok(Some((canonical, event)))
         }
+        o if o.starts_with("mp") && !conf.main.contains_key(o) => {
+            hot(alloc_mountpoint(&value, env)?)
+        }
+        o if o.starts_with("dev") && !conf.main.contains_key(o) => hot(value),
+        _ => Ok(None),
     }
-    errors
 }
 
 /// What `PVE::LXC::update_net` does to the running link for a new canonical `netN` value.
@@ -281,18 +315,20 @@ pub(crate) fn apply(
     selection: Option<&BTreeSet<String>>,
     env: &mut Env<'_>,
 ) -> BTreeMap<String, String> {
-    for opt in conf
+    let deletes: Vec<String> = conf
         .pending_delete()
         .into_keys()
         .filter(|k| selected(selection, k))
-    {
+        .collect();
+    for opt in deletes {
+        let volid = conf.main.get(&opt).cloned();
         if opt.starts_with("mp")
-            && let Some(volid) = conf.main.get(&opt).and_then(|v| volume_of(v))
+            && let Some(volid) = volid.as_deref().and_then(volume_of)
             && !volid.starts_with('/')
         {
             add_unused(conf, &volid);
         } else if opt.starts_with("unused")
-            && let Some(volid) = conf.main.get(&opt).cloned()
+            && let Some(volid) = volid
         {
             free_volume(env, &volid);
         }
@@ -302,31 +338,11 @@ pub(crate) fn apply(
     }
     conf.cleanup_pending();
     let mut errors = BTreeMap::new();
-    let keys: Vec<String> = conf
-        .pending
-        .keys()
-        .filter(|k| *k != "delete" && selected(selection, k))
-        .cloned()
-        .collect();
-    for opt in keys {
+    for opt in selected_keys(conf, selection) {
         let Some(value) = conf.pending.get(&opt).cloned() else {
             continue;
         };
-        let result = if opt.starts_with("mp") || opt == "rootfs" {
-            let old = conf.main.get(&opt).and_then(|v| volume_of(v));
-            alloc_mountpoint(&value, env).inspect(|new| {
-                if let Some(old) =
-                    old.filter(|o| volume_of(new).as_ref() != Some(o) && !o.starts_with('/'))
-                {
-                    add_unused(conf, &old);
-                }
-            })
-        } else if opt.starts_with("net") {
-            Ok(canonical_net(&value))
-        } else {
-            Ok(value)
-        };
-        match result {
+        match apply_value(conf, &opt, value, env) {
             Ok(value) => {
                 conf.pending.remove(&opt);
                 conf.main.insert(opt.clone(), value);
@@ -341,6 +357,30 @@ pub(crate) fn apply(
         }
     }
     errors
+}
+
+/// One key of the apply pass: volumes are allocated (a replaced one becomes `unusedN`), NICs
+/// printed canonically, everything else taken as it is.
+fn apply_value(
+    conf: &mut Conf,
+    opt: &str,
+    value: String,
+    env: &mut Env<'_>,
+) -> Result<String, String> {
+    if opt.starts_with("mp") || opt == "rootfs" {
+        let old = conf.main.get(opt).and_then(|v| volume_of(v));
+        let new = alloc_mountpoint(&value, env)?;
+        if let Some(old) =
+            old.filter(|o| volume_of(&new).as_ref() != Some(o) && !o.starts_with('/'))
+        {
+            add_unused(conf, &old);
+        }
+        Ok(new)
+    } else if opt.starts_with("net") {
+        Ok(canonical_net(&value))
+    } else {
+        Ok(value)
+    }
 }
 
 /// A new container's config (create, scenario): disks allocated first (`create_disks`), the

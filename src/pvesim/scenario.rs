@@ -243,12 +243,6 @@ fn yaml_to_string(value: &serde_yaml_ng::Value) -> String {
 
 fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
     let vmid = spec.vmid;
-    let Some(node) = cluster.nodes.get(&spec.node).cloned() else {
-        anyhow::bail!(
-            "guest {vmid}: node '{}' is not declared under nodes",
-            spec.node
-        );
-    };
     if cluster.guests.contains_key(&vmid) {
         anyhow::bail!("guest {vmid} is declared twice (VMIDs are unique across the cluster)");
     }
@@ -257,50 +251,15 @@ fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
         "qemu" => GuestKind::Qemu,
         other => anyhow::bail!("guest {vmid}: type '{other}' is not lxc or qemu"),
     };
-    let mut set = BTreeMap::new();
-    for (k, v) in &spec.config {
-        let v = yaml_to_string(v);
-        let v = if k == "description" {
-            super::conf::normalize_description(&v).unwrap_or_default()
-        } else {
-            v
-        };
-        set.insert(k.clone(), v);
-    }
-    let mut conf = if kind == GuestKind::Lxc {
-        let lock = set.remove("lock");
-        let mut env = Env {
-            node: &spec.node,
-            vmid,
-            storages: &mut cluster.storages,
-            bridges: &node.bridges,
-            now: now(),
-            events: Vec::new(),
-            warnings: Vec::new(),
-        };
-        let mut conf =
-            pending::initial(&set, &mut env).map_err(|e| anyhow::anyhow!("guest {vmid}: {e}"))?;
-        if let Some(lock) = lock {
-            conf.main.insert("lock".to_owned(), lock);
-        }
-        conf
-    } else {
-        let mut conf = Conf {
-            main: set,
-            pending: BTreeMap::new(),
-        };
-        super::qemu::normalize_new(&mut conf);
-        conf
-    };
-    for (k, v) in &spec.pending {
-        conf.pending.insert(k.clone(), yaml_to_string(v));
-    }
     let running = match spec.status.as_str() {
         "running" => true,
         "stopped" => false,
         other => anyhow::bail!("guest {vmid}: status '{other}' is not running or stopped"),
     };
-    cluster.next_pid += 1;
+    let mut conf = guest_conf(cluster, spec, kind)?;
+    for (k, v) in &spec.pending {
+        conf.pending.insert(k.clone(), yaml_to_string(v));
+    }
     let guest = Guest {
         vmid,
         node: spec.node.clone(),
@@ -315,4 +274,49 @@ fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
     };
     cluster.guests.insert(vmid, guest);
     Ok(())
+}
+
+/// The config of a declared guest: an LXC one is built like a create (disks allocated, values
+/// normalised, MACs generated); a QEMU one gets MACs for its NICs.
+fn guest_conf(cluster: &mut Cluster, spec: &GuestSpec, kind: GuestKind) -> anyhow::Result<Conf> {
+    let vmid = spec.vmid;
+    let Some(node) = cluster.nodes.get(&spec.node).cloned() else {
+        anyhow::bail!(
+            "guest {vmid}: node '{}' is not declared under nodes",
+            spec.node
+        );
+    };
+    let mut set = BTreeMap::new();
+    for (k, v) in &spec.config {
+        let v = yaml_to_string(v);
+        let v = match k.as_str() {
+            "description" => super::conf::normalize_description(&v).unwrap_or_default(),
+            _ => v,
+        };
+        set.insert(k.clone(), v);
+    }
+    if kind == GuestKind::Qemu {
+        let mut conf = Conf {
+            main: set,
+            pending: BTreeMap::new(),
+        };
+        super::qemu::normalize_new(&mut conf);
+        return Ok(conf);
+    }
+    let lock = set.remove("lock");
+    let mut env = Env {
+        node: &spec.node,
+        vmid,
+        storages: &mut cluster.storages,
+        bridges: &node.bridges,
+        now: now(),
+        events: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut conf =
+        pending::initial(&set, &mut env).map_err(|e| anyhow::anyhow!("guest {vmid}: {e}"))?;
+    if let Some(lock) = lock {
+        conf.main.insert("lock".to_owned(), lock);
+    }
+    Ok(conf)
 }

@@ -35,92 +35,33 @@ const CREATE_EXTRA: &[&str] = &[
     "unprivileged",
 ];
 
-/// `POST /nodes/{node}/lxc`.
+/// `POST /nodes/{node}/lxc`: checks, the `create` lock at once, the rest in a `vzcreate` task.
 pub(crate) async fn create(
     state: SimState,
     Extension(caller): Extension<Caller>,
     Path(node): Path<String>,
     params: Params,
 ) -> ApiResult<Response> {
-    let missing = |k: &str| ApiError::param(k, "property is missing and it is not optional");
-    let vmid = parse_vmid(params.get("vmid")?.ok_or_else(|| missing("vmid"))?)?;
-    let ostemplate = params
-        .get("ostemplate")?
-        .ok_or_else(|| missing("ostemplate"))?
-        .to_owned();
-    let storage = params.get("storage")?.unwrap_or("local").to_owned();
-    let start = params.flag("start")?;
-    let unprivileged = params
-        .get("unprivileged")?
-        .is_none_or(|u| u == "1" || u.eq_ignore_ascii_case("true"));
-    if let Some(pw) = params.get("password")?
-        && pw.chars().count() < 5
-    {
-        return Err(ApiError::param(
-            "password",
-            "value must be at least 5 characters long",
-        ));
-    }
-    let set = config_params(&params, CREATE_EXTRA)?;
-    let mut current = BTreeMap::new();
-    current.insert(
-        "unprivileged".to_owned(),
-        if unprivileged { "1" } else { "0" }.to_owned(),
-    );
-    check_root_only(&caller, &current, &set, &[])?;
+    let job = CreateJob::from_params(node, &caller, &params)?;
+    let ha_managed = params.flag("ha-managed")?;
     let sim = state.0;
-    let upid = {
+    let (upid, vmid) = {
         let mut cluster = sim.cluster();
-        cluster.node(&node)?;
-        cluster.check_vmid_unused(vmid)?;
-        match cluster.storages.get(&(node.clone(), storage.clone())) {
-            Some(s) if s.content.contains("rootdir") => {}
-            Some(_) => {
-                return Err(ApiError::param(
-                    "storage",
-                    format!("storage '{storage}' does not support container directories"),
-                ));
-            }
-            None => {
-                return Err(ApiError::param(
-                    "storage",
-                    format!("storage '{storage}' does not exist"),
-                ));
-            }
-        }
-        let mut conf = Conf::default();
-        conf.main.insert("lock".to_owned(), "create".to_owned());
-        let guest = Guest {
-            vmid,
-            node: node.clone(),
-            kind: GuestKind::Lxc,
-            conf,
-            running: false,
-            started_at: None,
-            pid: None,
-            booted: None,
-            ha_managed: params.flag("ha-managed")?,
-            events: Vec::new(),
-        };
-        cluster.guests.insert(vmid, guest);
-        cluster.new_task(&node, "vzcreate", &vmid.to_string(), &caller.upid_user())
+        job.reserve(&mut cluster, ha_managed)?;
+        (
+            cluster.new_task(
+                &job.node,
+                "vzcreate",
+                &job.vmid.to_string(),
+                &caller.upid_user(),
+            ),
+            job.vmid,
+        )
     };
-    let job = CreateJob {
-        node,
-        vmid,
-        ostemplate,
-        storage,
-        set,
-        unprivileged,
-        start,
-    };
-    worker::spawn(
-        &sim,
-        upid.clone(),
-        "vzcreate",
-        Some(vmid),
-        Box::new(move |cluster, log, fail| job.run(cluster, log, fail)),
-    );
+    let body = Box::new(move |cluster: &mut Cluster, log: &mut Vec<String>, fail| {
+        job.run(cluster, log, fail)
+    });
+    worker::spawn(&sim, upid.clone(), "vzcreate", Some(vmid), body);
     Ok(data(json!(upid)))
 }
 
@@ -135,6 +76,79 @@ struct CreateJob {
 }
 
 impl CreateJob {
+    /// The synchronous parameter checks of `create_vm`.
+    fn from_params(node: String, caller: &Caller, params: &Params) -> ApiResult<Self> {
+        let missing = |k: &str| ApiError::param(k, "property is missing and it is not optional");
+        let vmid = parse_vmid(params.get("vmid")?.ok_or_else(|| missing("vmid"))?)?;
+        let ostemplate = params
+            .get("ostemplate")?
+            .ok_or_else(|| missing("ostemplate"))?
+            .to_owned();
+        let storage = params.get("storage")?.unwrap_or("local").to_owned();
+        let unprivileged = params
+            .get("unprivileged")?
+            .is_none_or(|u| u == "1" || u.eq_ignore_ascii_case("true"));
+        if let Some(pw) = params.get("password")?
+            && pw.chars().count() < 5
+        {
+            return Err(ApiError::param(
+                "password",
+                "value must be at least 5 characters long",
+            ));
+        }
+        let set = config_params(params, CREATE_EXTRA)?;
+        let current = BTreeMap::from([(
+            "unprivileged".to_owned(),
+            if unprivileged { "1" } else { "0" }.to_owned(),
+        )]);
+        check_root_only(caller, &current, &set, &[])?;
+        Ok(Self {
+            node,
+            vmid,
+            ostemplate,
+            storage,
+            set,
+            unprivileged,
+            start: params.flag("start")?,
+        })
+    }
+
+    /// `check_vmid_unused`, the storage check, then `create_and_lock_config`.
+    fn reserve(&self, cluster: &mut Cluster, ha_managed: bool) -> ApiResult<()> {
+        cluster.node(&self.node)?;
+        cluster.check_vmid_unused(self.vmid)?;
+        let storage = &self.storage;
+        match cluster.storages.get(&(self.node.clone(), storage.clone())) {
+            Some(s) if s.content.contains("rootdir") => {}
+            Some(_) => {
+                let msg = format!("storage '{storage}' does not support container directories");
+                return Err(ApiError::param("storage", msg));
+            }
+            None => {
+                return Err(ApiError::param(
+                    "storage",
+                    format!("storage '{storage}' does not exist"),
+                ));
+            }
+        }
+        let mut conf = Conf::default();
+        conf.main.insert("lock".to_owned(), "create".to_owned());
+        let guest = Guest {
+            vmid: self.vmid,
+            node: self.node.clone(),
+            kind: GuestKind::Lxc,
+            conf,
+            running: false,
+            started_at: None,
+            pid: None,
+            booted: None,
+            ha_managed,
+            events: Vec::new(),
+        };
+        cluster.guests.insert(self.vmid, guest);
+        Ok(())
+    }
+
     fn run(
         self,
         cluster: &mut Cluster,
@@ -162,43 +176,14 @@ impl CreateJob {
         }
     }
 
+    /// The task body: template check, disks and config, archive extraction, defaults.
     fn build(
         &self,
         cluster: &mut Cluster,
         log: &mut Vec<String>,
         fail: Option<String>,
     ) -> Result<Conf, String> {
-        let vmid = self.vmid;
-        let template_sid = storage_of(&self.ostemplate).unwrap_or("local").to_owned();
-        let exists = cluster
-            .storages
-            .get(&(self.node.clone(), template_sid))
-            .is_some_and(|s| {
-                s.volumes
-                    .get(&self.ostemplate)
-                    .is_some_and(|v| v.content == "vztmpl")
-            });
-        if !exists {
-            return Err(format!("volume '{}' does not exist", self.ostemplate));
-        }
-        let mut set = self.set.clone();
-        set.entry("rootfs".to_owned())
-            .or_insert_with(|| format!("{}:4", self.storage));
-        let bridges = cluster
-            .nodes
-            .get(&self.node)
-            .map(|n| n.bridges.clone())
-            .unwrap_or_default();
-        let mut env = Env {
-            node: &self.node,
-            vmid,
-            storages: &mut cluster.storages,
-            bridges: &bridges,
-            now: now(),
-            events: Vec::new(),
-            warnings: Vec::new(),
-        };
-        let mut conf = pending::initial(&set, &mut env)?;
+        let mut conf = self.initial_config(cluster)?;
         let name = self
             .ostemplate
             .rsplit('/')
@@ -224,7 +209,7 @@ impl CreateJob {
         let defaults = [
             ("arch", arch),
             ("ostype", detect_ostype(&name).to_owned()),
-            ("hostname", format!("CT{vmid}")),
+            ("hostname", format!("CT{}", self.vmid)),
             ("memory", "512".to_owned()),
             ("swap", "512".to_owned()),
         ];
@@ -235,6 +220,37 @@ impl CreateJob {
             conf.main.insert("unprivileged".to_owned(), "1".to_owned());
         }
         Ok(conf)
+    }
+
+    /// The template must exist; disks are allocated (`rootfs` defaults to `<storage>:4`).
+    fn initial_config(&self, cluster: &mut Cluster) -> Result<Conf, String> {
+        let template_sid = storage_of(&self.ostemplate).unwrap_or("local").to_owned();
+        let template = cluster.storages.get(&(self.node.clone(), template_sid));
+        if !template.is_some_and(|s| {
+            s.volumes
+                .get(&self.ostemplate)
+                .is_some_and(|v| v.content == "vztmpl")
+        }) {
+            return Err(format!("volume '{}' does not exist", self.ostemplate));
+        }
+        let mut set = self.set.clone();
+        set.entry("rootfs".to_owned())
+            .or_insert_with(|| format!("{}:4", self.storage));
+        let bridges = cluster
+            .nodes
+            .get(&self.node)
+            .map(|n| n.bridges.clone())
+            .unwrap_or_default();
+        let mut env = Env {
+            node: &self.node,
+            vmid: self.vmid,
+            storages: &mut cluster.storages,
+            bridges: &bridges,
+            now: now(),
+            events: Vec::new(),
+            warnings: Vec::new(),
+        };
+        pending::initial(&set, &mut env)
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod access;
 mod cluster;
+mod download;
 mod lxc;
 mod lxc_create;
 mod lxc_disk;
@@ -34,8 +35,6 @@ pub(crate) type SimState = State<Arc<Sim>>;
 
 /// The whole API.
 pub(crate) fn router(sim: Arc<Sim>) -> Router {
-    let lxc = "/nodes/{node}/lxc/{vmid}";
-    let qm = "/nodes/{node}/qemu/{vmid}";
     let api = Router::new()
         .route("/version", get(cluster::version))
         .route(
@@ -45,34 +44,6 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
         .route("/nodes", get(cluster::nodes))
         .route("/cluster/resources", get(cluster::resources))
         .route("/cluster/nextid", get(cluster::nextid))
-        .route("/nodes/{node}/lxc", get(lxc::list).post(lxc::create))
-        .route(lxc, get(lxc::index).delete(lxc::destroy))
-        .route(
-            &format!("{lxc}/config"),
-            get(lxc::config).put(lxc::update_config),
-        )
-        .route(&format!("{lxc}/pending"), get(lxc::pending))
-        .route(&format!("{lxc}/resize"), put(lxc_disk::resize))
-        .route(&format!("{lxc}/interfaces"), get(lxc_net::interfaces))
-        .route(&format!("{lxc}/status/current"), get(lxc_status::current))
-        .route(
-            &format!("{lxc}/status/{{action}}"),
-            post(lxc_status::action),
-        )
-        .route("/nodes/{node}/qemu", get(qemu::list))
-        .route(
-            &format!("{qm}/config"),
-            get(qemu::config)
-                .put(qemu::update_config)
-                .post(qemu::update_config_async),
-        )
-        .route(&format!("{qm}/pending"), get(qemu::pending))
-        .route(&format!("{qm}/status/current"), get(qemu::current))
-        .route(&format!("{qm}/status/{{action}}"), post(qemu::action))
-        .route(
-            &format!("{qm}/agent/network-get-interfaces"),
-            get(qemu::agent_interfaces),
-        )
         .route("/nodes/{node}/tasks/{upid}/status", get(tasks::status))
         .route("/nodes/{node}/tasks/{upid}/log", get(tasks::log))
         .route("/nodes/{node}/storage", get(storage::list))
@@ -82,12 +53,14 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
         )
         .route(
             "/nodes/{node}/storage/{storage}/download-url",
-            post(storage::download_url),
+            post(download::download_url),
         )
         .route(
             "/nodes/{node}/query-url-metadata",
             get(storage::query_url_metadata),
         )
+        .merge(lxc_routes())
+        .merge(qemu_routes())
         .fallback(not_implemented)
         .method_not_allowed_fallback(not_implemented)
         .layer(middleware::from_fn_with_state(sim.clone(), pipeline))
@@ -95,6 +68,39 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
     Router::new()
         .nest("/api2/json", api)
         .fallback(not_implemented)
+}
+
+fn lxc_routes() -> Router<Arc<Sim>> {
+    let ct = "/nodes/{node}/lxc/{vmid}";
+    Router::new()
+        .route("/nodes/{node}/lxc", get(lxc::list).post(lxc::create))
+        .route(ct, get(lxc::index).delete(lxc::destroy))
+        .route(
+            &format!("{ct}/config"),
+            get(lxc::config).put(lxc::update_config),
+        )
+        .route(&format!("{ct}/pending"), get(lxc::pending))
+        .route(&format!("{ct}/resize"), put(lxc_disk::resize))
+        .route(&format!("{ct}/interfaces"), get(lxc_net::interfaces))
+        .route(&format!("{ct}/status/current"), get(lxc_status::current))
+        .route(&format!("{ct}/status/{{action}}"), post(lxc_status::action))
+}
+
+fn qemu_routes() -> Router<Arc<Sim>> {
+    let vm = "/nodes/{node}/qemu/{vmid}";
+    let config = get(qemu::config)
+        .put(qemu::update_config)
+        .post(qemu::update_config_async);
+    Router::new()
+        .route("/nodes/{node}/qemu", get(qemu::list))
+        .route(&format!("{vm}/config"), config)
+        .route(&format!("{vm}/pending"), get(qemu::pending))
+        .route(&format!("{vm}/status/current"), get(qemu::current))
+        .route(&format!("{vm}/status/{{action}}"), post(qemu::action))
+        .route(
+            &format!("{vm}/agent/network-get-interfaces"),
+            get(qemu::agent_interfaces),
+        )
 }
 
 async fn not_implemented(method: Method, uri: axum::http::Uri) -> ApiError {
