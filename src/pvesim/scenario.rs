@@ -243,6 +243,9 @@ fn yaml_to_string(value: &serde_yaml_ng::Value) -> String {
 
 fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
     let vmid = spec.vmid;
+    if !(100..=999_999_999).contains(&vmid) {
+        anyhow::bail!("guest {vmid}: vmid must be between 100 and 999999999");
+    }
     if cluster.guests.contains_key(&vmid) {
         anyhow::bail!("guest {vmid} is declared twice (VMIDs are unique across the cluster)");
     }
@@ -303,6 +306,12 @@ fn guest_conf(cluster: &mut Cluster, spec: &GuestSpec, kind: GuestKind) -> anyho
         super::qemu::normalize_new(&mut conf);
         return Ok(conf);
     }
+    for (key, value) in &set {
+        let kind = super::schema::lxc_kind(key)
+            .ok_or_else(|| anyhow::anyhow!("guest {vmid}: '{key}' is not an LXC config key"))?;
+        super::schema::check(kind, value)
+            .map_err(|e| anyhow::anyhow!("guest {vmid}: {key}: {e}"))?;
+    }
     let lock = set.remove("lock");
     let mut env = Env {
         node: &spec.node,
@@ -319,4 +328,66 @@ fn guest_conf(cluster: &mut Cluster, spec: &GuestSpec, kind: GuestKind) -> anyho
         conf.main.insert("lock".to_owned(), lock);
     }
     Ok(conf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(yaml: &str) -> anyhow::Result<Cluster> {
+        let scenario: Scenario = serde_yaml_ng::from_str(yaml)?;
+        scenario.build()
+    }
+
+    #[test]
+    fn default_scenario_has_node_pve_with_local_and_local_lvm() {
+        let cluster = build("{}").unwrap_or_default();
+        let keys: Vec<(String, String)> = cluster.storages.keys().cloned().collect();
+        assert_eq!(
+            keys,
+            [
+                ("pve".to_owned(), "local".to_owned()),
+                ("pve".to_owned(), "local-lvm".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn guest_on_an_undeclared_node_is_refused() {
+        let err = build("guests: [{vmid: 100, node: nope}]")
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("guest 100: node 'nope' is not declared under nodes")
+        );
+    }
+
+    #[test]
+    fn bad_config_values_name_the_guest_and_key() {
+        let err = build("guests: [{vmid: 100, config: {net0: 'bridge=vmbr0'}}]")
+            .err()
+            .map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.starts_with("guest 100: net0: invalid format")));
+    }
+
+    #[test]
+    fn scenario_guest_is_normalised_like_a_create() {
+        let cluster = build("guests: [{vmid: 100, config: {rootfs: 'local-lvm:8', tags: 'B;a', net0: 'name=eth0'}}]")
+            .unwrap_or_default();
+        let main = cluster
+            .guests
+            .get(&100)
+            .map(|g| g.conf.main.clone())
+            .unwrap_or_default();
+        assert_eq!(
+            main.get("rootfs").map(String::as_str),
+            Some("local-lvm:vm-100-disk-0,size=8G")
+        );
+        assert_eq!(main.get("tags").map(String::as_str), Some("a;b"));
+        assert!(
+            main.get("net0")
+                .is_some_and(|n| n.contains("hwaddr=BC:24:11:"))
+        );
+    }
 }
