@@ -389,11 +389,17 @@ fn apply_value(
 pub(crate) fn initial(set: &BTreeMap<String, String>, env: &mut Env<'_>) -> Result<Conf, String> {
     let mut set = set.clone();
     let unprivileged = set.remove("unprivileged");
-    let disks: Vec<String> = set
+    // `foreach_volume` order: rootfs first, then mp0, mp1, ... (numerically)
+    let mut disks: Vec<String> = set
         .keys()
         .filter(|k| *k == "rootfs" || k.starts_with("mp"))
         .cloned()
         .collect();
+    disks.sort_by_key(|k| {
+        k.strip_prefix("mp")
+            .and_then(|n| n.parse::<u32>().ok())
+            .map_or(0, |n| n + 1)
+    });
     let mut conf = Conf::default();
     for key in disks {
         if let Some(value) = set.remove(&key) {
