@@ -194,12 +194,9 @@ async fn error_rate_one_fails_every_request_with_a_transient_error() {
     api.create_ct(100, &[]).await;
     api.sim.faults().set_error_rate(1.0);
     assert_eq!(api.get("/version").await.status, 596);
-    assert!(
-        api.get("/nodes/pve/lxc/100/config")
-            .await
-            .message()
-            .ends_with("got timeout")
-    );
+    assert_eq!(api.get("/nodes/pve/lxc/100/config").await.status, 596);
+    let put = api.set(100, &[("cores", "2")]).await;
+    assert!(put.message().ends_with("got timeout"), "{:?}", put.body);
     api.sim.faults().set_error_rate(0.0);
     api.get("/version").await.ok();
 }

@@ -27,7 +27,7 @@ pub struct FaultSettings {
     pub path_latency: Vec<(String, Duration)>,
     /// Probability (0..=1) that a request fails with a transient error before it runs.
     pub error_rate: f64,
-    /// The next N requests that touch a guest fail with `can't lock file ... - got timeout`.
+    /// The next N writes to a guest fail with `can't lock file ... - got timeout`.
     pub lock_timeouts: u32,
     /// The next N writes (non-GET) run, but their response is lost (596 to the client).
     pub lost_responses: u32,
@@ -88,7 +88,7 @@ impl Faults {
         self.lock().error_rate = rate.clamp(0.0, 1.0);
     }
 
-    /// Makes the next `n` guest requests fail with a config-lock `got timeout`.
+    /// Makes the next `n` writes to a guest fail with a config-lock `got timeout`.
     pub fn inject_lock_timeouts(&self, n: u32) {
         self.lock().lock_timeouts = n;
     }
@@ -137,10 +137,11 @@ impl Faults {
                 .sum::<Duration>()
     }
 
-    /// Decides the fault for one request (consuming one-shot counters).
-    pub(crate) fn decide(&self, touches_guest: bool, is_write: bool) -> Injected {
+    /// Decides the fault for one request (consuming one-shot counters). Only writes to a guest
+    /// take its config lock, so only they can get `got timeout`.
+    pub(crate) fn decide(&self, guest_write: bool, is_write: bool) -> Injected {
         let mut s = self.lock();
-        if touches_guest && s.lock_timeouts > 0 {
+        if guest_write && s.lock_timeouts > 0 {
             s.lock_timeouts -= 1;
             return Injected::LockTimeout;
         }
@@ -149,7 +150,7 @@ impl Faults {
             return Injected::LoseResponse;
         }
         if s.error_rate > 0.0 && rand::random::<f64>() < s.error_rate {
-            return if touches_guest {
+            return if guest_write {
                 Injected::LockTimeout
             } else {
                 Injected::Transient

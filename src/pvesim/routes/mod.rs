@@ -124,6 +124,10 @@ fn target(path: &str) -> (Option<String>, Option<(String, u32)>) {
 
 async fn pipeline(State(sim): SimState, req: Request, next: Next) -> Response {
     let response = serve(&sim, req, next).await;
+    if response.status() == axum::http::StatusCode::UNAUTHORIZED {
+        // a failed login: answered late, like pveproxy, without holding a worker
+        tokio::time::sleep(sim.opts.auth_failure_delay).await;
+    }
     if sim.faults.legacy_error_bodies()
         && let Some(err) = response.extensions().get::<ApiError>()
     {
@@ -140,10 +144,7 @@ async fn serve(sim: &Sim, mut req: Request, next: Next) -> Response {
             req.extensions_mut().insert(caller);
         }
         Ok(None) => {}
-        Err(e) => {
-            tokio::time::sleep(sim.opts.auth_failure_delay).await;
-            return e.into_response();
-        }
+        Err(e) => return e.into_response(),
     }
     let (node, guest) = target(&path);
     if let Some(n) = &node
@@ -161,7 +162,8 @@ async fn serve(sim: &Sim, mut req: Request, next: Next) -> Response {
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    match sim.faults.decide(guest.is_some(), method != Method::GET) {
+    let is_write = method != Method::GET;
+    match sim.faults.decide(guest.is_some() && is_write, is_write) {
         Injected::None => next.run(req).await,
         Injected::LockTimeout => lock_timeout(guest).into_response(),
         Injected::Transient => ApiError::proxy(596, "Connection timed out").into_response(),
