@@ -213,3 +213,28 @@ async fn node_taken_offline_at_run_time_answers_595() {
     api.sim.faults().set_node_offline("pve", false);
     api.get("/nodes/pve/lxc").await.ok();
 }
+
+#[tokio::test]
+async fn a_delayed_auth_failure_does_not_hold_a_worker() {
+    let opts = SimOptions {
+        workers_per_node: 1,
+        auth_failure_delay: Duration::from_secs(2),
+        ..support::opts()
+    };
+    let api = Api::with(Scenario::default(), opts).await;
+    let bad = api
+        .client
+        .post(format!("{}/access/ticket", api.base))
+        .form(&[("username", "root@pam"), ("password", "x")])
+        .send();
+    let bad = tokio::spawn(bad);
+    tokio::time::sleep(Duration::from_millis(100)).await; // let the failed login start first
+    let start = Instant::now();
+    api.get("/version").await.ok();
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "the only worker was free: {:?}",
+        start.elapsed()
+    );
+    assert_eq!(bad.await.unwrap().unwrap().status(), 401);
+}
