@@ -238,3 +238,26 @@ async fn a_delayed_auth_failure_does_not_hold_a_worker() {
     );
     assert_eq!(bad.await.unwrap().unwrap().status(), 401);
 }
+
+#[tokio::test]
+async fn changes_that_cut_the_self_guests_link_lose_their_answer() {
+    let api = Api::start().await;
+    api.running_ct().await;
+    api.sim.faults().set_self_guest(Some(100));
+    api.set(100, &[("memory", "1024")]).await.ok();
+    let net0 = "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:AA:BB:CC,ip=10.0.0.5/24,gw=10.0.0.1";
+    let r = api.set(100, &[("net0", net0)]).await;
+    assert_eq!(
+        (r.status, r.message()),
+        (596, "Connection reset by peer".to_owned())
+    );
+    assert!(
+        api.config(100, true).await["net0"]
+            .as_str()
+            .unwrap()
+            .contains("BC:24:11:AA:BB:CC"),
+        "the change was made"
+    );
+    let r = api.post("/nodes/pve/lxc/100/status/reboot", &[]).await;
+    assert_eq!(r.status, 596);
+}

@@ -38,6 +38,9 @@ pub struct FaultSettings {
     /// Error bodies without `message`, as libpve-http-server before 5.2 sent them (the
     /// message is then only in the HTTP status line).
     pub legacy_error_bodies: bool,
+    /// The guest the client runs on: a write that drops its network link or stops/reboots it
+    /// is carried out, but the client's connection is cut (596) instead of answered.
+    pub self_guest: Option<u32>,
 }
 
 /// A handle to change faults while the simulator runs.
@@ -116,6 +119,15 @@ impl Faults {
     /// Switches between the legacy (`{"data":null}`) and current error bodies.
     pub fn set_legacy_error_bodies(&self, legacy: bool) {
         self.lock().legacy_error_bodies = legacy;
+    }
+
+    /// Marks the guest the client runs on (see [`FaultSettings::self_guest`]).
+    pub fn set_self_guest(&self, vmid: Option<u32>) {
+        self.lock().self_guest = vmid;
+    }
+
+    pub(crate) fn self_guest(&self) -> Option<u32> {
+        self.lock().self_guest
     }
 
     pub(crate) fn legacy_error_bodies(&self) -> bool {

@@ -28,6 +28,7 @@ pub(crate) use params::Params;
 
 use super::error::{ApiError, ApiResult};
 use super::faults::Injected;
+use super::model::GuestEvent;
 use super::server::Sim;
 
 /// Shared state in handlers.
@@ -164,6 +165,7 @@ async fn serve(sim: &Sim, mut req: Request, next: Next) -> Response {
     }
     let is_write = method != Method::GET;
     match sim.faults.decide(guest.is_some() && is_write, is_write) {
+        Injected::None if is_write => run_watching_self(sim, guest, &path, req, next).await,
         Injected::None => next.run(req).await,
         Injected::LockTimeout => lock_timeout(guest).into_response(),
         Injected::Transient => ApiError::proxy(596, "Connection timed out").into_response(),
@@ -172,6 +174,47 @@ async fn serve(sim: &Sim, mut req: Request, next: Next) -> Response {
             ApiError::proxy(596, "Connection timed out").into_response()
         }
     }
+}
+
+/// Runs a write; when it drops the network link of the guest the simulated client runs on
+/// (`FaultSettings::self_guest`) or stops/reboots it, the change happens but the client's
+/// connection is cut: it gets `596 Connection reset by peer` instead of the answer.
+async fn run_watching_self(
+    sim: &Sim,
+    guest: Option<(String, u32)>,
+    path: &str,
+    req: Request,
+    next: Next,
+) -> Response {
+    let Some(vmid) = guest
+        .map(|(_, id)| id)
+        .filter(|id| sim.faults.self_guest() == Some(*id))
+    else {
+        return next.run(req).await;
+    };
+    let seen = sim
+        .cluster()
+        .guests
+        .get(&vmid)
+        .map_or(0, |g| g.events.len());
+    let response = next.run(req).await;
+    let power = ["/status/stop", "/status/shutdown", "/status/reboot"]
+        .iter()
+        .any(|p| path.ends_with(p));
+    let link = sim.cluster().guests.get(&vmid).is_some_and(|g| {
+        g.events.iter().skip(seen).any(|e| {
+            matches!(
+                e,
+                GuestEvent::LinkRecreated(_)
+                    | GuestEvent::LinkReplugged(_)
+                    | GuestEvent::LinkDeleted(_)
+            )
+        })
+    });
+    if response.status().is_success() && (power || link) {
+        return ApiError::proxy(596, "Connection reset by peer").into_response();
+    }
+    response
 }
 
 fn lock_timeout(guest: Option<(String, u32)>) -> ApiError {
