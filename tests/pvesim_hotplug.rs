@@ -387,33 +387,3 @@ async fn deleting_net10_and_above_stays_pending_as_in_pve_container() {
         "pve-container matches net(\\d) when hot-deleting"
     );
 }
-
-#[tokio::test]
-async fn unused_volume_delete_is_live_and_frees_the_volume() {
-    let api = Api::start().await;
-    api.create_ct(100, &[("mp0", "local-lvm:2,mp=/mnt/data")])
-        .await;
-    api.set(100, &[("delete", "mp0")]).await.ok();
-    let conf = api.config(100, true).await;
-    assert_eq!(
-        conf["unused0"], "local-lvm:vm-100-disk-1",
-        "a stopped CT's removed mount point becomes unused"
-    );
-    api.run_ok(
-        reqwest::Method::POST,
-        "/nodes/pve/lxc/100/status/start",
-        &[],
-    )
-    .await;
-    api.set(100, &[("delete", "unused0")]).await.ok();
-    assert!(api.config(100, true).await.get("unused0").is_none());
-    let content = api
-        .get_q("/nodes/pve/storage/local-lvm/content", &[("vmid", "100")])
-        .await
-        .ok();
-    assert_eq!(
-        content.data().as_array().map(Vec::len),
-        Some(1),
-        "only the rootfs is left"
-    );
-}

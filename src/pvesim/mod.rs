@@ -12,6 +12,7 @@ mod conf;
 mod error;
 mod faults;
 mod model;
+mod netconf;
 mod pending;
 mod propstr;
 mod qemu;

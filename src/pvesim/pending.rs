@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::conf::Conf;
 use super::error::{ApiError, ApiResult};
 use super::model::GuestEvent;
+use super::netconf::{canonical_net, net_event};
 use super::propstr;
 use super::storage::Storage;
 use super::volumes::{add_unused, alloc_mountpoint, free_volume, volume_of};
@@ -181,16 +182,6 @@ fn check_mtu(opt: &str, value: &str, env: &Env<'_>) -> ApiResult<()> {
     Ok(())
 }
 
-/// `parse_lxc_network` + `print_lxc_network`: canonical text, `type=veth`, a MAC if missing.
-pub(crate) fn canonical_net(value: &str) -> String {
-    let mut props = propstr::parse(value, None).unwrap_or_default();
-    props.insert("type".to_owned(), "veth".to_owned());
-    props
-        .entry("hwaddr".to_owned())
-        .or_insert_with(propstr::random_mac);
-    propstr::print(&props, None, &["name"])
-}
-
 fn selected(selection: Option<&BTreeSet<String>>, opt: &str) -> bool {
     selection.is_none_or(|s| s.contains(opt))
 }
@@ -287,25 +278,6 @@ fn hot_set(
         }
         o if o.starts_with("dev") && !conf.main.contains_key(o) => hot(value),
         _ => Ok(None),
-    }
-}
-
-/// What `PVE::LXC::update_net` does to the running link for a new canonical `netN` value.
-fn net_event(opt: &str, old: Option<&str>, new: &str) -> GuestEvent {
-    let Some(old) = old else {
-        return GuestEvent::LinkCreated(opt.to_owned());
-    };
-    let a = propstr::parse(old, None).unwrap_or_default();
-    let b = propstr::parse(new, None).unwrap_or_default();
-    let differs = |keys: &[&str]| keys.iter().any(|k| a.get(*k) != b.get(*k));
-    if differs(&["hwaddr", "name"]) {
-        GuestEvent::LinkRecreated(opt.to_owned())
-    } else if differs(&["bridge", "tag", "firewall", "link_down", "trunks"]) {
-        GuestEvent::LinkReplugged(opt.to_owned())
-    } else if differs(&["rate", "ip", "gw", "ip6", "gw6"]) {
-        GuestEvent::HotApplied(opt.to_owned())
-    } else {
-        GuestEvent::Written(opt.to_owned())
     }
 }
 
