@@ -288,3 +288,71 @@ async fn offline_node_answers_595_and_its_guests_are_unknown() {
         .ok();
     assert_eq!(r.data()[0]["status"], "unknown");
 }
+
+#[tokio::test]
+async fn legacy_error_bodies_carry_only_data_null() {
+    let api = Api::start().await;
+    api.sim.faults().set_legacy_error_bodies(true);
+    let mut tcp = tokio::net::TcpStream::connect(api.sim.addr())
+        .await
+        .unwrap();
+    let req = format!(
+        "PUT /api2/json/nodes/pve/lxc/999/config HTTP/1.1\r\nHost: x\r\nAuthorization: {TOKEN}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 7\r\nConnection: close\r\n\r\ncores=2"
+    );
+    tcp.write_all(req.as_bytes()).await.unwrap();
+    let mut out = String::new();
+    tcp.read_to_string(&mut out).await.unwrap();
+    assert!(
+        out.starts_with(
+            "HTTP/1.1 500 Configuration file 'nodes/pve/lxc/999.conf' does not exist\r\n"
+        ),
+        "{out}"
+    );
+    assert!(out.ends_with("\r\n\r\n{\"data\":null}"), "{out}");
+}
+
+#[tokio::test]
+async fn nextid_is_not_a_reservation() {
+    let api = Api::start().await;
+    let a = api.get("/cluster/nextid").await.ok().data().clone();
+    let b = api.get("/cluster/nextid").await.ok().data().clone();
+    assert_eq!(a, b);
+    api.create_ct(100, &[]).await;
+    let r = api
+        .post(
+            "/nodes/pve/lxc",
+            &[
+                ("vmid", "100"),
+                ("ostemplate", support::TEMPLATE),
+                ("storage", "local-lvm"),
+            ],
+        )
+        .await;
+    assert_eq!(r.message(), "CT 100 already exists on node 'pve'");
+}
+
+#[tokio::test]
+async fn json_bodies_are_accepted_like_forms() {
+    let api = Api::start().await;
+    api.create_ct(100, &[]).await;
+    let url = format!("{}/nodes/pve/lxc/100/config", api.base);
+    let body = serde_json::json!({ "cores": 2, "onboot": true, "delete": ["swap"] });
+    let res = api
+        .client
+        .put(&url)
+        .header("Authorization", TOKEN)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let conf = api.config(100, true).await;
+    assert_eq!(
+        (
+            conf["cores"].as_u64(),
+            conf["onboot"].as_u64(),
+            conf.get("swap")
+        ),
+        (Some(2), Some(1), None)
+    );
+}

@@ -194,12 +194,9 @@ async fn error_rate_one_fails_every_request_with_a_transient_error() {
     api.create_ct(100, &[]).await;
     api.sim.faults().set_error_rate(1.0);
     assert_eq!(api.get("/version").await.status, 596);
-    assert!(
-        api.get("/nodes/pve/lxc/100/config")
-            .await
-            .message()
-            .ends_with("got timeout")
-    );
+    assert_eq!(api.get("/nodes/pve/lxc/100/config").await.status, 596);
+    let put = api.set(100, &[("cores", "2")]).await;
+    assert!(put.message().ends_with("got timeout"), "{:?}", put.body);
     api.sim.faults().set_error_rate(0.0);
     api.get("/version").await.ok();
 }
@@ -215,4 +212,52 @@ async fn node_taken_offline_at_run_time_answers_595() {
     );
     api.sim.faults().set_node_offline("pve", false);
     api.get("/nodes/pve/lxc").await.ok();
+}
+
+#[tokio::test]
+async fn a_delayed_auth_failure_does_not_hold_a_worker() {
+    let opts = SimOptions {
+        workers_per_node: 1,
+        auth_failure_delay: Duration::from_secs(2),
+        ..support::opts()
+    };
+    let api = Api::with(Scenario::default(), opts).await;
+    let bad = api
+        .client
+        .post(format!("{}/access/ticket", api.base))
+        .form(&[("username", "root@pam"), ("password", "x")])
+        .send();
+    let bad = tokio::spawn(bad);
+    tokio::time::sleep(Duration::from_millis(100)).await; // let the failed login start first
+    let start = Instant::now();
+    api.get("/version").await.ok();
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "the only worker was free: {:?}",
+        start.elapsed()
+    );
+    assert_eq!(bad.await.unwrap().unwrap().status(), 401);
+}
+
+#[tokio::test]
+async fn changes_that_cut_the_self_guests_link_lose_their_answer() {
+    let api = Api::start().await;
+    api.running_ct().await;
+    api.sim.faults().set_self_guest(Some(100));
+    api.set(100, &[("memory", "1024")]).await.ok();
+    let net0 = "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:AA:BB:CC,ip=10.0.0.5/24,gw=10.0.0.1";
+    let r = api.set(100, &[("net0", net0)]).await;
+    assert_eq!(
+        (r.status, r.message()),
+        (596, "Connection reset by peer".to_owned())
+    );
+    assert!(
+        api.config(100, true).await["net0"]
+            .as_str()
+            .unwrap()
+            .contains("BC:24:11:AA:BB:CC"),
+        "the change was made"
+    );
+    let r = api.post("/nodes/pve/lxc/100/status/reboot", &[]).await;
+    assert_eq!(r.status, 596);
 }
