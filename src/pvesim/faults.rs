@@ -44,6 +44,9 @@ pub struct FaultSettings {
     /// How long a new task is unknown to `tasks/{upid}/status|log` (400 `no such task`), as
     /// right after a worker starts on a busy node.
     pub task_visibility_delay: Duration,
+    /// How stale `cluster/resources` may be (PVE: about 10 s, from pvestatd broadcasts);
+    /// zero answers from the current state.
+    pub resources_staleness: Duration,
 }
 
 /// A handle to change faults while the simulator runs.
@@ -132,6 +135,15 @@ impl Faults {
     /// Sets how long new tasks answer `no such task`.
     pub fn set_task_visibility_delay(&self, delay: Duration) {
         self.lock().task_visibility_delay = delay;
+    }
+
+    /// Sets how stale `cluster/resources` answers may be.
+    pub fn set_resources_staleness(&self, staleness: Duration) {
+        self.lock().resources_staleness = staleness;
+    }
+
+    pub(crate) fn resources_staleness(&self) -> Duration {
+        self.lock().resources_staleness
     }
 
     pub(crate) fn task_visibility_delay(&self) -> Duration {
