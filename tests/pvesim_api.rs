@@ -356,3 +356,31 @@ async fn json_bodies_are_accepted_like_forms() {
         (Some(2), Some(1), None)
     );
 }
+
+#[tokio::test]
+async fn cluster_resources_can_be_stale_like_pvestatd_broadcasts() {
+    let api = Api::start().await;
+    api.sim
+        .faults()
+        .set_resources_staleness(Duration::from_secs(30));
+    let before = api
+        .get_q("/cluster/resources", &[("type", "vm")])
+        .await
+        .ok();
+    assert!(before.data().as_array().unwrap().is_empty());
+    api.create_ct(100, &[]).await;
+    let stale = api
+        .get_q("/cluster/resources", &[("type", "vm")])
+        .await
+        .ok();
+    assert!(
+        stale.data().as_array().unwrap().is_empty(),
+        "still the old broadcast"
+    );
+    api.sim.faults().set_resources_staleness(Duration::ZERO);
+    let fresh = api
+        .get_q("/cluster/resources", &[("type", "vm")])
+        .await
+        .ok();
+    assert_eq!(fresh.data()[0]["vmid"], 100);
+}

@@ -261,3 +261,19 @@ async fn changes_that_cut_the_self_guests_link_lose_their_answer() {
     let r = api.post("/nodes/pve/lxc/100/status/reboot", &[]).await;
     assert_eq!(r.status, 596);
 }
+
+#[tokio::test]
+async fn new_task_can_be_unknown_for_a_moment() {
+    let api = Api::start().await;
+    api.create_ct(100, &[]).await;
+    api.sim
+        .faults()
+        .set_task_visibility_delay(Duration::from_secs(30));
+    let r = api.post("/nodes/pve/lxc/100/status/start", &[]).await.ok();
+    let upid = r.data().as_str().unwrap().to_owned();
+    let st = api.get(&format!("/nodes/pve/tasks/{upid}/status")).await;
+    assert_eq!(
+        (st.status, st.error("upid")),
+        (400, "no such task".to_owned())
+    );
+}

@@ -41,6 +41,12 @@ pub struct FaultSettings {
     /// The guest the client runs on: a write that drops its network link or stops/reboots it
     /// is carried out, but the client's connection is cut (596) instead of answered.
     pub self_guest: Option<u32>,
+    /// How long a new task is unknown to `tasks/{upid}/status|log` (400 `no such task`), as
+    /// right after a worker starts on a busy node.
+    pub task_visibility_delay: Duration,
+    /// How stale `cluster/resources` may be (PVE: about 10 s, from pvestatd broadcasts);
+    /// zero answers from the current state.
+    pub resources_staleness: Duration,
 }
 
 /// A handle to change faults while the simulator runs.
@@ -124,6 +130,24 @@ impl Faults {
     /// Marks the guest the client runs on (see [`FaultSettings::self_guest`]).
     pub fn set_self_guest(&self, vmid: Option<u32>) {
         self.lock().self_guest = vmid;
+    }
+
+    /// Sets how long new tasks answer `no such task`.
+    pub fn set_task_visibility_delay(&self, delay: Duration) {
+        self.lock().task_visibility_delay = delay;
+    }
+
+    /// Sets how stale `cluster/resources` answers may be.
+    pub fn set_resources_staleness(&self, staleness: Duration) {
+        self.lock().resources_staleness = staleness;
+    }
+
+    pub(crate) fn resources_staleness(&self) -> Duration {
+        self.lock().resources_staleness
+    }
+
+    pub(crate) fn task_visibility_delay(&self) -> Duration {
+        self.lock().task_visibility_delay
     }
 
     pub(crate) fn self_guest(&self) -> Option<u32> {

@@ -59,6 +59,8 @@ pub(crate) struct Sim {
     pub(crate) workers: BTreeMap<String, Arc<Semaphore>>,
     pub(crate) entry_node: String,
     pub(crate) opts: SimOptions,
+    /// `cluster/resources` answers by `type` filter, with when they were taken.
+    pub(crate) resources_cache: Mutex<BTreeMap<String, (std::time::Instant, serde_json::Value)>>,
 }
 
 impl Sim {
@@ -89,6 +91,7 @@ impl Sim {
             workers,
             entry_node,
             opts,
+            resources_cache: Mutex::new(BTreeMap::new()),
         })
     }
 

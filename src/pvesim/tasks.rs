@@ -63,6 +63,8 @@ pub(crate) struct Task {
     pub(crate) upid: Upid,
     pub(crate) log: Vec<String>,
     pub(crate) exit: Option<Exit>,
+    /// Before this instant the task index does not list it yet ("no such task").
+    pub(crate) visible_at: std::time::Instant,
 }
 
 impl Task {
@@ -71,6 +73,7 @@ impl Task {
             upid,
             log: Vec::new(),
             exit: None,
+            visible_at: std::time::Instant::now(),
         }
     }
 

@@ -21,6 +21,10 @@ pub(crate) fn spawn(
     body: TaskBody,
 ) {
     let fail = sim.faults.take_task_failure(task_type, vmid);
+    let hidden_for = sim.faults.task_visibility_delay();
+    if let Some(task) = sim.cluster().tasks.get_mut(&upid) {
+        task.visible_at = std::time::Instant::now() + hidden_for;
+    }
     let sim = sim.clone();
     let delay = sim.opts.task_duration;
     tokio::spawn(async move {

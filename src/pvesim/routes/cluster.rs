@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use super::{Params, SimState, data, parse_vmid};
 use crate::pvesim::error::{ApiError, ApiResult};
 use crate::pvesim::model::{Guest, now};
+use crate::pvesim::server::Sim;
 
 /// `GET /version`.
 pub(crate) async fn version() -> Response {
@@ -75,9 +76,27 @@ pub(crate) async fn resources(state: SimState, params: Params) -> ApiResult<Resp
             ),
         ));
     }
+    let key = filter.clone().unwrap_or_default();
+    let staleness = sim.faults.resources_staleness();
+    let mut cache = sim
+        .resources_cache
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((taken, value)) = cache.get(&key)
+        && taken.elapsed() < staleness
+    {
+        return Ok(data(value.clone()));
+    }
+    let value = resource_list(&sim, filter.as_deref());
+    cache.insert(key, (std::time::Instant::now(), value.clone()));
+    Ok(data(value))
+}
+
+/// The current `cluster/resources` list for a `type` filter.
+fn resource_list(sim: &Sim, filter: Option<&str>) -> Value {
     let cluster = sim.cluster();
     let mut out = Vec::new();
-    if filter.as_deref().is_none_or(|t| t == "vm") {
+    if filter.is_none_or(|t| t == "vm") {
         out.extend(
             cluster
                 .guests
@@ -85,7 +104,7 @@ pub(crate) async fn resources(state: SimState, params: Params) -> ApiResult<Resp
                 .map(|g| guest_resource(g, !sim.faults.is_offline(&g.node))),
         );
     }
-    if filter.as_deref().is_none_or(|t| t == "node") {
+    if filter.is_none_or(|t| t == "node") {
         for n in cluster.nodes.values() {
             let online = !sim.faults.is_offline(&n.name);
             out.push(
@@ -94,14 +113,14 @@ pub(crate) async fn resources(state: SimState, params: Params) -> ApiResult<Resp
             );
         }
     }
-    if filter.as_deref().is_none_or(|t| t == "storage") {
+    if filter.is_none_or(|t| t == "storage") {
         for ((node, sid), s) in &cluster.storages {
             out.push(json!({ "id": format!("storage/{node}/{sid}"), "type": "storage", "node": node, "storage": sid,
                 "status": "available", "content": s.content.iter().cloned().collect::<Vec<_>>().join(","),
                 "plugintype": s.stype, "maxdisk": s.total, "disk": s.used(), "shared": u8::from(s.shared) }));
         }
     }
-    Ok(data(Value::Array(out)))
+    Value::Array(out)
 }
 
 /// `GET /cluster/nextid[?vmid=N]`: the lowest free id, or asserts `vmid` is free.

@@ -214,7 +214,6 @@ pub(crate) async fn update_config(
         delete: params.list("delete"),
         revert: params.list("revert"),
     };
-    check_update_lists(&req)?;
     let sim = state.0;
     let mut guard = sim.cluster();
     let cluster = &mut *guard;
@@ -229,6 +228,7 @@ pub(crate) async fn update_config(
         ));
     }
     check_root_only(&caller, &guest.conf.main, &req.set, &req.delete)?;
+    check_update_lists(&req)?;
     let mut conf = guest.conf.clone();
     let running = guest.running;
     let mut env = Env {

@@ -5,7 +5,8 @@ use axum::response::Response;
 
 use super::{Params, SimState, data};
 use crate::pvesim::error::{ApiError, ApiResult};
-use crate::pvesim::tasks::Upid;
+use crate::pvesim::model::Cluster;
+use crate::pvesim::tasks::{Task, Upid};
 
 fn check_upid(node: &str, upid: &str) -> ApiResult<()> {
     match Upid::parse(upid) {
@@ -22,10 +23,7 @@ pub(crate) async fn status(
 ) -> ApiResult<Response> {
     check_upid(&node, &upid)?;
     let cluster = state.0.cluster();
-    let task = cluster
-        .tasks
-        .get(&upid)
-        .ok_or_else(|| ApiError::param("upid", "no such task"))?;
+    let task = visible(&cluster, &upid)?;
     Ok(data(task.status_json()))
 }
 
@@ -39,9 +37,15 @@ pub(crate) async fn log(
     let start = params.int("start")?.unwrap_or(0) as usize;
     let limit = params.int("limit")?.unwrap_or(50) as usize;
     let cluster = state.0.cluster();
-    let task = cluster
-        .tasks
-        .get(&upid)
-        .ok_or_else(|| ApiError::param("upid", "no such task"))?;
+    let task = visible(&cluster, &upid)?;
     Ok(data(task.log_json(start, limit)))
+}
+
+/// The task, unless it is unknown or not yet listed.
+fn visible<'a>(cluster: &'a Cluster, upid: &str) -> ApiResult<&'a Task> {
+    cluster
+        .tasks
+        .get(upid)
+        .filter(|t| t.visible_at <= std::time::Instant::now())
+        .ok_or_else(|| ApiError::param("upid", "no such task"))
 }
