@@ -8,8 +8,10 @@ use serde_yaml_ng::{Mapping, Value};
 
 use super::Problem;
 
-/// Environment variables that name a key outside the `ATOLL_` scheme.
 const ENV_PREFIX: &str = "ATOLL_";
+
+/// `ATOLL_*` variables that are not settings (the command line reads `ATOLL_CONFIG`).
+const NOT_SETTINGS: [&str; 1] = ["CONFIG"];
 
 /// The YAML document with environment overrides applied, and where each override came from.
 #[derive(Debug, Default)]
@@ -38,6 +40,9 @@ impl Tree {
     pub(super) fn apply_env<'a>(&mut self, vars: impl IntoIterator<Item = (&'a str, &'a str)>) {
         for (name, value) in vars {
             let Some(rest) = name.strip_prefix(ENV_PREFIX) else { continue };
+            if NOT_SETTINGS.contains(&rest) {
+                continue;
+            }
             let segments: Vec<String> = rest.split("__").map(str::to_ascii_lowercase).collect();
             if segments.iter().any(String::is_empty) {
                 self.stray_env.push(name.to_owned());
