@@ -1,2 +1,195 @@
-//! Comment text to typed commands. Pure: parses `atlantis plan -d dir` and friends into values,
-//! never shells out, never panics on any input.
+//! Comment text to typed commands. Pure: parses `atlantis plan -d dir` and friends into values
+//! (`Parsed::Run(Command)`), answers help requests and mistakes with typed replies
+//! (`Parsed::Reply`), and ignores everything else. It never shells out, never formats Markdown
+//! (that is `render`'s job) and never panics on any input.
+//!
+//! The pipeline, after Atlantis's `comment_parser.go` (reference/atlantis.md 1.2):
+//! 1. trim whitespace and surrounding backticks; a comment with more than one line is ignored;
+//! 2. the first word, lower-cased, must be `atlantis`, the configured name or `@<bot user>`;
+//!    `terraform <command>` and near misses of the name (edit distance <= 2) followed by a
+//!    known command get a did-you-mean, anything else is ignored;
+//! 3. the rest is split shell-style (quotes, backslashes; no expansion) and parsed into a verb
+//!    and its flags; names are validated into `RepoDir`, `Workspace` and `ProjectName`.
+
+mod grammar;
+mod lexer;
+mod names;
+mod parser;
+
+use serde::{Deserialize, Serialize};
+
+pub use grammar::Grammar;
+pub use names::{NameError, ProjectName, RepoDir, Workspace};
+pub use parser::parse;
+
+/// What a comment means to atoll.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "body", rename_all = "snake_case")]
+pub enum Parsed {
+    /// Not addressed to atoll: do nothing, say nothing.
+    Ignore,
+    /// Addressed to atoll, but answered with a reply instead of a job.
+    Reply(Reply),
+    /// A command to run.
+    Run(Command),
+}
+
+/// A reply to a comment that is not a runnable command. `render` turns it into text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Reply {
+    /// `atlantis plan --help` or `atlantis help plan`: the usage of one command.
+    Help { verb: Verb },
+    /// The comment was meant for atoll but is wrong. `message` is one plain sentence that names
+    /// the offending word (made printable and shortened); `usage` says which usage to show.
+    Error { message: String, usage: Usage },
+    /// `terraform plan`, `atlantos plan`: `typed` is the first word as written, `suggestion`
+    /// the command to use instead (e.g. `atlantis plan`).
+    DidYouMean { typed: String, suggestion: String },
+}
+
+/// Which usage text belongs with an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "verb", rename_all = "snake_case")]
+pub enum Usage {
+    /// The list of commands.
+    Commands,
+    /// The flags of one command.
+    Verb(Verb),
+}
+
+/// A parsed command. `project` excludes `dir` and `workspace` (the parser refuses both).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Command {
+    pub verb: Verb,
+    pub project: Option<ProjectName>,
+    pub dir: Option<RepoDir>,
+    pub workspace: Option<Workspace>,
+    pub verbose: bool,
+}
+
+impl Command {
+    /// A command with no flags.
+    pub fn new(verb: Verb) -> Self {
+        Self {
+            verb,
+            project: None,
+            dir: None,
+            workspace: None,
+            verbose: false,
+        }
+    }
+}
+
+/// The commands atoll knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verb {
+    Plan,
+    Apply,
+    Unlock,
+    Help,
+    Version,
+}
+
+impl Verb {
+    pub const ALL: [Verb; 5] = [
+        Verb::Plan,
+        Verb::Apply,
+        Verb::Unlock,
+        Verb::Help,
+        Verb::Version,
+    ];
+
+    /// The word that names the command in a comment.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Plan => "plan",
+            Self::Apply => "apply",
+            Self::Unlock => "unlock",
+            Self::Help => "help",
+            Self::Version => "version",
+        }
+    }
+
+    /// The command named by `word` (case-insensitive).
+    pub fn from_word(word: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|verb| verb.as_str().eq_ignore_ascii_case(word))
+    }
+
+    /// One plain sentence saying what the command does, for help text.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Self::Plan => "plan the projects changed by this pull request, or the ones named",
+            Self::Apply => "apply the plans of this pull request, or of the projects named",
+            Self::Unlock => "release this pull request's locks and plans, or only those named",
+            Self::Help => "show this help",
+            Self::Version => "show the atoll version",
+        }
+    }
+
+    /// The flags the command accepts (besides `-h`/`--help`), for parsing and for usage text.
+    pub fn flags(self) -> &'static [Flag] {
+        match self {
+            Self::Plan | Self::Apply | Self::Version => &[PROJECT, DIR, WORKSPACE, VERBOSE],
+            Self::Unlock => &[PROJECT, DIR, WORKSPACE],
+            Self::Help => &[],
+        }
+    }
+}
+
+impl std::fmt::Display for Verb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One command-line flag: `-d DIR`, `--dir DIR`, `--dir=DIR` or `-dDIR`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flag {
+    pub short: Option<char>,
+    pub long: &'static str,
+    /// The placeholder of its value (`DIR`), or `None` for a switch.
+    pub value: Option<&'static str>,
+    pub help: &'static str,
+    kind: FlagKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FlagKind {
+    Project,
+    Dir,
+    Workspace,
+    Verbose,
+}
+
+const PROJECT: Flag = Flag {
+    short: Some('p'),
+    long: "project",
+    value: Some("NAME"),
+    help: "the project of that name in atlantis.yaml; not with -d or -w",
+    kind: FlagKind::Project,
+};
+const DIR: Flag = Flag {
+    short: Some('d'),
+    long: "dir",
+    value: Some("DIR"),
+    help: "the project in this directory, relative to the repository root",
+    kind: FlagKind::Dir,
+};
+const WORKSPACE: Flag = Flag {
+    short: Some('w'),
+    long: "workspace",
+    value: Some("WORKSPACE"),
+    help: "the Terraform workspace (default: default)",
+    kind: FlagKind::Workspace,
+};
+const VERBOSE: Flag = Flag {
+    short: None,
+    long: "verbose",
+    value: None,
+    help: "include the full log in the reply",
+    kind: FlagKind::Verbose,
+};

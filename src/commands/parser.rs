@@ -1,0 +1,245 @@
+//! The parsing pipeline: comment text -> `Parsed`. See the module documentation of `commands`
+//! for the steps.
+
+use super::grammar::{ATLANTIS, Grammar};
+use super::lexer::tokenize;
+use super::names::shown;
+use super::{
+    Command, Flag, FlagKind, NameError, Parsed, ProjectName, Reply, RepoDir, Usage, Verb, Workspace,
+};
+
+/// Parses one comment. Never panics; any input gives `Ignore`, a `Reply` or a `Run`.
+pub fn parse(text: &str, grammar: &Grammar) -> Parsed {
+    let Some(line) = command_line(text) else {
+        return Parsed::Ignore;
+    };
+    let (first, rest) = split_first_word(line);
+    let first = first.to_lowercase();
+    if grammar.is_executable(&first) {
+        return match parse_arguments(rest) {
+            Ok(command) => Parsed::Run(command),
+            Err(reply) => Parsed::Reply(reply),
+        };
+    }
+    did_you_mean(&first, rest, grammar).map_or(Parsed::Ignore, Parsed::Reply)
+}
+
+/// The comment as one trimmed line without surrounding backticks, or `None` if it is empty or
+/// has more than one line.
+fn command_line(text: &str) -> Option<&str> {
+    let unquoted = text.trim().trim_matches('`');
+    if unquoted.trim_end().contains(['\n', '\r']) {
+        return None;
+    }
+    let line = unquoted.trim();
+    (!line.is_empty()).then_some(line)
+}
+
+/// `line` (trimmed) split into its first whitespace-separated word and the rest.
+fn split_first_word(line: &str) -> (&str, &str) {
+    match line.find(char::is_whitespace) {
+        Some(end) => line.split_at(end),
+        None => (line, ""),
+    }
+}
+
+/// `terraform plan` and `atlantos plan` get a did-you-mean; only when the second word is a
+/// known command, so that ordinary comments ("all good", "terraform is great") stay ignored.
+fn did_you_mean(first: &str, rest: &str, grammar: &Grammar) -> Option<Reply> {
+    let verb = Verb::from_word(rest.split_whitespace().next()?)?;
+    let name = if first == "terraform" {
+        ATLANTIS
+    } else {
+        grammar.near_miss(first)?
+    };
+    Some(Reply::DidYouMean {
+        typed: shown(first),
+        suggestion: format!("{name} {verb}"),
+    })
+}
+
+fn error(message: String, usage: Usage) -> Reply {
+    Reply::Error { message, usage }
+}
+
+/// Everything after the executable name.
+fn parse_arguments(rest: &str) -> Result<Command, Reply> {
+    let words = tokenize(rest).map_err(|e| error(e.message().to_owned(), Usage::Commands))?;
+    let Some((first, args)) = words.split_first() else {
+        return Ok(Command::new(Verb::Help));
+    };
+    if is_help_flag(first) {
+        return match args.first() {
+            None => Ok(Command::new(Verb::Help)),
+            Some(extra) => Err(unexpected_argument(Verb::Help, extra)),
+        };
+    }
+    let verb = Verb::from_word(first).ok_or_else(|| unknown_command(first))?;
+    match verb {
+        Verb::Help => help_topic(args),
+        _ => parse_flags(verb, args),
+    }
+}
+
+fn is_help_flag(word: &str) -> bool {
+    word == "-h" || word == "--help"
+}
+
+fn unknown_command(word: &str) -> Reply {
+    let message = if word.starts_with('-') {
+        format!(
+            "unknown flag `{}`; flags go after the command, e.g. `plan -d DIR`",
+            shown(word)
+        )
+    } else {
+        format!("unknown command `{}`", shown(word))
+    };
+    error(message, Usage::Commands)
+}
+
+fn unexpected_argument(verb: Verb, word: &str) -> Reply {
+    let message = format!(
+        "unexpected argument `{}`; `{verb}` takes only flags",
+        shown(word)
+    );
+    let usage = if verb == Verb::Help {
+        Usage::Commands
+    } else {
+        Usage::Verb(verb)
+    };
+    error(message, usage)
+}
+
+/// `help` alone, or `help <command>` for the usage of one command.
+fn help_topic(args: &[String]) -> Result<Command, Reply> {
+    match args {
+        [] => Ok(Command::new(Verb::Help)),
+        [topic] => match Verb::from_word(topic) {
+            Some(verb) => Err(Reply::Help { verb }),
+            None => Err(unknown_command(topic)),
+        },
+        [_, extra, ..] => Err(unexpected_argument(Verb::Help, extra)),
+    }
+}
+
+/// The flags of `verb`, then the `-p` versus `-d/-w` rule.
+fn parse_flags(verb: Verb, args: &[String]) -> Result<Command, Reply> {
+    let mut command = Command::new(verb);
+    let mut seen: Vec<FlagKind> = Vec::new();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            return match words.next() {
+                None => Ok(finish(command)?),
+                Some(_) => Err(error(
+                    "atoll passes no extra arguments to Terraform or any other tool; remove `--` \
+                     and everything after it"
+                        .to_owned(),
+                    Usage::Verb(verb),
+                )),
+            };
+        }
+        if is_help_flag(word) {
+            return Err(Reply::Help { verb });
+        }
+        if !word.starts_with('-') || word == "-" {
+            return Err(unexpected_argument(verb, word));
+        }
+        let (flag, inline) = lookup_flag(verb, word)?;
+        if seen.contains(&flag.kind) {
+            let message = format!(
+                "flag `{}` is given more than once; give it once",
+                flag_name(flag)
+            );
+            return Err(error(message, Usage::Verb(verb)));
+        }
+        seen.push(flag.kind);
+        let value = match (flag.value, inline) {
+            (None, None) => None,
+            (None, Some(_)) => {
+                let message = format!("flag `--{}` takes no value", flag.long);
+                return Err(error(message, Usage::Verb(verb)));
+            }
+            (Some(_), Some(value)) => Some(value),
+            (Some(_), None) => Some(next_value(verb, flag, words.next())?),
+        };
+        apply_flag(&mut command, flag, value).map_err(|m| error(m, Usage::Verb(verb)))?;
+    }
+    finish(command)
+}
+
+/// The flag `word` names, and its value when written inline (`--dir=x`, `-d=x`, `-dx`).
+fn lookup_flag(verb: Verb, word: &str) -> Result<(&'static Flag, Option<String>), Reply> {
+    let flags = verb.flags();
+    let found = if let Some(long) = word.strip_prefix("--") {
+        let (name, inline) = match long.split_once('=') {
+            Some((name, value)) => (name, Some(value.to_owned())),
+            None => (long, None),
+        };
+        flags.iter().find(|f| f.long == name).map(|f| (f, inline))
+    } else {
+        let mut chars = word.chars().skip(1);
+        let short = chars.next();
+        let tail: String = chars.collect();
+        let inline = (!tail.is_empty()).then(|| tail.strip_prefix('=').unwrap_or(&tail).to_owned());
+        flags
+            .iter()
+            .find(|f| f.short.is_some() && f.short == short)
+            .filter(|f| f.value.is_some() || inline.is_none())
+            .map(|f| (f, inline))
+    };
+    found.ok_or_else(|| {
+        let message = format!("unknown flag `{}` for `{verb}`", shown(word));
+        error(message, Usage::Verb(verb))
+    })
+}
+
+fn flag_name(flag: &Flag) -> String {
+    match flag.short {
+        Some(short) => format!("-{short}"),
+        None => format!("--{}", flag.long),
+    }
+}
+
+/// The separate value word of a flag; a missing value or a flag in its place is an error.
+fn next_value(verb: Verb, flag: &Flag, word: Option<&String>) -> Result<String, Reply> {
+    match word {
+        Some(value) if !value.starts_with('-') => Ok(value.clone()),
+        _ => {
+            let placeholder = flag.value.unwrap_or("VALUE");
+            let message = format!(
+                "flag `{}` needs a value: `{} {placeholder}`",
+                flag_name(flag),
+                flag_name(flag)
+            );
+            Err(error(message, Usage::Verb(verb)))
+        }
+    }
+}
+
+fn apply_flag(command: &mut Command, flag: &Flag, value: Option<String>) -> Result<(), String> {
+    let value = value.unwrap_or_default();
+    match flag.kind {
+        FlagKind::Verbose => command.verbose = true,
+        FlagKind::Project => command.project = Some(ProjectName::parse(&value).map_err(describe)?),
+        FlagKind::Dir => command.dir = Some(RepoDir::parse(&value).map_err(describe)?),
+        FlagKind::Workspace => {
+            command.workspace = Some(Workspace::parse(&value).map_err(describe)?);
+        }
+    }
+    Ok(())
+}
+
+fn describe(error: NameError) -> String {
+    error.to_string()
+}
+
+/// Checks the rules that span flags.
+fn finish(command: Command) -> Result<Command, Reply> {
+    if command.project.is_some() && (command.dir.is_some() || command.workspace.is_some()) {
+        let message = "`-p` cannot be combined with `-d` or `-w`: a project already names its \
+                       directory and workspace; use `-p NAME` or `-d DIR [-w WORKSPACE]`";
+        return Err(error(message.to_owned(), Usage::Verb(command.verb)));
+    }
+    Ok(command)
+}
