@@ -29,6 +29,7 @@ impl AppError {
                 }
                 WebhookError::RepoNotAllowed(_) => StatusCode::FORBIDDEN,
                 WebhookError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
+                WebhookError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
         }
     }

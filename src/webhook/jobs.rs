@@ -25,6 +25,8 @@ pub(super) struct Context<'a> {
 pub(super) enum Decision {
     Job(NewJob),
     NoJob(String),
+    /// A bug: the parsed command could not be turned into a job payload.
+    Internal(String),
 }
 
 pub(super) fn decide(ctx: &Context<'_>, event: &ForgeEvent) -> Decision {
@@ -104,7 +106,7 @@ fn comment(ctx: &Context<'_>, c: &CommentRef<'_>, body: &str) -> Decision {
     let value = match value {
         Ok(v) => v,
         // Serialising plain data does not fail; if it ever does, say so rather than drop it.
-        Err(e) => return Decision::NoJob(format!("internal error: command not serialisable: {e}")),
+        Err(e) => return Decision::Internal(format!("command not serialisable: {e}")),
     };
     let forge = ctx.forge.as_str();
     Decision::Job(NewJob {

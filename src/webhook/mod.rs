@@ -84,6 +84,8 @@ pub enum WebhookError {
     InvalidPayload(String),
     #[error("repository {0} is not in repo_allowlist")]
     RepoNotAllowed(String),
+    #[error("internal error: {0}")]
+    Internal(String),
     #[error("could not store the delivery: {0}")]
     Store(#[from] StoreError),
 }
@@ -160,6 +162,7 @@ impl Intake {
         let job = match jobs::decide(&ctx, event) {
             jobs::Decision::NoJob(reason) => return Ok(Receipt::NoJob { reason }),
             jobs::Decision::Job(job) => job,
+            jobs::Decision::Internal(e) => return Err(WebhookError::Internal(e)),
         };
         let record = NewDelivery {
             forge: d.forge,
