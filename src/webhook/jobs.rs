@@ -120,3 +120,103 @@ fn comment(ctx: &Context<'_>, c: &CommentRef<'_>, body: &str) -> Decision {
         }),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> RepoRef {
+        RepoRef { host: "github.com".into(), owner: "acme".into(), name: "infra".into() }
+    }
+
+    fn pr(draft: bool, from_fork: bool) -> PullRequest {
+        PullRequest {
+            number: 7,
+            head_sha: "abc123".into(),
+            head_ref: "feature".into(),
+            base_ref: "main".into(),
+            author: "alice".into(),
+            draft,
+            from_fork,
+        }
+    }
+
+    fn decide_with(policy: WebhookSettings, event: &ForgeEvent) -> Decision {
+        let grammar = Grammar::new("atoll", Some("atoll-bot"));
+        let ctx = Context { forge: ForgeKind::Github, policy, grammar: &grammar, bot_user: Some("atoll-bot") };
+        decide(&ctx, event)
+    }
+
+    const STRICT: WebhookSettings = WebhookSettings { allow_draft_prs: false, allow_fork_prs: false };
+
+    fn opened(draft: bool, fork: bool) -> ForgeEvent {
+        ForgeEvent::PullRequest { repo: repo(), pr: pr(draft, fork), action: PrAction::Opened }
+    }
+
+    fn comment(author: &str, body: &str) -> ForgeEvent {
+        ForgeEvent::Comment {
+            repo: repo(),
+            pr_number: 7,
+            comment_id: 99,
+            author: author.into(),
+            body: body.into(),
+        }
+    }
+
+    #[test]
+    fn fork_pull_request_is_ignored_unless_allowed() {
+        assert!(matches!(decide_with(STRICT, &opened(false, true)), Decision::NoJob(r) if r.contains("fork")));
+        let open = WebhookSettings { allow_fork_prs: true, ..STRICT };
+        assert!(matches!(decide_with(open, &opened(false, true)), Decision::Job(j) if j.kind == "autoplan"));
+    }
+
+    #[test]
+    fn autoplan_dedup_key_names_forge_repo_pr_and_head_sha() {
+        let Decision::Job(job) = decide_with(STRICT, &opened(false, false)) else {
+            panic!("expected a job");
+        };
+        assert_eq!(job.dedup_key.as_deref(), Some("autoplan:github:github.com/acme/infra:7:abc123"));
+    }
+
+    #[test]
+    fn closing_a_draft_or_fork_still_releases_locks() {
+        let event = ForgeEvent::PullRequest {
+            repo: repo(),
+            pr: pr(true, true),
+            action: PrAction::Closed { merged: false },
+        };
+        let Decision::Job(job) = decide_with(STRICT, &event) else { panic!("expected a job") };
+        assert_eq!(job.kind, "pr_closed");
+        assert_eq!(job.payload["merged"], false);
+        assert!(job.dedup_key.is_none());
+    }
+
+    #[test]
+    fn comment_by_the_bot_user_is_ignored_case_insensitively() {
+        assert!(matches!(decide_with(STRICT, &comment("Atoll-Bot", "atlantis plan")), Decision::NoJob(_)));
+    }
+
+    #[test]
+    fn wrong_command_becomes_a_reply_job_keyed_by_comment_id() {
+        let Decision::Job(job) = decide_with(STRICT, &comment("bob", "atlantis plna")) else {
+            panic!("expected a reply job");
+        };
+        assert_eq!(job.kind, "reply");
+        assert_eq!(job.dedup_key.as_deref(), Some("comment:github:github.com/acme/infra:99"));
+        assert!(job.payload["reply"].is_object(), "{}", job.payload);
+    }
+
+    #[test]
+    fn apply_with_a_workspace_becomes_an_apply_job() {
+        let Decision::Job(job) = decide_with(STRICT, &comment("bob", "@atoll-bot apply -w staging")) else {
+            panic!("expected a job");
+        };
+        assert_eq!(job.kind, "apply");
+        assert_eq!(job.payload["command"]["workspace"], "staging");
+    }
+
+    #[test]
+    fn ordinary_comment_is_not_a_command() {
+        assert!(matches!(decide_with(STRICT, &comment("bob", "looks good to me")), Decision::NoJob(r) if r.contains("not a command")));
+    }
+}
