@@ -25,13 +25,20 @@ struct Prepared {
 }
 
 fn prepare(n: usize) -> Vec<Prepared> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/github/issue_comment.created.pr-plan.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/github/issue_comment.created.pr-plan.json"
+    );
     let template = std::fs::read_to_string(path).expect("fixture");
     assert!(template.contains("\"id\": 492700400"), "fixture comment id");
     (0..n)
         .map(|i| {
             // A distinct comment id per delivery, so every one is a new job (no dedup).
-            let body = template.replacen("\"id\": 492700400", &format!("\"id\": {}", 1_000_000 + i), 1);
+            let body = template.replacen(
+                "\"id\": 492700400",
+                &format!("\"id\": {}", 1_000_000 + i),
+                1,
+            );
             Prepared {
                 delivery: format!("bench-{i}"),
                 signature: format!("sha256={}", atoll::webhook::sign(SECRET, body.as_bytes())),
@@ -49,7 +56,10 @@ struct Report {
 }
 
 async fn load(url: &str, deliveries: &[Prepared], concurrency: usize, expect: u16) -> Report {
-    let client = reqwest::Client::builder().pool_max_idle_per_host(concurrency).build().expect("client");
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(concurrency)
+        .build()
+        .expect("client");
     let gate = Arc::new(Semaphore::new(concurrency));
     let start = Instant::now();
     let mut tasks = Vec::with_capacity(deliveries.len());
@@ -69,10 +79,19 @@ async fn load(url: &str, deliveries: &[Prepared], concurrency: usize, expect: u1
             (status, t.elapsed())
         }));
     }
-    let mut report = Report { ok: 0, failed: 0, elapsed: Duration::ZERO, latencies: Vec::new() };
+    let mut report = Report {
+        ok: 0,
+        failed: 0,
+        elapsed: Duration::ZERO,
+        latencies: Vec::new(),
+    };
     for t in tasks {
         let (status, latency) = t.await.expect("request task");
-        if status == expect { report.ok += 1 } else { report.failed += 1 }
+        if status == expect {
+            report.ok += 1;
+        } else {
+            report.failed += 1;
+        }
         report.latencies.push(latency);
     }
     report.elapsed = start.elapsed();
@@ -119,18 +138,23 @@ async fn throughput(n: usize, concurrency: usize) {
         .collect();
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let loaded = atoll::config::from_sources(&config_yaml(dir.path()), std::iter::empty()).expect("config");
+    let loaded =
+        atoll::config::from_sources(&config_yaml(dir.path()), std::iter::empty()).expect("config");
     let app = App::build(&loaded.settings).await.expect("app");
     let atoll_url = format!("http://{}/events", app.local_addr().expect("addr"));
     let store = app.store();
     tokio::spawn(app.serve(std::future::pending()));
 
-    let bare = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind bare");
+    let bare = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind bare");
     let bare_url = format!("http://{}/events", bare.local_addr().expect("addr"));
     let router = axum::Router::new().route("/events", post(|| async { StatusCode::OK }));
     tokio::spawn(async move { axum::serve(bare, router).await });
 
-    println!("webhook bench: {n} signed issue_comment deliveries (15.6 KB each), {concurrency} concurrent");
+    println!(
+        "webhook bench: {n} signed issue_comment deliveries (15.6 KB each), {concurrency} concurrent"
+    );
     load(&bare_url, &warmup, concurrency, 200).await;
     let bare_report = load(&bare_url, &deliveries, concurrency, 200).await;
     load(&atoll_url, &warmup, concurrency, 202).await;
@@ -154,22 +178,38 @@ fn idle_rss() {
         .expect("spawn atoll serve");
     let stdout = child.stdout.take().expect("stdout");
     let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).expect("listening line");
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("listening line");
     // Let start-up allocations settle before reading the idle figure.
     std::thread::sleep(Duration::from_secs(2));
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
-    let rss = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap_or("VmRSS: unknown");
-    println!("idle atoll serve: {} ({})", rss.trim_start_matches("VmRSS:").trim(), line.trim());
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+    let rss = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .unwrap_or("VmRSS: unknown");
+    println!(
+        "idle atoll serve: {} ({})",
+        rss.trim_start_matches("VmRSS:").trim(),
+        line.trim()
+    );
     let _ = child.kill();
     let _ = child.wait();
 }
 
 fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let n = args.first().and_then(|a| a.parse().ok()).unwrap_or(20_000);
     let concurrency = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(64);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     runtime.block_on(throughput(n, concurrency));
     idle_rss();
 }

@@ -28,25 +28,33 @@ impl App {
     /// Creates the data directory, connects the store (running migrations), builds the webhook
     /// intake and binds `server.listen`.
     pub async fn build(settings: &Settings) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(&settings.data_dir).with_context(|| {
-            format!("creating data directory {}", settings.data_dir.display())
-        })?;
+        std::fs::create_dir_all(&settings.data_dir)
+            .with_context(|| format!("creating data directory {}", settings.data_dir.display()))?;
         let store = store::connect(settings.store.url.expose_secret())
             .await
             .context("connecting to the store (store.url)")?;
         let intake = Intake::new(Arc::clone(&store), &intake_settings(settings))
             .map_err(anyhow::Error::msg)?;
-        let state = AppState { intake: Arc::new(intake), store: Arc::clone(&store) };
+        let state = AppState {
+            intake: Arc::new(intake),
+            store: Arc::clone(&store),
+        };
         let router = http::router(state, settings.server.request_timeout);
         let listener = TcpListener::bind(settings.server.listen)
             .await
             .with_context(|| format!("listening on {} (server.listen)", settings.server.listen))?;
-        Ok(Self { listener, router, store })
+        Ok(Self {
+            listener,
+            router,
+            store,
+        })
     }
 
     /// The address actually bound (useful with port 0).
     pub fn local_addr(&self) -> anyhow::Result<SocketAddr> {
-        self.listener.local_addr().context("reading the bound address")
+        self.listener
+            .local_addr()
+            .context("reading the bound address")
     }
 
     /// The store this app uses.
@@ -55,7 +63,10 @@ impl App {
     }
 
     /// Serves until `shutdown` resolves, then drains in-flight requests.
-    pub async fn serve(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    pub async fn serve(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
         axum::serve(self.listener, self.router)
             .with_graceful_shutdown(shutdown)
             .await

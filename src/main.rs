@@ -62,7 +62,10 @@ fn serve(path: &std::path::Path) -> ExitCode {
     for w in &loaded.warnings {
         tracing::warn!("{w}");
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

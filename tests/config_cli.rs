@@ -23,7 +23,12 @@ fn check_config_lists_every_problem_with_its_key_path_and_exits_2() {
     );
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    for path in ["server.listen:", "github.webhook_secret:", "repo_allowlist[0]:", "queue.lease_secs:"] {
+    for path in [
+        "server.listen:",
+        "github.webhook_secret:",
+        "repo_allowlist[0]:",
+        "queue.lease_secs:",
+    ] {
         assert!(err.contains(path), "{path} missing from:\n{err}");
     }
     assert!(err.contains("4 problems"), "{err}");
@@ -33,7 +38,11 @@ fn check_config_lists_every_problem_with_its_key_path_and_exits_2() {
 fn check_config_accepts_the_example_file() {
     let example = include_str!("../config.example.yaml");
     let out = atoll(&["check-config", "--config"], example);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("configuration is valid"));
 }
 
@@ -45,5 +54,8 @@ fn serve_refuses_to_start_when_an_enabled_forge_has_no_secret() {
     );
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("gitea.webhook_secret: gitea is enabled but has no webhook secret"), "{err}");
+    assert!(
+        err.contains("gitea.webhook_secret: gitea is enabled but has no webhook secret"),
+        "{err}"
+    );
 }

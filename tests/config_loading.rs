@@ -43,17 +43,29 @@ fn env_overrides_yaml_with_double_underscore_nesting() {
         ("ATOLL_GITHUB__WEBHOOK_SECRET", "from-env"),
         ("ATOLL_GITEA__ENABLED", "true"),
         ("ATOLL_GITEA__WEBHOOK_SECRET", "gitea-env"),
-        ("ATOLL_REPO_ALLOWLIST", "github.com/acme/*, !github.com/acme/sandbox"),
+        (
+            "ATOLL_REPO_ALLOWLIST",
+            "github.com/acme/*, !github.com/acme/sandbox",
+        ),
         ("ATOLL_DATA_DIR", "/srv/atoll"),
         ("ATOLL_QUEUE__MAX_RUNNING", "8"),
     ];
     let s = ok(GITHUB_ON, &env).settings;
     assert_eq!(s.server.listen.to_string(), "0.0.0.0:9000");
     assert_eq!(s.store.url.expose_secret(), "sqlite:///var/lib/atoll/x.db");
-    assert_eq!(s.github.webhook_secret.as_ref().map(|x| x.expose_secret()), Some("from-env"));
+    assert_eq!(
+        s.github.webhook_secret.as_ref().map(|x| x.expose_secret()),
+        Some("from-env")
+    );
     assert!(s.gitea.enabled);
-    assert_eq!(s.gitea.webhook_secret.as_ref().map(|x| x.expose_secret()), Some("gitea-env"));
-    assert_eq!(s.repo_allowlist, ["github.com/acme/*", "!github.com/acme/sandbox"]);
+    assert_eq!(
+        s.gitea.webhook_secret.as_ref().map(|x| x.expose_secret()),
+        Some("gitea-env")
+    );
+    assert_eq!(
+        s.repo_allowlist,
+        ["github.com/acme/*", "!github.com/acme/sandbox"]
+    );
     assert_eq!(s.data_dir.to_str(), Some("/srv/atoll"));
     assert_eq!(s.queue.max_running, 8);
 }
@@ -68,30 +80,50 @@ fn secret_is_read_from_its_file_variant() {
         path.display().to_string()
     );
     let s = ok(&yaml, &[]).settings;
-    assert_eq!(s.github.webhook_secret.as_ref().map(|x| x.expose_secret()), Some("file-secret"));
+    assert_eq!(
+        s.github.webhook_secret.as_ref().map(|x| x.expose_secret()),
+        Some("file-secret")
+    );
 
     let env_path = path.display().to_string();
     let env = [("ATOLL_GITHUB__WEBHOOK_SECRET_FILE", env_path.as_str())];
     let s = ok("github: {enabled: true}\nrepo_allowlist: ['*']\n", &env).settings;
-    assert_eq!(s.github.webhook_secret.as_ref().map(|x| x.expose_secret()), Some("file-secret"));
+    assert_eq!(
+        s.github.webhook_secret.as_ref().map(|x| x.expose_secret()),
+        Some("file-secret")
+    );
 }
 
 #[test]
 fn enabled_forge_without_secret_is_refused() {
     let p = problems("github: {enabled: true}\nrepo_allowlist: ['*']\n", &[]);
     assert_eq!(p.len(), 1, "{p:?}");
-    assert!(p[0].starts_with("github.webhook_secret: github is enabled but has no webhook secret"), "{p:?}");
+    assert!(
+        p[0].starts_with("github.webhook_secret: github is enabled but has no webhook secret"),
+        "{p:?}"
+    );
 }
 
 #[test]
 fn empty_secret_and_unreadable_secret_file_are_refused() {
-    let p = problems("gitea: {enabled: true, webhook_secret: '  '}\nrepo_allowlist: ['*']\n", &[]);
-    assert!(p.iter().any(|m| m.starts_with("gitea.webhook_secret: is empty")), "{p:?}");
+    let p = problems(
+        "gitea: {enabled: true, webhook_secret: '  '}\nrepo_allowlist: ['*']\n",
+        &[],
+    );
+    assert!(
+        p.iter()
+            .any(|m| m.starts_with("gitea.webhook_secret: is empty")),
+        "{p:?}"
+    );
     let p = problems(
         "gitea: {enabled: true, webhook_secret_file: /nonexistent/secret}\nrepo_allowlist: ['*']\n",
         &[],
     );
-    assert!(p.iter().any(|m| m.starts_with("gitea.webhook_secret_file: cannot read")), "{p:?}");
+    assert!(
+        p.iter()
+            .any(|m| m.starts_with("gitea.webhook_secret_file: cannot read")),
+        "{p:?}"
+    );
 }
 
 #[test]
@@ -125,15 +157,27 @@ sevrer: {listen: x}
         "sevrer.listen: unknown key; did you mean server.listen?",
     ];
     for prefix in expect {
-        assert!(p.iter().any(|m| m.starts_with(prefix)), "no problem starting {prefix:?} in {p:#?}");
+        assert!(
+            p.iter().any(|m| m.starts_with(prefix)),
+            "no problem starting {prefix:?} in {p:#?}"
+        );
     }
 }
 
 #[test]
 fn unknown_env_variables_warn_but_do_not_fail() {
-    let loaded = ok(GITHUB_ON, &[("ATOLL_TEST_DATABASE_URL", "postgres://x"), ("HOME", "/root")]);
+    let loaded = ok(
+        GITHUB_ON,
+        &[
+            ("ATOLL_TEST_DATABASE_URL", "postgres://x"),
+            ("HOME", "/root"),
+        ],
+    );
     assert!(
-        loaded.warnings.iter().any(|w| w.starts_with("ATOLL_TEST_DATABASE_URL: ignored")),
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("ATOLL_TEST_DATABASE_URL: ignored")),
         "{:?}",
         loaded.warnings
     );
@@ -142,21 +186,31 @@ fn unknown_env_variables_warn_but_do_not_fail() {
 #[test]
 fn enabled_forge_with_empty_allowlist_is_refused() {
     let p = problems("github: {enabled: true, webhook_secret: x}\n", &[]);
-    assert!(p.iter().any(|m| m.starts_with("repo_allowlist: allows no repository")), "{p:?}");
+    assert!(
+        p.iter()
+            .any(|m| m.starts_with("repo_allowlist: allows no repository")),
+        "{p:?}"
+    );
 }
 
 #[test]
 fn proxmox_falls_back_to_bpg_variables_and_atoll_variables_win() {
     let env = [
         ("PROXMOX_VE_ENDPOINT", "https://pve.example:8006/api2/json"),
-        ("PROXMOX_VE_API_TOKEN", "root@pam!atoll=0b6a9d1e-aaaa-bbbb-cccc-0123456789ab"),
+        (
+            "PROXMOX_VE_API_TOKEN",
+            "root@pam!atoll=0b6a9d1e-aaaa-bbbb-cccc-0123456789ab",
+        ),
         ("PROXMOX_VE_INSECURE", "true"),
         ("ATOLL_PROXMOX__INSECURE", "false"),
     ];
     let s = ok("", &env).settings;
     let pve = s.proxmox.expect("proxmox configured from PROXMOX_VE_*");
     assert_eq!(pve.endpoint, "https://pve.example:8006/");
-    assert!(!pve.insecure, "ATOLL_PROXMOX__INSECURE must win over PROXMOX_VE_INSECURE");
+    assert!(
+        !pve.insecure,
+        "ATOLL_PROXMOX__INSECURE must win over PROXMOX_VE_INSECURE"
+    );
     assert!(matches!(pve.auth, ProxmoxAuth::ApiToken(_)));
 }
 
@@ -164,10 +218,24 @@ fn proxmox_falls_back_to_bpg_variables_and_atoll_variables_win() {
 fn proxmox_token_and_password_together_are_refused() {
     let yaml = "proxmox: {endpoint: 'https://pve:8006', api_token: 'a@pam!t=x', username: root@pam, password: pw}\n";
     let p = problems(yaml, &[]);
-    assert!(p.iter().any(|m| m.starts_with("proxmox.api_token: set either")), "{p:?}");
-    let p = problems("proxmox: {endpoint: 'https://pve:8006', api_token: 'nonsense'}\n", &[]);
-    assert!(p.iter().any(|m| m.starts_with("proxmox.api_token: must look like")), "{p:?}");
-    assert!(!p.iter().any(|m| m.contains("nonsense")), "token value leaked: {p:?}");
+    assert!(
+        p.iter()
+            .any(|m| m.starts_with("proxmox.api_token: set either")),
+        "{p:?}"
+    );
+    let p = problems(
+        "proxmox: {endpoint: 'https://pve:8006', api_token: 'nonsense'}\n",
+        &[],
+    );
+    assert!(
+        p.iter()
+            .any(|m| m.starts_with("proxmox.api_token: must look like")),
+        "{p:?}"
+    );
+    assert!(
+        !p.iter().any(|m| m.contains("nonsense")),
+        "token value leaked: {p:?}"
+    );
 }
 
 #[test]
@@ -178,8 +246,14 @@ fn protect_guests_accept_vm_id_or_name_with_node() {
         s.protect.guests,
         [
             GuestSelector::VmId(2100),
-            GuestSelector::Name { name: "atoll".into(), node: Some("mk33".into()) },
-            GuestSelector::Name { name: "db".into(), node: None },
+            GuestSelector::Name {
+                name: "atoll".into(),
+                node: Some("mk33".into())
+            },
+            GuestSelector::Name {
+                name: "db".into(),
+                node: None
+            },
         ]
     );
     assert_eq!(s.protect.local_macs, ["bc:24:11:00:aa:01"]);
@@ -205,7 +279,10 @@ fn secrets_never_appear_in_debug_output_or_errors() {
 #[test]
 fn invalid_yaml_is_reported_with_its_location() {
     let p = problems("server:\n  listen: [unclosed\n", &[]);
-    assert!(p[0].contains("not valid YAML") && p[0].contains("line"), "{p:?}");
+    assert!(
+        p[0].contains("not valid YAML") && p[0].contains("line"),
+        "{p:?}"
+    );
 }
 
 /// The leaf key paths of a YAML document (lists count as leaves).
@@ -214,7 +291,11 @@ fn leaf_paths(value: &serde_yaml_ng::Value, prefix: &str, out: &mut BTreeSet<Str
         serde_yaml_ng::Value::Mapping(m) => {
             for (k, v) in m {
                 let k = k.as_str().expect("string keys");
-                let path = if prefix.is_empty() { k.to_owned() } else { format!("{prefix}.{k}") };
+                let path = if prefix.is_empty() {
+                    k.to_owned()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 leaf_paths(v, &path, out);
             }
         }
@@ -234,8 +315,14 @@ fn example_config_documents_every_key_and_nothing_else() {
     let known: BTreeSet<String> = config::known_keys().into_iter().collect();
     let missing: Vec<_> = known.difference(&documented).collect();
     let extra: Vec<_> = documented.difference(&known).collect();
-    assert!(missing.is_empty(), "keys not documented in config.example.yaml: {missing:?}");
-    assert!(extra.is_empty(), "keys in config.example.yaml that atoll does not read: {extra:?}");
+    assert!(
+        missing.is_empty(),
+        "keys not documented in config.example.yaml: {missing:?}"
+    );
+    assert!(
+        extra.is_empty(),
+        "keys in config.example.yaml that atoll does not read: {extra:?}"
+    );
 }
 
 #[test]
@@ -262,8 +349,14 @@ fn example_config_secret_fields_hold_only_placeholders() {
         for seg in path.split('.') {
             node = &node[seg];
         }
-        assert!(node.is_null(), "secret field {path} must be null in the example, found {node:?}");
+        assert!(
+            node.is_null(),
+            "secret field {path} must be null in the example, found {node:?}"
+        );
         checked += 1;
     }
-    assert!(checked >= 10, "expected to check all secret fields, checked {checked}");
+    assert!(
+        checked >= 10,
+        "expected to check all secret fields, checked {checked}"
+    );
 }

@@ -33,7 +33,9 @@ fn start(config: &Path) -> (Child, String) {
             }
         }
     });
-    let addr = rx.recv_timeout(START_DEADLINE).expect("server announced its address in time");
+    let addr = rx
+        .recv_timeout(START_DEADLINE)
+        .expect("server announced its address in time");
     (child, format!("http://{addr}"))
 }
 
@@ -45,7 +47,11 @@ async fn job_survives_kill_9_right_after_202_and_is_claimable_after_restart() {
 
     let (mut first, base) = start(&config);
     let client = webhook_support::client();
-    let d = Delivery::github("issue_comment", "k9-1", fixture("github/issue_comment.created.pr-plan.json"));
+    let d = Delivery::github(
+        "issue_comment",
+        "k9-1",
+        fixture("github/issue_comment.created.pr-plan.json"),
+    );
     let mut req = client.post(format!("{base}/events"));
     for (n, v) in &d.headers {
         req = req.header(n.as_str(), v.as_str());
@@ -53,19 +59,35 @@ async fn job_survives_kill_9_right_after_202_and_is_claimable_after_restart() {
     let resp = req.body(d.body.clone()).send().await.expect("deliver");
     assert_eq!(resp.status(), 202);
     let body: serde_json::Value = resp.json().await.expect("json");
-    let job_id: uuid::Uuid = body["job"].as_str().and_then(|s| s.parse().ok()).expect("job id");
+    let job_id: uuid::Uuid = body["job"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .expect("job id");
     first.kill().expect("kill -9"); // SIGKILL: no shutdown code runs
     first.wait().expect("reap killed server");
 
     let (mut second, base) = start(&config);
-    let ready = client.get(format!("{base}/readyz")).send().await.expect("readyz");
+    let ready = client
+        .get(format!("{base}/readyz"))
+        .send()
+        .await
+        .expect("readyz");
     assert_eq!(ready.status(), 200);
 
     let url = format!("sqlite://{}", dir.path().join("atoll.db").display());
-    let store = atoll::store::connect(&url).await.expect("open the server's database");
-    let job = store.get_job(job_id).await.expect("get job").expect("job survived kill -9");
+    let store = atoll::store::connect(&url)
+        .await
+        .expect("open the server's database");
+    let job = store
+        .get_job(job_id)
+        .await
+        .expect("get job")
+        .expect("job survived kill -9");
     assert_eq!((job.kind.as_str(), job.state), ("plan", JobState::Queued));
-    let limits = ClaimLimits { global: 4, per_repo: 1 };
+    let limits = ClaimLimits {
+        global: 4,
+        per_repo: 1,
+    };
     let claimed = store
         .claim("test-worker", &["plan"], Duration::from_secs(30), limits)
         .await

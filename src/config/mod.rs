@@ -106,7 +106,10 @@ pub struct Problem {
 
 impl Problem {
     fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { path: path.into(), message: message.into() }
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -125,7 +128,11 @@ pub struct ConfigError {
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.problems.len();
-        writeln!(f, "{n} problem{} in the configuration:", if n == 1 { "" } else { "s" })?;
+        writeln!(
+            f,
+            "{n} problem{} in the configuration:",
+            if n == 1 { "" } else { "s" }
+        )?;
         for p in &self.problems {
             writeln!(f, "  {p}")?;
         }
@@ -145,7 +152,10 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
         problems: vec![Problem::new(
             "(file)",
-            format!("cannot read {}: {e}; pass an existing file with --config", path.display()),
+            format!(
+                "cannot read {}: {e}; pass an existing file with --config",
+                path.display()
+            ),
         )],
     })?;
     let env: Vec<(String, String)> = std::env::vars().collect();
@@ -166,11 +176,15 @@ pub fn from_sources<'a>(
     if reader.problems.is_empty() {
         let mut warnings = reader.warnings;
         warnings.extend(
-            tree.stray_env.iter().map(|v| format!("{v}: ignored, not a valid ATOLL_ key name")),
+            tree.stray_env
+                .iter()
+                .map(|v| format!("{v}: ignored, not a valid ATOLL_ key name")),
         );
         Ok(Loaded { settings, warnings })
     } else {
-        Err(ConfigError { problems: reader.problems })
+        Err(ConfigError {
+            problems: reader.problems,
+        })
     }
 }
 

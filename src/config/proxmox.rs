@@ -34,7 +34,10 @@ pub enum ProxmoxAuth {
     /// `USER@REALM!TOKENID=SECRET`.
     ApiToken(SecretString),
     /// Ticket login.
-    Password { username: String, password: SecretString },
+    Password {
+        username: String,
+        password: SecretString,
+    },
 }
 
 /// The guests atoll refuses to disrupt.
@@ -56,7 +59,10 @@ pub enum GuestSelector {
     Name { name: String, node: Option<String> },
 }
 
-pub(super) fn apply_bpg_env<'a>(tree: &mut Tree, env: impl IntoIterator<Item = (&'a str, &'a str)>) {
+pub(super) fn apply_bpg_env<'a>(
+    tree: &mut Tree,
+    env: impl IntoIterator<Item = (&'a str, &'a str)>,
+) {
     for (name, value) in env {
         if let Some((_, path)) = BPG_ENV.iter().find(|(var, _)| *var == name) {
             tree.fallback(path, name, value);
@@ -71,14 +77,18 @@ pub(super) fn read_proxmox(r: &mut Reader<'_>) -> Option<ProxmoxSettings> {
     let password = r.secret("proxmox.password");
     let insecure = r.bool("proxmox.insecure", false);
     let ca_file = r.opt_string("proxmox.ca_file").map(PathBuf::from);
-    if let Some(path) = &ca_file {
-        if !path.is_file() {
-            r.problem("proxmox.ca_file", format!("{} is not a readable file", path.display()));
-        }
+    if let Some(path) = ca_file.as_ref().filter(|p| !p.is_file()) {
+        r.problem(
+            "proxmox.ca_file",
+            format!("{} is not a readable file", path.display()),
+        );
     }
     let Some(endpoint) = endpoint else {
         if token.is_some() || username.is_some() {
-            r.problem("proxmox.endpoint", "credentials are set but the endpoint is missing");
+            r.problem(
+                "proxmox.endpoint",
+                "credentials are set but the endpoint is missing",
+            );
         }
         return None;
     };
@@ -90,19 +100,33 @@ pub(super) fn read_proxmox(r: &mut Reader<'_>) -> Option<ProxmoxSettings> {
         }
         (None, Some(username), Some(password)) => ProxmoxAuth::Password { username, password },
         (None, Some(_), None) => {
-            r.problem("proxmox.password", "proxmox.username is set; set its password too");
+            r.problem(
+                "proxmox.password",
+                "proxmox.username is set; set its password too",
+            );
             return None;
         }
         (None, None, _) => {
-            r.problem("proxmox.api_token", "set an API token (or username and password)");
+            r.problem(
+                "proxmox.api_token",
+                "set an API token (or username and password)",
+            );
             return None;
         }
         (Some(_), _, _) => {
-            r.problem("proxmox.api_token", "set either an API token or username/password, not both");
+            r.problem(
+                "proxmox.api_token",
+                "set either an API token or username/password, not both",
+            );
             return None;
         }
     };
-    Some(ProxmoxSettings { endpoint, auth, insecure, ca_file })
+    Some(ProxmoxSettings {
+        endpoint,
+        auth,
+        insecure,
+        ca_file,
+    })
 }
 
 fn check_endpoint(r: &mut Reader<'_>, endpoint: &str) -> String {
@@ -113,7 +137,10 @@ fn check_endpoint(r: &mut Reader<'_>, endpoint: &str) -> String {
         .or_else(|| trimmed.strip_prefix("http://"))
         .is_some_and(|rest| !rest.is_empty() && !rest.contains(char::is_whitespace));
     if !has_host {
-        r.problem("proxmox.endpoint", format!("{endpoint:?} is not a URL like https://pve:8006/"));
+        r.problem(
+            "proxmox.endpoint",
+            format!("{endpoint:?} is not a URL like https://pve:8006/"),
+        );
     }
     format!("{trimmed}/")
 }
@@ -128,7 +155,10 @@ fn check_token(r: &mut Reader<'_>, token: &SecretString) {
             user.contains('@') && !name.is_empty() && !secret.is_empty()
         });
     if !ok {
-        r.problem("proxmox.api_token", "must look like USER@REALM!TOKENID=SECRET");
+        r.problem(
+            "proxmox.api_token",
+            "must look like USER@REALM!TOKENID=SECRET",
+        );
     }
 }
 
@@ -137,10 +167,17 @@ pub(super) fn read_protect(r: &mut Reader<'_>) -> ProtectSettings {
         None => Vec::new(),
         Some(Value::Sequence(items)) => {
             let items = items.clone();
-            items.iter().enumerate().filter_map(|(i, v)| guest(r, i, v)).collect()
+            items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| guest(r, i, v))
+                .collect()
         }
         Some(_) => {
-            r.problem("protect.guests", "expected a list of {vm_id: N} or {name: X, node: Y}");
+            r.problem(
+                "protect.guests",
+                "expected a list of {vm_id: N} or {name: X, node: Y}",
+            );
             Vec::new()
         }
     };
@@ -149,13 +186,23 @@ pub(super) fn read_protect(r: &mut Reader<'_>) -> ProtectSettings {
     for (i, mac) in local_macs.iter_mut().enumerate() {
         *mac = mac.to_ascii_lowercase();
         let valid = mac.split(':').count() == 6
-            && mac.split(':').all(|b| b.len() == 2 && b.chars().all(|c| c.is_ascii_hexdigit()));
+            && mac
+                .split(':')
+                .all(|b| b.len() == 2 && b.chars().all(|c| c.is_ascii_hexdigit()));
         if !valid {
-            r.problem(&format!("protect.local_macs[{i}]"), format!("{mac:?} is not a MAC address"));
+            r.problem(
+                &format!("protect.local_macs[{i}]"),
+                format!("{mac:?} is not a MAC address"),
+            );
         }
     }
     let allow_live_changes = r.bool("protect.allow_live_changes", false);
-    ProtectSettings { guests, discover, local_macs, allow_live_changes }
+    ProtectSettings {
+        guests,
+        discover,
+        local_macs,
+        allow_live_changes,
+    }
 }
 
 fn guest(r: &mut Reader<'_>, i: usize, v: &Value) -> Option<GuestSelector> {
@@ -167,12 +214,19 @@ fn guest(r: &mut Reader<'_>, i: usize, v: &Value) -> Option<GuestSelector> {
     let field = |k: &str| map.get(k).filter(|v| !v.is_null());
     for key in map.keys() {
         if !matches!(key.as_str(), Some("vm_id" | "name" | "node")) {
-            r.problem(&path, format!("unknown key {key:?}; use vm_id, or name with node"));
+            r.problem(
+                &path,
+                format!("unknown key {key:?}; use vm_id, or name with node"),
+            );
         }
     }
     match (field("vm_id"), field("name")) {
         (Some(id), None) if field("node").is_none() => {
-            match id.as_u64().and_then(|n| u32::try_from(n).ok()).filter(|n| *n >= 100) {
+            match id
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|n| *n >= 100)
+            {
                 Some(n) => Some(GuestSelector::VmId(n)),
                 None => {
                     r.problem(&format!("{path}.vm_id"), "must be a VM id of 100 or more");
@@ -189,7 +243,10 @@ fn guest(r: &mut Reader<'_>, i: usize, v: &Value) -> Option<GuestSelector> {
                     None
                 }
             };
-            Some(GuestSelector::Name { name: name.clone(), node })
+            Some(GuestSelector::Name {
+                name: name.clone(),
+                node,
+            })
         }
         _ => {
             r.problem(&path, "give either vm_id, or name (with an optional node)");

@@ -45,16 +45,24 @@ pub(super) fn read(r: &mut Reader<'_>) -> Settings {
 fn server(r: &mut Reader<'_>) -> ServerSettings {
     let text = r.string("server.listen", DEFAULT_LISTEN);
     let listen = text.parse::<SocketAddr>().unwrap_or_else(|_| {
-        r.problem("server.listen", format!("{text:?} is not an address like 127.0.0.1:4141"));
+        r.problem(
+            "server.listen",
+            format!("{text:?} is not an address like 127.0.0.1:4141"),
+        );
         SocketAddr::from(([127, 0, 0, 1], 4141))
     });
     let timeout = r.uint("server.request_timeout_secs", 30, 1, 3600);
-    ServerSettings { listen, request_timeout: Duration::from_secs(timeout) }
+    ServerSettings {
+        listen,
+        request_timeout: Duration::from_secs(timeout),
+    }
 }
 
 fn store(r: &mut Reader<'_>, data_dir: &std::path::Path) -> StoreSettings {
     let default = format!("sqlite://{}", data_dir.join("atoll.db").display());
-    let url = r.secret("store.url").unwrap_or_else(|| SecretString::from(default));
+    let url = r
+        .secret("store.url")
+        .unwrap_or_else(|| SecretString::from(default));
     let scheme_ok = {
         let u = url.expose_secret();
         u.starts_with("sqlite:") || u.starts_with("postgres://") || u.starts_with("postgresql://")
@@ -73,16 +81,27 @@ fn forge(r: &mut Reader<'_>, name: &str) -> ForgeSettings {
     if enabled && webhook_secret.is_none() && !r.has_problem_at(&secret_key) {
         r.problem(
             &secret_key,
-            format!("{name} is enabled but has no webhook secret; set {secret_key} or {secret_key}_file"),
+            format!(
+                "{name} is enabled but has no webhook secret; set {secret_key} or {secret_key}_file"
+            ),
         );
     }
-    let bot_user = r.opt_string(&format!("{name}.bot_user")).map(|u| u.trim().to_owned());
-    if let Some(user) = &bot_user {
-        if user.is_empty() || user.contains(char::is_whitespace) || user.starts_with('@') {
-            r.problem(&format!("{name}.bot_user"), "must be a login name without @ or spaces");
-        }
+    let bot_user = r
+        .opt_string(&format!("{name}.bot_user"))
+        .map(|u| u.trim().to_owned());
+    let bad_user =
+        |u: &String| u.is_empty() || u.contains(char::is_whitespace) || u.starts_with('@');
+    if bot_user.as_ref().is_some_and(bad_user) {
+        r.problem(
+            &format!("{name}.bot_user"),
+            "must be a login name without @ or spaces",
+        );
     }
-    ForgeSettings { enabled, webhook_secret, bot_user }
+    ForgeSettings {
+        enabled,
+        webhook_secret,
+        bot_user,
+    }
 }
 
 fn allowlist(r: &mut Reader<'_>, any_forge: bool) -> Vec<String> {
@@ -92,10 +111,15 @@ fn allowlist(r: &mut Reader<'_>, any_forge: bool) -> Vec<String> {
         if glob.split('/').count() < 3 && glob != "*" {
             r.problem(
                 &format!("repo_allowlist[{i}]"),
-                format!("{p:?} must look like host/owner/repo (globs allowed, e.g. github.com/acme/*)"),
+                format!(
+                    "{p:?} must look like host/owner/repo (globs allowed, e.g. github.com/acme/*)"
+                ),
             );
         } else if let Err(e) = globset::Glob::new(glob) {
-            r.problem(&format!("repo_allowlist[{i}]"), format!("{p:?} is not a valid glob: {e}"));
+            r.problem(
+                &format!("repo_allowlist[{i}]"),
+                format!("{p:?} is not a valid glob: {e}"),
+            );
         }
     }
     if any_forge && !patterns.iter().any(|p| !p.starts_with('!')) {
@@ -110,18 +134,28 @@ fn allowlist(r: &mut Reader<'_>, any_forge: bool) -> Vec<String> {
 fn commands(r: &mut Reader<'_>) -> CommandSettings {
     let name = r.string("commands.executable_name", "atoll");
     let valid = !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if !valid {
-        r.problem("commands.executable_name", "use letters, digits, - and _ only");
+        r.problem(
+            "commands.executable_name",
+            "use letters, digits, - and _ only",
+        );
     }
-    CommandSettings { executable_name: name }
+    CommandSettings {
+        executable_name: name,
+    }
 }
 
 fn queue(r: &mut Reader<'_>) -> QueueSettings {
     let lease = r.uint("queue.lease_secs", 60, 5, 3600);
     let heartbeat = r.uint("queue.heartbeat_secs", 15, 1, 3600);
     if heartbeat * 2 > lease {
-        r.problem("queue.heartbeat_secs", "must be at most half of queue.lease_secs");
+        r.problem(
+            "queue.heartbeat_secs",
+            "must be at most half of queue.lease_secs",
+        );
     }
     let max_running = r.uint("queue.max_running", 4, 1, 256);
     let per_repo = r.uint("queue.max_running_per_repo", 1, 1, 256);
@@ -138,7 +172,10 @@ fn queue(r: &mut Reader<'_>) -> QueueSettings {
 fn log(r: &mut Reader<'_>) -> LogSettings {
     let level = r.string("log.level", "info");
     if tracing_subscriber::EnvFilter::try_new(&level).is_err() {
-        r.problem("log.level", format!("{level:?} is not a tracing filter such as info or atoll=debug"));
+        r.problem(
+            "log.level",
+            format!("{level:?} is not a tracing filter such as info or atoll=debug"),
+        );
     }
     let format = match r.string("log.format", "text").as_str() {
         "text" => LogFormat::Text,

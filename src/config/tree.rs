@@ -31,15 +31,25 @@ impl Tree {
         let root = match value {
             Value::Null => Mapping::new(),
             Value::Mapping(m) => m,
-            _ => return Err(Problem::new("(file)", "the top level must be a mapping of keys")),
+            _ => {
+                return Err(Problem::new(
+                    "(file)",
+                    "the top level must be a mapping of keys",
+                ));
+            }
         };
-        Ok(Self { root, ..Self::default() })
+        Ok(Self {
+            root,
+            ..Self::default()
+        })
     }
 
     /// Applies `ATOLL_A__B=value` as key `a.b` (a string; the reader converts it).
     pub(super) fn apply_env<'a>(&mut self, vars: impl IntoIterator<Item = (&'a str, &'a str)>) {
         for (name, value) in vars {
-            let Some(rest) = name.strip_prefix(ENV_PREFIX) else { continue };
+            let Some(rest) = name.strip_prefix(ENV_PREFIX) else {
+                continue;
+            };
             if NOT_SETTINGS.contains(&rest) {
                 continue;
             }
@@ -72,11 +82,15 @@ impl Tree {
 }
 
 fn set_path(root: &mut Mapping, segments: &[String], value: Value) {
-    let Some((last, parents)) = segments.split_last() else { return };
+    let Some((last, parents)) = segments.split_last() else {
+        return;
+    };
     let mut node = root;
     for seg in parents {
         let key = Value::String(seg.clone());
-        let entry = node.entry(key).or_insert_with(|| Value::Mapping(Mapping::new()));
+        let entry = node
+            .entry(key)
+            .or_insert_with(|| Value::Mapping(Mapping::new()));
         if !entry.is_mapping() {
             *entry = Value::Mapping(Mapping::new());
         }
@@ -105,7 +119,11 @@ fn collect_paths(map: &Mapping, prefix: &str, out: &mut Vec<String>) {
             Value::String(s) => s.clone(),
             other => format!("{other:?}"),
         };
-        let path = if prefix.is_empty() { key } else { format!("{prefix}.{key}") };
+        let path = if prefix.is_empty() {
+            key
+        } else {
+            format!("{prefix}.{key}")
+        };
         match value {
             Value::Mapping(inner) if !inner.is_empty() => collect_paths(inner, &path, out),
             _ => out.push(path),
@@ -125,7 +143,12 @@ pub(super) struct Reader<'t> {
 
 impl<'t> Reader<'t> {
     pub(super) fn new(tree: &'t Tree) -> Self {
-        Self { tree, known: BTreeSet::new(), problems: Vec::new(), warnings: Vec::new() }
+        Self {
+            tree,
+            known: BTreeSet::new(),
+            problems: Vec::new(),
+            warnings: Vec::new(),
+        }
     }
 
     /// The path as shown to the user: the key, plus the variable that set it if any.
@@ -274,14 +297,17 @@ impl<'t> Reader<'t> {
     pub(super) fn report_unknown_keys(&mut self) {
         for path in self.tree.all_leaf_paths() {
             let known = self.known.iter().any(|k| {
-                path == *k || path.starts_with(&format!("{k}.")) || k.starts_with(&format!("{path}."))
+                path == *k
+                    || path.starts_with(&format!("{k}."))
+                    || k.starts_with(&format!("{path}."))
             });
             if known {
                 continue;
             }
             if let Some(var) = self.tree.origins.get(&path) {
                 // The environment holds more than atoll's settings (e.g. test variables).
-                self.warnings.push(format!("{var}: ignored, atoll has no key {path}"));
+                self.warnings
+                    .push(format!("{var}: ignored, atoll has no key {path}"));
             } else {
                 let hint = did_you_mean(&path, &self.known);
                 self.problem(&path, format!("unknown key{hint}"));

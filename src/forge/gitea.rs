@@ -120,7 +120,9 @@ fn pull_request(kind: &str, p: PrPayload) -> Result<ForgeEvent, PayloadError> {
         "opened" => PrAction::Opened,
         "synchronized" => PrAction::Updated,
         "reopened" => PrAction::Reopened,
-        "closed" => PrAction::Closed { merged: p.pull_request.merged.unwrap_or(false) },
+        "closed" => PrAction::Closed {
+            merged: p.pull_request.merged.unwrap_or(false),
+        },
         other => {
             return Ok(ForgeEvent::Ignored {
                 repo: Some(repo),
@@ -130,9 +132,14 @@ fn pull_request(kind: &str, p: PrPayload) -> Result<ForgeEvent, PayloadError> {
     };
     let pr = p.pull_request;
     let from_fork = match (&pr.head.repo, &pr.base.repo) {
-        (Some(BranchRepo { full_name: Some(head) }), Some(BranchRepo { full_name: Some(base) })) => {
-            !head.eq_ignore_ascii_case(base)
-        }
+        (
+            Some(BranchRepo {
+                full_name: Some(head),
+            }),
+            Some(BranchRepo {
+                full_name: Some(base),
+            }),
+        ) => !head.eq_ignore_ascii_case(base),
         _ => true,
     };
     let pr = PullRequest {
@@ -152,11 +159,17 @@ fn comment(kind: &str, p: CommentPayload) -> Result<ForgeEvent, PayloadError> {
     let is_pull = p.is_pull.unwrap_or(false) || p.issue.pull_request.is_some();
     if !is_pull {
         let reason = "comment is on an issue, not a pull request".to_owned();
-        return Ok(ForgeEvent::Ignored { repo: Some(repo), reason });
+        return Ok(ForgeEvent::Ignored {
+            repo: Some(repo),
+            reason,
+        });
     }
     if p.action != "created" {
         let reason = format!("comment {}; only new comments run commands", p.action);
-        return Ok(ForgeEvent::Ignored { repo: Some(repo), reason });
+        return Ok(ForgeEvent::Ignored {
+            repo: Some(repo),
+            reason,
+        });
     }
     Ok(ForgeEvent::Comment {
         repo,
@@ -170,7 +183,9 @@ fn comment(kind: &str, p: CommentPayload) -> Result<ForgeEvent, PayloadError> {
 fn review(kind: &str, p: PrPayload, approved: bool) -> Result<ForgeEvent, PayloadError> {
     let repo = repo(kind, &p.repository)?;
     // The review type is authoritative when present (older versions only set the header).
-    let approved = p.review.map_or(approved, |r| r.kind == "pull_request_review_approved");
+    let approved = p
+        .review
+        .map_or(approved, |r| r.kind == "pull_request_review_approved");
     Ok(ForgeEvent::Review {
         repo,
         pr_number: p.pull_request.number,

@@ -111,7 +111,9 @@ fn pull_request(event: &str, p: PrPayload) -> Result<ForgeEvent, PayloadError> {
         "synchronize" => PrAction::Updated,
         "reopened" => PrAction::Reopened,
         "ready_for_review" => PrAction::ReadyForReview,
-        "closed" => PrAction::Closed { merged: p.pull_request.merged.unwrap_or(false) },
+        "closed" => PrAction::Closed {
+            merged: p.pull_request.merged.unwrap_or(false),
+        },
         other => {
             return Ok(ForgeEvent::Ignored {
                 repo: Some(repo),
@@ -121,9 +123,14 @@ fn pull_request(event: &str, p: PrPayload) -> Result<ForgeEvent, PayloadError> {
     };
     let pr = p.pull_request;
     let from_fork = match (&pr.head.repo, &pr.base.repo) {
-        (Some(BranchRepo { full_name: Some(head) }), Some(BranchRepo { full_name: Some(base) })) => {
-            !head.eq_ignore_ascii_case(base)
-        }
+        (
+            Some(BranchRepo {
+                full_name: Some(head),
+            }),
+            Some(BranchRepo {
+                full_name: Some(base),
+            }),
+        ) => !head.eq_ignore_ascii_case(base),
         _ => true,
     };
     let pr = PullRequest {
@@ -142,11 +149,17 @@ fn comment(event: &str, p: CommentPayload) -> Result<ForgeEvent, PayloadError> {
     let repo = repo(event, &p.repository)?;
     if p.issue.pull_request.is_none() {
         let reason = "comment is on an issue, not a pull request".to_owned();
-        return Ok(ForgeEvent::Ignored { repo: Some(repo), reason });
+        return Ok(ForgeEvent::Ignored {
+            repo: Some(repo),
+            reason,
+        });
     }
     if p.action != "created" {
         let reason = format!("comment {}; only new comments run commands", p.action);
-        return Ok(ForgeEvent::Ignored { repo: Some(repo), reason });
+        return Ok(ForgeEvent::Ignored {
+            repo: Some(repo),
+            reason,
+        });
     }
     Ok(ForgeEvent::Comment {
         repo,
@@ -161,7 +174,10 @@ fn review(event: &str, p: ReviewPayload) -> Result<ForgeEvent, PayloadError> {
     let repo = repo(event, &p.repository)?;
     if p.action != "submitted" {
         let reason = format!("pull_request_review action {:?} needs no job", p.action);
-        return Ok(ForgeEvent::Ignored { repo: Some(repo), reason });
+        return Ok(ForgeEvent::Ignored {
+            repo: Some(repo),
+            reason,
+        });
     }
     Ok(ForgeEvent::Review {
         repo,

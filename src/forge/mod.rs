@@ -47,7 +47,9 @@ pub enum PrAction {
     Updated,
     Reopened,
     ReadyForReview,
-    Closed { merged: bool },
+    Closed {
+        merged: bool,
+    },
 }
 
 /// One webhook delivery, normalised across forges.
@@ -55,13 +57,31 @@ pub enum PrAction {
 pub enum ForgeEvent {
     /// The forge testing the hook.
     Ping,
-    PullRequest { repo: RepoRef, pr: PullRequest, action: PrAction },
+    PullRequest {
+        repo: RepoRef,
+        pr: PullRequest,
+        action: PrAction,
+    },
     /// A new comment on a pull request's conversation.
-    Comment { repo: RepoRef, pr_number: u64, comment_id: u64, author: String, body: String },
+    Comment {
+        repo: RepoRef,
+        pr_number: u64,
+        comment_id: u64,
+        author: String,
+        body: String,
+    },
     /// A review was submitted.
-    Review { repo: RepoRef, pr_number: u64, reviewer: String, approved: bool },
+    Review {
+        repo: RepoRef,
+        pr_number: u64,
+        reviewer: String,
+        approved: bool,
+    },
     /// A well-formed event atoll does not act on, and why.
-    Ignored { repo: Option<RepoRef>, reason: String },
+    Ignored {
+        repo: Option<RepoRef>,
+        reason: String,
+    },
 }
 
 impl ForgeEvent {
@@ -145,5 +165,9 @@ fn repo_ref(event: &str, full_name: &str, html_url: &str) -> Result<RepoRef, Pay
         .filter(|(o, n)| !o.is_empty() && !n.is_empty() && !n.contains('/'))
         .ok_or_else(|| malformed("repository.full_name is not owner/name"))?;
     let host = host_of(html_url).ok_or_else(|| malformed("repository.html_url has no host"))?;
-    Ok(RepoRef { host, owner: owner.to_owned(), name: name.to_owned() })
+    Ok(RepoRef {
+        host,
+        owner: owner.to_owned(),
+        name: name.to_owned(),
+    })
 }

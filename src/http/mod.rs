@@ -68,15 +68,19 @@ async fn events(
         repo = tracing::field::Empty,
         pr.number = tracing::field::Empty,
     );
-    let receipt = tracing::Instrument::instrument(state.intake.receive(&headers, &body), span)
-        .await?;
+    let receipt =
+        tracing::Instrument::instrument(state.intake.receive(&headers, &body), span).await?;
     Ok(match receipt {
-        Receipt::Queued { job } => {
-            (StatusCode::ACCEPTED, Json(json!({"status": "queued", "job": job}))).into_response()
-        }
-        Receipt::NoJob { reason } => {
-            (StatusCode::OK, Json(json!({"status": "ignored", "reason": reason}))).into_response()
-        }
+        Receipt::Queued { job } => (
+            StatusCode::ACCEPTED,
+            Json(json!({"status": "queued", "job": job})),
+        )
+            .into_response(),
+        Receipt::NoJob { reason } => (
+            StatusCode::OK,
+            Json(json!({"status": "ignored", "reason": reason})),
+        )
+            .into_response(),
         Receipt::Duplicate => {
             (StatusCode::OK, Json(json!({"status": "duplicate"}))).into_response()
         }
@@ -96,7 +100,11 @@ async fn readyz(State(state): State<AppState>) -> Response {
         }
         Err(_) => {
             tracing::warn!("readiness check: store did not answer in time");
-            (StatusCode::SERVICE_UNAVAILABLE, "store did not answer in time\n").into_response()
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store did not answer in time\n",
+            )
+                .into_response()
         }
     }
 }

@@ -28,7 +28,10 @@ impl RepoAllowlist {
             target.add(glob);
         }
         let build = |b: GlobSetBuilder| b.build().map_err(|e| format!("repo_allowlist: {e}"));
-        Ok(Self { include: build(include)?, exclude: build(exclude)? })
+        Ok(Self {
+            include: build(include)?,
+            exclude: build(exclude)?,
+        })
     }
 
     /// Whether `host/owner/repo` may use this server.

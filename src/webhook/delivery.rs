@@ -24,7 +24,11 @@ pub(super) struct DeliveryHeaders<'h> {
 }
 
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty())
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
 }
 
 /// Whether the content type is JSON (`application/json`, parameters allowed).
@@ -36,9 +40,13 @@ pub(super) fn is_json(headers: &HeaderMap) -> bool {
 }
 
 pub(super) fn read(headers: &HeaderMap) -> Result<DeliveryHeaders<'_>, WebhookError> {
-    let forgejo = ["x-forgejo-event", "x-forgejo-event-type", "x-forgejo-delivery"]
-        .iter()
-        .any(|h| headers.contains_key(*h));
+    let forgejo = [
+        "x-forgejo-event",
+        "x-forgejo-event-type",
+        "x-forgejo-delivery",
+    ]
+    .iter()
+    .any(|h| headers.contains_key(*h));
     let gitea = ["x-gitea-event", "x-gitea-event-type", "x-gitea-delivery"]
         .iter()
         .any(|h| headers.contains_key(*h));
@@ -57,23 +65,31 @@ pub(super) fn read(headers: &HeaderMap) -> Result<DeliveryHeaders<'_>, WebhookEr
     };
     let delivery_id = required("delivery")?;
     if delivery_id.len() > MAX_DELIVERY_ID {
-        return Err(WebhookError::BadHeader(format!("{prefix}delivery is too long")));
+        return Err(WebhookError::BadHeader(format!(
+            "{prefix}delivery is too long"
+        )));
     }
     let event = required("event")?;
     let event_type = match forge {
         ForgeKind::Gitea => header(headers, &format!("{prefix}event-type")),
         ForgeKind::Github => None,
     };
-    let signature = match (forge, forgejo) {
-        // Only the SHA-256 header: never the legacy SHA-1 `X-Hub-Signature`.
-        (ForgeKind::Github, _) => {
-            header(headers, "x-hub-signature-256").map(|s| s.strip_prefix("sha256=").unwrap_or("-"))
-        }
-        (ForgeKind::Gitea, true) => {
-            header(headers, "x-forgejo-signature").or_else(|| header(headers, "x-gitea-signature"))
-        }
-        (ForgeKind::Gitea, false) => header(headers, "x-gitea-signature"),
-    };
+    let signature =
+        match (forge, forgejo) {
+            // Only the SHA-256 header: never the legacy SHA-1 `X-Hub-Signature`.
+            (ForgeKind::Github, _) => header(headers, "x-hub-signature-256")
+                .map(|s| s.strip_prefix("sha256=").unwrap_or("-")),
+            (ForgeKind::Gitea, true) => header(headers, "x-forgejo-signature")
+                .or_else(|| header(headers, "x-gitea-signature")),
+            (ForgeKind::Gitea, false) => header(headers, "x-gitea-signature"),
+        };
     let signature = signature.filter(|s| !s.is_empty());
-    Ok(DeliveryHeaders { forge, flavour, delivery_id, event, event_type, signature })
+    Ok(DeliveryHeaders {
+        forge,
+        flavour,
+        delivery_id,
+        event,
+        event_type,
+        signature,
+    })
 }

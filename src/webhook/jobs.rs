@@ -37,8 +37,19 @@ pub(super) fn decide(ctx: &Context<'_>, event: &ForgeEvent) -> Decision {
             Decision::NoJob("reviews are checked when apply runs; no job needed".to_owned())
         }
         ForgeEvent::PullRequest { repo, pr, action } => pull_request(ctx, repo, pr, *action),
-        ForgeEvent::Comment { repo, pr_number, comment_id, author, body } => {
-            let c = CommentRef { repo, pr: *pr_number, id: *comment_id, author };
+        ForgeEvent::Comment {
+            repo,
+            pr_number,
+            comment_id,
+            author,
+            body,
+        } => {
+            let c = CommentRef {
+                repo,
+                pr: *pr_number,
+                id: *comment_id,
+                author,
+            };
             comment(ctx, &c, body)
         }
     }
@@ -60,10 +71,14 @@ fn pull_request(ctx: &Context<'_>, repo: &RepoRef, pr: &PullRequest, action: PrA
         });
     }
     if pr.draft && !ctx.policy.allow_draft_prs {
-        return Decision::NoJob("draft pull request; set webhook.allow_draft_prs to plan drafts".to_owned());
+        return Decision::NoJob(
+            "draft pull request; set webhook.allow_draft_prs to plan drafts".to_owned(),
+        );
     }
     if pr.from_fork && !ctx.policy.allow_fork_prs {
-        return Decision::NoJob("pull request from a fork; set webhook.allow_fork_prs to plan forks".to_owned());
+        return Decision::NoJob(
+            "pull request from a fork; set webhook.allow_fork_prs to plan forks".to_owned(),
+        );
     }
     let trigger = match action {
         PrAction::Opened => "opened",
@@ -76,7 +91,10 @@ fn pull_request(ctx: &Context<'_>, repo: &RepoRef, pr: &PullRequest, action: PrA
         kind: "autoplan".to_owned(),
         repo: repo.to_string(),
         pr: Some(pr.number),
-        dedup_key: Some(format!("autoplan:{forge}:{repo}:{}:{}", pr.number, pr.head_sha)),
+        dedup_key: Some(format!(
+            "autoplan:{forge}:{repo}:{}:{}",
+            pr.number, pr.head_sha
+        )),
         payload: json!({
             "forge": forge, "repo": repo.to_string(), "pr": pr.number, "trigger": trigger,
             "head_sha": pr.head_sha, "head_ref": pr.head_ref, "base_ref": pr.base_ref,
@@ -93,15 +111,20 @@ struct CommentRef<'a> {
 }
 
 fn comment(ctx: &Context<'_>, c: &CommentRef<'_>, body: &str) -> Decision {
-    if ctx.bot_user.is_some_and(|bot| bot.eq_ignore_ascii_case(c.author)) {
+    if ctx
+        .bot_user
+        .is_some_and(|bot| bot.eq_ignore_ascii_case(c.author))
+    {
         return Decision::NoJob("comment by atoll's own bot user".to_owned());
     }
     let (kind, key, value) = match commands::parse(body, ctx.grammar) {
         Parsed::Ignore => return Decision::NoJob("comment is not a command".to_owned()),
         Parsed::Reply(reply) => ("reply".to_owned(), "reply", serde_json::to_value(&reply)),
-        Parsed::Run(command) => {
-            (command.verb.as_str().to_owned(), "command", serde_json::to_value(&command))
-        }
+        Parsed::Run(command) => (
+            command.verb.as_str().to_owned(),
+            "command",
+            serde_json::to_value(&command),
+        ),
     };
     let value = match value {
         Ok(v) => v,
@@ -126,7 +149,11 @@ mod tests {
     use super::*;
 
     fn repo() -> RepoRef {
-        RepoRef { host: "github.com".into(), owner: "acme".into(), name: "infra".into() }
+        RepoRef {
+            host: "github.com".into(),
+            owner: "acme".into(),
+            name: "infra".into(),
+        }
     }
 
     fn pr(draft: bool, from_fork: bool) -> PullRequest {
@@ -143,14 +170,26 @@ mod tests {
 
     fn decide_with(policy: WebhookSettings, event: &ForgeEvent) -> Decision {
         let grammar = Grammar::new("atoll", Some("atoll-bot"));
-        let ctx = Context { forge: ForgeKind::Github, policy, grammar: &grammar, bot_user: Some("atoll-bot") };
+        let ctx = Context {
+            forge: ForgeKind::Github,
+            policy,
+            grammar: &grammar,
+            bot_user: Some("atoll-bot"),
+        };
         decide(&ctx, event)
     }
 
-    const STRICT: WebhookSettings = WebhookSettings { allow_draft_prs: false, allow_fork_prs: false };
+    const STRICT: WebhookSettings = WebhookSettings {
+        allow_draft_prs: false,
+        allow_fork_prs: false,
+    };
 
     fn opened(draft: bool, fork: bool) -> ForgeEvent {
-        ForgeEvent::PullRequest { repo: repo(), pr: pr(draft, fork), action: PrAction::Opened }
+        ForgeEvent::PullRequest {
+            repo: repo(),
+            pr: pr(draft, fork),
+            action: PrAction::Opened,
+        }
     }
 
     fn comment(author: &str, body: &str) -> ForgeEvent {
@@ -165,9 +204,16 @@ mod tests {
 
     #[test]
     fn fork_pull_request_is_ignored_unless_allowed() {
-        assert!(matches!(decide_with(STRICT, &opened(false, true)), Decision::NoJob(r) if r.contains("fork")));
-        let open = WebhookSettings { allow_fork_prs: true, ..STRICT };
-        assert!(matches!(decide_with(open, &opened(false, true)), Decision::Job(j) if j.kind == "autoplan"));
+        assert!(
+            matches!(decide_with(STRICT, &opened(false, true)), Decision::NoJob(r) if r.contains("fork"))
+        );
+        let open = WebhookSettings {
+            allow_fork_prs: true,
+            ..STRICT
+        };
+        assert!(
+            matches!(decide_with(open, &opened(false, true)), Decision::Job(j) if j.kind == "autoplan")
+        );
     }
 
     #[test]
@@ -175,7 +221,10 @@ mod tests {
         let Decision::Job(job) = decide_with(STRICT, &opened(false, false)) else {
             panic!("expected a job");
         };
-        assert_eq!(job.dedup_key.as_deref(), Some("autoplan:github:github.com/acme/infra:7:abc123"));
+        assert_eq!(
+            job.dedup_key.as_deref(),
+            Some("autoplan:github:github.com/acme/infra:7:abc123")
+        );
     }
 
     #[test]
@@ -185,7 +234,9 @@ mod tests {
             pr: pr(true, true),
             action: PrAction::Closed { merged: false },
         };
-        let Decision::Job(job) = decide_with(STRICT, &event) else { panic!("expected a job") };
+        let Decision::Job(job) = decide_with(STRICT, &event) else {
+            panic!("expected a job")
+        };
         assert_eq!(job.kind, "pr_closed");
         assert_eq!(job.payload["merged"], false);
         assert!(job.dedup_key.is_none());
@@ -193,7 +244,10 @@ mod tests {
 
     #[test]
     fn comment_by_the_bot_user_is_ignored_case_insensitively() {
-        assert!(matches!(decide_with(STRICT, &comment("Atoll-Bot", "atlantis plan")), Decision::NoJob(_)));
+        assert!(matches!(
+            decide_with(STRICT, &comment("Atoll-Bot", "atlantis plan")),
+            Decision::NoJob(_)
+        ));
     }
 
     #[test]
@@ -202,13 +256,18 @@ mod tests {
             panic!("expected a reply job");
         };
         assert_eq!(job.kind, "reply");
-        assert_eq!(job.dedup_key.as_deref(), Some("comment:github:github.com/acme/infra:99"));
+        assert_eq!(
+            job.dedup_key.as_deref(),
+            Some("comment:github:github.com/acme/infra:99")
+        );
         assert!(job.payload["reply"].is_object(), "{}", job.payload);
     }
 
     #[test]
     fn apply_with_a_workspace_becomes_an_apply_job() {
-        let Decision::Job(job) = decide_with(STRICT, &comment("bob", "@atoll-bot apply -w staging")) else {
+        let Decision::Job(job) =
+            decide_with(STRICT, &comment("bob", "@atoll-bot apply -w staging"))
+        else {
             panic!("expected a job");
         };
         assert_eq!(job.kind, "apply");
@@ -217,6 +276,8 @@ mod tests {
 
     #[test]
     fn ordinary_comment_is_not_a_command() {
-        assert!(matches!(decide_with(STRICT, &comment("bob", "looks good to me")), Decision::NoJob(r) if r.contains("not a command")));
+        assert!(
+            matches!(decide_with(STRICT, &comment("bob", "looks good to me")), Decision::NoJob(r) if r.contains("not a command"))
+        );
     }
 }

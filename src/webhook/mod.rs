@@ -68,7 +68,9 @@ pub enum Receipt {
 pub enum WebhookError {
     #[error("content type must be application/json; configure the webhook to send JSON")]
     UnsupportedMediaType,
-    #[error("not a webhook from a known forge: no X-GitHub-Event, X-Gitea-Event or X-Forgejo-Event header")]
+    #[error(
+        "not a webhook from a known forge: no X-GitHub-Event, X-Gitea-Event or X-Forgejo-Event header"
+    )]
     UnknownForge,
     #[error("{0} webhooks are not enabled on this server; set {0}.enabled and {0}.webhook_secret")]
     ForgeDisabled(&'static str),
@@ -101,7 +103,11 @@ impl Intake {
                 format!("{name} is enabled but {name}.webhook_secret is not set; refusing to start")
             })?;
             let grammar = Grammar::new(&settings.executable_name, s.bot_user.as_deref());
-            Ok(Some(ForgeIntake { secret, grammar, bot_user: s.bot_user.clone() }))
+            Ok(Some(ForgeIntake {
+                secret,
+                grammar,
+                bot_user: s.bot_user.clone(),
+            }))
         };
         Ok(Self {
             store,
@@ -131,7 +137,10 @@ impl Intake {
         if !signature::verify(&intake.secret, body, sig) {
             return Err(WebhookError::BadSignature);
         }
-        let names = EventHeaders { event: d.event, event_type: d.event_type };
+        let names = EventHeaders {
+            event: d.event,
+            event_type: d.event_type,
+        };
         let event = forge::parse_event(d.forge, names, body)
             .map_err(|e| WebhookError::InvalidPayload(e.to_string()))?;
         if let Some(repo) = event.repo() {

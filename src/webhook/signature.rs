@@ -7,7 +7,9 @@ use sha2::Sha256;
 /// Whether `signature_hex` is HMAC-SHA256(`secret`, `body`) in hex (either case).
 /// Malformed hex never matches. The comparison is constant-time (`Mac::verify_slice`).
 pub(super) fn verify(secret: &SecretString, body: &[u8], signature_hex: &str) -> bool {
-    let Ok(expected) = hex::decode(signature_hex.trim()) else { return false };
+    let Ok(expected) = hex::decode(signature_hex.trim()) else {
+        return false;
+    };
     let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(secret.expose_secret().as_bytes()) else {
         return false;
     };
@@ -41,7 +43,11 @@ mod tests {
         let secret = SecretString::from("It's a Secret to Everybody");
         let sig = sign("It's a Secret to Everybody", b"Hello, World!");
         assert!(!verify(&secret, b"Hello, World?", &sig));
-        assert!(!verify(&SecretString::from("other"), b"Hello, World!", &sig));
+        assert!(!verify(
+            &SecretString::from("other"),
+            b"Hello, World!",
+            &sig
+        ));
         assert!(!verify(&secret, b"Hello, World!", "not hex"));
         assert!(!verify(&secret, b"Hello, World!", &sig[..10]));
         assert!(verify(&secret, b"Hello, World!", &sig.to_uppercase()));

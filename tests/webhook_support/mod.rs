@@ -85,13 +85,18 @@ impl TestServer {
             let _ = stop.send(());
         }
         if let Some(handle) = self.handle.take() {
-            handle.await.expect("server task").expect("server ran cleanly");
+            handle
+                .await
+                .expect("server task")
+                .expect("server ran cleanly");
         }
     }
 }
 
 pub(crate) fn fixture(path: &str) -> Vec<u8> {
-    let full: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "fixtures", path].iter().collect();
+    let full: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "fixtures", path]
+        .iter()
+        .collect();
     std::fs::read(&full).unwrap_or_else(|e| panic!("reading fixture {}: {e}", full.display()))
 }
 
@@ -160,7 +165,11 @@ impl Delivery {
         for (name, value) in &self.headers {
             req = req.header(name.as_str(), value.as_str());
         }
-        let resp = req.body(self.body.clone()).send().await.expect("POST /events");
+        let resp = req
+            .body(self.body.clone())
+            .send()
+            .await
+            .expect("POST /events");
         let status = resp.status().as_u16();
         let text = resp.text().await.expect("response body");
         let json = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
