@@ -35,3 +35,33 @@ per_backend!(
     job_signal_fires_when_a_job_is_queued,
     jobs_survive_reopening_the_store,
 );
+
+/// Cases that only PostgreSQL can pass: several replicas share one database.
+mod postgres_replicas {
+    use std::time::Duration;
+
+    use atoll::store::NewJob;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_job_queued_by_another_replica_wakes_this_one() {
+        let Some(db) = crate::support::postgres().await else {
+            return;
+        };
+        let replica = db.reopen().await;
+        let mut signal = db.store.job_signal();
+        signal.borrow_and_update();
+        let job = NewJob {
+            kind: "plan".to_owned(),
+            repo: "r".to_owned(),
+            pr: None,
+            dedup_key: None,
+            payload: serde_json::json!({}),
+        };
+        replica.enqueue(job).await.expect("enqueue on the replica");
+        tokio::time::timeout(Duration::from_secs(10), signal.changed())
+            .await
+            .expect("NOTIFY from the replica wakes this store within 10s")
+            .expect("signal sender alive");
+        db.finish().await;
+    }
+}

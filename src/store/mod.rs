@@ -15,10 +15,12 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+mod postgres;
 mod rows;
 mod schema;
 mod sqlite;
 
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 /// What went wrong talking to the store, by what the caller can do about it.
@@ -236,9 +238,7 @@ pub async fn connect(url: &str) -> Result<Arc<dyn Store>, StoreError> {
     let scheme = url.split_once(':').map_or("", |(scheme, _)| scheme);
     match scheme {
         "sqlite" => Ok(Arc::new(SqliteStore::open(url).await?)),
-        "postgres" | "postgresql" => Err(StoreError::Config(
-            "the postgresql backend lands in the next commit".into(),
-        )),
+        "postgres" | "postgresql" => Ok(Arc::new(PgStore::connect(url).await?)),
         _ => Err(StoreError::Config(format!(
             "unsupported store url scheme `{scheme}`: use `sqlite://PATH` or `postgres://USER@HOST/DB`"
         ))),
@@ -318,4 +318,50 @@ pub trait Store: Send + Sync + Debug {
 
     /// Log lines with `seq > after`, in order.
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn connect_refuses_an_unknown_scheme_without_echoing_the_url() {
+        let err = connect("mysql://root:hunter2@db/atoll").await.err();
+        let msg = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            msg.contains("unsupported store url scheme `mysql`"),
+            "{msg}"
+        );
+        assert!(!msg.contains("hunter2"), "the password leaked: {msg}");
+    }
+
+    #[tokio::test]
+    async fn connect_opens_an_in_memory_sqlite_store() {
+        let store = connect("sqlite::memory:").await;
+        assert!(store.is_ok_and(|_| true));
+    }
+
+    #[tokio::test]
+    async fn job_state_check_constraint_refuses_unknown_states() {
+        let store = SqliteStore::in_memory().await.map_err(|e| e.to_string());
+        let store = store.unwrap_or_else(|e| panic!("{e}"));
+        let err = store.insert_raw_state("exploded").await;
+        assert!(err.is_err_and(|e| e.to_string().contains("CHECK")));
+    }
+
+    #[test]
+    fn job_state_round_trips_through_its_stored_name() {
+        for state in [
+            JobState::Queued,
+            JobState::Running,
+            JobState::Applying,
+            JobState::Succeeded,
+            JobState::Failed,
+            JobState::Interrupted,
+            JobState::Cancelled,
+        ] {
+            assert_eq!(JobState::parse(state.as_str()), Some(state));
+        }
+        assert_eq!(JobState::parse("Queued"), None);
+    }
 }

@@ -395,3 +395,19 @@ impl Store for SqliteStore {
             .collect()
     }
 }
+
+#[cfg(test)]
+impl SqliteStore {
+    /// Writes a job row with an arbitrary state, to show the schema refuses bad states.
+    pub(crate) async fn insert_raw_state(&self, state: &str) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO jobs (id, kind, repo, state, payload, created_at, updated_at)
+             VALUES (?1, 'plan', 'r', ?2, '{}', 0, 0)",
+        )
+        .bind(Uuid::new_v4().to_string())
+        .bind(state)
+        .execute(&self.writer)
+        .await
+        .map(|_| ())
+    }
+}
