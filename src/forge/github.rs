@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use super::{ForgeEvent, PayloadError, PrAction, PullRequest, RepoRef, decode, repo_ref};
+use super::{ForgeEvent, PayloadError, PrAction, PullRequest, RepoRef, decode, is_fork, repo_ref};
 
 #[derive(Deserialize)]
 struct Repo {
@@ -27,6 +27,10 @@ struct Branch {
     sha: String,
     /// `null` when the fork was deleted.
     repo: Option<BranchRepo>,
+}
+
+fn name_of(b: &Branch) -> Option<&str> {
+    b.repo.as_ref()?.full_name.as_deref()
 }
 
 #[derive(Deserialize)]
@@ -122,17 +126,7 @@ fn pull_request(event: &str, p: PrPayload) -> Result<ForgeEvent, PayloadError> {
         }
     };
     let pr = p.pull_request;
-    let from_fork = match (&pr.head.repo, &pr.base.repo) {
-        (
-            Some(BranchRepo {
-                full_name: Some(head),
-            }),
-            Some(BranchRepo {
-                full_name: Some(base),
-            }),
-        ) => !head.eq_ignore_ascii_case(base),
-        _ => true,
-    };
+    let from_fork = is_fork(name_of(&pr.head), name_of(&pr.base));
     let pr = PullRequest {
         number: pr.number,
         head_sha: pr.head.sha,

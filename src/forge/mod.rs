@@ -147,6 +147,15 @@ fn decode<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// Whether a PR's head lives outside its base repository. A missing head repository (a deleted
+/// fork) counts as a fork: it cannot be trusted like a branch of the base.
+fn is_fork(head_full_name: Option<&str>, base_full_name: Option<&str>) -> bool {
+    match (head_full_name, base_full_name) {
+        (Some(head), Some(base)) => !head.eq_ignore_ascii_case(base),
+        _ => true,
+    }
+}
+
 /// `https://host[:port]/owner/name` -> `host[:port]` (lower-cased).
 fn host_of(html_url: &str) -> Option<String> {
     let rest = html_url.split_once("://")?.1;
@@ -170,4 +179,51 @@ fn repo_ref(event: &str, full_name: &str, html_url: &str) -> Result<RepoRef, Pay
         owner: owner.to_owned(),
         name: name.to_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_in_another_or_deleted_repository_is_a_fork() {
+        assert!(!is_fork(Some("acme/infra"), Some("ACME/infra")));
+        assert!(is_fork(Some("mallory/infra"), Some("acme/infra")));
+        assert!(is_fork(None, Some("acme/infra")));
+    }
+
+    #[test]
+    fn repository_host_comes_from_its_web_url() {
+        let r = repo_ref(
+            "e",
+            "acme/infra",
+            "https://Gitea.Example.com:3000/acme/infra",
+        )
+        .expect("valid repository");
+        assert_eq!(r.to_string(), "gitea.example.com:3000/acme/infra");
+        assert!(repo_ref("e", "acme", "https://github.com/acme").is_err());
+        assert!(repo_ref("e", "acme/infra", "not a url").is_err());
+    }
+
+    #[test]
+    fn unknown_pull_request_action_parses_as_ignored() {
+        let body = br#"{"action":"stacked","pull_request":{"number":1,"head":{"ref":"a","sha":"b","repo":null},"base":{"ref":"main","sha":"c","repo":null}},"repository":{"full_name":"acme/infra","html_url":"https://github.com/acme/infra"}}"#;
+        let headers = EventHeaders {
+            event: "pull_request",
+            event_type: None,
+        };
+        let event = parse_event(ForgeKind::Github, headers, body).expect("lenient parse");
+        assert!(matches!(event, ForgeEvent::Ignored { reason, .. } if reason.contains("stacked")));
+    }
+
+    #[test]
+    fn pull_request_from_deleted_fork_is_marked_as_fork() {
+        let body = br#"{"action":"opened","pull_request":{"number":1,"draft":null,"head":{"ref":"a","sha":"b","repo":null},"base":{"ref":"main","sha":"c","repo":{"full_name":"acme/infra"}}},"repository":{"full_name":"acme/infra","html_url":"https://github.com/acme/infra"}}"#;
+        let headers = EventHeaders {
+            event: "pull_request",
+            event_type: None,
+        };
+        let event = parse_event(ForgeKind::Github, headers, body).expect("lenient parse");
+        assert!(matches!(event, ForgeEvent::PullRequest { pr, .. } if pr.from_fork && !pr.draft));
+    }
 }

@@ -40,7 +40,14 @@ impl IntoResponse for AppError {
         let status = self.status();
         let message = if status.is_server_error() {
             tracing::error!(error = %self, "request failed");
-            "the server could not store this delivery; the forge may redeliver it later".to_owned()
+            match self {
+                Self::Webhook(WebhookError::Store(_)) => {
+                    "the server could not store this delivery; redeliver it later".to_owned()
+                }
+                Self::Webhook(_) => {
+                    "internal error; the server log has details under this X-Request-Id".to_owned()
+                }
+            }
         } else {
             tracing::info!(status = status.as_u16(), error = %self, "request refused");
             self.to_string()
