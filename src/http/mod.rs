@@ -108,3 +108,6 @@ async fn readyz(State(state): State<AppState>) -> Response {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
