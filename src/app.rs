@@ -1,7 +1,10 @@
 //! Composition root: builds the state, starts listeners and workers, shuts down gracefully.
 //!
 //! [`App::build`] connects the store and binds the listener (port 0 works, for tests);
-//! [`App::serve`] runs until the shutdown future resolves, then lets in-flight requests finish.
+//! [`App::handle`] registers job handlers (runners arrive with later issues; kinds without a
+//! handler stay queued); [`App::serve`] runs the HTTP server and the queue's workers and reaper
+//! until the shutdown future resolves, then lets in-flight requests finish and gives running
+//! jobs the configured grace period.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -13,7 +16,8 @@ use tokio::net::TcpListener;
 
 use crate::config::Settings;
 use crate::http::{self, AppState};
-use crate::store::{self, Store};
+use crate::queue::{JobHandler, Queue, QueueSettings};
+use crate::store::{self, ClaimLimits, Store};
 use crate::webhook::{Intake, IntakeSettings};
 
 /// A built server, bound but not yet serving.
@@ -22,6 +26,7 @@ pub struct App {
     listener: TcpListener,
     router: axum::Router,
     store: Arc<dyn Store>,
+    queue: Queue,
 }
 
 impl App {
@@ -43,11 +48,20 @@ impl App {
         let listener = TcpListener::bind(settings.server.listen)
             .await
             .with_context(|| format!("listening on {} (server.listen)", settings.server.listen))?;
+        let queue = Queue::new(Arc::clone(&store), queue_settings(settings));
         Ok(Self {
             listener,
             router,
             store,
+            queue,
         })
+    }
+
+    /// Runs jobs of `kind` with `handler` once serving.
+    #[must_use]
+    pub fn handle(mut self, kind: &str, handler: impl JobHandler) -> Self {
+        self.queue = self.queue.handle(kind, handler);
+        self
     }
 
     /// The address actually bound (useful with port 0).
@@ -62,15 +76,40 @@ impl App {
         Arc::clone(&self.store)
     }
 
-    /// Serves until `shutdown` resolves, then drains in-flight requests.
+    /// Serves until `shutdown` resolves, then drains in-flight requests, stops claiming jobs
+    /// and waits for running ones up to `queue.shutdown_grace_secs`.
     pub async fn serve(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        axum::serve(self.listener, self.router)
+        let queue = self.queue.start();
+        let served = axum::serve(self.listener, self.router)
             .with_graceful_shutdown(shutdown)
             .await
-            .context("serving HTTP")
+            .context("serving HTTP");
+        let report = queue.shutdown().await;
+        tracing::info!(
+            finished = report.finished,
+            released = report.released.len(),
+            interrupted = report.interrupted.len(),
+            "queue stopped"
+        );
+        served
+    }
+}
+
+fn queue_settings(settings: &Settings) -> QueueSettings {
+    let q = &settings.queue;
+    QueueSettings {
+        lease: q.lease,
+        heartbeat: q.heartbeat,
+        reap_interval: (q.lease / 4).max(std::time::Duration::from_secs(1)),
+        limits: ClaimLimits {
+            global: q.max_running,
+            per_repo: q.max_running_per_repo,
+        },
+        shutdown_grace: q.shutdown_grace,
+        ..QueueSettings::default()
     }
 }
 
