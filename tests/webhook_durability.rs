@@ -138,3 +138,35 @@ impl atoll::queue::JobHandler for Recorder {
         Ok(())
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_shuts_down_cleanly_on_sigterm() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("atoll.yaml");
+    std::fs::write(&config, test_yaml(dir.path(), FIXTURE_REPOS, "")).expect("write config");
+    let (mut child, base) = start(&config);
+    let client = webhook_support::client();
+    let health = client
+        .get(format!("{base}/healthz"))
+        .send()
+        .await
+        .expect("healthz");
+    assert_eq!(health.status(), 200);
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("send SIGTERM");
+    assert!(status.success());
+    let deadline = std::time::Instant::now() + START_DEADLINE;
+    let exit = loop {
+        if let Some(exit) = child.try_wait().expect("poll child") {
+            break exit;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "server ignored SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(exit.success(), "exit status {exit:?}");
+}
