@@ -8,6 +8,7 @@ pub mod http;
 pub mod proxmox;
 pub mod pvesim;
 pub mod queue;
+pub mod repocfg;
 pub mod store;
 pub mod telemetry;
 pub mod tfconfig;

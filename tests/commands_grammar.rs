@@ -389,3 +389,23 @@ fn configured_name_replaces_atoll() {
     assert!(matches!(parse("atlantis plan", &grammar), Parsed::Run(_)));
     assert_eq!(parse("atoll plan", &grammar), Parsed::Ignore);
 }
+
+#[test]
+fn a_command_written_back_as_a_comment_parses_to_itself() {
+    for text in [
+        "atlantis plan -d 'my stacks/dev' -w staging --verbose",
+        "atlantis apply -p prod/network",
+        "atlantis unlock -d \"it's here\"",
+        "atlantis plan",
+        "atlantis version -d a,b",
+    ] {
+        let command = run(text);
+        let again = command.to_comment("atoll");
+        assert_eq!(run(&again), command, "{text} -> {again}");
+    }
+    let command = run("atlantis plan -d 'my dir' -w staging");
+    assert_eq!(
+        command.to_comment("atlantis"),
+        "atlantis plan -d 'my dir' -w staging"
+    );
+}

@@ -30,7 +30,11 @@ fn check_invariants(command: &Command) {
 
 fn check(text: &str) {
     match parse(text, &grammar()) {
-        Parsed::Run(command) => check_invariants(&command),
+        Parsed::Run(command) => {
+            check_invariants(&command);
+            let again = command.to_comment("atoll");
+            assert_eq!(parse(&again, &grammar()), Parsed::Run(command), "{again}");
+        }
         Parsed::Reply(Reply::Error { message, .. }) => {
             assert!(!message.is_empty());
             assert!(!message.chars().any(char::is_control), "{message:?}");

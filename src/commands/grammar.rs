@@ -7,6 +7,11 @@ pub(crate) const ATLANTIS: &str = "atlantis";
 const NEAR_MISS_DISTANCE: usize = 2;
 
 /// The executable names a comment may start with. Matching is case-insensitive.
+///
+/// Near misses (edit distance 2 or less, followed by a known command) get a did-you-mean, so
+/// when several servers watch one repository their names should differ by more than 2 edits
+/// (`atoll-prod` and `atoll-lab`, not `atoll` and `atoll2`), or one will answer the other's
+/// commands with a hint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grammar {
     /// The configured name, lower-cased (default `atoll`); `None` if it was unusable.

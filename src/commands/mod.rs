@@ -15,12 +15,25 @@ mod grammar;
 mod lexer;
 mod names;
 mod parser;
+mod usage;
 
 use serde::{Deserialize, Serialize};
 
 pub use grammar::Grammar;
 pub use names::{NameError, ProjectName, RepoDir, Workspace};
 pub use parser::parse;
+
+/// A user-supplied value as it may be echoed in an error: control characters replaced, at most
+/// 64 characters. For other pure modules that quote names back (e.g. `repocfg`).
+pub(crate) fn shown_value(raw: &str) -> String {
+    names::shown(raw)
+}
+
+/// True for control characters and invisible or bidirectional formatting characters, which no
+/// name or pattern may contain.
+pub(crate) fn is_hidden_char(c: char) -> bool {
+    names::is_hidden(c)
+}
 
 /// What a comment means to atoll.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

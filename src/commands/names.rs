@@ -23,7 +23,9 @@ pub enum NameError {
     Empty { what: &'static str },
     #[error("{what} is longer than {max} bytes")]
     TooLong { what: &'static str, max: usize },
-    #[error("{what} `{shown}` contains a control character; use printable characters only")]
+    #[error(
+        "{what} `{shown}` contains a control or invisible character; use printable characters only"
+    )]
     ControlChar { what: &'static str, shown: String },
     #[error("directory `{shown}` is absolute; give a path relative to the repository root")]
     Absolute { shown: String },
@@ -47,14 +49,21 @@ pub enum NameError {
     Project { shown: String },
 }
 
-/// A value as it may be echoed back in an error: control characters replaced, at most 64
-/// characters.
+/// Control characters, and the invisible and bidirectional formatting characters that can make
+/// a name look like another one (`U+200B..U+200F`, `U+202A..U+202E`, `U+2060..U+2069`, `U+FEFF`).
+pub(crate) fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
+/// A value as it may be echoed back in an error: control and hidden characters replaced, at
+/// most 64 characters.
 pub(crate) fn shown(raw: &str) -> String {
     const MAX: usize = 64;
     let mut out: String = raw
         .chars()
         .take(MAX)
-        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .map(|c| if is_hidden(c) { '\u{fffd}' } else { c })
         .collect();
     if raw.chars().nth(MAX).is_some() {
         out.push('…');
@@ -69,7 +78,7 @@ fn check_common(what: &'static str, raw: &str, max: usize) -> Result<(), NameErr
     if raw.len() > max {
         return Err(NameError::TooLong { what, max });
     }
-    if raw.chars().any(char::is_control) {
+    if raw.chars().any(is_hidden) {
         return Err(NameError::ControlChar {
             what,
             shown: shown(raw),
@@ -347,6 +356,7 @@ mod tests {
             "~/x",
             "a\\b",
             "-rf",
+            "a\u{202e}b",
         ] {
             assert!(RepoDir::parse(raw).is_err(), "{raw:?} accepted");
         }

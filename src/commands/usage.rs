@@ -1,0 +1,153 @@
+//! Plain-text usage and replies: the minimal wording the grammar owns. `render` decides the
+//! final layout (Markdown, escaping); this text is a fallback and a source for it.
+
+use std::fmt;
+
+use super::{Command, Reply, Usage, Verb};
+
+impl Verb {
+    /// One synopsis line, e.g. `atlantis plan [-p NAME | [-d DIR] [-w WORKSPACE]] [--verbose]`.
+    pub fn synopsis(self) -> String {
+        let flags = self.flags();
+        let mut line = format!("atlantis {self}");
+        let has = |long: &str| flags.iter().any(|f| f.long == long);
+        if has("project") {
+            line.push_str(" [-p NAME | [-d DIR] [-w WORKSPACE]]");
+        }
+        if has("verbose") {
+            line.push_str(" [--verbose]");
+        }
+        if self == Verb::Help {
+            line.push_str(" [COMMAND]");
+        }
+        line
+    }
+}
+
+impl Command {
+    /// The comment that runs this command, e.g. `atlantis plan -d 'my dir' -w staging`: what a
+    /// reply tells a user to write (a lock conflict's re-plan line). Values are quoted when
+    /// needed so that `parse` gives this command back.
+    pub fn to_comment(&self, executable: &str) -> String {
+        let mut text = format!("{executable} {}", self.verb);
+        if let Some(project) = &self.project {
+            text.push_str(&format!(" -p {}", quote(project.as_str())));
+        }
+        if let Some(dir) = &self.dir {
+            text.push_str(&format!(" -d {}", quote(dir.as_str())));
+        }
+        if let Some(workspace) = &self.workspace {
+            text.push_str(&format!(" -w {}", quote(workspace.as_str())));
+        }
+        if self.verbose {
+            text.push_str(" --verbose");
+        }
+        text
+    }
+}
+
+/// `value` as one shell-style word: bare when it only has safe characters, else single-quoted.
+fn quote(value: &str) -> String {
+    let safe = |c: char| {
+        c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '+' | ':' | '@' | ',')
+    };
+    if !value.is_empty() && value.chars().all(safe) {
+        return value.to_owned();
+    }
+    format!("'{}'", value.replace('\'', r"'\''"))
+}
+
+impl fmt::Display for Usage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Usage::Commands => {
+                writeln!(f, "Commands:")?;
+                for verb in Verb::ALL {
+                    writeln!(f, "  {}\n      {}", verb.synopsis(), verb.summary())?;
+                }
+                Ok(())
+            }
+            Usage::Verb(verb) => {
+                writeln!(f, "Usage: {}", verb.synopsis())?;
+                for flag in verb.flags() {
+                    let short = flag.short.map(|c| format!("-{c}, ")).unwrap_or_default();
+                    let value = flag.value.map(|v| format!(" {v}")).unwrap_or_default();
+                    let name = format!("{short}--{}{value}", flag.long);
+                    writeln!(f, "  {name:<26} {}", flag.help)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl fmt::Display for Reply {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reply::Help { verb } => write!(f, "{}", Usage::Verb(*verb)),
+            Reply::Error { message, usage } => write!(f, "Error: {message}.\n\n{usage}"),
+            Reply::DidYouMean { suggestion, .. } => write!(f, "Did you mean `{suggestion}`?"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verb_usage_lists_every_flag() {
+        let text = Usage::Verb(Verb::Plan).to_string();
+        assert!(
+            text.starts_with(
+                "Usage: atlantis plan [-p NAME | [-d DIR] [-w WORKSPACE]] [--verbose]"
+            )
+        );
+        for needle in [
+            "-p, --project NAME",
+            "-d, --dir DIR",
+            "-w, --workspace WORKSPACE",
+            "--verbose",
+        ] {
+            assert!(text.contains(needle), "{needle} missing from {text}");
+        }
+        assert!(!Usage::Verb(Verb::Unlock).to_string().contains("--verbose"));
+    }
+
+    #[test]
+    fn comments_quote_values_only_when_needed() {
+        assert_eq!(quote("envs/dev"), "envs/dev");
+        assert_eq!(quote("my dir"), "'my dir'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote("$(id)"), "'$(id)'");
+    }
+
+    #[test]
+    fn command_list_names_every_command() {
+        let text = Usage::Commands.to_string();
+        for verb in Verb::ALL {
+            assert!(
+                text.contains(&format!("atlantis {verb}")),
+                "{verb} missing from {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn error_reply_shows_message_then_usage() {
+        let reply = Reply::Error {
+            message: "unknown command `x`".to_owned(),
+            usage: Usage::Commands,
+        };
+        assert!(
+            reply
+                .to_string()
+                .starts_with("Error: unknown command `x`.\n\nCommands:\n")
+        );
+        let hint = Reply::DidYouMean {
+            typed: "terraform".to_owned(),
+            suggestion: "atlantis plan".to_owned(),
+        };
+        assert_eq!(hint.to_string(), "Did you mean `atlantis plan`?");
+    }
+}

@@ -1,0 +1,329 @@
+//! `atlantis.yaml` version 3, the subset atoll runs. The file comes from the PR branch, so it is
+//! untrusted: sizes are bounded, names are validated with the `commands` newtypes, and what it
+//! may change is limited later by the server rules (`resolve`).
+
+use serde_yaml_ng::Value;
+
+use super::patterns::PathPatterns;
+use super::yaml::{boolean, child, entries, list, mapping, text, text_list};
+use super::{Requirement, RestartPolicy, default_when_modified};
+use crate::commands::{ProjectName, RepoDir, Workspace};
+
+/// Largest accepted `atlantis.yaml`, in bytes.
+const MAX_LEN: usize = 256 * 1024;
+/// Most projects accepted in one `atlantis.yaml`.
+const MAX_PROJECTS: usize = 500;
+
+/// Top-level keys Atlantis knows and atoll ignores (with a warning).
+const UNSUPPORTED_TOP: &[&str] = &[
+    "automerge",
+    "autodiscover",
+    "delete_source_branch_on_merge",
+    "abort_on_execution_order_fail",
+    "workflows",
+    "allowed_regexp_prefixes",
+];
+/// Project keys Atlantis knows and atoll ignores (with a warning).
+const UNSUPPORTED_PROJECT: &[&str] = &[
+    "branch",
+    "terraform_distribution",
+    "terraform_version",
+    "plan_requirements",
+    "import_requirements",
+    "workflow",
+    "execution_order_group",
+    "depends_on",
+    "delete_source_branch_on_merge",
+    "repo_locking",
+    "repo_locks",
+    "policy_check",
+    "custom_policy_check",
+    "silence_pr_comments",
+];
+
+/// Why `atlantis.yaml` cannot be used. Each message says what to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RepoConfigError {
+    #[error("atlantis.yaml is larger than {max} bytes; shorten it")]
+    TooLarge { max: usize },
+    #[error("atlantis.yaml is not valid YAML: {message}; fix the syntax")]
+    Syntax { message: String },
+    #[error("atlantis.yaml has no `version`; add `version: 3` at the top")]
+    MissingVersion,
+    #[error(
+        "atlantis.yaml version {found} is not supported; atoll reads version 3: set `version: 3` \
+         and use the version 3 layout (a `projects` list)"
+    )]
+    UnsupportedVersion { found: String },
+    #[error("atlantis.yaml: unknown key `{path}`; check its spelling (atoll reads version 3 keys)")]
+    UnknownKey { path: String },
+    #[error("atlantis.yaml: `{path}` {problem}")]
+    Invalid { path: String, problem: String },
+    #[error(
+        "atlantis.yaml: `{path}` sets `{key}`, which the server rules for this repository do not \
+         let a repository override; remove it, or ask the operator to add `{key}` to \
+         `allowed_overrides`"
+    )]
+    OverrideRefused { path: String, key: &'static str },
+}
+
+/// A key or value atoll ignores, to be shown with the plan.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Warning {
+    /// Where it is, e.g. `projects[1].terraform_version`.
+    pub path: String,
+    /// One plain sentence.
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+fn unsupported(path: String) -> Warning {
+    Warning {
+        path,
+        message: "is not supported by atoll and is ignored".to_owned(),
+    }
+}
+
+/// `atlantis.yaml`, parsed and validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoConfig {
+    pub projects: Vec<RepoProject>,
+    pub parallel_plan: bool,
+    pub parallel_apply: bool,
+    pub warnings: Vec<Warning>,
+}
+
+/// One entry of `projects`, as written (server rules not applied yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoProject {
+    pub name: Option<ProjectName>,
+    pub dir: RepoDir,
+    pub workspace: Workspace,
+    pub autoplan: bool,
+    pub when_modified: PathPatterns,
+    /// `None` when the key is absent (the server's value applies).
+    pub apply_requirements: Option<Vec<Requirement>>,
+    /// `restart: auto|never`, an atoll extension; `None` when absent.
+    pub restart: Option<RestartPolicy>,
+}
+
+impl RepoConfig {
+    /// Parses the text of `atlantis.yaml`.
+    pub fn parse(source: &str) -> Result<Self, RepoConfigError> {
+        if source.len() > MAX_LEN {
+            return Err(RepoConfigError::TooLarge { max: MAX_LEN });
+        }
+        let root: Value = serde_yaml_ng::from_str(source).map_err(|e| RepoConfigError::Syntax {
+            message: e.to_string(),
+        })?;
+        if root.is_null() {
+            return Err(RepoConfigError::MissingVersion);
+        }
+        let mut config = Self {
+            projects: Vec::new(),
+            parallel_plan: false,
+            parallel_apply: false,
+            warnings: Vec::new(),
+        };
+        let mut version_seen = false;
+        for (key, value) in entries(mapping(&root, "(top level)")?, "(top level)")? {
+            match key {
+                "version" => {
+                    check_version(value)?;
+                    version_seen = true;
+                }
+                "projects" => config.projects = projects(value, &mut config.warnings)?,
+                "parallel_plan" => config.parallel_plan = boolean(value, key)?,
+                "parallel_apply" => config.parallel_apply = boolean(value, key)?,
+                _ if UNSUPPORTED_TOP.contains(&key) => {
+                    config.warnings.push(unsupported(key.to_owned()));
+                }
+                _ => {
+                    return Err(RepoConfigError::UnknownKey {
+                        path: key.to_owned(),
+                    });
+                }
+            }
+        }
+        if !version_seen {
+            return Err(RepoConfigError::MissingVersion);
+        }
+        check_duplicates(&config.projects)?;
+        Ok(config)
+    }
+}
+
+fn check_version(value: &Value) -> Result<(), RepoConfigError> {
+    let found = match value {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        other => format!("{other:?}"),
+    };
+    if found.trim() == "3" {
+        Ok(())
+    } else {
+        Err(RepoConfigError::UnsupportedVersion {
+            found: crate::commands::shown_value(&found),
+        })
+    }
+}
+
+fn projects(
+    value: &Value,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<RepoProject>, RepoConfigError> {
+    if value.is_null() {
+        return Ok(Vec::new());
+    }
+    let items = list(value, "projects")?;
+    if items.len() > MAX_PROJECTS {
+        return Err(RepoConfigError::Invalid {
+            path: "projects".to_owned(),
+            problem: format!("has more than {MAX_PROJECTS} entries"),
+        });
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| project(item, &format!("projects[{i}]"), warnings))
+        .collect()
+}
+
+fn invalid(path: &str, problem: impl std::fmt::Display) -> RepoConfigError {
+    RepoConfigError::Invalid {
+        path: path.to_owned(),
+        problem: problem.to_string(),
+    }
+}
+
+/// The keys of one project, before defaults.
+#[derive(Default)]
+struct ProjectKeys {
+    name: Option<ProjectName>,
+    dir: Option<RepoDir>,
+    workspace: Option<Workspace>,
+    autoplan: Option<bool>,
+    when_modified: Option<Vec<String>>,
+    apply_requirements: Option<Vec<Requirement>>,
+    restart: Option<RestartPolicy>,
+}
+
+fn project(
+    value: &Value,
+    path: &str,
+    warnings: &mut Vec<Warning>,
+) -> Result<RepoProject, RepoConfigError> {
+    let mut keys = ProjectKeys::default();
+    for (key, value) in entries(mapping(value, path)?, path)? {
+        let at = child(path, key);
+        match key {
+            "name" => {
+                keys.name =
+                    Some(ProjectName::parse(&text(value, &at)?).map_err(|e| invalid(&at, e))?);
+            }
+            "dir" => {
+                keys.dir = Some(RepoDir::parse(&text(value, &at)?).map_err(|e| invalid(&at, e))?);
+            }
+            "workspace" => {
+                keys.workspace =
+                    Some(Workspace::parse(&text(value, &at)?).map_err(|e| invalid(&at, e))?);
+            }
+            "autoplan" => autoplan(value, &at, &mut keys)?,
+            "apply_requirements" => {
+                keys.apply_requirements = Some(requirements(value, &at, warnings)?);
+            }
+            "restart" => {
+                let word = text(value, &at)?;
+                let policy = RestartPolicy::from_word(&word)
+                    .ok_or_else(|| invalid(&at, "must be `auto` or `never`"))?;
+                keys.restart = Some(policy);
+            }
+            _ if UNSUPPORTED_PROJECT.contains(&key) => warnings.push(unsupported(at)),
+            _ => return Err(RepoConfigError::UnknownKey { path: at }),
+        }
+    }
+    let dir = keys
+        .dir
+        .ok_or_else(|| invalid(path, "has no `dir`; add `dir: .` for the repository root"))?;
+    let when_modified = keys.when_modified.unwrap_or_else(default_when_modified);
+    let when_modified = PathPatterns::new(&dir, &when_modified)
+        .map_err(|e| invalid(&child(path, "autoplan.when_modified"), e))?;
+    Ok(RepoProject {
+        name: keys.name,
+        dir,
+        workspace: keys.workspace.unwrap_or_default(),
+        autoplan: keys.autoplan.unwrap_or(true),
+        when_modified,
+        apply_requirements: keys.apply_requirements,
+        restart: keys.restart,
+    })
+}
+
+fn autoplan(value: &Value, path: &str, keys: &mut ProjectKeys) -> Result<(), RepoConfigError> {
+    for (key, value) in entries(mapping(value, path)?, path)? {
+        let at = child(path, key);
+        match key {
+            "enabled" => keys.autoplan = Some(boolean(value, &at)?),
+            "when_modified" => keys.when_modified = Some(text_list(value, &at)?),
+            _ => return Err(RepoConfigError::UnknownKey { path: at }),
+        }
+    }
+    Ok(())
+}
+
+fn requirements(
+    value: &Value,
+    path: &str,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<Requirement>, RepoConfigError> {
+    let mut out = Vec::new();
+    for (i, word) in text_list(value, path)?.into_iter().enumerate() {
+        match Requirement::from_word(&word) {
+            Some(req) if !out.contains(&req) => out.push(req),
+            Some(_) => {}
+            None if word == "policies_passed" => warnings.push(unsupported(format!("{path}[{i}]"))),
+            None => {
+                let shown = crate::commands::shown_value(&word);
+                return Err(invalid(
+                    &format!("{path}[{i}]"),
+                    format!(
+                        "`{shown}` is not a requirement; use `approved`, `mergeable` or `undiverged`"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Names are unique; projects sharing a directory and workspace must all be named (Atlantis's
+/// rule, so `-p` can tell them apart).
+fn check_duplicates(projects: &[RepoProject]) -> Result<(), RepoConfigError> {
+    for (i, a) in projects.iter().enumerate() {
+        for (j, b) in projects.iter().enumerate().skip(i + 1) {
+            if a.name.is_some() && a.name == b.name {
+                return Err(invalid(
+                    &format!("projects[{j}].name"),
+                    format!("repeats the name of projects[{i}]; give each project its own name"),
+                ));
+            }
+            if a.dir == b.dir
+                && a.workspace == b.workspace
+                && (a.name.is_none() || b.name.is_none())
+            {
+                return Err(invalid(
+                    &format!("projects[{j}]"),
+                    format!(
+                        "has the same dir and workspace as projects[{i}]; give both a `name` so `-p` can tell them apart"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

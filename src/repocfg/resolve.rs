@@ -1,0 +1,236 @@
+//! One PR's projects: `atlantis.yaml` (or discovery) merged with the server policy, split into
+//! the projects the PR modifies and those the server may not manage.
+
+use std::collections::{BTreeSet, HashSet};
+
+use super::discover::{discover, is_config_file, parent_dir};
+use super::patterns::PathPatterns;
+use super::repo::{RepoConfig, RepoConfigError, RepoProject, Warning};
+use super::server::{Override, RepoPolicy};
+use super::{ModuleUse, Project, default_when_modified};
+use crate::commands::{RepoDir, Workspace};
+
+/// What `resolve` needs to know about one PR. Paths are relative to the repository root.
+#[derive(Debug, Clone, Copy)]
+pub struct Inputs<'a> {
+    /// The text of `atlantis.yaml` at the head commit, if the file exists.
+    pub atlantis_yaml: Option<&'a str>,
+    /// Every file in the head commit.
+    pub tree: &'a [String],
+    /// The files the PR changes, deleted ones included.
+    pub changed: &'a [String],
+    /// Local module calls in the head commit (from `tfconfig`); empty to plan shared modules'
+    /// users only through `when_modified`, as Atlantis does by default.
+    pub module_uses: &'a [ModuleUse],
+}
+
+/// A project the PR touches that the server rules keep away from the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Excluded {
+    pub project: Project,
+    /// The `manage.exclude` pattern that matched.
+    pub pattern: String,
+}
+
+/// The projects of one PR.
+#[derive(Debug, Clone)]
+pub struct Resolution {
+    /// Projects the PR modifies that the server manages, in `atlantis.yaml` order (or sorted
+    /// by directory when discovered). A comment `plan` without flags runs these.
+    pub modified: Vec<Project>,
+    /// Projects the PR modifies that the server must not touch, to be named in the reply.
+    pub excluded: Vec<Excluded>,
+    /// Ignored keys and skipped directories, to be shown with the plan.
+    pub warnings: Vec<Warning>,
+    pub parallel_plan: bool,
+    pub parallel_apply: bool,
+    /// Every project of `atlantis.yaml`, merged; empty when projects are discovered.
+    pub(crate) configured: Vec<Project>,
+    pub(crate) policy: RepoPolicy,
+    /// Directories holding `.tf` / `.tf.json` files in the head commit.
+    pub(crate) tf_dirs: BTreeSet<RepoDir>,
+    /// Every directory of the head commit.
+    pub(crate) existing: HashSet<String>,
+}
+
+impl Resolution {
+    /// The modified projects a push plans by itself (`autoplan.enabled`).
+    pub fn autoplan(&self) -> impl Iterator<Item = &Project> {
+        self.modified.iter().filter(|p| p.autoplan)
+    }
+
+    /// True when `atlantis.yaml` lists projects (so `-p` can name them).
+    pub fn has_configured_projects(&self) -> bool {
+        !self.configured.is_empty()
+    }
+
+    /// A project for `dir`/`workspace` with the server's settings, as used for discovered
+    /// directories and for `-d` on a directory `atlantis.yaml` does not list.
+    pub(crate) fn default_project(&self, dir: RepoDir, workspace: Workspace) -> Project {
+        default_project(&self.policy, dir, workspace)
+    }
+}
+
+fn default_project(policy: &RepoPolicy, dir: RepoDir, workspace: Workspace) -> Project {
+    // The default patterns are constants and the directory is escaped: this cannot fail.
+    let when_modified =
+        PathPatterns::new(&dir, &default_when_modified()).unwrap_or_else(|_| PathPatterns::empty());
+    Project {
+        name: None,
+        dir,
+        workspace,
+        autoplan: true,
+        when_modified,
+        apply_requirements: policy.apply_requirements.clone(),
+        restart: policy.restart,
+    }
+}
+
+/// Resolves the projects of one PR under `policy` (see `ServerRules::policy_for`).
+pub fn resolve(inputs: Inputs<'_>, policy: &RepoPolicy) -> Result<Resolution, RepoConfigError> {
+    let config = inputs.atlantis_yaml.map(RepoConfig::parse).transpose()?;
+    let (tf_dirs, mut warnings) = scan_tree(inputs.tree);
+    let existing = existing_dirs(inputs.tree);
+    let (parallel_plan, parallel_apply) = config
+        .as_ref()
+        .map_or((false, false), |c| (c.parallel_plan, c.parallel_apply));
+    let mut configured = Vec::new();
+    if let Some(config) = config {
+        warnings.extend(config.warnings);
+        for (index, project) in config.projects.into_iter().enumerate() {
+            configured.push(merge(project, index, policy)?);
+        }
+    }
+    let touched: Vec<Project> = if configured.is_empty() {
+        discover(inputs.changed, &tf_dirs, &existing, inputs.module_uses)
+            .into_iter()
+            .map(|dir| default_project(policy, dir, Workspace::default()))
+            .collect()
+    } else {
+        configured
+            .iter()
+            .filter(|p| existing.contains(p.dir.as_str()))
+            .filter(|p| {
+                inputs
+                    .changed
+                    .iter()
+                    .any(|file| p.when_modified.matches(file))
+            })
+            .cloned()
+            .collect()
+    };
+    let (modified, excluded) = split_excluded(touched, policy);
+    Ok(Resolution {
+        modified,
+        excluded,
+        warnings,
+        parallel_plan,
+        parallel_apply,
+        configured,
+        policy: policy.clone(),
+        tf_dirs,
+        existing,
+    })
+}
+
+/// A repository project with the server's settings where the repository did not set them (or
+/// may not: that is an error naming the key).
+fn merge(
+    project: RepoProject,
+    index: usize,
+    policy: &RepoPolicy,
+) -> Result<Project, RepoConfigError> {
+    let refused = |key: Override| RepoConfigError::OverrideRefused {
+        path: format!("projects[{index}].{}", key.key()),
+        key: key.key(),
+    };
+    let apply_requirements = match project.apply_requirements {
+        Some(_) if !policy.allows(Override::ApplyRequirements) => {
+            return Err(refused(Override::ApplyRequirements));
+        }
+        Some(own) => own,
+        None => policy.apply_requirements.clone(),
+    };
+    let restart = match project.restart {
+        Some(_) if !policy.allows(Override::Restart) => return Err(refused(Override::Restart)),
+        Some(own) => own,
+        None => policy.restart,
+    };
+    Ok(Project {
+        name: project.name,
+        dir: project.dir,
+        workspace: project.workspace,
+        autoplan: project.autoplan,
+        when_modified: project.when_modified,
+        apply_requirements,
+        restart,
+    })
+}
+
+fn split_excluded(projects: Vec<Project>, policy: &RepoPolicy) -> (Vec<Project>, Vec<Excluded>) {
+    let mut managed = Vec::new();
+    let mut excluded = Vec::new();
+    for project in projects {
+        match policy.excluded_by(&project.dir) {
+            Some(pattern) => excluded.push(Excluded {
+                pattern: pattern.to_owned(),
+                project,
+            }),
+            None => managed.push(project),
+        }
+    }
+    (managed, excluded)
+}
+
+/// Directories with Terraform configuration, and a warning for each one whose name atoll
+/// refuses (it is skipped, not silently dropped).
+fn scan_tree(tree: &[String]) -> (BTreeSet<RepoDir>, Vec<Warning>) {
+    let mut dirs = BTreeSet::new();
+    let mut refused = BTreeSet::new();
+    for file in tree.iter().filter(|f| is_config_file(f)) {
+        match parent_dir(file) {
+            Some(dir) => {
+                dirs.insert(dir);
+            }
+            None => {
+                refused.insert(file.rsplit_once('/').map_or("", |(d, _)| d).to_owned());
+            }
+        }
+    }
+    const SHOWN: usize = 20;
+    let mut warnings: Vec<Warning> = refused
+        .iter()
+        .take(SHOWN)
+        .map(|dir| Warning {
+            path: crate::commands::shown_value(dir),
+            message: "holds Terraform files but atoll does not accept this directory name; it is \
+                      skipped"
+                .to_owned(),
+        })
+        .collect();
+    if refused.len() > SHOWN {
+        warnings.push(Warning {
+            path: "(repository)".to_owned(),
+            message: format!(
+                "{} more directories with refused names are skipped",
+                refused.len() - SHOWN
+            ),
+        });
+    }
+    (dirs, warnings)
+}
+
+/// Every directory that exists in the head commit (`.` included), as normalised text.
+fn existing_dirs(tree: &[String]) -> HashSet<String> {
+    let mut dirs = HashSet::from([".".to_owned()]);
+    for file in tree {
+        let mut dir = parent_dir(file);
+        while let Some(current) = dir {
+            if !dirs.insert(current.as_str().to_owned()) {
+                break;
+            }
+            dir = current.parent();
+        }
+    }
+    dirs
+}

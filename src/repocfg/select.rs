@@ -1,0 +1,153 @@
+//! The projects a comment command targets. Rules:
+//!
+//! - no flags: every project the PR modifies that the server manages (`Resolution::modified`),
+//!   whether or not its autoplan is enabled;
+//! - `-p NAME`: the `atlantis.yaml` project of that name;
+//! - `-d DIR` and/or `-w WORKSPACE`: a missing `-d` means the repository root and a missing
+//!   `-w` means `default`, as in Atlantis, except that `-d` alone selects every
+//!   `atlantis.yaml` project in that directory, whatever its workspace (add `-w` to narrow it).
+//!   A directory `atlantis.yaml` does not list (or any directory without `atlantis.yaml`) is a
+//!   project with the server's settings if it holds `.tf` files at the head commit.
+//!
+//! A named project or directory that the server rules exclude is refused, never skipped.
+//!
+//! Without flags this returns what the PR modifies now; `apply` and `unlock` without flags act
+//! on the PR's own plans and locks, which the runner and `locks` keep, not on this list.
+
+use super::Project;
+use super::resolve::Resolution;
+use crate::commands::{Command, ProjectName, RepoDir, Workspace};
+
+/// Why a command's flags select nothing runnable. Each message says what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectError {
+    #[error("there is no project named `{name}` in atlantis.yaml; {}", known_names(.known))]
+    UnknownProject {
+        name: ProjectName,
+        known: Vec<ProjectName>,
+    },
+    #[error(
+        "`-p` names a project from atlantis.yaml, and this repository's atlantis.yaml lists no \
+         projects; use `-d DIR` instead"
+    )]
+    NoConfiguredProjects,
+    #[error("directory `{dir}` holds no .tf files at this commit; check the path")]
+    NoTerraform { dir: RepoDir },
+    #[error(
+        "project `{name}` has directory `{dir}`, which does not exist at this commit; restore \
+         it, or remove the project from atlantis.yaml"
+    )]
+    DirMissing { name: String, dir: RepoDir },
+    #[error(
+        "{label} is not managed by this server: the server's repo rules exclude `{pattern}`; \
+         run it by hand with `atoll plan --dir {dir}` and `atoll apply --dir {dir}`"
+    )]
+    NotManaged {
+        label: String,
+        dir: RepoDir,
+        pattern: String,
+    },
+}
+
+fn known_names(known: &[ProjectName]) -> String {
+    if known.is_empty() {
+        return "it lists no named projects".to_owned();
+    }
+    let names: Vec<String> = known.iter().map(|n| format!("`{n}`")).collect();
+    format!("known projects: {}", names.join(", "))
+}
+
+/// The projects `command` targets in `resolution`, in `atlantis.yaml` order.
+pub fn select(command: &Command, resolution: &Resolution) -> Result<Vec<Project>, SelectError> {
+    match (&command.project, &command.dir, &command.workspace) {
+        (Some(name), _, _) => by_name(name, resolution).map(|p| vec![p]),
+        (None, None, None) => Ok(resolution.modified.clone()),
+        (None, dir, workspace) => {
+            let dir = dir.clone().unwrap_or_else(RepoDir::root);
+            let workspace = workspace
+                .clone()
+                .or_else(|| command.dir.is_none().then(Workspace::default));
+            by_dir(dir, workspace, resolution)
+        }
+    }
+}
+
+fn by_name(name: &ProjectName, resolution: &Resolution) -> Result<Project, SelectError> {
+    if !resolution.has_configured_projects() {
+        return Err(SelectError::NoConfiguredProjects);
+    }
+    let Some(project) = resolution
+        .configured
+        .iter()
+        .find(|p| p.name.as_ref() == Some(name))
+    else {
+        let known = resolution
+            .configured
+            .iter()
+            .filter_map(|p| p.name.clone())
+            .collect();
+        return Err(SelectError::UnknownProject {
+            name: name.clone(),
+            known,
+        });
+    };
+    match not_managed(project, resolution).or_else(|| missing(project, resolution)) {
+        Some(error) => Err(error),
+        None => Ok(project.clone()),
+    }
+}
+
+/// `workspace: None` means any workspace of a listed project (`-d` alone).
+fn by_dir(
+    dir: RepoDir,
+    workspace: Option<Workspace>,
+    resolution: &Resolution,
+) -> Result<Vec<Project>, SelectError> {
+    let listed: Vec<Project> = resolution
+        .configured
+        .iter()
+        .filter(|p| p.dir == dir && workspace.as_ref().is_none_or(|w| *w == p.workspace))
+        .cloned()
+        .collect();
+    if !listed.is_empty() {
+        if let Some(error) = listed.iter().find_map(|p| missing(p, resolution)) {
+            return Err(error);
+        }
+        return managed(listed, resolution);
+    }
+    let project = resolution.default_project(dir.clone(), workspace.unwrap_or_default());
+    let list = managed(vec![project], resolution)?;
+    if !resolution.tf_dirs.contains(&dir) {
+        return Err(SelectError::NoTerraform { dir });
+    }
+    Ok(list)
+}
+
+/// `projects` if the server manages all of them; otherwise the first exclusion as an error.
+fn managed(projects: Vec<Project>, resolution: &Resolution) -> Result<Vec<Project>, SelectError> {
+    match projects.iter().find_map(|p| not_managed(p, resolution)) {
+        Some(error) => Err(error),
+        None => Ok(projects),
+    }
+}
+
+/// A listed project whose directory the PR deleted: planning it would plan an empty
+/// configuration (everything destroyed), so it is refused rather than guessed.
+fn missing(project: &Project, resolution: &Resolution) -> Option<SelectError> {
+    (!resolution.existing.contains(project.dir.as_str())).then(|| SelectError::DirMissing {
+        name: project.label(),
+        dir: project.dir.clone(),
+    })
+}
+
+fn not_managed(project: &Project, resolution: &Resolution) -> Option<SelectError> {
+    let pattern = resolution.policy.excluded_by(&project.dir)?;
+    Some(SelectError::NotManaged {
+        label: match &project.name {
+            Some(name) => format!("project `{name}`"),
+            None => format!("directory `{}`", project.dir),
+        },
+        dir: project.dir.clone(),
+        pattern: pattern.to_owned(),
+    })
+}
