@@ -1,5 +1,7 @@
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use atoll::config::{LogFormat, LogSettings};
 use clap::{Parser, Subcommand};
 
 /// atoll: Atlantis-style pull-request automation for Proxmox VE.
@@ -7,21 +9,74 @@ use clap::{Parser, Subcommand};
 #[command(name = "atoll", version)]
 struct Cli {
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the server: webhooks, workers, health endpoints.
+    Serve {
+        /// YAML settings file; `ATOLL_*` environment variables override it.
+        #[arg(long, short, env = "ATOLL_CONFIG")]
+        config: PathBuf,
+    },
+    /// Check a settings file and list every problem with its key path.
+    CheckConfig {
+        #[arg(long, short, env = "ATOLL_CONFIG")]
+        config: PathBuf,
+    },
     /// Run the Proxmox VE API simulator.
     PveSim(atoll::pvesim::cli::PveSimArgs),
 }
 
 fn main() -> ExitCode {
-    atoll::telemetry::init();
     let cli = Cli::parse();
-    let Some(command) = cli.command else {
-        return ExitCode::SUCCESS;
+    match cli.command {
+        Command::CheckConfig { config } => check_config(&config),
+        Command::Serve { config } => serve(&config),
+        Command::PveSim(args) => {
+            atoll::telemetry::init(&LogSettings {
+                level: "info".to_owned(),
+                format: LogFormat::Text,
+            });
+            run(atoll::pvesim::cli::run(args))
+        }
+    }
+}
+
+fn check_config(path: &Path) -> ExitCode {
+    match atoll::config::load(path) {
+        Ok(loaded) => {
+            for w in &loaded.warnings {
+                eprintln!("warning: {w}");
+            }
+            println!("{}: configuration is valid", path.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprint!("{}: {e}", path.display());
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn serve(path: &Path) -> ExitCode {
+    let loaded = match atoll::config::load(path) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprint!("{}: {e}", path.display());
+            return ExitCode::from(2);
+        }
     };
+    atoll::telemetry::init(&loaded.settings.log);
+    for w in &loaded.warnings {
+        tracing::warn!("{w}");
+    }
+    run(atoll::app::run(loaded.settings))
+}
+
+/// Runs one command's future on a multi-threaded runtime and maps its result to an exit code.
+fn run(command: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -32,12 +87,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = match command {
-        Command::PveSim(args) => runtime.block_on(atoll::pvesim::cli::run(args)),
-    };
-    match result {
+    match runtime.block_on(command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            tracing::error!("{e:#}");
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
