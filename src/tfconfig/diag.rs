@@ -107,6 +107,14 @@ impl SourceMap {
         Some((f.name.as_str(), line, col))
     }
 
+    /// `main.tf:3,1-13` (same line) or `main.tf:3,1-5,2`, as Terraform prints ranges.
+    pub fn fmt_range(&self, span: &Span) -> String {
+        let Some(f) = self.files.get(span.file) else { return String::new() };
+        let (l1, c1) = f.line_col(span.range.start);
+        let (l2, c2) = f.line_col(span.range.end);
+        if l1 == l2 { format!("{}:{l1},{c1}-{c2}", f.name) } else { format!("{}:{l1},{c1}-{l2},{c2}", f.name) }
+    }
+
     /// Renders a diagnostic as Terraform does (without colour, with `^` marking the subject).
     pub fn render(&self, d: &Diagnostic) -> String {
         let mut out = String::new();
