@@ -110,6 +110,13 @@ pub fn to_text(l: &Loaded) -> String {
     } else {
         out.push_str(&format!("The configuration has {errors} error(s); {} resource instance(s) could be evaluated.\n", l.resources.len()));
     }
+    if !l.outputs.is_empty() {
+        out.push_str("\nOutputs:\n\n");
+        let width = l.outputs.keys().map(String::len).max().unwrap_or(0);
+        for (k, o) in &l.outputs {
+            out.push_str(&format!("{k:<width$} = {}\n", o.value));
+        }
+    }
     for r in &l.resources {
         out.push_str(&format!("\n# {}\nresource {} {} {{\n", r.address, quote(&r.resource_type), quote(&r.name)));
         if let Some(m) = r.attributes.as_map() {

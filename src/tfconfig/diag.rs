@@ -159,6 +159,9 @@ impl SourceMap {
 
 /// Word-wraps a paragraph at `width` columns.
 fn wrap(text: &str, width: usize) -> String {
+    if text.starts_with(' ') {
+        return text.to_owned();
+    }
     let mut out = String::new();
     let mut line_len = 0;
     for word in text.split(' ') {

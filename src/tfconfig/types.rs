@@ -308,7 +308,7 @@ fn convert_unmarked(v: Value, c: &Constraint) -> Result<Value, ConvError> {
                 .ok()
                 .filter(|n| n.is_finite() && !s.trim().is_empty())
                 .map(Value::Number)
-                .ok_or_else(|| ConvError::new(format!("cannot convert {} to number; given string must be a decimal representation of a number", super::value::quote(&s)))),
+                .ok_or_else(|| ConvError::new("a number is required")),
             _ => Err(ConvError::new("number required")),
         },
         Constraint::Bool => match v {

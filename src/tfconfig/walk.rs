@@ -64,10 +64,16 @@ impl Walker<'_> {
                     let Some(o) = tree.config.outputs.get(&name) else { continue };
                     let Some(e) = &o.value else { continue };
                     let (v, deps) = eval_recorded(env, self.ctx, e, None, None);
-                    let v = v.unwrap_or_else(|d| {
-                        self.diags.push(d);
-                        Value::unknown()
-                    });
+                    let v = match v {
+                        Ok(v) => v,
+                        Err(d) => {
+                            self.diags.push(d);
+                            if env.prefix.is_empty() {
+                                continue;
+                            }
+                            Value::unknown()
+                        }
+                    };
                     if env.prefix.is_empty() && v.contains_sensitive() && !o.sensitive {
                         self.diags.push(Diagnostic::error("Output refers to sensitive values", "To reduce the risk of accidentally exporting sensitive data that was intended to be only internal, atoll (like Terraform) requires that any root module output containing sensitive data be explicitly marked as sensitive, to confirm your intent.\n\nIf you do intend to export this data, annotate the output value as sensitive by adding the following argument:\n    sensitive = true", Some(o.span.clone())));
                     }

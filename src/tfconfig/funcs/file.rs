@@ -115,17 +115,17 @@ pub(super) fn call(s: &Scope<'_>, name: &str, args: &[Value]) -> Option<FnResult
     let path = || str_arg(args, 0);
     let r = match name {
         "file" => path().and_then(|p| {
-            let bytes = sb.read(p).map_err(FnError::Call)?;
+            let bytes = sb.read(p).map_err(|e| FnError::Arg(0, e))?;
             String::from_utf8(bytes).map(Value::String).map_err(|_| {
                 FnError::Call(format!("contents of {p:?} are not valid UTF-8; use the filebase64 function to obtain the Base64 encoded contents or the other file functions (e.g. filemd5, filesha256) to obtain file hashing results instead"))
             })
         }),
-        "filebase64" => path().and_then(|p| sb.read(p).map(|b| Value::String(base64::engine::general_purpose::STANDARD.encode(b))).map_err(FnError::Call)),
+        "filebase64" => path().and_then(|p| sb.read(p).map(|b| Value::String(base64::engine::general_purpose::STANDARD.encode(b))).map_err(|e| FnError::Arg(0, e))),
         "filemd5" | "filesha1" | "filesha256" | "filesha512" => {
-            path().and_then(|p| sb.read(p).map(|b| Value::String(super::encoding::digest(name, &b))).map_err(FnError::Call))
+            path().and_then(|p| sb.read(p).map(|b| Value::String(super::encoding::digest(name, &b))).map_err(|e| FnError::Arg(0, e)))
         }
         "fileexists" => path().and_then(|p| {
-            let real = sb.resolve(p).map_err(FnError::Call)?;
+            let real = sb.resolve(p).map_err(|e| FnError::Arg(0, e))?;
             match std::fs::metadata(&real) {
                 Ok(m) if m.is_file() => Ok(Value::Bool(true)),
                 Ok(_) => Err(FnError::Call(format!("{p:?} is not a regular file"))),
@@ -189,7 +189,7 @@ impl Names for TemplateVars {
             Some(v) => Ok((Cow::Borrowed(v), 0)),
             None => Err(scope.error(
                 "Invalid function argument",
-                format!("Invalid value for \"vars\" parameter: vars map does not contain key {:?}, referenced at this template.", root.as_str()),
+                format!("Invalid value for \"vars\" parameter: vars map does not contain key {:?}, referenced in this template.", root.as_str()),
                 hcl_edit::Span::span(root),
             )),
         }
@@ -206,7 +206,7 @@ fn templatefile(s: &Scope<'_>, args: &[Value]) -> FnResult {
         Some(Value::Map(_, m) | Value::Object(m)) => m.clone(),
         _ => return Err(FnError::Arg(1, "a map or object of template variables is required".into())),
     };
-    let bytes = sb.read(p).map_err(FnError::Call)?;
+    let bytes = sb.read(p).map_err(|e| FnError::Arg(0, e))?;
     let text = String::from_utf8(bytes).map_err(|_| FnError::Call(format!("contents of {p:?} are not valid UTF-8")))?;
     let tpl = hcl_edit::parser::parse_template(&text).map_err(|e| FnError::Call(format!("failed to parse {p:?} as a template at line {}, column {}: {}", e.location().line(), e.location().column(), e.message())))?;
     let file = s.ctx.sources.borrow_mut().add(p.to_owned(), text);
@@ -215,5 +215,5 @@ fn templatefile(s: &Scope<'_>, args: &[Value]) -> FnResult {
     sb.in_template.set(true);
     let out = crate::tfconfig::eval::eval_template(&scope, &tpl);
     sb.in_template.set(false);
-    out.map_err(|d| FnError::Call(format!("{} in {p}: {}", d.summary, d.detail)))
+    out.map_err(|d| FnError::Diag(Box::new(d)))
 }

@@ -23,6 +23,8 @@ use super::value::{Type, Value};
 pub(crate) enum FnError {
     Arg(usize, String),
     Call(String),
+    /// A diagnostic from inside a template (`templatefile`), passed through as is.
+    Diag(Box<Diagnostic>),
 }
 
 pub(crate) type FnResult = Result<Value, FnError>;
@@ -75,8 +77,10 @@ fn sig(name: &str) -> Option<Sig> {
         "substr" => s(&["str", "offset", "length"], false, false, S),
         "lower" | "upper" | "title" | "trimspace" | "chomp" | "strrev" | "base64encode" | "base64decode"
         | "md5" | "sha1" | "sha256" | "sha512" | "base64sha256" | "base64sha512" | "urlencode" | "jsonencode"
-        | "yamlencode" | "dirname" | "basename" | "pathexpand" | "abspath" | "file" | "filebase64"
-        | "filemd5" | "filesha1" | "filesha256" | "filesha512" | "textencodebase64" | "cidrnetmask" => s(&["str"], false, false, S),
+        | "yamlencode" | "textencodebase64" => s(&["str"], false, false, S),
+        "dirname" | "basename" | "pathexpand" | "abspath" | "file" | "filebase64" | "filemd5" | "filesha1"
+        | "filesha256" | "filesha512" => s(&["path"], false, false, S),
+        "cidrnetmask" => s(&["prefix"], false, false, S),
         "jsondecode" | "yamldecode" => s(&["str"], false, false, D),
         "fileexists" => s(&["path"], false, false, B),
         "fileset" => s(&["path", "pattern"], false, false, D),
@@ -153,6 +157,7 @@ pub(crate) fn call(s: &Scope<'_>, name: &str, args: Vec<Value>, range: Option<Ra
             let detail = if marked { format!("Invalid value for \"{p}\" parameter: (sensitive value) {}", redact_hint(&msg)) } else { format!("Invalid value for \"{p}\" parameter: {msg}.") };
             Err(s.error("Invalid function argument", detail, range))
         }
+        Err(FnError::Diag(d)) => Err(*d),
         Err(FnError::Call(msg)) => {
             let msg = if marked { redact_hint(&msg) } else { msg };
             Err(s.error("Error in function call", format!("Call to function \"{name}\" failed: {msg}."), range))
