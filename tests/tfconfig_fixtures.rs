@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use atoll::tfconfig::{self, CliVar, Input};
 
 fn fixture_root(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tf").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/tf")
+        .join(name)
 }
 
 fn read_opt(root: &Path, file: &str) -> Option<String> {
@@ -16,12 +18,24 @@ fn read_opt(root: &Path, file: &str) -> Option<String> {
 
 fn load(name: &str) -> tfconfig::Loaded {
     let root = fixture_root(name);
-    let project = read_opt(&root, "PROJECT").map_or_else(|| ".".to_owned(), |s| s.trim().to_owned());
-    let workspace = read_opt(&root, "WORKSPACE").map_or_else(|| "default".to_owned(), |s| s.trim().to_owned());
+    let project =
+        read_opt(&root, "PROJECT").map_or_else(|| ".".to_owned(), |s| s.trim().to_owned());
+    let workspace =
+        read_opt(&root, "WORKSPACE").map_or_else(|| "default".to_owned(), |s| s.trim().to_owned());
     let vars = read_opt(&root, "VARS")
-        .map(|s| s.lines().filter(|l| !l.is_empty()).map(|l| CliVar::Var(l.to_owned())).collect())
+        .map(|s| {
+            s.lines()
+                .filter(|l| !l.is_empty())
+                .map(|l| CliVar::Var(l.to_owned()))
+                .collect()
+        })
         .unwrap_or_default();
-    tfconfig::load(&Input { checkout: root, project_dir: project.into(), workspace, vars })
+    tfconfig::load(&Input {
+        checkout: root,
+        project_dir: project.into(),
+        workspace,
+        vars,
+    })
 }
 
 macro_rules! fixture {
@@ -80,9 +94,13 @@ fixture!(
 #[test]
 fn every_fixture_directory_has_a_snapshot_test() {
     let src = include_str!("tfconfig_fixtures.rs");
-    let dirs = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tf")).expect("fixtures dir");
+    let dirs = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tf"))
+        .expect("fixtures dir");
     for d in dirs.flatten() {
         let name = d.file_name().into_string().expect("utf-8 name");
-        assert!(src.contains(&format!("    {name},\n")), "fixture {name} has no snapshot test");
+        assert!(
+            src.contains(&format!("    {name},\n")),
+            "fixture {name} has no snapshot test"
+        );
     }
 }

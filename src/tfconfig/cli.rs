@@ -42,9 +42,16 @@ pub fn run(args: &ValidateArgs, argv: &[String]) -> ExitCode {
         } else if a == "--var-file" || a.starts_with("--var-file=") {
             if let Some(f) = args.var_files.get(fi) {
                 match std::fs::read_to_string(f) {
-                    Ok(text) => cli.push(CliVar::File { name: f.display().to_string(), text }),
+                    Ok(text) => cli.push(CliVar::File {
+                        name: f.display().to_string(),
+                        text,
+                    }),
                     Err(e) => {
-                        eprintln!("Error: Failed to read variables file\n\nGiven variables file {} does not exist or cannot be read: {}.", f.display(), e.kind());
+                        eprintln!(
+                            "Error: Failed to read variables file\n\nGiven variables file {} does not exist or cannot be read: {}.",
+                            f.display(),
+                            e.kind()
+                        );
                         return ExitCode::FAILURE;
                     }
                 }
@@ -54,14 +61,26 @@ pub fn run(args: &ValidateArgs, argv: &[String]) -> ExitCode {
     }
     let checkout = find_checkout(&args.dir);
     let dir = args.dir.canonicalize().unwrap_or_else(|_| args.dir.clone());
-    let project_dir = dir.strip_prefix(&checkout).map(PathBuf::from).unwrap_or_default();
-    let loaded = load(&Input { checkout, project_dir, workspace: args.workspace.clone(), vars: cli });
+    let project_dir = dir
+        .strip_prefix(&checkout)
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let loaded = load(&Input {
+        checkout,
+        project_dir,
+        workspace: args.workspace.clone(),
+        vars: cli,
+    });
     if args.json {
         println!("{}", to_json(&loaded));
     } else {
         print!("{}", to_text(&loaded));
     }
-    if loaded.has_errors() { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+    if loaded.has_errors() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 /// The JSON document of `validate --json`.
@@ -104,9 +123,16 @@ pub fn to_text(l: &Loaded) -> String {
         out.push_str(&l.sources.render(d));
         out.push('\n');
     }
-    let errors = l.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
+    let errors = l
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
     if errors == 0 {
-        out.push_str(&format!("Success! The configuration is valid: {} resource instance(s).\n", l.resources.len()));
+        out.push_str(&format!(
+            "Success! The configuration is valid: {} resource instance(s).\n",
+            l.resources.len()
+        ));
     } else {
         out.push_str(&format!("The configuration has {errors} error(s); {} resource instance(s) could be evaluated.\n", l.resources.len()));
     }
@@ -118,7 +144,12 @@ pub fn to_text(l: &Loaded) -> String {
         }
     }
     for r in &l.resources {
-        out.push_str(&format!("\n# {}\nresource {} {} {{\n", r.address, quote(&r.resource_type), quote(&r.name)));
+        out.push_str(&format!(
+            "\n# {}\nresource {} {} {{\n",
+            r.address,
+            quote(&r.resource_type),
+            quote(&r.name)
+        ));
         if let Some(m) = r.attributes.as_map() {
             render_body(m, 1, &mut out);
         }
@@ -130,9 +161,18 @@ pub fn to_text(l: &Loaded) -> String {
 fn render_body(m: &std::collections::BTreeMap<String, Value>, depth: usize, out: &mut String) {
     let pad = "  ".repeat(depth);
     let is_blocks = |v: &Value| matches!(v.unmark().0, Value::List(_, items) if items.first().is_some_and(|i| matches!(i, Value::Object(_))));
-    let width = m.iter().filter(|(_, v)| !is_blocks(v) && !v.is_null()).map(|(k, _)| k.len()).max().unwrap_or(0);
+    let width = m
+        .iter()
+        .filter(|(_, v)| !is_blocks(v) && !v.is_null())
+        .map(|(k, _)| k.len())
+        .max()
+        .unwrap_or(0);
     for (k, v) in m {
-        if is_blocks(v) || v.is_null() || matches!(v, Value::List(_, items) if items.is_empty() && k != "tags") && is_block_name(v) {
+        if is_blocks(v)
+            || v.is_null()
+            || matches!(v, Value::List(_, items) if items.is_empty() && k != "tags")
+                && is_block_name(v)
+        {
             continue;
         }
         out.push_str(&format!("{pad}{k:<width$} = {v}\n"));

@@ -20,7 +20,10 @@ pub(crate) struct Expr {
 
 impl Expr {
     pub(crate) fn span(&self) -> Option<Span> {
-        self.expr.span().map(|range| Span { file: self.file, range })
+        self.expr.span().map(|range| Span {
+            file: self.file,
+            range,
+        })
     }
 }
 
@@ -87,7 +90,6 @@ pub(crate) struct ModuleCall {
 
 #[derive(Debug)]
 pub(crate) struct Output {
-    pub(crate) name: String,
     pub(crate) span: Span,
     pub(crate) value: Option<Expr>,
     pub(crate) sensitive: bool,
@@ -105,14 +107,36 @@ pub(crate) struct Module {
     pub(crate) backend_seen: bool,
 }
 
-const TOP_BLOCKS: &[&str] = &["terraform", "provider", "variable", "locals", "output", "module", "resource", "data", "moved", "import", "removed", "check"];
+const TOP_BLOCKS: &[&str] = &[
+    "terraform",
+    "provider",
+    "variable",
+    "locals",
+    "output",
+    "module",
+    "resource",
+    "data",
+    "moved",
+    "import",
+    "removed",
+    "check",
+];
 
 /// Decodes the files of one module into `m`, appending diagnostics.
-pub(crate) fn decode_file(m: &mut Module, file: usize, body: &Body, sources: &mut SourceMap, diags: &mut Vec<Diagnostic>) {
+pub(crate) fn decode_file(
+    m: &mut Module,
+    file: usize,
+    body: &Body,
+    sources: &mut SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) {
     for attr in body.attributes() {
         diags.push(Diagnostic::error(
             "Unsupported argument",
-            format!("An argument named \"{}\" is not expected here.", attr.key.as_str()),
+            format!(
+                "An argument named \"{}\" is not expected here.",
+                attr.key.as_str()
+            ),
             span(file, attr.key.span()),
         ));
     }
@@ -120,7 +144,10 @@ pub(crate) fn decode_file(m: &mut Module, file: usize, body: &Body, sources: &mu
         let kind = block.ident.as_str();
         let labels: Vec<&str> = block.labels.iter().map(|l| l.as_str()).collect();
         if let Some(r) = block.span() {
-            let header = std::iter::once(kind.to_owned()).chain(labels.iter().map(|l| format!("{l:?}"))).collect::<Vec<_>>().join(" ");
+            let header = std::iter::once(kind.to_owned())
+                .chain(labels.iter().map(|l| format!("{l:?}")))
+                .collect::<Vec<_>>()
+                .join(" ");
             sources.add_context(file, r, header);
         }
         let bspan = span(file, block.ident.span()).unwrap_or(Span { file, range: 0..0 });
@@ -128,8 +155,16 @@ pub(crate) fn decode_file(m: &mut Module, file: usize, body: &Body, sources: &mu
             if labels.len() == n {
                 return true;
             }
-            let summary = if labels.len() < n { format!("Missing name for {kind}") } else { format!("Extraneous label for {kind}") };
-            diags.push(Diagnostic::error(summary, format!("All {kind} blocks must have {n} label(s) ({what})."), Some(bspan.clone())));
+            let summary = if labels.len() < n {
+                format!("Missing name for {kind}")
+            } else {
+                format!("Extraneous label for {kind}")
+            };
+            diags.push(Diagnostic::error(
+                summary,
+                format!("All {kind} blocks must have {n} label(s) ({what})."),
+                Some(bspan.clone()),
+            ));
             false
         };
         match kind {
@@ -162,15 +197,27 @@ pub(crate) fn span(file: usize, r: Option<Range<usize>>) -> Option<Span> {
 
 fn block_span(file: usize, b: &Block) -> Span {
     let start = b.ident.span().map_or(0, |r| r.start);
-    let end = b.labels.last().and_then(|l| l.span()).or(b.ident.span()).map_or(start, |r| r.end);
-    Span { file, range: start..end }
+    let end = b
+        .labels
+        .last()
+        .and_then(|l| l.span())
+        .or(b.ident.span())
+        .map_or(start, |r| r.end);
+    Span {
+        file,
+        range: start..end,
+    }
 }
 
 fn decode_terraform(m: &mut Module, file: usize, block: &Block, diags: &mut Vec<Diagnostic>) {
     for b in block.body.blocks() {
         if b.ident.as_str() == "backend" || b.ident.as_str() == "cloud" {
             if !m.backend_seen {
-                let label = b.labels.first().map(|l| l.as_str().to_owned()).unwrap_or_default();
+                let label = b
+                    .labels
+                    .first()
+                    .map(|l| l.as_str().to_owned())
+                    .unwrap_or_default();
                 diags.push(Diagnostic::warning(
                     "Backend configuration not used",
                     format!("atoll keeps the state of what it manages itself, so the {} \"{label}\" block is accepted but not used.", b.ident.as_str()),
@@ -188,7 +235,10 @@ fn literal_bool(file: usize, a: &Attribute, diags: &mut Vec<Diagnostic>) -> bool
         other => {
             diags.push(Diagnostic::error(
                 "Invalid value",
-                format!("The \"{}\" argument must be a literal true or false.", a.key.as_str()),
+                format!(
+                    "The \"{}\" argument must be a literal true or false.",
+                    a.key.as_str()
+                ),
                 span(file, other.span()),
             ));
             false
@@ -199,7 +249,11 @@ fn literal_bool(file: usize, a: &Attribute, diags: &mut Vec<Diagnostic>) -> bool
 fn unexpected_attr(file: usize, a: &Attribute, allowed: &[&str], diags: &mut Vec<Diagnostic>) {
     diags.push(Diagnostic::error(
         "Unsupported argument",
-        format!("An argument named \"{}\" is not expected here.{}", a.key.as_str(), did_you_mean(a.key.as_str(), allowed.iter().copied())),
+        format!(
+            "An argument named \"{}\" is not expected here.{}",
+            a.key.as_str(),
+            did_you_mean(a.key.as_str(), allowed.iter().copied())
+        ),
         span(file, a.key.span()),
     ));
 }
@@ -207,21 +261,49 @@ fn unexpected_attr(file: usize, a: &Attribute, allowed: &[&str], diags: &mut Vec
 fn unexpected_block(file: usize, b: &Block, diags: &mut Vec<Diagnostic>) {
     diags.push(Diagnostic::error(
         "Unsupported block type",
-        format!("Blocks of type \"{}\" are not expected here.", b.ident.as_str()),
+        format!(
+            "Blocks of type \"{}\" are not expected here.",
+            b.ident.as_str()
+        ),
         span(file, b.ident.span()),
     ));
 }
 
-fn decode_variable(m: &mut Module, file: usize, block: &Block, name: &str, diags: &mut Vec<Diagnostic>, sources: &SourceMap) {
+fn decode_variable(
+    m: &mut Module,
+    file: usize,
+    block: &Block,
+    name: &str,
+    diags: &mut Vec<Diagnostic>,
+    sources: &SourceMap,
+) {
     let sp = block_span(file, block);
     if let Some(prev) = m.variables.get(name) {
         diags.push(dup(sources, "Duplicate variable declaration", format!("A variable named \"{name}\" was already declared at {{}}. Variable names must be unique within a module."), &prev.span, sp));
         return;
     }
-    let mut v = Variable { name: name.to_owned(), span: sp, type_expr: None, default: None, sensitive: false, nullable: true, validations: Vec::new() };
-    const ALLOWED: &[&str] = &["type", "default", "description", "sensitive", "nullable", "ephemeral"];
+    let mut v = Variable {
+        name: name.to_owned(),
+        span: sp,
+        type_expr: None,
+        default: None,
+        sensitive: false,
+        nullable: true,
+        validations: Vec::new(),
+    };
+    const ALLOWED: &[&str] = &[
+        "type",
+        "default",
+        "description",
+        "sensitive",
+        "nullable",
+        "ephemeral",
+    ];
     for a in block.body.attributes() {
-        let e = Expr { expr: a.value.clone(), file };
+        let e = Expr {
+            expr: a.value.clone(),
+            file,
+        };
         match a.key.as_str() {
             "type" => v.type_expr = Some(e),
             "default" => v.default = Some(e),
@@ -240,8 +322,14 @@ fn decode_variable(m: &mut Module, file: usize, block: &Block, name: &str, diags
         let msg = b.body.get_attribute("error_message");
         match (cond, msg) {
             (Some(c), Some(e)) => v.validations.push(Validation {
-                condition: Expr { expr: c.value.clone(), file },
-                error_message: Expr { expr: e.value.clone(), file },
+                condition: Expr {
+                    expr: c.value.clone(),
+                    file,
+                },
+                error_message: Expr {
+                    expr: e.value.clone(),
+                    file,
+                },
                 span: span(file, c.value.span()).unwrap_or_else(|| block_span(file, b)),
             }),
             _ => diags.push(Diagnostic::error(
@@ -255,11 +343,27 @@ fn decode_variable(m: &mut Module, file: usize, block: &Block, name: &str, diags
 }
 
 /// A duplicate-declaration error; `{}` in `detail_fmt` becomes the first declaration's range.
-fn dup(sources: &SourceMap, summary: &str, detail_fmt: String, prev: &Span, at: Span) -> Diagnostic {
-    Diagnostic::error(summary, detail_fmt.replace("{}", &sources.fmt_range(prev)), Some(at))
+fn dup(
+    sources: &SourceMap,
+    summary: &str,
+    detail_fmt: String,
+    prev: &Span,
+    at: Span,
+) -> Diagnostic {
+    Diagnostic::error(
+        summary,
+        detail_fmt.replace("{}", &sources.fmt_range(prev)),
+        Some(at),
+    )
 }
 
-fn decode_locals(m: &mut Module, file: usize, block: &Block, diags: &mut Vec<Diagnostic>, sources: &SourceMap) {
+fn decode_locals(
+    m: &mut Module,
+    file: usize,
+    block: &Block,
+    diags: &mut Vec<Diagnostic>,
+    sources: &SourceMap,
+) {
     for a in block.body.attributes() {
         let name = a.key.as_str();
         let sp = span(file, a.key.span()).unwrap_or(Span { file, range: 0..0 });
@@ -267,24 +371,56 @@ fn decode_locals(m: &mut Module, file: usize, block: &Block, diags: &mut Vec<Dia
             diags.push(dup(sources, "Duplicate local value definition", format!("A local value named \"{name}\" was already defined at {{}}. Local value names must be unique within a module."), prev, sp));
             continue;
         }
-        m.locals.insert(name.to_owned(), (Expr { expr: a.value.clone(), file }, sp));
+        m.locals.insert(
+            name.to_owned(),
+            (
+                Expr {
+                    expr: a.value.clone(),
+                    file,
+                },
+                sp,
+            ),
+        );
     }
     for b in block.body.blocks() {
         unexpected_block(file, b, diags);
     }
 }
 
-fn decode_output(m: &mut Module, file: usize, block: &Block, name: &str, diags: &mut Vec<Diagnostic>, sources: &SourceMap) {
+fn decode_output(
+    m: &mut Module,
+    file: usize,
+    block: &Block,
+    name: &str,
+    diags: &mut Vec<Diagnostic>,
+    sources: &SourceMap,
+) {
     let sp = block_span(file, block);
     if let Some(prev) = m.outputs.get(name) {
         diags.push(dup(sources, "Duplicate output definition", format!("An output named \"{name}\" was already defined at {{}}. Output names must be unique within a module."), &prev.span, sp));
         return;
     }
-    let mut o = Output { name: name.to_owned(), span: sp.clone(), value: None, sensitive: false, depends_on: Vec::new() };
-    const ALLOWED: &[&str] = &["value", "description", "sensitive", "depends_on", "ephemeral"];
+    let mut o = Output {
+        span: sp.clone(),
+        value: None,
+        sensitive: false,
+        depends_on: Vec::new(),
+    };
+    const ALLOWED: &[&str] = &[
+        "value",
+        "description",
+        "sensitive",
+        "depends_on",
+        "ephemeral",
+    ];
     for a in block.body.attributes() {
         match a.key.as_str() {
-            "value" => o.value = Some(Expr { expr: a.value.clone(), file }),
+            "value" => {
+                o.value = Some(Expr {
+                    expr: a.value.clone(),
+                    file,
+                })
+            }
             "sensitive" => o.sensitive = literal_bool(file, a, diags),
             "depends_on" => o.depends_on = traversal_list(file, &a.value, diags),
             "description" | "ephemeral" => {}
@@ -297,7 +433,11 @@ fn decode_output(m: &mut Module, file: usize, block: &Block, name: &str, diags: 
         }
     }
     if o.value.is_none() {
-        diags.push(Diagnostic::error("Missing required argument", "The argument \"value\" is required, but no definition was found.", Some(sp)));
+        diags.push(Diagnostic::error(
+            "Missing required argument",
+            "The argument \"value\" is required, but no definition was found.",
+            Some(sp),
+        ));
     }
     m.outputs.insert(name.to_owned(), o);
 }
@@ -314,8 +454,12 @@ pub(crate) fn traversal_text(e: &Expression) -> Option<String> {
                         out.push('.');
                         out.push_str(a.as_str());
                     }
-                    TraversalOperator::Index(Expression::Number(n)) => out.push_str(&format!("[{}]", n.value())),
-                    TraversalOperator::Index(Expression::String(s)) => out.push_str(&format!("[{:?}]", s.value())),
+                    TraversalOperator::Index(Expression::Number(n)) => {
+                        out.push_str(&format!("[{}]", n.value()))
+                    }
+                    TraversalOperator::Index(Expression::String(s)) => {
+                        out.push_str(&format!("[{:?}]", s.value()))
+                    }
                     TraversalOperator::LegacyIndex(n) => out.push_str(&format!("[{}]", n.value())),
                     _ => return None,
                 }
@@ -326,9 +470,17 @@ pub(crate) fn traversal_text(e: &Expression) -> Option<String> {
     }
 }
 
-pub(crate) fn traversal_list(file: usize, e: &Expression, diags: &mut Vec<Diagnostic>) -> Vec<(String, Span)> {
+pub(crate) fn traversal_list(
+    file: usize,
+    e: &Expression,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(String, Span)> {
     let Expression::Array(items) = e else {
-        diags.push(Diagnostic::error("Invalid expression", "A static list expression is required.", span(file, e.span())));
+        diags.push(Diagnostic::error(
+            "Invalid expression",
+            "A static list expression is required.",
+            span(file, e.span()),
+        ));
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -341,31 +493,62 @@ pub(crate) fn traversal_list(file: usize, e: &Expression, diags: &mut Vec<Diagno
     out
 }
 
-fn decode_module(m: &mut Module, file: usize, block: &Block, name: &str, diags: &mut Vec<Diagnostic>, sources: &SourceMap) {
+fn decode_module(
+    m: &mut Module,
+    file: usize,
+    block: &Block,
+    name: &str,
+    diags: &mut Vec<Diagnostic>,
+    sources: &SourceMap,
+) {
     let sp = block_span(file, block);
     if let Some(prev) = m.calls.get(name) {
         diags.push(dup(sources, "Duplicate module call", format!("A module call named \"{name}\" was already defined at {{}}. Module calls must have unique names within a module."), &prev.span, sp));
         return;
     }
-    let open = Span { file, range: open_brace(sources.text(file), block) };
-    let mut c = ModuleCall { name: name.to_owned(), span: sp.clone(), open_span: open, source: String::new(), source_span: sp.clone(), count: None, for_each: None, depends_on: Vec::new(), args: Vec::new() };
+    let open = Span {
+        file,
+        range: open_brace(sources.text(file), block),
+    };
+    let mut c = ModuleCall {
+        name: name.to_owned(),
+        span: sp.clone(),
+        open_span: open,
+        source: String::new(),
+        source_span: sp.clone(),
+        count: None,
+        for_each: None,
+        depends_on: Vec::new(),
+        args: Vec::new(),
+    };
     let mut has_source = false;
     for a in block.body.attributes() {
-        let e = Expr { expr: a.value.clone(), file };
+        let e = Expr {
+            expr: a.value.clone(),
+            file,
+        };
         match a.key.as_str() {
             "source" => {
                 has_source = true;
                 c.source_span = e.span().unwrap_or_else(|| sp.clone());
                 match a.value.as_str() {
                     Some(s) => c.source = s.to_owned(),
-                    None => diags.push(Diagnostic::error("Invalid value for module source", "The module source address must be a literal string.", e.span())),
+                    None => diags.push(Diagnostic::error(
+                        "Invalid value for module source",
+                        "The module source address must be a literal string.",
+                        e.span(),
+                    )),
                 }
             }
             "count" => c.count = Some(e),
             "for_each" => c.for_each = Some(e),
             "depends_on" => c.depends_on = traversal_list(file, &a.value, diags),
             "version" | "providers" => {}
-            other => c.args.push((other.to_owned(), span(file, a.key.span()).unwrap_or_else(|| sp.clone()), e)),
+            other => c.args.push((
+                other.to_owned(),
+                span(file, a.key.span()).unwrap_or_else(|| sp.clone()),
+                e,
+            )),
         }
     }
     for b in block.body.blocks() {
@@ -377,7 +560,11 @@ fn decode_module(m: &mut Module, file: usize, block: &Block, name: &str, diags: 
         diags.push(Diagnostic::error("Invalid combination of \"count\" and \"for_each\"", "The \"count\" and \"for_each\" meta-arguments are mutually-exclusive, only one should be used to be explicit about the number of module instances to be created.", c.for_each.as_ref().and_then(Expr::span)));
     }
     if !has_source {
-        diags.push(Diagnostic::error("Missing required argument", "The argument \"source\" is required, but no definition was found.", Some(c.open_span.clone())));
+        diags.push(Diagnostic::error(
+            "Missing required argument",
+            "The argument \"source\" is required, but no definition was found.",
+            Some(c.open_span.clone()),
+        ));
         return;
     }
     m.calls.insert(name.to_owned(), c);
@@ -385,16 +572,35 @@ fn decode_module(m: &mut Module, file: usize, block: &Block, name: &str, diags: 
 
 /// The byte range of a block's `{` (searched for after its last label).
 pub(crate) fn open_brace(text: &str, block: &Block) -> Range<usize> {
-    let after = block.labels.last().and_then(|l| l.span()).or_else(|| block.ident.span()).map_or(0, |r| r.end);
-    let pos = text.get(after..).and_then(|t| t.find('{')).map_or(after, |p| after + p);
+    let after = block
+        .labels
+        .last()
+        .and_then(|l| l.span())
+        .or_else(|| block.ident.span())
+        .map_or(0, |r| r.end);
+    let pos = text
+        .get(after..)
+        .and_then(|t| t.find('{'))
+        .map_or(after, |p| after + p);
     pos..pos + 1
 }
 
-fn decode_resource(m: &mut Module, file: usize, block: &Block, data: bool, diags: &mut Vec<Diagnostic>, sources: &SourceMap) {
+fn decode_resource(
+    m: &mut Module,
+    file: usize,
+    block: &Block,
+    data: bool,
+    diags: &mut Vec<Diagnostic>,
+    sources: &SourceMap,
+) {
     let rtype = block.labels[0].as_str().to_owned();
     let name = block.labels[1].as_str().to_owned();
     let sp = block_span(file, block);
-    if let Some(prev) = m.resources.iter().find(|r| r.data == data && r.rtype == rtype && r.name == name) {
+    if let Some(prev) = m
+        .resources
+        .iter()
+        .find(|r| r.data == data && r.rtype == rtype && r.name == name)
+    {
         let what = if data { "data" } else { "resource" };
         diags.push(dup(sources, &format!("Duplicate {what} \"{rtype}\" configuration"), format!("A {rtype} {what} named \"{name}\" was already declared at {{}}. Resource names must be unique per type in each module."), &prev.span, sp));
         return;
@@ -405,7 +611,10 @@ fn decode_resource(m: &mut Module, file: usize, block: &Block, data: bool, diags
         name,
         span: sp.clone(),
         type_span: span(file, block.labels[0].span()).unwrap_or_else(|| sp.clone()),
-        open: Span { file, range: open_brace(sources.text(file), block) },
+        open: Span {
+            file,
+            range: open_brace(sources.text(file), block),
+        },
         body: block.body.clone(),
         file,
         count: None,
@@ -414,7 +623,10 @@ fn decode_resource(m: &mut Module, file: usize, block: &Block, data: bool, diags
         lifecycle: Lifecycle::default(),
     };
     for a in block.body.attributes() {
-        let e = Expr { expr: a.value.clone(), file };
+        let e = Expr {
+            expr: a.value.clone(),
+            file,
+        };
         match a.key.as_str() {
             "count" => r.count = Some(e),
             "for_each" => r.for_each = Some(e),
@@ -425,7 +637,11 @@ fn decode_resource(m: &mut Module, file: usize, block: &Block, data: bool, diags
     if r.count.is_some() && r.for_each.is_some() {
         diags.push(Diagnostic::error("Invalid combination of \"count\" and \"for_each\"", "The \"count\" and \"for_each\" meta-arguments are mutually-exclusive, only one should be used to be explicit about the number of resources to be created.", r.for_each.as_ref().and_then(Expr::span)));
     }
-    for b in block.body.blocks().filter(|b| b.ident.as_str() == "lifecycle") {
+    for b in block
+        .body
+        .blocks()
+        .filter(|b| b.ident.as_str() == "lifecycle")
+    {
         r.lifecycle = decode_lifecycle(file, b, diags);
     }
     m.resources.push(r);
@@ -433,7 +649,12 @@ fn decode_resource(m: &mut Module, file: usize, block: &Block, data: bool, diags
 
 fn decode_lifecycle(file: usize, b: &Block, diags: &mut Vec<Diagnostic>) -> Lifecycle {
     let mut l = Lifecycle::default();
-    const ALLOWED: &[&str] = &["prevent_destroy", "create_before_destroy", "ignore_changes", "replace_triggered_by"];
+    const ALLOWED: &[&str] = &[
+        "prevent_destroy",
+        "create_before_destroy",
+        "ignore_changes",
+        "replace_triggered_by",
+    ];
     for a in b.body.attributes() {
         match a.key.as_str() {
             "prevent_destroy" => l.prevent_destroy = literal_bool(file, a, diags),
@@ -441,10 +662,18 @@ fn decode_lifecycle(file: usize, b: &Block, diags: &mut Vec<Diagnostic>) -> Life
             "ignore_changes" => {
                 l.ignore_changes = match &a.value {
                     Expression::Variable(v) if v.as_str() == "all" => vec!["all".to_owned()],
-                    other => traversal_list(file, other, diags).into_iter().map(|(t, _)| t).collect(),
+                    other => traversal_list(file, other, diags)
+                        .into_iter()
+                        .map(|(t, _)| t)
+                        .collect(),
                 }
             }
-            "replace_triggered_by" => l.replace_triggered_by = traversal_list(file, &a.value, diags).into_iter().map(|(t, _)| t).collect(),
+            "replace_triggered_by" => {
+                l.replace_triggered_by = traversal_list(file, &a.value, diags)
+                    .into_iter()
+                    .map(|(t, _)| t)
+                    .collect()
+            }
             _ => unexpected_attr(file, a, ALLOWED, diags),
         }
     }

@@ -30,12 +30,30 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(summary: impl Into<String>, detail: impl Into<String>, subject: Option<Span>) -> Self {
-        Diagnostic { severity: Severity::Error, summary: summary.into(), detail: detail.into(), subject }
+    pub fn error(
+        summary: impl Into<String>,
+        detail: impl Into<String>,
+        subject: Option<Span>,
+    ) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            summary: summary.into(),
+            detail: detail.into(),
+            subject,
+        }
     }
 
-    pub fn warning(summary: impl Into<String>, detail: impl Into<String>, subject: Option<Span>) -> Self {
-        Diagnostic { severity: Severity::Warning, summary: summary.into(), detail: detail.into(), subject }
+    pub fn warning(
+        summary: impl Into<String>,
+        detail: impl Into<String>,
+        subject: Option<Span>,
+    ) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            summary: summary.into(),
+            detail: detail.into(),
+            subject,
+        }
     }
 }
 
@@ -53,22 +71,39 @@ impl SourceFile {
     fn new(name: String, text: String) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        SourceFile { name, text, line_starts, contexts: Vec::new() }
+        SourceFile {
+            name,
+            text,
+            line_starts,
+            contexts: Vec::new(),
+        }
     }
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
-        let line = self.line_starts.partition_point(|&s| s <= offset).saturating_sub(1);
+        let line = self
+            .line_starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1);
         let start = self.line_starts[line];
-        let col = self.text.get(start..offset).map_or(offset - start, |s| s.chars().count());
+        let col = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count());
         (line + 1, col + 1)
     }
 
     fn line_text(&self, line: usize) -> &str {
         let start = self.line_starts[line - 1];
-        let end = self.line_starts.get(line).map_or(self.text.len(), |e| e - 1);
-        self.text.get(start..end).unwrap_or("").trim_end_matches('\r')
+        let end = self
+            .line_starts
+            .get(line)
+            .map_or(self.text.len(), |e| e - 1);
+        self.text
+            .get(start..end)
+            .unwrap_or("")
+            .trim_end_matches('\r')
     }
 }
 
@@ -109,10 +144,16 @@ impl SourceMap {
 
     /// `main.tf:3,1-13` (same line) or `main.tf:3,1-5,2`, as Terraform prints ranges.
     pub fn fmt_range(&self, span: &Span) -> String {
-        let Some(f) = self.files.get(span.file) else { return String::new() };
+        let Some(f) = self.files.get(span.file) else {
+            return String::new();
+        };
         let (l1, c1) = f.line_col(span.range.start);
         let (l2, c2) = f.line_col(span.range.end);
-        if l1 == l2 { format!("{}:{l1},{c1}-{c2}", f.name) } else { format!("{}:{l1},{c1}-{l2},{c2}", f.name) }
+        if l1 == l2 {
+            format!("{}:{l1},{c1}-{c2}", f.name)
+        } else {
+            format!("{}:{l1},{c1}-{l2},{c2}", f.name)
+        }
     }
 
     /// Renders a diagnostic as Terraform does (without colour, with `^` marking the subject).
@@ -149,11 +190,21 @@ impl SourceMap {
         let text = f.line_text(line);
         let prefix = format!("{line:>4}: ");
         let (end_line, end_col) = f.line_col(span.range.end.max(span.range.start));
-        let width = if end_line == line { end_col.saturating_sub(col).max(1) } else {
+        let width = if end_line == line {
+            end_col.saturating_sub(col).max(1)
+        } else {
             text.chars().count().saturating_sub(col - 1).max(1)
         };
-        let marks = format!("{}{}", " ".repeat(prefix.len() + col - 1), "^".repeat(width));
-        Some(format!("  on {} line {line}{context}:\n{prefix}{text}\n{}\n", f.name, marks.trim_end()))
+        let marks = format!(
+            "{}{}",
+            " ".repeat(prefix.len() + col - 1),
+            "^".repeat(width)
+        );
+        Some(format!(
+            "  on {} line {line}{context}:\n{prefix}{text}\n{}\n",
+            f.name,
+            marks.trim_end()
+        ))
     }
 }
 
@@ -201,7 +252,9 @@ fn levenshtein(a: &str, b: &str) -> usize {
 
 /// ` Did you mean "x"?` or an empty string.
 pub fn did_you_mean<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    suggest(given, candidates).map(|s| format!(" Did you mean \"{s}\"?")).unwrap_or_default()
+    suggest(given, candidates)
+        .map(|s| format!(" Did you mean \"{s}\"?"))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -218,7 +271,10 @@ mod tests {
         let d = Diagnostic::error(
             "Unsupported argument",
             "An argument named \"proxxmox_node\" is not expected here.",
-            Some(Span { file: id, range: start..start + 13 }),
+            Some(Span {
+                file: id,
+                range: start..start + 13,
+            }),
         );
         let out = map.render(&d);
         assert_eq!(

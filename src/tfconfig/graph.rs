@@ -26,7 +26,11 @@ fn label(m: &Module, n: &Node) -> String {
         Node::Local(l) => format!("local.{l}"),
         Node::Resource(i) => {
             let r = &m.resources[*i];
-            if r.data { format!("data.{}.{}", r.rtype, r.name) } else { format!("{}.{}", r.rtype, r.name) }
+            if r.data {
+                format!("data.{}.{}", r.rtype, r.name)
+            } else {
+                format!("{}.{}", r.rtype, r.name)
+            }
         }
         Node::Call(c) => format!("module.{c}"),
         Node::Output(o) => format!("output.{o}"),
@@ -37,9 +41,13 @@ fn target(m: &Module, by_addr: &BTreeMap<String, usize>, r: &Ref) -> Option<Node
     match (r.0.as_str(), &r.1, &r.2) {
         ("local", Some(a), _) if m.locals.contains_key(a) => Some(Node::Local(a.clone())),
         ("module", Some(a), _) if m.calls.contains_key(a) => Some(Node::Call(a.clone())),
-        ("data", Some(t), Some(n)) => by_addr.get(&format!("data.{t}.{n}")).map(|i| Node::Resource(*i)),
+        ("data", Some(t), Some(n)) => by_addr
+            .get(&format!("data.{t}.{n}"))
+            .map(|i| Node::Resource(*i)),
         ("var" | "each" | "count" | "path" | "terraform" | "self", _, _) => None,
-        (root, Some(n), _) => by_addr.get(&format!("{root}.{n}")).map(|i| Node::Resource(*i)),
+        (root, Some(n), _) => by_addr
+            .get(&format!("{root}.{n}"))
+            .map(|i| Node::Resource(*i)),
         _ => None,
     }
 }
@@ -54,7 +62,12 @@ fn text_ref(t: &str) -> Ref {
 
 /// Nodes in an order where every node comes after what it references.
 pub(crate) fn order(m: &Module) -> Result<Vec<Node>, Diagnostic> {
-    let by_addr: BTreeMap<String, usize> = m.resources.iter().enumerate().map(|(i, _)| (label(m, &Node::Resource(i)), i)).collect();
+    let by_addr: BTreeMap<String, usize> = m
+        .resources
+        .iter()
+        .enumerate()
+        .map(|(i, _)| (label(m, &Node::Resource(i)), i))
+        .collect();
     let mut edges: BTreeMap<Node, BTreeSet<Node>> = BTreeMap::new();
     let mut spans = BTreeMap::new();
     let mut add = |n: Node, refs: Vec<Ref>, span: super::diag::Span| {
@@ -95,7 +108,11 @@ pub(crate) fn order(m: &Module) -> Result<Vec<Node>, Diagnostic> {
     topo(m, &edges, &spans)
 }
 
-fn topo(m: &Module, edges: &BTreeMap<Node, BTreeSet<Node>>, spans: &BTreeMap<Node, super::diag::Span>) -> Result<Vec<Node>, Diagnostic> {
+fn topo(
+    m: &Module,
+    edges: &BTreeMap<Node, BTreeSet<Node>>,
+    spans: &BTreeMap<Node, super::diag::Span>,
+) -> Result<Vec<Node>, Diagnostic> {
     // 0 = unvisited, 1 = on stack, 2 = done; iterative DFS to stay safe on deep chains.
     let mut state: BTreeMap<&Node, u8> = BTreeMap::new();
     let mut out = Vec::with_capacity(edges.len());
@@ -111,14 +128,22 @@ fn topo(m: &Module, edges: &BTreeMap<Node, BTreeSet<Node>>, spans: &BTreeMap<Nod
                 Some(next) => match state.get(next).copied().unwrap_or(0) {
                     0 => {
                         state.insert(next, 1);
-                        let succ = edges.get(next).map(|s| s.iter().collect()).unwrap_or_default();
+                        let succ = edges
+                            .get(next)
+                            .map(|s| s.iter().collect())
+                            .unwrap_or_default();
                         stack.push((next, succ));
                     }
                     1 => {
                         let pos = stack.iter().position(|(n, _)| *n == next).unwrap_or(0);
-                        let mut cycle: Vec<String> = stack[pos..].iter().map(|(n, _)| label(m, n)).collect();
+                        let mut cycle: Vec<String> =
+                            stack[pos..].iter().map(|(n, _)| label(m, n)).collect();
                         cycle.sort();
-                        return Err(Diagnostic::error(format!("Cycle: {}", cycle.join(", ")), "These values refer to each other, so none of them can be evaluated first. Break the cycle by removing one of the references.", spans.get(next).cloned()));
+                        return Err(Diagnostic::error(
+                            format!("Cycle: {}", cycle.join(", ")),
+                            "These values refer to each other, so none of them can be evaluated first. Break the cycle by removing one of the references.",
+                            spans.get(next).cloned(),
+                        ));
                     }
                     _ => {}
                 },

@@ -34,28 +34,56 @@ pub(crate) fn relative(from: &Path, to: &Path) -> String {
     let t: Vec<Component<'_>> = to.components().collect();
     let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
     let mut parts: Vec<String> = std::iter::repeat_n("..".to_owned(), f.len() - common).collect();
-    parts.extend(t[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()));
-    if parts.is_empty() { ".".to_owned() } else { parts.join("/") }
+    parts.extend(
+        t[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    }
 }
 
 /// Loads the module tree rooted at `root` (canonical, inside the canonical `checkout`).
-pub(crate) fn load_tree(checkout: &Path, root: &Path, sources: &mut SourceMap, diags: &mut Vec<Diagnostic>) -> ModuleTree {
+pub(crate) fn load_tree(
+    checkout: &Path,
+    root: &Path,
+    sources: &mut SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> ModuleTree {
     let mut stack = Vec::new();
     load_dir(checkout, root, root, &mut stack, sources, diags)
 }
 
-fn load_dir(checkout: &Path, root: &Path, dir: &Path, stack: &mut Vec<PathBuf>, sources: &mut SourceMap, diags: &mut Vec<Diagnostic>) -> ModuleTree {
+fn load_dir(
+    checkout: &Path,
+    root: &Path,
+    dir: &Path,
+    stack: &mut Vec<PathBuf>,
+    sources: &mut SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> ModuleTree {
     let rel = relative(root, dir);
     let mut config = Module::default();
     stack.push(dir.to_path_buf());
-    let prefix = if rel == "." { String::new() } else { format!("{rel}/") };
+    let prefix = if rel == "." {
+        String::new()
+    } else {
+        format!("{rel}/")
+    };
     for name in list_files(dir, &prefix, diags) {
         let path = dir.join(&name);
         let display = format!("{prefix}{name}");
         let text = match read_limited(&path) {
             Ok(t) => t,
             Err(why) => {
-                diags.push(Diagnostic::error("Failed to read file", format!("The configuration file {display:?} could not be read: {why}."), None));
+                diags.push(Diagnostic::error(
+                    "Failed to read file",
+                    format!("The configuration file {display:?} could not be read: {why}."),
+                    None,
+                ));
                 continue;
             }
         };
@@ -64,16 +92,28 @@ fn load_dir(checkout: &Path, root: &Path, dir: &Path, stack: &mut Vec<PathBuf>, 
             Ok(b) => b,
             Err(e) => {
                 let off = e.location().offset();
-                diags.push(Diagnostic::error("Invalid HCL syntax", format!("{}.", capitalise(e.message())), Some(Span { file, range: off..off + 1 })));
+                diags.push(Diagnostic::error(
+                    "Invalid HCL syntax",
+                    format!("{}.", capitalise(e.message())),
+                    Some(Span {
+                        file,
+                        range: off..off + 1,
+                    }),
+                ));
                 continue;
             }
         };
         decode_file(&mut config, file, &body, sources, diags);
     }
     let mut children = BTreeMap::new();
-    let calls: Vec<(String, String, Span)> = config.calls.values().map(|c| (c.name.clone(), c.source.clone(), c.source_span.clone())).collect();
+    let calls: Vec<(String, String, Span)> = config
+        .calls
+        .values()
+        .map(|c| (c.name.clone(), c.source.clone(), c.source_span.clone()))
+        .collect();
     for (name, source, span) in calls {
-        if let Some(child_dir) = resolve_source(checkout, dir, &name, &source, &span, stack, diags) {
+        if let Some(child_dir) = resolve_source(checkout, dir, &name, &source, &span, stack, diags)
+        {
             let child = load_dir(checkout, root, &child_dir, stack, sources, diags);
             children.insert(name, child);
         } else {
@@ -81,12 +121,18 @@ fn load_dir(checkout: &Path, root: &Path, dir: &Path, stack: &mut Vec<PathBuf>, 
         }
     }
     stack.pop();
-    ModuleTree { rel, config, children }
+    ModuleTree {
+        rel,
+        config,
+        children,
+    }
 }
 
 fn capitalise(s: &str) -> String {
     let mut c = s.chars();
-    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 fn read_limited(path: &Path) -> Result<String, String> {
@@ -104,7 +150,18 @@ fn read_limited(path: &Path) -> Result<String, String> {
 /// The `.tf` files of a directory, sorted; `.tf.json` and override files are reported.
 fn list_files(dir: &Path, prefix: &str, diags: &mut Vec<Diagnostic>) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        diags.push(Diagnostic::error("Failed to read module directory", format!("Module directory {:?} does not exist or cannot be read.", if prefix.is_empty() { "." } else { prefix.trim_end_matches('/') }), None));
+        diags.push(Diagnostic::error(
+            "Failed to read module directory",
+            format!(
+                "Module directory {:?} does not exist or cannot be read.",
+                if prefix.is_empty() {
+                    "."
+                } else {
+                    prefix.trim_end_matches('/')
+                }
+            ),
+            None,
+        ));
         return Vec::new();
     };
     let mut names: Vec<String> = entries
@@ -130,7 +187,15 @@ fn list_files(dir: &Path, prefix: &str, diags: &mut Vec<Diagnostic>) -> Vec<Stri
     out
 }
 
-fn resolve_source(checkout: &Path, dir: &Path, name: &str, source: &str, span: &Span, stack: &[PathBuf], diags: &mut Vec<Diagnostic>) -> Option<PathBuf> {
+fn resolve_source(
+    checkout: &Path,
+    dir: &Path,
+    name: &str,
+    source: &str,
+    span: &Span,
+    stack: &[PathBuf],
+    diags: &mut Vec<Diagnostic>,
+) -> Option<PathBuf> {
     let err = |summary: &str, detail: String, diags: &mut Vec<Diagnostic>| {
         diags.push(Diagnostic::error(summary, detail, Some(span.clone())));
         None
@@ -138,23 +203,47 @@ fn resolve_source(checkout: &Path, dir: &Path, name: &str, source: &str, span: &
     if !(source.starts_with("./") || source.starts_with("../")) {
         return err(
             "Unsupported module source",
-            format!("Module \"{name}\" uses the source {source:?}, but only local module sources are supported: atoll never runs \"terraform init\" to download modules. Use a path starting with \"./\" or \"../\" to a module inside this repository."),
+            format!(
+                "Module \"{name}\" uses the source {source:?}, but only local module sources are supported: atoll never runs \"terraform init\" to download modules. Use a path starting with \"./\" or \"../\" to a module inside this repository."
+            ),
             diags,
         );
     }
     if stack.len() >= MAX_MODULE_DEPTH {
-        return err("Module nesting too deep", format!("Modules may be nested at most {MAX_MODULE_DEPTH} levels deep in atoll."), diags);
+        return err(
+            "Module nesting too deep",
+            format!("Modules may be nested at most {MAX_MODULE_DEPTH} levels deep in atoll."),
+            diags,
+        );
     }
     let joined = normalize(&dir.join(source));
     let real = joined.canonicalize().unwrap_or(joined);
     if !real.starts_with(checkout) {
-        return err("Module source outside the repository", format!("The source {source:?} of module \"{name}\" leaves the repository checkout; atoll loads modules only from inside the checkout."), diags);
+        return err(
+            "Module source outside the repository",
+            format!(
+                "The source {source:?} of module \"{name}\" leaves the repository checkout; atoll loads modules only from inside the checkout."
+            ),
+            diags,
+        );
     }
     if !real.is_dir() {
-        return err("Unreadable module directory", format!("The directory {source:?} of module \"{name}\" does not exist or cannot be read."), diags);
+        return err(
+            "Unreadable module directory",
+            format!(
+                "The directory {source:?} of module \"{name}\" does not exist or cannot be read."
+            ),
+            diags,
+        );
     }
     if stack.contains(&real) {
-        return err("Module cycle", format!("Module \"{name}\" calls {source:?}, which is already being loaded: modules may not call themselves, directly or indirectly."), diags);
+        return err(
+            "Module cycle",
+            format!(
+                "Module \"{name}\" calls {source:?}, which is already being loaded: modules may not call themselves, directly or indirectly."
+            ),
+            diags,
+        );
     }
     Some(real)
 }
@@ -173,7 +262,13 @@ mod tests {
 
     #[test]
     fn relative_paths_climb_and_descend() {
-        assert_eq!(relative(Path::new("/r/environments/dev"), Path::new("/r/modules/lxc")), "../../modules/lxc");
+        assert_eq!(
+            relative(
+                Path::new("/r/environments/dev"),
+                Path::new("/r/modules/lxc")
+            ),
+            "../../modules/lxc"
+        );
         assert_eq!(relative(Path::new("/r/a"), Path::new("/r/a")), ".");
         assert_eq!(relative(Path::new("/r/a"), Path::new("/r/a/b")), "b");
     }

@@ -89,12 +89,18 @@ pub struct Loaded {
 
 impl Loaded {
     pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(|d| d.severity == Severity::Error)
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
     }
 
     /// All diagnostics rendered as Terraform prints them, separated by blank lines.
     pub fn render_diagnostics(&self) -> String {
-        self.diagnostics.iter().map(|d| self.sources.render(d)).collect::<Vec<_>>().join("\n")
+        self.diagnostics
+            .iter()
+            .map(|d| self.sources.render(d))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
@@ -103,35 +109,79 @@ pub fn load(input: &Input) -> Loaded {
     let mut diags = Vec::new();
     let mut sources = SourceMap::default();
     let Some((checkout, root)) = locate(input, &mut diags) else {
-        return Loaded { resources: Vec::new(), outputs: BTreeMap::new(), diagnostics: diags, sources };
+        return Loaded {
+            resources: Vec::new(),
+            outputs: BTreeMap::new(),
+            diagnostics: diags,
+            sources,
+        };
     };
     let tree = load::load_tree(&checkout, &root, &mut sources, &mut diags);
-    let ctx = eval::Ctx::new(sources, funcs::Sandbox::new(checkout, root.clone()), eval::DEFAULT_BUDGET);
-    let raw = vars::collect_root(&ctx, &tree.config, &root, &input.workspace, &input.vars, &mut diags);
+    let ctx = eval::Ctx::new(
+        sources,
+        funcs::Sandbox::new(checkout, root.clone()),
+        eval::DEFAULT_BUDGET,
+    );
+    let raw = vars::collect_root(
+        &ctx,
+        &tree.config,
+        &root,
+        &input.workspace,
+        &input.vars,
+        &mut diags,
+    );
     let mut env = module::Env::new(&tree, String::new(), input.workspace.clone());
     let mut raw = raw;
     for (name, decl) in &tree.config.variables {
-        let v = vars::finalize(&ctx, decl, raw.remove(name), &format!("var.{name}"), true, &mut diags);
+        let v = vars::finalize(
+            &ctx,
+            decl,
+            raw.remove(name),
+            &format!("var.{name}"),
+            true,
+            &mut diags,
+        );
         env.vars.insert(name.clone(), v);
     }
-    let mut walker = walk::Walker { ctx: &ctx, workspace: input.workspace.clone(), resources: Vec::new(), diags };
+    let mut walker = walk::Walker {
+        ctx: &ctx,
+        workspace: input.workspace.clone(),
+        resources: Vec::new(),
+        diags,
+    };
     let walked = walker.module(&mut env, &Default::default());
     let mut resources = walker.resources;
     let diagnostics = walker.diags;
     resolve_edges(&mut resources);
     resources.sort_by(|a, b| a.address.cmp(&b.address));
     drop(env);
-    Loaded { resources, outputs: walked.outputs, diagnostics, sources: ctx.sources.into_inner() }
+    Loaded {
+        resources,
+        outputs: walked.outputs,
+        diagnostics,
+        sources: ctx.sources.into_inner(),
+    }
 }
 
 /// Canonical checkout and root module directory, the latter confined to the former.
 fn locate(input: &Input, diags: &mut Vec<Diagnostic>) -> Option<(PathBuf, PathBuf)> {
     let Ok(checkout) = input.checkout.canonicalize() else {
-        diags.push(Diagnostic::error("Checkout not found", format!("The checkout directory {:?} does not exist or cannot be read.", input.checkout), None));
+        diags.push(Diagnostic::error(
+            "Checkout not found",
+            format!(
+                "The checkout directory {:?} does not exist or cannot be read.",
+                input.checkout
+            ),
+            None,
+        ));
         return None;
     };
     let rel = &input.project_dir;
-    if rel.is_absolute() || rel.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+    if rel.is_absolute()
+        || rel
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
         diags.push(Diagnostic::error("Invalid project directory", format!("The project directory {rel:?} must be a relative path inside the repository, without \"..\"."), None));
         return None;
     }
@@ -142,7 +192,11 @@ fn locate(input: &Input, diags: &mut Vec<Diagnostic>) -> Option<(PathBuf, PathBu
             return None;
         }
         Err(_) => {
-            diags.push(Diagnostic::error("Project directory not found", format!("The project directory {rel:?} does not exist in the checkout."), None));
+            diags.push(Diagnostic::error(
+                "Project directory not found",
+                format!("The project directory {rel:?} does not exist in the checkout."),
+                None,
+            ));
             return None;
         }
     };
@@ -157,7 +211,9 @@ fn resolve_edges(resources: &mut [ResourceInstance]) {
         let mut out: Vec<String> = Vec::new();
         for dep in &r.depends_on {
             for a in &all {
-                let matches = a == dep || a.strip_prefix(dep.as_str()).is_some_and(|rest| rest.starts_with('[') || rest.starts_with('.'));
+                let matches = a == dep
+                    || a.strip_prefix(dep.as_str())
+                        .is_some_and(|rest| rest.starts_with('[') || rest.starts_with('.'));
                 if matches && *a != r.address {
                     out.push(a.clone());
                 }
@@ -172,5 +228,8 @@ fn resolve_edges(resources: &mut [ResourceInstance]) {
 /// The checkout containing `dir`: the nearest ancestor with a `.git` entry, else `dir` itself.
 pub fn find_checkout(dir: &Path) -> PathBuf {
     let start = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    start.ancestors().find(|a| a.join(".git").exists()).map_or(start.clone(), Path::to_path_buf)
+    start
+        .ancestors()
+        .find(|a| a.join(".git").exists())
+        .map_or(start.clone(), Path::to_path_buf)
 }

@@ -63,7 +63,11 @@ impl<'t> Env<'t> {
     }
 
     fn module_label(&self) -> String {
-        if self.prefix.is_empty() { "the root module".to_owned() } else { self.prefix.trim_end_matches('.').to_owned() }
+        if self.prefix.is_empty() {
+            "the root module".to_owned()
+        } else {
+            self.prefix.trim_end_matches('.').to_owned()
+        }
     }
 }
 
@@ -83,11 +87,18 @@ fn attr_at(ops: &[Decorated<TraversalOperator>], i: usize) -> Option<&str> {
 }
 
 impl Names for InstanceNames<'_, '_> {
-    fn resolve<'s>(&'s self, root: &Decorated<Ident>, ops: &[Decorated<TraversalOperator>], s: &Scope<'_>) -> Result<(Cow<'s, Value>, usize), Diagnostic> {
+    fn resolve<'s>(
+        &'s self,
+        root: &Decorated<Ident>,
+        ops: &[Decorated<TraversalOperator>],
+        s: &Scope<'_>,
+    ) -> Result<(Cow<'s, Value>, usize), Diagnostic> {
         let env = self.env;
         let name = root.as_str();
         let first = attr_at(ops, 0);
-        let whole = || s.error("Invalid reference", format!("The \"{name}\" object cannot be accessed directly. Instead, access one of its attributes."), root.span());
+        let whole = || {
+            s.error("Invalid reference", format!("The \"{name}\" object cannot be accessed directly. Instead, access one of its attributes."), root.span())
+        };
         match name {
             "var" => {
                 let a = first.ok_or_else(whole)?;
@@ -162,18 +173,37 @@ impl Names for InstanceNames<'_, '_> {
     }
 }
 
-fn ref_range(root: &Decorated<Ident>, ops: &[Decorated<TraversalOperator>], n: usize) -> Option<std::ops::Range<usize>> {
+fn ref_range(
+    root: &Decorated<Ident>,
+    ops: &[Decorated<TraversalOperator>],
+    n: usize,
+) -> Option<std::ops::Range<usize>> {
     let start = root.span()?.start;
-    let end = ops.get(n.saturating_sub(1)).and_then(|o| o.span()).map_or(root.span()?.end, |r| r.end);
+    let end = ops
+        .get(n.saturating_sub(1))
+        .and_then(|o| o.span())
+        .map_or(root.span()?.end, |r| r.end);
     Some(start..end)
 }
 
 impl InstanceNames<'_, '_> {
-    fn resource<'s>(&'s self, s: &Scope<'_>, rtype: &str, name: &str, ops: &[Decorated<TraversalOperator>], used: usize, root: &Decorated<Ident>) -> Result<(Cow<'s, Value>, usize), Diagnostic> {
+    fn resource<'s>(
+        &'s self,
+        s: &Scope<'_>,
+        rtype: &str,
+        name: &str,
+        ops: &[Decorated<TraversalOperator>],
+        used: usize,
+        root: &Decorated<Ident>,
+    ) -> Result<(Cow<'s, Value>, usize), Diagnostic> {
         let env = self.env;
         let key = format!("{rtype}.{name}");
         let declared = env.config().resources.iter().any(|r| {
-            let t = if r.data { format!("data.{}", r.rtype) } else { r.rtype.clone() };
+            let t = if r.data {
+                format!("data.{}", r.rtype)
+            } else {
+                r.rtype.clone()
+            };
             t == rtype && r.name == name
         });
         if !declared {
@@ -181,13 +211,22 @@ impl InstanceNames<'_, '_> {
                 Some(t) => ("data", t),
                 None => ("managed", rtype),
             };
-            return Err(s.error("Reference to undeclared resource", format!("A {kind} resource \"{t}\" \"{name}\" has not been declared in {}.", env.module_label()), ref_range(root, ops, used)));
+            return Err(s.error(
+                "Reference to undeclared resource",
+                format!(
+                    "A {kind} resource \"{t}\" \"{name}\" has not been declared in {}.",
+                    env.module_label()
+                ),
+                ref_range(root, ops, used),
+            ));
         }
         let addr = format!("{}{key}", env.prefix);
         let instance = match ops.get(used).map(|o| o.value()) {
             Some(TraversalOperator::Index(ie)) => match s.eval(ie).map(|v| v.into_unmarked().0) {
                 Ok(Value::String(k)) => Some(format!("{addr}{}", InstanceKey::Str(k))),
-                Ok(Value::Number(n)) if n >= 0.0 && n.fract() == 0.0 => Some(format!("{addr}{}", InstanceKey::Int(n as usize))),
+                Ok(Value::Number(n)) if n >= 0.0 && n.fract() == 0.0 => {
+                    Some(format!("{addr}{}", InstanceKey::Int(n as usize)))
+                }
                 _ => None,
             },
             _ => None,
@@ -218,7 +257,13 @@ pub(crate) fn node_order(m: &Module) -> Result<Vec<Node>, Diagnostic> {
 }
 
 /// Evaluates one expression with the module's names and records its dependencies.
-pub(crate) fn eval_recorded(env: &Env<'_>, ctx: &super::eval::Ctx, e: &Expr, each: Option<(Value, Value)>, count: Option<usize>) -> (Result<Value, Diagnostic>, BTreeSet<String>) {
+pub(crate) fn eval_recorded(
+    env: &Env<'_>,
+    ctx: &super::eval::Ctx,
+    e: &Expr,
+    each: Option<(Value, Value)>,
+    count: Option<usize>,
+) -> (Result<Value, Diagnostic>, BTreeSet<String>) {
     env.take_recorded();
     let names = InstanceNames { env, each, count };
     let scope = Scope::new(ctx, &names, e.file);

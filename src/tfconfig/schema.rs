@@ -76,7 +76,9 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
     match type_name {
         "proxmox_virtual_environment_container" => Some(container()),
         "proxmox_download_file" => Some(download_file("proxmox_download_file")),
-        "proxmox_virtual_environment_download_file" => Some(download_file("proxmox_virtual_environment_download_file")),
+        "proxmox_virtual_environment_download_file" => {
+            Some(download_file("proxmox_virtual_environment_download_file"))
+        }
         "random_password" => Some(random(true)),
         "random_string" => Some(random(false)),
         "tls_private_key" => Some(tls_private_key()),
@@ -113,11 +115,23 @@ fn ms() -> Constraint {
 }
 
 fn base(name: &'static str, ty: Constraint) -> AttrSchema {
-    AttrSchema { name, ty, required: false, computed: false, read_only: false, default: None, replace: Replace::Never, sensitive: false }
+    AttrSchema {
+        name,
+        ty,
+        required: false,
+        computed: false,
+        read_only: false,
+        default: None,
+        replace: Replace::Never,
+        sensitive: false,
+    }
 }
 /// Required.
 fn req(name: &'static str, ty: Constraint) -> AttrSchema {
-    AttrSchema { required: true, ..base(name, ty) }
+    AttrSchema {
+        required: true,
+        ..base(name, ty)
+    }
 }
 /// Optional, no default.
 fn opt(name: &'static str, ty: Constraint) -> AttrSchema {
@@ -125,7 +139,10 @@ fn opt(name: &'static str, ty: Constraint) -> AttrSchema {
 }
 /// Optional with a default.
 fn def(name: &'static str, ty: Constraint, v: Value) -> AttrSchema {
-    AttrSchema { default: Some(v), ..base(name, ty) }
+    AttrSchema {
+        default: Some(v),
+        ..base(name, ty)
+    }
 }
 fn ds(name: &'static str, v: &str) -> AttrSchema {
     def(name, s(), Value::string(v))
@@ -137,31 +154,65 @@ fn db(name: &'static str, v: bool) -> AttrSchema {
     def(name, b(), Value::Bool(v))
 }
 fn empty_list(name: &'static str) -> AttrSchema {
-    def(name, ls(), Value::List(super::value::Type::String, Vec::new()))
+    def(
+        name,
+        ls(),
+        Value::List(super::value::Type::String, Vec::new()),
+    )
 }
 /// Optional + computed.
 fn oc(name: &'static str, ty: Constraint) -> AttrSchema {
-    AttrSchema { computed: true, ..base(name, ty) }
+    AttrSchema {
+        computed: true,
+        ..base(name, ty)
+    }
 }
 /// Read-only computed.
 fn ro(name: &'static str, ty: Constraint) -> AttrSchema {
-    AttrSchema { computed: true, read_only: true, ..base(name, ty) }
+    AttrSchema {
+        computed: true,
+        read_only: true,
+        ..base(name, ty)
+    }
 }
 fn fnew(a: AttrSchema) -> AttrSchema {
-    AttrSchema { replace: Replace::Always, ..a }
+    AttrSchema {
+        replace: Replace::Always,
+        ..a
+    }
 }
 fn sens(a: AttrSchema) -> AttrSchema {
-    AttrSchema { sensitive: true, ..a }
+    AttrSchema {
+        sensitive: true,
+        ..a
+    }
 }
 
-fn block(name: &'static str, max: Option<usize>, attrs: Vec<AttrSchema>, blocks: Vec<BlockSchema>) -> BlockSchema {
-    BlockSchema { name, max_items: max, replace_on_presence: false, default_when_absent: false, body: BodySchema { attrs, blocks } }
+fn block(
+    name: &'static str,
+    max: Option<usize>,
+    attrs: Vec<AttrSchema>,
+    blocks: Vec<BlockSchema>,
+) -> BlockSchema {
+    BlockSchema {
+        name,
+        max_items: max,
+        replace_on_presence: false,
+        default_when_absent: false,
+        body: BodySchema { attrs, blocks },
+    }
 }
 fn defaulted(b: BlockSchema) -> BlockSchema {
-    BlockSchema { default_when_absent: true, ..b }
+    BlockSchema {
+        default_when_absent: true,
+        ..b
+    }
 }
 fn replacing(b: BlockSchema) -> BlockSchema {
-    BlockSchema { replace_on_presence: true, ..b }
+    BlockSchema {
+        replace_on_presence: true,
+        ..b
+    }
 }
 
 fn container() -> ResourceSchema {
@@ -187,17 +238,52 @@ fn container() -> ResourceSchema {
         ro("ipv4", ms()),
         ro("ipv6", ms()),
     ];
-    let ip = |name| block(name, Some(1), vec![ds("address", ""), ds("gateway", "")], vec![]);
+    let ip = |name| {
+        block(
+            name,
+            Some(1),
+            vec![ds("address", ""), ds("gateway", "")],
+            vec![],
+        )
+    };
     let blocks = vec![
-        block("clone", Some(1), vec![fnew(ds("datastore_id", "")), fnew(ds("node_name", "")), fnew(db("full", true)), fnew(req("vm_id", n()))], vec![]),
-        defaulted(block("console", Some(1), vec![db("enabled", true), ds("type", "tty"), dn("tty_count", 2.0)], vec![])),
-        defaulted(block("cpu", Some(1), vec![ds("architecture", "amd64"), dn("cores", 1.0), dn("limit", 0.0), oc("units", n())], vec![])),
+        block(
+            "clone",
+            Some(1),
+            vec![
+                fnew(ds("datastore_id", "")),
+                fnew(ds("node_name", "")),
+                fnew(db("full", true)),
+                fnew(req("vm_id", n())),
+            ],
+            vec![],
+        ),
+        defaulted(block(
+            "console",
+            Some(1),
+            vec![db("enabled", true), ds("type", "tty"), dn("tty_count", 2.0)],
+            vec![],
+        )),
+        defaulted(block(
+            "cpu",
+            Some(1),
+            vec![
+                ds("architecture", "amd64"),
+                dn("cores", 1.0),
+                dn("limit", 0.0),
+                oc("units", n()),
+            ],
+            vec![],
+        )),
         defaulted(block(
             "disk",
             Some(1),
             vec![
                 fnew(ds("datastore_id", "local")),
-                AttrSchema { replace: Replace::OnDecrease, ..dn("size", 4.0) },
+                AttrSchema {
+                    replace: Replace::OnDecrease,
+                    ..dn("size", 4.0)
+                },
                 db("acl", false),
                 db("quota", false),
                 db("replicate", false),
@@ -206,18 +292,44 @@ fn container() -> ResourceSchema {
             ],
             vec![],
         )),
-        defaulted(block("features", Some(1), vec![db("nesting", false), db("keyctl", false), db("fuse", false), empty_list("mount"), db("mknod", false)], vec![])),
+        defaulted(block(
+            "features",
+            Some(1),
+            vec![
+                db("nesting", false),
+                db("keyctl", false),
+                db("fuse", false),
+                empty_list("mount"),
+                db("mknod", false),
+            ],
+            vec![],
+        )),
         block(
             "initialization",
             Some(1),
             vec![ds("hostname", ""), ds("entrypoint", "")],
             vec![
-                block("dns", Some(1), vec![ds("domain", ""), ds("server", ""), opt("servers", ls())], vec![]),
+                block(
+                    "dns",
+                    Some(1),
+                    vec![ds("domain", ""), ds("server", ""), opt("servers", ls())],
+                    vec![],
+                ),
                 block("ip_config", Some(10), vec![], vec![ip("ipv4"), ip("ipv6")]),
-                replacing(block("user_account", Some(1), vec![fnew(empty_list("keys")), sens(fnew(ds("password", "")))], vec![])),
+                replacing(block(
+                    "user_account",
+                    Some(1),
+                    vec![fnew(empty_list("keys")), sens(fnew(ds("password", "")))],
+                    vec![],
+                )),
             ],
         ),
-        defaulted(block("memory", Some(1), vec![dn("dedicated", 512.0), dn("swap", 0.0)], vec![])),
+        defaulted(block(
+            "memory",
+            Some(1),
+            vec![dn("dedicated", 512.0), dn("swap", 0.0)],
+            vec![],
+        )),
         replacing(block(
             "mount_point",
             Some(256),
@@ -236,8 +348,29 @@ fn container() -> ResourceSchema {
             ],
             vec![],
         )),
-        block("idmap", None, vec![req("type", s()), req("container_id", n()), req("host_id", n()), req("size", n())], vec![]),
-        block("device_passthrough", Some(128), vec![req("path", s()), db("deny_write", false), opt("uid", n()), opt("gid", n()), ds("mode", "0660")], vec![]),
+        block(
+            "idmap",
+            None,
+            vec![
+                req("type", s()),
+                req("container_id", n()),
+                req("host_id", n()),
+                req("size", n()),
+            ],
+            vec![],
+        ),
+        block(
+            "device_passthrough",
+            Some(128),
+            vec![
+                req("path", s()),
+                db("deny_write", false),
+                opt("uid", n()),
+                opt("gid", n()),
+                ds("mode", "0660"),
+            ],
+            vec![],
+        ),
         block(
             "network_interface",
             Some(10),
@@ -254,11 +387,34 @@ fn container() -> ResourceSchema {
             ],
             vec![],
         ),
-        replacing(block("operating_system", Some(1), vec![fnew(req("template_file_id", s())), ds("type", "unmanaged")], vec![])),
-        block("startup", Some(1), vec![dn("order", -1.0), dn("up_delay", -1.0), dn("down_delay", -1.0)], vec![]),
-        block("wait_for_ip", Some(1), vec![db("ipv4", false), db("ipv6", false)], vec![]),
+        replacing(block(
+            "operating_system",
+            Some(1),
+            vec![fnew(req("template_file_id", s())), ds("type", "unmanaged")],
+            vec![],
+        )),
+        block(
+            "startup",
+            Some(1),
+            vec![
+                dn("order", -1.0),
+                dn("up_delay", -1.0),
+                dn("down_delay", -1.0),
+            ],
+            vec![],
+        ),
+        block(
+            "wait_for_ip",
+            Some(1),
+            vec![db("ipv4", false), db("ipv6", false)],
+            vec![],
+        ),
     ];
-    ResourceSchema { type_name: "proxmox_virtual_environment_container", body: BodySchema { attrs, blocks }, generated: false }
+    ResourceSchema {
+        type_name: "proxmox_virtual_environment_container",
+        body: BodySchema { attrs, blocks },
+        generated: false,
+    }
 }
 
 fn download_file(type_name: &'static str) -> ResourceSchema {
@@ -278,7 +434,14 @@ fn download_file(type_name: &'static str) -> ResourceSchema {
         dn("upload_timeout", 600.0),
         db("verify", true),
     ];
-    ResourceSchema { type_name, body: BodySchema { attrs, blocks: vec![] }, generated: false }
+    ResourceSchema {
+        type_name,
+        body: BodySchema {
+            attrs,
+            blocks: vec![],
+        },
+        generated: false,
+    }
 }
 
 fn random(password: bool) -> ResourceSchema {
@@ -302,8 +465,19 @@ fn random(password: bool) -> ResourceSchema {
     } else {
         attrs.push(ro("result", s()));
     }
-    let type_name = if password { "random_password" } else { "random_string" };
-    ResourceSchema { type_name, body: BodySchema { attrs, blocks: vec![] }, generated: true }
+    let type_name = if password {
+        "random_password"
+    } else {
+        "random_string"
+    };
+    ResourceSchema {
+        type_name,
+        body: BodySchema {
+            attrs,
+            blocks: vec![],
+        },
+        generated: true,
+    }
 }
 
 fn tls_private_key() -> ResourceSchema {
@@ -320,7 +494,14 @@ fn tls_private_key() -> ResourceSchema {
         ro("public_key_fingerprint_md5", s()),
         ro("public_key_fingerprint_sha256", s()),
     ];
-    ResourceSchema { type_name: "tls_private_key", body: BodySchema { attrs, blocks: vec![] }, generated: true }
+    ResourceSchema {
+        type_name: "tls_private_key",
+        body: BodySchema {
+            attrs,
+            blocks: vec![],
+        },
+        generated: true,
+    }
 }
 
 #[cfg(test)]
@@ -332,12 +513,25 @@ mod tests {
         let c = resource("proxmox_virtual_environment_container").expect("container schema");
         let node = c.body.attr("node_name").expect("node_name");
         assert!(node.required && node.replace == Replace::Always);
-        let cores = c.body.block("cpu").and_then(|b| b.body.attr("cores")).expect("cpu.cores");
+        let cores = c
+            .body
+            .block("cpu")
+            .and_then(|b| b.body.attr("cores"))
+            .expect("cpu.cores");
         assert_eq!(cores.default, Some(Value::Number(1.0)));
         assert_eq!(cores.replace, Replace::Never);
-        let size = c.body.block("disk").and_then(|b| b.body.attr("size")).expect("disk.size");
+        let size = c
+            .body
+            .block("disk")
+            .and_then(|b| b.body.attr("size"))
+            .expect("disk.size");
         assert_eq!(size.replace, Replace::OnDecrease);
-        let pw = c.body.block("initialization").and_then(|b| b.body.block("user_account")).and_then(|b| b.body.attr("password")).expect("password");
+        let pw = c
+            .body
+            .block("initialization")
+            .and_then(|b| b.body.block("user_account"))
+            .and_then(|b| b.body.attr("password"))
+            .expect("password");
         assert!(pw.sensitive && pw.replace == Replace::Always);
     }
 

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use hcl_edit::expr::Expression;
 use hcl_edit::Span as _;
+use hcl_edit::expr::Expression;
 
 use super::value::{Type, Value, format_number};
 
@@ -44,9 +44,12 @@ impl Constraint {
             Constraint::Set(e) => Type::Set(Box::new(e.to_type())),
             Constraint::Map(e) => Type::Map(Box::new(e.to_type())),
             Constraint::Tuple(es) => Type::Tuple(es.iter().map(Constraint::to_type).collect()),
-            Constraint::Object(attrs) => {
-                Type::Object(attrs.iter().map(|(k, a)| (k.clone(), a.ty.to_type())).collect())
-            }
+            Constraint::Object(attrs) => Type::Object(
+                attrs
+                    .iter()
+                    .map(|(k, a)| (k.clone(), a.ty.to_type()))
+                    .collect(),
+            ),
         }
     }
 
@@ -65,7 +68,11 @@ impl Constraint {
                 attrs
                     .iter()
                     .map(|(k, t)| {
-                        let a = ObjectAttr { ty: Constraint::from_type(t), optional: false, default: None };
+                        let a = ObjectAttr {
+                            ty: Constraint::from_type(t),
+                            optional: false,
+                            default: None,
+                        };
                         (k.clone(), a)
                     })
                     .collect(),
@@ -100,12 +107,22 @@ pub fn parse_type(expr: &Expression, eval: &DefaultEval<'_>) -> Result<Constrain
 }
 
 fn err(detail: impl Into<String>, expr: &Expression) -> TypeExprError {
-    TypeExprError { detail: detail.into(), range: expr.span() }
+    TypeExprError {
+        detail: detail.into(),
+        range: expr.span(),
+    }
 }
 
-fn parse_inner(expr: &Expression, eval: &DefaultEval<'_>, depth: usize) -> Result<Constraint, TypeExprError> {
+fn parse_inner(
+    expr: &Expression,
+    eval: &DefaultEval<'_>,
+    depth: usize,
+) -> Result<Constraint, TypeExprError> {
     if depth > 32 {
-        return Err(err("Type expressions may be nested at most 32 levels deep.", expr));
+        return Err(err(
+            "Type expressions may be nested at most 32 levels deep.",
+            expr,
+        ));
     }
     match expr {
         Expression::Variable(v) => match v.as_str() {
@@ -114,14 +131,23 @@ fn parse_inner(expr: &Expression, eval: &DefaultEval<'_>, depth: usize) -> Resul
             "bool" => Ok(Constraint::Bool),
             "any" => Ok(Constraint::Any),
             "list" | "set" | "map" | "tuple" | "object" => Err(err(
-                format!("The {} type constructor requires one argument specifying the element type.", v.as_str()),
+                format!(
+                    "The {} type constructor requires one argument specifying the element type.",
+                    v.as_str()
+                ),
                 expr,
             )),
-            other => Err(err(format!("The keyword \"{other}\" is not a valid type specification."), expr)),
+            other => Err(err(
+                format!("The keyword \"{other}\" is not a valid type specification."),
+                expr,
+            )),
         },
         Expression::Parenthesis(p) => parse_inner(p.inner(), eval, depth + 1),
         Expression::FuncCall(call) => parse_call(call, expr, eval, depth),
-        _ => Err(err("A type specification is either a primitive type keyword (bool, number, string) or a complex type constructor call, like list(string).", expr)),
+        _ => Err(err(
+            "A type specification is either a primitive type keyword (bool, number, string) or a complex type constructor call, like list(string).",
+            expr,
+        )),
     }
 }
 
@@ -136,25 +162,57 @@ fn parse_call(
     let one = |what: &str| -> Result<&Expression, TypeExprError> {
         match args.as_slice() {
             [a] => Ok(*a),
-            _ => Err(err(format!("The {what} type constructor requires one argument specifying the element type."), expr)),
+            _ => Err(err(
+                format!(
+                    "The {what} type constructor requires one argument specifying the element type."
+                ),
+                expr,
+            )),
         }
     };
     match name {
-        "list" => Ok(Constraint::List(Box::new(parse_inner(one("list")?, eval, depth + 1)?))),
-        "set" => Ok(Constraint::Set(Box::new(parse_inner(one("set")?, eval, depth + 1)?))),
-        "map" => Ok(Constraint::Map(Box::new(parse_inner(one("map")?, eval, depth + 1)?))),
+        "list" => Ok(Constraint::List(Box::new(parse_inner(
+            one("list")?,
+            eval,
+            depth + 1,
+        )?))),
+        "set" => Ok(Constraint::Set(Box::new(parse_inner(
+            one("set")?,
+            eval,
+            depth + 1,
+        )?))),
+        "map" => Ok(Constraint::Map(Box::new(parse_inner(
+            one("map")?,
+            eval,
+            depth + 1,
+        )?))),
         "tuple" => match one("tuple")? {
             Expression::Array(items) => Ok(Constraint::Tuple(
-                items.iter().map(|e| parse_inner(e, eval, depth + 1)).collect::<Result<_, _>>()?,
+                items
+                    .iter()
+                    .map(|e| parse_inner(e, eval, depth + 1))
+                    .collect::<Result<_, _>>()?,
             )),
-            other => Err(err("The tuple type constructor requires a list of element types.", other)),
+            other => Err(err(
+                "The tuple type constructor requires a list of element types.",
+                other,
+            )),
         },
         "object" => match one("object")? {
             Expression::Object(obj) => parse_object(obj, eval, depth),
-            other => Err(err("The object type constructor requires an object of attribute types.", other)),
+            other => Err(err(
+                "The object type constructor requires an object of attribute types.",
+                other,
+            )),
         },
-        "optional" => Err(err("Keyword \"optional\" is valid only as a modifier for object type attributes.", expr)),
-        other => Err(err(format!("Keyword \"{other}\" is not a valid type constructor."), expr)),
+        "optional" => Err(err(
+            "Keyword \"optional\" is valid only as a modifier for object type attributes.",
+            expr,
+        )),
+        other => Err(err(
+            format!("Keyword \"{other}\" is not a valid type constructor."),
+            expr,
+        )),
     }
 }
 
@@ -169,7 +227,12 @@ fn parse_object(
             hcl_edit::expr::ObjectKey::Ident(id) => id.as_str().to_owned(),
             hcl_edit::expr::ObjectKey::Expression(e) => match e.as_str() {
                 Some(s) => s.to_owned(),
-                None => return Err(err("Object constructor map keys must be attribute names.", e)),
+                None => {
+                    return Err(err(
+                        "Object constructor map keys must be attribute names.",
+                        e,
+                    ));
+                }
             },
         };
         let vexpr = value.expr();
@@ -179,7 +242,12 @@ fn parse_object(
                 let (ty_expr, def_expr) = match args.as_slice() {
                     [t] => (*t, None),
                     [t, d] => (*t, Some(*d)),
-                    _ => return Err(err("Optional attribute modifier expects at most two arguments: an attribute type, and a default value.", vexpr)),
+                    _ => {
+                        return Err(err(
+                            "Optional attribute modifier expects at most two arguments: an attribute type, and a default value.",
+                            vexpr,
+                        ));
+                    }
                 };
                 let ty = parse_inner(ty_expr, eval, depth + 1)?;
                 let default = match def_expr {
@@ -187,15 +255,29 @@ fn parse_object(
                         let raw = eval(d)?;
                         let with_defaults = apply_defaults(raw, &ty);
                         let converted = convert(with_defaults, &ty).map_err(|e| {
-                            err(format!("Invalid default value for optional attribute: {}.", e.message()), d)
+                            err(
+                                format!(
+                                    "Invalid default value for optional attribute: {}.",
+                                    e.message()
+                                ),
+                                d,
+                            )
                         })?;
                         Some(converted)
                     }
                     None => None,
                 };
-                ObjectAttr { ty, optional: true, default }
+                ObjectAttr {
+                    ty,
+                    optional: true,
+                    default,
+                }
             }
-            other => ObjectAttr { ty: parse_inner(other, eval, depth + 1)?, optional: false, default: None },
+            other => ObjectAttr {
+                ty: parse_inner(other, eval, depth + 1)?,
+                optional: false,
+                default: None,
+            },
         };
         attrs.insert(name, attr);
     }
@@ -220,12 +302,17 @@ pub fn apply_defaults(value: Value, c: &Constraint) -> Value {
             }
             Value::Object(m)
         }
-        (Value::Map(t, m), Constraint::Map(e)) => {
-            Value::Map(t, m.into_iter().map(|(k, v)| (k, apply_defaults(v, e))).collect())
-        }
-        (Value::Object(m), Constraint::Map(e)) => {
-            Value::Object(m.into_iter().map(|(k, v)| (k, apply_defaults(v, e))).collect())
-        }
+        (Value::Map(t, m), Constraint::Map(e)) => Value::Map(
+            t,
+            m.into_iter()
+                .map(|(k, v)| (k, apply_defaults(v, e)))
+                .collect(),
+        ),
+        (Value::Object(m), Constraint::Map(e)) => Value::Object(
+            m.into_iter()
+                .map(|(k, v)| (k, apply_defaults(v, e)))
+                .collect(),
+        ),
         (Value::List(t, items), Constraint::List(e) | Constraint::Set(e)) => {
             Value::List(t, items.into_iter().map(|v| apply_defaults(v, e)).collect())
         }
@@ -259,7 +346,10 @@ pub struct ConvError {
 
 impl ConvError {
     fn new(detail: impl Into<String>) -> Self {
-        ConvError { path: Vec::new(), detail: detail.into() }
+        ConvError {
+            path: Vec::new(),
+            detail: detail.into(),
+        }
     }
 
     fn at(mut self, step: String) -> Self {
@@ -326,9 +416,8 @@ fn convert_unmarked(v: Value, c: &Constraint) -> Result<Value, ConvError> {
 }
 
 fn convert_seq(v: Value, c: &Constraint, e: &Constraint) -> Result<Value, ConvError> {
-    let items = match v {
-        Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items) => items,
-        _ => return Err(ConvError::new(format!("{} required", c.friendly()))),
+    let (Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items)) = v else {
+        return Err(ConvError::new(format!("{} required", c.friendly())));
     };
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
@@ -342,17 +431,18 @@ fn convert_seq(v: Value, c: &Constraint, e: &Constraint) -> Result<Value, ConvEr
 }
 
 fn convert_map(v: Value, c: &Constraint, e: &Constraint) -> Result<Value, ConvError> {
-    let entries = match v {
-        Value::Map(_, m) | Value::Object(m) => m,
-        _ => return Err(ConvError::new(format!("{} required", c.friendly()))),
+    let (Value::Map(_, entries) | Value::Object(entries)) = v else {
+        return Err(ConvError::new(format!("{} required", c.friendly())));
     };
     let mut out = BTreeMap::new();
     for (k, item) in entries {
-        let conv = convert(item, e).map_err(|err| err.at(format!("element {}", super::value::quote(&k))))?;
+        let conv = convert(item, e)
+            .map_err(|err| err.at(format!("element {}", super::value::quote(&k))))?;
         out.insert(k, conv);
     }
     let mut vals: Vec<Value> = out.values().cloned().collect();
-    let elem = unify_elements(&mut vals, e).map_err(|_| ConvError::new("all map elements must have the same type"))?;
+    let elem = unify_elements(&mut vals, e)
+        .map_err(|_| ConvError::new("all map elements must have the same type"))?;
     let out = out.into_keys().zip(vals).collect();
     Ok(Value::Map(elem, out))
 }
@@ -369,19 +459,22 @@ fn unify_elements(items: &mut [Value], e: &Constraint) -> Result<Type, ConvError
     for item in items.iter_mut() {
         if item.ty() != first {
             let taken = std::mem::replace(item, Value::null());
-            *item = convert(taken, &target).map_err(|_| ConvError::new("all list elements must have the same type"))?;
+            *item = convert(taken, &target)
+                .map_err(|_| ConvError::new("all list elements must have the same type"))?;
         }
     }
     Ok(first)
 }
 
 fn convert_tuple(v: Value, es: &[Constraint]) -> Result<Value, ConvError> {
-    let items = match v {
-        Value::List(_, items) | Value::Tuple(items) | Value::Set(_, items) => items,
-        _ => return Err(ConvError::new("tuple required")),
+    let (Value::List(_, items) | Value::Tuple(items) | Value::Set(_, items)) = v else {
+        return Err(ConvError::new("tuple required"));
     };
     if items.len() != es.len() {
-        return Err(ConvError::new(format!("tuple required with exactly {} elements", es.len())));
+        return Err(ConvError::new(format!(
+            "tuple required with exactly {} elements",
+            es.len()
+        )));
     }
     let mut out = Vec::with_capacity(items.len());
     for (i, (item, e)) in items.into_iter().zip(es).enumerate() {
@@ -391,9 +484,8 @@ fn convert_tuple(v: Value, es: &[Constraint]) -> Result<Value, ConvError> {
 }
 
 fn convert_object(v: Value, attrs: &BTreeMap<String, ObjectAttr>) -> Result<Value, ConvError> {
-    let mut given = match v {
-        Value::Map(_, m) | Value::Object(m) => m,
-        _ => return Err(ConvError::new("object required")),
+    let (Value::Map(_, mut given) | Value::Object(mut given)) = v else {
+        return Err(ConvError::new("object required"));
     };
     let missing: Vec<&str> = attrs
         .iter()
@@ -406,7 +498,8 @@ fn convert_object(v: Value, attrs: &BTreeMap<String, ObjectAttr>) -> Result<Valu
     let mut out = BTreeMap::new();
     for (name, attr) in attrs {
         let conv = match given.remove(name) {
-            Some(item) => convert(item, &attr.ty).map_err(|err| err.at(format!("attribute {}", super::value::quote(name))))?,
+            Some(item) => convert(item, &attr.ty)
+                .map_err(|err| err.at(format!("attribute {}", super::value::quote(name))))?,
             None => Value::Null(attr.ty.to_type()),
         };
         out.insert(name.clone(), conv);
@@ -443,37 +536,61 @@ mod tests {
 
     #[test]
     fn optional_object_defaults_fill_absent_and_nested_attributes() {
-        let c = parse("object({ features = optional(object({ nesting = optional(bool, true), keyctl = optional(bool, false) }), {}) })");
+        let c = parse(
+            "object({ features = optional(object({ nesting = optional(bool, true), keyctl = optional(bool, false) }), {}) })",
+        );
         let given = Value::Object(BTreeMap::new());
-        let out = convert(apply_defaults(given, &c), &c).unwrap_or_else(|e| panic!("{}", e.message()));
-        assert_eq!(out.to_string(), "{features = {keyctl = false, nesting = true}}");
+        let out =
+            convert(apply_defaults(given, &c), &c).unwrap_or_else(|e| panic!("{}", e.message()));
+        assert_eq!(
+            out.to_string(),
+            "{features = {keyctl = false, nesting = true}}"
+        );
     }
 
     #[test]
     fn missing_attributes_are_listed_sorted() {
         let c = parse("object({ b = string, a = string, c = number })");
-        let err = convert(Value::Object(BTreeMap::new()), &c).err().map(|e| e.message());
-        assert_eq!(err.as_deref(), Some("attributes \"a\", \"b\", and \"c\" are required"));
+        let err = convert(Value::Object(BTreeMap::new()), &c)
+            .err()
+            .map(|e| e.message());
+        assert_eq!(
+            err.as_deref(),
+            Some("attributes \"a\", \"b\", and \"c\" are required")
+        );
     }
 
     #[test]
     fn nested_error_path_names_map_key_and_attribute() {
         let c = parse("map(object({ hostname = string }))");
-        let v = Value::Object(BTreeMap::from([("dev-gitea".to_owned(), Value::Object(BTreeMap::new()))]));
+        let v = Value::Object(BTreeMap::from([(
+            "dev-gitea".to_owned(),
+            Value::Object(BTreeMap::new()),
+        )]));
         let err = convert(v, &c).err().map(|e| e.message());
-        assert_eq!(err.as_deref(), Some("element \"dev-gitea\": attribute \"hostname\" is required"));
+        assert_eq!(
+            err.as_deref(),
+            Some("element \"dev-gitea\": attribute \"hostname\" is required")
+        );
     }
 
     #[test]
     fn strings_convert_to_numbers_and_back() {
-        assert_eq!(convert(Value::string("12"), &Constraint::Number), Ok(Value::Number(12.0)));
-        assert_eq!(convert(Value::Number(12.0), &Constraint::String), Ok(Value::string("12")));
+        assert_eq!(
+            convert(Value::string("12"), &Constraint::Number),
+            Ok(Value::Number(12.0))
+        );
+        assert_eq!(
+            convert(Value::Number(12.0), &Constraint::String),
+            Ok(Value::string("12"))
+        );
         assert!(convert(Value::string("x"), &Constraint::Number).is_err());
     }
 
     #[test]
     fn optional_outside_object_is_rejected() {
-        let expr = hcl_edit::parser::parse_expr("list(optional(string))").unwrap_or_else(|e| panic!("{e}"));
+        let expr = hcl_edit::parser::parse_expr("list(optional(string))")
+            .unwrap_or_else(|e| panic!("{e}"));
         let eval = |_: &Expression| -> Result<Value, TypeExprError> { Ok(Value::null()) };
         assert!(parse_type(&expr, &eval).is_err());
     }

@@ -121,10 +121,19 @@ impl Value {
             Value::List(t, items) => {
                 Value::List(t, items.into_iter().map(Value::deep_unmark).collect())
             }
-            Value::Set(t, items) => Value::Set(t, items.into_iter().map(Value::deep_unmark).collect()),
-            Value::Tuple(items) => Value::Tuple(items.into_iter().map(Value::deep_unmark).collect()),
-            Value::Map(t, m) => Value::Map(t, m.into_iter().map(|(k, v)| (k, v.deep_unmark())).collect()),
-            Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, v.deep_unmark())).collect()),
+            Value::Set(t, items) => {
+                Value::Set(t, items.into_iter().map(Value::deep_unmark).collect())
+            }
+            Value::Tuple(items) => {
+                Value::Tuple(items.into_iter().map(Value::deep_unmark).collect())
+            }
+            Value::Map(t, m) => Value::Map(
+                t,
+                m.into_iter().map(|(k, v)| (k, v.deep_unmark())).collect(),
+            ),
+            Value::Object(m) => {
+                Value::Object(m.into_iter().map(|(k, v)| (k, v.deep_unmark())).collect())
+            }
             v => v,
         }
     }
@@ -226,11 +235,16 @@ impl Value {
             Value::Bool(b) => J::Bool(*b),
             Value::Number(n) => number_json(*n),
             Value::String(s) => J::String(s.clone()),
-            Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items) => {
-                J::Array(items.iter().map(|v| v.to_json(redaction, unknown)).collect())
-            }
+            Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items) => J::Array(
+                items
+                    .iter()
+                    .map(|v| v.to_json(redaction, unknown))
+                    .collect(),
+            ),
             Value::Map(_, m) | Value::Object(m) => J::Object(
-                m.iter().map(|(k, v)| (k.clone(), v.to_json(redaction, unknown))).collect(),
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.to_json(redaction, unknown)))
+                    .collect(),
             ),
         }
     }
@@ -238,7 +252,10 @@ impl Value {
 
 fn number_json(n: f64) -> serde_json::Value {
     if n.fract() == 0.0 && n.abs() < 9.0e15 {
-        #[expect(clippy::cast_possible_truncation, reason = "checked integral and in range")]
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "checked integral and in range"
+        )]
         let i = n as i64;
         serde_json::Value::from(i)
     } else {
@@ -249,7 +266,10 @@ fn number_json(n: f64) -> serde_json::Value {
 /// Formats a number the way Terraform prints it (integers without a fraction).
 pub fn format_number(n: f64) -> String {
     if n.fract() == 0.0 && n.abs() < 9.0e15 {
-        #[expect(clippy::cast_possible_truncation, reason = "checked integral and in range")]
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "checked integral and in range"
+        )]
         let i = n as i64;
         i.to_string()
     } else {
@@ -336,8 +356,11 @@ pub fn quote(s: &str) -> String {
 
 fn quote_key(k: &str) -> String {
     let ident = !k.is_empty()
-        && k.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
-        && k.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+        && k.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && k.chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
     if ident { k.to_owned() } else { quote(k) }
 }
 
@@ -362,7 +385,11 @@ mod tests {
             Value::string("hunter2").mark(true),
         )]));
         assert!(!v.to_string().contains("hunter2"));
-        assert!(!v.to_json("(sensitive value)", "(known after apply)").to_string().contains("hunter2"));
+        assert!(
+            !v.to_json("(sensitive value)", "(known after apply)")
+                .to_string()
+                .contains("hunter2")
+        );
         assert!(v.contains_sensitive());
     }
 

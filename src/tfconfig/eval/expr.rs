@@ -19,7 +19,10 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
         Expression::String(st) => Ok(Value::String(st.value().clone())),
         Expression::Array(items) => {
             s.charge(items.len() as u64, e.span())?;
-            let vals = items.iter().map(|i| s.eval(i)).collect::<Result<Vec<_>, _>>()?;
+            let vals = items
+                .iter()
+                .map(|i| s.eval(i))
+                .collect::<Result<Vec<_>, _>>()?;
             Ok(Value::Tuple(vals))
         }
         Expression::Object(obj) => {
@@ -74,11 +77,22 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
                 Value::Bool(true) => Ok(s.eval(&c.true_expr)?.mark(marked)),
                 Value::Bool(false) => Ok(s.eval(&c.false_expr)?.mark(marked)),
                 Value::Unknown(_) => {
-                    let t = s.eval(&c.true_expr).map(|v| v.ty()).unwrap_or(Type::Dynamic);
+                    let t = s
+                        .eval(&c.true_expr)
+                        .map(|v| v.ty())
+                        .unwrap_or(Type::Dynamic);
                     Ok(Value::Unknown(t).mark(marked))
                 }
-                Value::Null(_) => Err(s.error("Null condition", "The condition value is null. Conditions must either be true or false.", c.cond_expr.span())),
-                _ => Err(s.error("Incorrect condition type", "The condition expression must be of type bool.", c.cond_expr.span())),
+                Value::Null(_) => Err(s.error(
+                    "Null condition",
+                    "The condition value is null. Conditions must either be true or false.",
+                    c.cond_expr.span(),
+                )),
+                _ => Err(s.error(
+                    "Incorrect condition type",
+                    "The condition expression must be of type bool.",
+                    c.cond_expr.span(),
+                )),
             }
         }
         Expression::FuncCall(call) => eval_call(s, call, e),
@@ -132,11 +146,15 @@ fn walk_borrowed<'v>(
             v = inner;
         }
         let next = match (op.value(), v) {
-            (TraversalOperator::GetAttr(name), Value::Object(m) | Value::Map(_, m)) => m.get(name.as_str()),
-            (TraversalOperator::Index(ie), Value::Object(m) | Value::Map(_, m)) => match s.eval(ie)?.unmark().0 {
-                Value::String(k) => m.get(k),
-                _ => None,
-            },
+            (TraversalOperator::GetAttr(name), Value::Object(m) | Value::Map(_, m)) => {
+                m.get(name.as_str())
+            }
+            (TraversalOperator::Index(ie), Value::Object(m) | Value::Map(_, m)) => {
+                match s.eval(ie)?.unmark().0 {
+                    Value::String(k) => m.get(k),
+                    _ => None,
+                }
+            }
             (TraversalOperator::Index(ie), Value::List(_, items) | Value::Tuple(items)) => {
                 match s.eval(ie)?.unmark().0.as_number() {
                     Some(n) if n >= 0.0 && n.fract() == 0.0 => items.get(n as usize),
@@ -170,7 +188,12 @@ pub(super) fn apply_ops(
                 } else {
                     ops[i + 1..]
                         .iter()
-                        .position(|o| !matches!(o.value(), TraversalOperator::GetAttr(_) | TraversalOperator::LegacyIndex(_)))
+                        .position(|o| {
+                            !matches!(
+                                o.value(),
+                                TraversalOperator::GetAttr(_) | TraversalOperator::LegacyIndex(_)
+                            )
+                        })
                         .map_or(ops.len(), |p| i + 1 + p)
                 };
                 v = splat(s, v, &ops[i + 1..end])?;
@@ -178,7 +201,9 @@ pub(super) fn apply_ops(
                 continue;
             }
             TraversalOperator::GetAttr(name) => v = get_attr(s, v, name.as_str(), op.span())?,
-            TraversalOperator::LegacyIndex(n) => v = index(s, v, Value::Number(*n.value() as f64), op.span())?,
+            TraversalOperator::LegacyIndex(n) => {
+                v = index(s, v, Value::Number(*n.value() as f64), op.span())?
+            }
             TraversalOperator::Index(ie) => {
                 let key = s.eval(ie)?;
                 v = index(s, v, key, ie.span())?;
@@ -189,7 +214,11 @@ pub(super) fn apply_ops(
     Ok(v)
 }
 
-fn splat(s: &Scope<'_>, v: Value, ops: &[Decorated<TraversalOperator>]) -> Result<Value, Diagnostic> {
+fn splat(
+    s: &Scope<'_>,
+    v: Value,
+    ops: &[Decorated<TraversalOperator>],
+) -> Result<Value, Diagnostic> {
     let (v, marked) = v.into_unmarked();
     let out = match v {
         Value::Null(_) => Value::Tuple(Vec::new()),
@@ -206,7 +235,12 @@ fn splat(s: &Scope<'_>, v: Value, ops: &[Decorated<TraversalOperator>]) -> Resul
     Ok(out.mark(marked))
 }
 
-fn get_attr(s: &Scope<'_>, v: Value, name: &str, range: Option<std::ops::Range<usize>>) -> Result<Value, Diagnostic> {
+fn get_attr(
+    s: &Scope<'_>,
+    v: Value,
+    name: &str,
+    range: Option<std::ops::Range<usize>>,
+) -> Result<Value, Diagnostic> {
     let (v, marked) = v.into_unmarked();
     let out = match v {
         Value::Object(mut m) => match m.remove(name) {
@@ -214,7 +248,10 @@ fn get_attr(s: &Scope<'_>, v: Value, name: &str, range: Option<std::ops::Range<u
             None => {
                 return Err(s.error(
                     "Unsupported attribute",
-                    format!("This object does not have an attribute named {}.", quote(name)),
+                    format!(
+                        "This object does not have an attribute named {}.",
+                        quote(name)
+                    ),
                     range,
                 ));
             }
@@ -224,7 +261,10 @@ fn get_attr(s: &Scope<'_>, v: Value, name: &str, range: Option<std::ops::Range<u
             None => {
                 return Err(s.error(
                     "Missing map element",
-                    format!("This map does not have an element with the key {}.", quote(name)),
+                    format!(
+                        "This map does not have an element with the key {}.",
+                        quote(name)
+                    ),
                     range,
                 ));
             }
@@ -234,7 +274,10 @@ fn get_attr(s: &Scope<'_>, v: Value, name: &str, range: Option<std::ops::Range<u
             None => {
                 return Err(s.error(
                     "Unsupported attribute",
-                    format!("This object does not have an attribute named {}.", quote(name)),
+                    format!(
+                        "This object does not have an attribute named {}.",
+                        quote(name)
+                    ),
                     range,
                 ));
             }
@@ -242,7 +285,11 @@ fn get_attr(s: &Scope<'_>, v: Value, name: &str, range: Option<std::ops::Range<u
         Value::Unknown(Type::Map(t)) => Value::Unknown(*t),
         Value::Unknown(_) => Value::Unknown(Type::Dynamic),
         Value::Null(_) => {
-            return Err(s.error("Attempt to get attribute from null value", "This value is null, so it does not have any attributes.", range));
+            return Err(s.error(
+                "Attempt to get attribute from null value",
+                "This value is null, so it does not have any attributes.",
+                range,
+            ));
         }
         Value::List(..) | Value::Set(..) | Value::Tuple(_) => {
             return Err(s.error(
@@ -254,7 +301,10 @@ fn get_attr(s: &Scope<'_>, v: Value, name: &str, range: Option<std::ops::Range<u
         other => {
             return Err(s.error(
                 "Unsupported attribute",
-                format!("Can't access attributes on a primitive-typed value ({}).", other.ty().friendly()),
+                format!(
+                    "Can't access attributes on a primitive-typed value ({}).",
+                    other.ty().friendly()
+                ),
                 range,
             ));
         }
@@ -263,7 +313,12 @@ fn get_attr(s: &Scope<'_>, v: Value, name: &str, range: Option<std::ops::Range<u
 }
 
 /// Indexes a collection by a key value (`x["k"]`, `x[0]`).
-pub(super) fn index(s: &Scope<'_>, v: Value, key: Value, range: Option<std::ops::Range<usize>>) -> Result<Value, Diagnostic> {
+pub(super) fn index(
+    s: &Scope<'_>,
+    v: Value,
+    key: Value,
+    range: Option<std::ops::Range<usize>>,
+) -> Result<Value, Diagnostic> {
     let (v, vm) = v.into_unmarked();
     let (key, km) = key.into_unmarked();
     let marked = vm || km;
@@ -272,18 +327,32 @@ pub(super) fn index(s: &Scope<'_>, v: Value, key: Value, range: Option<std::ops:
     }
     let invalid = |detail: &str| s.error("Invalid index", detail, range.clone());
     let out = match v {
-        Value::Null(_) => return Err(s.error("Attempt to index null value", "This value is null, so it does not have any indices.", range)),
+        Value::Null(_) => {
+            return Err(s.error(
+                "Attempt to index null value",
+                "This value is null, so it does not have any indices.",
+                range,
+            ));
+        }
         Value::Unknown(Type::List(t) | Type::Map(t)) => Value::Unknown(*t),
         Value::Unknown(_) => Value::Unknown(Type::Dynamic),
         Value::Map(_, mut m) | Value::Object(mut m) => {
             let k = match key {
                 Value::String(k) => k,
                 Value::Number(n) => super::super::value::format_number(n),
-                _ => return Err(invalid("The given key does not identify an element in this collection value: string required.")),
+                _ => {
+                    return Err(invalid(
+                        "The given key does not identify an element in this collection value: string required.",
+                    ));
+                }
             };
             match m.remove(&k) {
                 Some(x) => x,
-                None => return Err(invalid("The given key does not identify an element in this collection value.")),
+                None => {
+                    return Err(invalid(
+                        "The given key does not identify an element in this collection value.",
+                    ));
+                }
             }
         }
         Value::List(_, mut items) | Value::Tuple(mut items) => {
@@ -293,19 +362,34 @@ pub(super) fn index(s: &Scope<'_>, v: Value, key: Value, range: Option<std::ops:
                 _ => None,
             };
             let Some(n) = n.filter(|n| n.fract() == 0.0) else {
-                return Err(invalid("The given key does not identify an element in this collection value: a number is required."));
+                return Err(invalid(
+                    "The given key does not identify an element in this collection value: a number is required.",
+                ));
             };
             if n < 0.0 {
-                return Err(invalid("The given key does not identify an element in this collection value: a negative number is not a valid index for a sequence."));
+                return Err(invalid(
+                    "The given key does not identify an element in this collection value: a negative number is not a valid index for a sequence.",
+                ));
             }
             let idx = n as usize;
             if idx >= items.len() {
-                return Err(invalid("The given key does not identify an element in this collection value: the given index is greater than or equal to the length of the collection."));
+                return Err(invalid(
+                    "The given key does not identify an element in this collection value: the given index is greater than or equal to the length of the collection.",
+                ));
             }
             items.swap_remove(idx)
         }
-        Value::Set(..) => return Err(invalid("Elements of a set are identified only by their value and don't have any separate index or key to select with, so it's only possible to perform operations across all elements of the set.")),
-        other => return Err(invalid(&format!("This value does not have any indices (it is a {}).", other.ty().friendly()))),
+        Value::Set(..) => {
+            return Err(invalid(
+                "Elements of a set are identified only by their value and don't have any separate index or key to select with, so it's only possible to perform operations across all elements of the set.",
+            ));
+        }
+        other => {
+            return Err(invalid(&format!(
+                "This value does not have any indices (it is a {}).",
+                other.ty().friendly()
+            )));
+        }
     };
     Ok(out.mark(marked))
 }
@@ -313,7 +397,11 @@ pub(super) fn index(s: &Scope<'_>, v: Value, key: Value, range: Option<std::ops:
 fn eval_call(s: &Scope<'_>, call: &FuncCall, e: &Expression) -> Result<Value, Diagnostic> {
     let name = call.name.name.as_str();
     if !s.functions_allowed {
-        return Err(s.error("Function calls not allowed", "Functions may not be called here.", e.span()));
+        return Err(s.error(
+            "Function calls not allowed",
+            "Functions may not be called here.",
+            e.span(),
+        ));
     }
     if call.name.is_namespaced() {
         let ns: Vec<&str> = call.name.namespace.iter().map(|n| n.as_str()).collect();
@@ -333,11 +421,19 @@ fn eval_call(s: &Scope<'_>, call: &FuncCall, e: &Expression) -> Result<Value, Di
     }
     if call.args.expand_final() {
         let Some(last) = vals.pop() else {
-            return Err(s.error("Invalid expanding argument value", "The expanding argument (indicated by ...) must be of a tuple, list, or set type.", e.span()));
+            return Err(s.error(
+                "Invalid expanding argument value",
+                "The expanding argument (indicated by ...) must be of a tuple, list, or set type.",
+                e.span(),
+            ));
         };
         match last.unmark().0.as_seq() {
             Some(items) => vals.extend(items.iter().cloned()),
-            None => return Err(s.error("Invalid expanding argument value", "The expanding argument (indicated by ...) must be of a tuple, list, or set type.", e.span())),
+            None => return Err(s.error(
+                "Invalid expanding argument value",
+                "The expanding argument (indicated by ...) must be of a tuple, list, or set type.",
+                e.span(),
+            )),
         }
     }
     funcs::call(s, name, vals, e.span())
@@ -346,14 +442,34 @@ fn eval_call(s: &Scope<'_>, call: &FuncCall, e: &Expression) -> Result<Value, Di
 fn eval_for(s: &Scope<'_>, f: &ForExpr, e: &Expression) -> Result<Value, Diagnostic> {
     let coll = s.eval(&f.intro.collection_expr)?;
     let (coll, marked) = coll.into_unmarked();
-    let pairs: Vec<(Value, Value)> = match coll {
-        Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic).mark(marked)),
-        Value::Null(_) => return Err(s.error("Iteration over null value", "A null value cannot be used as the collection in a 'for' expression.", f.intro.collection_expr.span())),
-        Value::List(_, items) | Value::Tuple(items) => items.into_iter().enumerate().map(|(i, v)| (Value::Number(i as f64), v)).collect(),
-        Value::Set(_, items) => items.into_iter().map(|v| (v.clone(), v)).collect(),
-        Value::Map(_, m) | Value::Object(m) => m.into_iter().map(|(k, v)| (Value::String(k), v)).collect(),
-        other => return Err(s.error("Iteration over non-iterable value", format!("A value of type {} cannot be used as the collection in a 'for' expression.", other.ty().friendly()), f.intro.collection_expr.span())),
-    };
+    let pairs: Vec<(Value, Value)> =
+        match coll {
+            Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic).mark(marked)),
+            Value::Null(_) => {
+                return Err(s.error(
+                    "Iteration over null value",
+                    "A null value cannot be used as the collection in a 'for' expression.",
+                    f.intro.collection_expr.span(),
+                ));
+            }
+            Value::List(_, items) | Value::Tuple(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (Value::Number(i as f64), v))
+                .collect(),
+            Value::Set(_, items) => items.into_iter().map(|v| (v.clone(), v)).collect(),
+            Value::Map(_, m) | Value::Object(m) => {
+                m.into_iter().map(|(k, v)| (Value::String(k), v)).collect()
+            }
+            other => return Err(s.error(
+                "Iteration over non-iterable value",
+                format!(
+                    "A value of type {} cannot be used as the collection in a 'for' expression.",
+                    other.ty().friendly()
+                ),
+                f.intro.collection_expr.span(),
+            )),
+        };
     s.charge(pairs.len() as u64, e.span())?;
     let key_name = f.intro.key_var.as_ref().map(|k| k.as_str().to_owned());
     let val_name = f.intro.value_var.as_str().to_owned();
@@ -372,7 +488,13 @@ fn eval_for(s: &Scope<'_>, f: &ForExpr, e: &Expression) -> Result<Value, Diagnos
                 Value::Bool(true) => {}
                 Value::Bool(false) => continue,
                 Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic).mark(marked)),
-                _ => return Err(s.error("Invalid 'for' condition", "The 'if' clause value must be a bool.", cond.expr.span())),
+                _ => {
+                    return Err(s.error(
+                        "Invalid 'for' condition",
+                        "The 'if' clause value must be a bool.",
+                        cond.expr.span(),
+                    ));
+                }
             }
         }
         let value = child.eval(&f.value_expr)?;
@@ -385,25 +507,41 @@ fn eval_for(s: &Scope<'_>, f: &ForExpr, e: &Expression) -> Result<Value, Diagnos
                     Value::Number(n) => super::super::value::format_number(n),
                     Value::Bool(b) => b.to_string(),
                     Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic).mark(marked)),
-                    _ => return Err(s.error("Invalid object key", "Key expression in 'for' expression must be a string.", ke.span())),
+                    _ => {
+                        return Err(s.error(
+                            "Invalid object key",
+                            "Key expression in 'for' expression must be a string.",
+                            ke.span(),
+                        ));
+                    }
                 };
                 if f.grouping {
                     groups.entry(key).or_default().push(value);
-                } else if obj.contains_key(&key) {
-                    return Err(s.error(
-                        "Duplicate object key",
-                        format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", quote(&key)),
-                        ke.span(),
-                    ));
                 } else {
-                    obj.insert(key, value);
+                    match obj.entry(key) {
+                        std::collections::btree_map::Entry::Occupied(o) => {
+                            return Err(s.error(
+                                "Duplicate object key",
+                                format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", quote(o.key())),
+                                ke.span(),
+                            ));
+                        }
+                        std::collections::btree_map::Entry::Vacant(v) => {
+                            v.insert(value);
+                        }
+                    }
                 }
             }
         }
     }
     let out = match &f.key_expr {
         None => Value::Tuple(list),
-        Some(_) if f.grouping => Value::Object(groups.into_iter().map(|(k, v)| (k, Value::Tuple(v))).collect()),
+        Some(_) if f.grouping => Value::Object(
+            groups
+                .into_iter()
+                .map(|(k, v)| (k, Value::Tuple(v)))
+                .collect(),
+        ),
         Some(_) => Value::Object(obj),
     };
     Ok(out.mark(marked))

@@ -35,7 +35,12 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new(sources: SourceMap, sandbox: Sandbox, budget: u64) -> Self {
-        Ctx { sources: RefCell::new(sources), sandbox, budget: Cell::new(budget), depth: Cell::new(0) }
+        Ctx {
+            sources: RefCell::new(sources),
+            sandbox,
+            budget: Cell::new(budget),
+            depth: Cell::new(0),
+        }
     }
 
     /// Spends `n` units of the work budget.
@@ -43,10 +48,12 @@ impl Ctx {
         let left = self.budget.get();
         if n > left {
             self.budget.set(0);
-            return Err("This configuration produces more values than atoll evaluates in one load \
+            return Err(
+                "This configuration produces more values than atoll evaluates in one load \
                         (a huge range(), for_each, count or a value that doubles at every step). \
                         Reduce the size of the collections involved."
-                .to_owned());
+                    .to_owned(),
+            );
         }
         self.budget.set(left - n);
         Ok(())
@@ -97,18 +104,34 @@ pub struct Scope<'a> {
 
 impl std::fmt::Debug for Scope<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Scope").field("file", &self.file).finish_non_exhaustive()
+        f.debug_struct("Scope")
+            .field("file", &self.file)
+            .finish_non_exhaustive()
     }
 }
 
 impl<'a> Scope<'a> {
     pub fn new(ctx: &'a Ctx, names: &'a dyn Names, file: usize) -> Self {
-        Scope { ctx, names, file, functions_allowed: true, parent: None, bindings: Vec::new() }
+        Scope {
+            ctx,
+            names,
+            file,
+            functions_allowed: true,
+            parent: None,
+            bindings: Vec::new(),
+        }
     }
 
     /// A constant scope: no references and no function calls (tfvars, `--var`).
     pub fn constant(ctx: &'a Ctx, file: usize) -> Self {
-        Scope { ctx, names: &NoNames, file, functions_allowed: false, parent: None, bindings: Vec::new() }
+        Scope {
+            ctx,
+            names: &NoNames,
+            file,
+            functions_allowed: false,
+            parent: None,
+            bindings: Vec::new(),
+        }
     }
 
     /// A child scope with extra bindings.
@@ -133,8 +156,20 @@ impl<'a> Scope<'a> {
     }
 
     /// A diagnostic about a range in this scope's file.
-    pub fn error(&self, summary: &str, detail: impl Into<String>, range: Option<Range<usize>>) -> Diagnostic {
-        Diagnostic::error(summary, detail, range.map(|range| Span { file: self.file, range }))
+    pub fn error(
+        &self,
+        summary: &str,
+        detail: impl Into<String>,
+        range: Option<Range<usize>>,
+    ) -> Diagnostic {
+        Diagnostic::error(
+            summary,
+            detail,
+            range.map(|range| Span {
+                file: self.file,
+                range,
+            }),
+        )
     }
 
     /// Evaluates an expression.
@@ -154,7 +189,9 @@ impl<'a> Scope<'a> {
     }
 
     pub(crate) fn charge(&self, n: u64, range: Option<Range<usize>>) -> Result<(), Diagnostic> {
-        self.ctx.charge(n).map_err(|d| self.error("Evaluation limit reached", d, range))
+        self.ctx
+            .charge(n)
+            .map_err(|d| self.error("Evaluation limit reached", d, range))
     }
 }
 
@@ -200,6 +237,9 @@ pub fn references(e: &Expression, out: &mut Vec<(String, Option<String>, Option<
 pub use ops::equals as ops_equals;
 
 /// Evaluates a parsed template (for `templatefile`).
-pub fn eval_template(scope: &Scope<'_>, t: &hcl_edit::template::Template) -> Result<Value, Diagnostic> {
+pub fn eval_template(
+    scope: &Scope<'_>,
+    t: &hcl_edit::template::Template,
+) -> Result<Value, Diagnostic> {
     template::eval_template(scope, t, None)
 }

@@ -12,24 +12,41 @@ use crate::tfconfig::value::{Type, Value};
 
 type R = Option<Range<usize>>;
 
-fn operand(s: &Scope<'_>, v: Value, c: &Constraint, side: &str, range: R) -> Result<Value, Diagnostic> {
+fn operand(
+    s: &Scope<'_>,
+    v: Value,
+    c: &Constraint,
+    side: &str,
+    range: R,
+) -> Result<Value, Diagnostic> {
     if v.is_null() {
         return Err(s.error(
             "Invalid operand",
-            format!("Unsuitable value for {side} operand: a {} is required.", c.friendly()),
+            format!(
+                "Unsuitable value for {side} operand: a {} is required.",
+                c.friendly()
+            ),
             range,
         ));
     }
     convert(v, c).map_err(|_| {
         s.error(
             "Invalid operand",
-            format!("Unsuitable value for {side} operand: a {} is required.", c.friendly()),
+            format!(
+                "Unsuitable value for {side} operand: a {} is required.",
+                c.friendly()
+            ),
             range,
         )
     })
 }
 
-pub(super) fn unary(s: &Scope<'_>, op: UnaryOperator, v: Value, range: R) -> Result<Value, Diagnostic> {
+pub(super) fn unary(
+    s: &Scope<'_>,
+    op: UnaryOperator,
+    v: Value,
+    range: R,
+) -> Result<Value, Diagnostic> {
     let (v, marked) = v.into_unmarked();
     let out = match op {
         UnaryOperator::Neg => match operand(s, v, &Constraint::Number, "unary", range)? {
@@ -44,7 +61,13 @@ pub(super) fn unary(s: &Scope<'_>, op: UnaryOperator, v: Value, range: R) -> Res
     Ok(out.mark(marked))
 }
 
-pub(super) fn binary(s: &Scope<'_>, op: BinaryOperator, lhs: Value, rhs: Value, ranges: (R, R)) -> Result<Value, Diagnostic> {
+pub(super) fn binary(
+    s: &Scope<'_>,
+    op: BinaryOperator,
+    lhs: Value,
+    rhs: Value,
+    ranges: (R, R),
+) -> Result<Value, Diagnostic> {
     let (l, lm) = lhs.into_unmarked();
     let (r, rm) = rhs.into_unmarked();
     let marked = lm || rm || l.contains_sensitive() || r.contains_sensitive();
@@ -59,10 +82,14 @@ pub(super) fn binary(s: &Scope<'_>, op: BinaryOperator, lhs: Value, rhs: Value, 
         }
         BinaryOperator::And | BinaryOperator::Or => {
             let a = operand(s, l, &Constraint::Bool, "left", ranges.0.clone())?;
-            let b = operand(s, r, &Constraint::Bool, "right", ranges.1.clone())?;
+            let b = operand(s, r, &Constraint::Bool, "right", ranges.1)?;
             match (a.as_bool(), b.as_bool(), op) {
-                (Some(false), _, BinaryOperator::And) | (_, Some(false), BinaryOperator::And) => Value::Bool(false),
-                (Some(true), _, BinaryOperator::Or) | (_, Some(true), BinaryOperator::Or) => Value::Bool(true),
+                (Some(false), _, BinaryOperator::And) | (_, Some(false), BinaryOperator::And) => {
+                    Value::Bool(false)
+                }
+                (Some(true), _, BinaryOperator::Or) | (_, Some(true), BinaryOperator::Or) => {
+                    Value::Bool(true)
+                }
                 (Some(x), Some(y), BinaryOperator::And) => Value::Bool(x && y),
                 (Some(x), Some(y), _) => Value::Bool(x || y),
                 _ => Value::Unknown(Type::Bool),
@@ -72,7 +99,11 @@ pub(super) fn binary(s: &Scope<'_>, op: BinaryOperator, lhs: Value, rhs: Value, 
             let a = operand(s, l, &Constraint::Number, "left", ranges.0)?;
             let b = operand(s, r, &Constraint::Number, "right", ranges.1.clone())?;
             let (Some(x), Some(y)) = (a.as_number(), b.as_number()) else {
-                let t = if is_comparison(op) { Type::Bool } else { Type::Number };
+                let t = if is_comparison(op) {
+                    Type::Bool
+                } else {
+                    Type::Number
+                };
                 return Ok(Value::Unknown(t).mark(marked));
             };
             arith(s, op, x, y, ranges.1)?
@@ -82,17 +113,44 @@ pub(super) fn binary(s: &Scope<'_>, op: BinaryOperator, lhs: Value, rhs: Value, 
 }
 
 fn is_comparison(op: BinaryOperator) -> bool {
-    matches!(op, BinaryOperator::Less | BinaryOperator::LessEq | BinaryOperator::Greater | BinaryOperator::GreaterEq)
+    matches!(
+        op,
+        BinaryOperator::Less
+            | BinaryOperator::LessEq
+            | BinaryOperator::Greater
+            | BinaryOperator::GreaterEq
+    )
 }
 
-fn arith(s: &Scope<'_>, op: BinaryOperator, x: f64, y: f64, rrange: R) -> Result<Value, Diagnostic> {
+fn arith(
+    s: &Scope<'_>,
+    op: BinaryOperator,
+    x: f64,
+    y: f64,
+    rrange: R,
+) -> Result<Value, Diagnostic> {
     Ok(match op {
         BinaryOperator::Plus => Value::Number(x + y),
         BinaryOperator::Minus => Value::Number(x - y),
         BinaryOperator::Mul => Value::Number(x * y),
         BinaryOperator::Div | BinaryOperator::Mod if y == 0.0 => {
-            let what = if op == BinaryOperator::Div { "Can't divide by zero." } else { "Can't use modulo by zero." };
-            return Err(s.error("Error in function call", format!("Call to function \"{}\" failed: {what}", if op == BinaryOperator::Div { "divide" } else { "modulo" }), rrange));
+            let what = if op == BinaryOperator::Div {
+                "Can't divide by zero."
+            } else {
+                "Can't use modulo by zero."
+            };
+            return Err(s.error(
+                "Error in function call",
+                format!(
+                    "Call to function \"{}\" failed: {what}",
+                    if op == BinaryOperator::Div {
+                        "divide"
+                    } else {
+                        "modulo"
+                    }
+                ),
+                rrange,
+            ));
         }
         BinaryOperator::Div => Value::Number(x / y),
         BinaryOperator::Mod => Value::Number(x % y),
@@ -122,7 +180,10 @@ pub fn equals(a: &Value, b: &Value) -> bool {
             same_kind && x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equals(p, q))
         }
         (Value::Map(_, x) | Value::Object(x), Value::Map(_, y) | Value::Object(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|((k1, v1), (k2, v2))| k1 == k2 && equals(v1, v2))
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k1, v1), (k2, v2))| k1 == k2 && equals(v1, v2))
         }
         _ => false,
     }

@@ -10,7 +10,11 @@ use super::Scope;
 use crate::tfconfig::diag::Diagnostic;
 use crate::tfconfig::value::{Type, Value, format_number};
 
-pub(super) fn eval_string_template(s: &Scope<'_>, t: &StringTemplate, range: Option<Range<usize>>) -> Result<Value, Diagnostic> {
+pub(super) fn eval_string_template(
+    s: &Scope<'_>,
+    t: &StringTemplate,
+    range: Option<Range<usize>>,
+) -> Result<Value, Diagnostic> {
     if let Some(Element::Interpolation(i)) = t.as_single_element() {
         return s.eval(&i.expr);
     }
@@ -18,11 +22,24 @@ pub(super) fn eval_string_template(s: &Scope<'_>, t: &StringTemplate, range: Opt
 }
 
 /// Evaluates a template to a string value.
-pub(crate) fn eval_template(s: &Scope<'_>, t: &Template, range: Option<Range<usize>>) -> Result<Value, Diagnostic> {
-    let mut r = Render { out: String::new(), strip_next: false, unknown: false, marked: false };
+pub(crate) fn eval_template(
+    s: &Scope<'_>,
+    t: &Template,
+    range: Option<Range<usize>>,
+) -> Result<Value, Diagnostic> {
+    let mut r = Render {
+        out: String::new(),
+        strip_next: false,
+        unknown: false,
+        marked: false,
+    };
     r.template(s, t)?;
     s.charge(r.out.len() as u64 / 64, range)?;
-    let v = if r.unknown { Value::Unknown(Type::String) } else { Value::String(r.out) };
+    let v = if r.unknown {
+        Value::Unknown(Type::String)
+    } else {
+        Value::String(r.out)
+    };
     Ok(v.mark(r.marked))
 }
 
@@ -69,7 +86,12 @@ impl Render {
         Ok(())
     }
 
-    fn push_value(&mut self, s: &Scope<'_>, v: Value, range: Option<Range<usize>>) -> Result<(), Diagnostic> {
+    fn push_value(
+        &mut self,
+        s: &Scope<'_>,
+        v: Value,
+        range: Option<Range<usize>>,
+    ) -> Result<(), Diagnostic> {
         let (v, marked) = v.into_unmarked();
         self.marked |= marked || v.contains_sensitive();
         match v {
@@ -95,7 +117,11 @@ impl Render {
         Ok(())
     }
 
-    fn if_directive(&mut self, s: &Scope<'_>, dir: &hcl_edit::template::IfDirective) -> Result<(), Diagnostic> {
+    fn if_directive(
+        &mut self,
+        s: &Scope<'_>,
+        dir: &hcl_edit::template::IfDirective,
+    ) -> Result<(), Diagnostic> {
         self.strip_before(dir.if_expr.strip.strip_start());
         let (cond, marked) = s.eval(&dir.if_expr.cond_expr)?.into_unmarked();
         self.marked |= marked;
@@ -128,7 +154,11 @@ impl Render {
         Ok(())
     }
 
-    fn for_directive(&mut self, s: &Scope<'_>, dir: &hcl_edit::template::ForDirective) -> Result<(), Diagnostic> {
+    fn for_directive(
+        &mut self,
+        s: &Scope<'_>,
+        dir: &hcl_edit::template::ForDirective,
+    ) -> Result<(), Diagnostic> {
         let f = &dir.for_expr;
         self.strip_before(f.strip.strip_start());
         let (coll, marked) = s.eval(&f.collection_expr)?.into_unmarked();
@@ -138,10 +168,14 @@ impl Render {
                 self.unknown = true;
                 return Ok(());
             }
-            Value::List(_, items) | Value::Tuple(items) | Value::Set(_, items) => {
-                items.into_iter().enumerate().map(|(i, v)| (Value::Number(i as f64), v)).collect()
+            Value::List(_, items) | Value::Tuple(items) | Value::Set(_, items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (Value::Number(i as f64), v))
+                .collect(),
+            Value::Map(_, m) | Value::Object(m) => {
+                m.into_iter().map(|(k, v)| (Value::String(k), v)).collect()
             }
-            Value::Map(_, m) | Value::Object(m) => m.into_iter().map(|(k, v)| (Value::String(k), v)).collect(),
             _ => {
                 return Err(s.error(
                     "Invalid template directive",

@@ -11,34 +11,65 @@ use crate::tfconfig::value::{Value, format_number};
 
 pub(super) fn call(name: &str, args: &[Value]) -> Option<FnResult> {
     let b64 = base64::engine::general_purpose::STANDARD;
-    let r = match name {
-        "jsonencode" => Ok(Value::String(json_string(&args[0]))),
-        "jsondecode" => strict(args, 0).and_then(|s| {
-            serde_json::from_str::<serde_json::Value>(s).map(|j| from_json(&j)).map_err(|e| FnError::Arg(0, format!("invalid JSON: {e}")))
-        }),
-        "yamlencode" => Ok(Value::String(yaml(&args[0]))),
-        "yamldecode" => strict(args, 0).and_then(|s| {
-            serde_yaml_ng::from_str::<serde_json::Value>(s).map(|j| from_json(&j)).map_err(|e| FnError::Arg(0, format!("invalid YAML: {e}")))
-        }),
-        "base64encode" => strict(args, 0).map(|s| Value::String(b64.encode(s))),
-        "base64decode" => strict(args, 0).and_then(|s| {
-            let bytes = b64.decode(s).map_err(|_| FnError::Arg(0, "failed to decode base64 data".into()))?;
-            String::from_utf8(bytes).map(Value::String).map_err(|_| FnError::Arg(0, "the result of decoding the provided string is not valid UTF-8".into()))
-        }),
-        "md5" => strict(args, 0).map(|s| Value::String(hex::encode(md5::Md5::digest(s.as_bytes())))),
-        "sha1" => strict(args, 0).map(|s| Value::String(hex::encode(sha1::Sha1::digest(s.as_bytes())))),
-        "sha256" => strict(args, 0).map(|s| Value::String(hex::encode(sha2::Sha256::digest(s.as_bytes())))),
-        "sha512" => strict(args, 0).map(|s| Value::String(hex::encode(sha2::Sha512::digest(s.as_bytes())))),
-        "base64sha256" => strict(args, 0).map(|s| Value::String(b64.encode(sha2::Sha256::digest(s.as_bytes())))),
-        "base64sha512" => strict(args, 0).map(|s| Value::String(b64.encode(sha2::Sha512::digest(s.as_bytes())))),
-        "urlencode" => strict(args, 0).map(|s| Value::String(percent_encoding::utf8_percent_encode(s, URL_SET).to_string().replace("%20", "+"))),
-        "textencodebase64" => Err(FnError::Call("textencodebase64 is not supported by atoll".into())),
-        _ => return None,
-    };
+    let r =
+        match name {
+            "jsonencode" => Ok(Value::String(json_string(&args[0]))),
+            "jsondecode" => strict(args, 0).and_then(|s| {
+                serde_json::from_str::<serde_json::Value>(s)
+                    .map(|j| from_json(&j))
+                    .map_err(|e| FnError::Arg(0, format!("invalid JSON: {e}")))
+            }),
+            "yamlencode" => Ok(Value::String(yaml(&args[0]))),
+            "yamldecode" => strict(args, 0).and_then(|s| {
+                serde_yaml_ng::from_str::<serde_json::Value>(s)
+                    .map(|j| from_json(&j))
+                    .map_err(|e| FnError::Arg(0, format!("invalid YAML: {e}")))
+            }),
+            "base64encode" => strict(args, 0).map(|s| Value::String(b64.encode(s))),
+            "base64decode" => strict(args, 0).and_then(|s| {
+                let bytes = b64
+                    .decode(s)
+                    .map_err(|_| FnError::Arg(0, "failed to decode base64 data".into()))?;
+                String::from_utf8(bytes).map(Value::String).map_err(|_| {
+                    FnError::Arg(
+                        0,
+                        "the result of decoding the provided string is not valid UTF-8".into(),
+                    )
+                })
+            }),
+            "md5" => {
+                strict(args, 0).map(|s| Value::String(hex::encode(md5::Md5::digest(s.as_bytes()))))
+            }
+            "sha1" => strict(args, 0)
+                .map(|s| Value::String(hex::encode(sha1::Sha1::digest(s.as_bytes())))),
+            "sha256" => strict(args, 0)
+                .map(|s| Value::String(hex::encode(sha2::Sha256::digest(s.as_bytes())))),
+            "sha512" => strict(args, 0)
+                .map(|s| Value::String(hex::encode(sha2::Sha512::digest(s.as_bytes())))),
+            "base64sha256" => strict(args, 0)
+                .map(|s| Value::String(b64.encode(sha2::Sha256::digest(s.as_bytes())))),
+            "base64sha512" => strict(args, 0)
+                .map(|s| Value::String(b64.encode(sha2::Sha512::digest(s.as_bytes())))),
+            "urlencode" => strict(args, 0).map(|s| {
+                Value::String(
+                    percent_encoding::utf8_percent_encode(s, URL_SET)
+                        .to_string()
+                        .replace("%20", "+"),
+                )
+            }),
+            "textencodebase64" => Err(FnError::Call(
+                "textencodebase64 is not supported by atoll".into(),
+            )),
+            _ => return None,
+        };
     Some(r)
 }
 
-const URL_SET: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+const URL_SET: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
 
 /// Hashes bytes for the `file*` hash functions.
 pub(crate) fn digest(name: &str, bytes: &[u8]) -> String {
@@ -57,7 +88,11 @@ fn to_json(v: &Value) -> serde_json::Value {
 /// Terraform's `jsonencode`: compact, keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped.
 pub(crate) fn json_string(v: &Value) -> String {
     let s = to_json(v).to_string();
-    s.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026").replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029")
+    s.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
 }
 
 /// Converts decoded JSON to a value: arrays become tuples and objects objects.
@@ -69,7 +104,11 @@ pub(crate) fn from_json(j: &serde_json::Value) -> Value {
         J::Number(n) => Value::Number(n.as_f64().unwrap_or(0.0)),
         J::String(s) => Value::String(s.clone()),
         J::Array(items) => Value::Tuple(items.iter().map(from_json).collect()),
-        J::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), from_json(v))).collect::<BTreeMap<_, _>>()),
+        J::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), from_json(v)))
+                .collect::<BTreeMap<_, _>>(),
+        ),
     }
 }
 
@@ -126,7 +165,12 @@ fn yaml_node(v: &Value, indent: usize, out: &mut String, inline_first: bool) {
                     yaml_node(item, indent + 2, out, false);
                 } else {
                     out.push('\n');
-                    let child = if matches!(item, Value::List(..) | Value::Set(..) | Value::Tuple(_)) { indent } else { indent + 2 };
+                    let child =
+                        if matches!(item, Value::List(..) | Value::Set(..) | Value::Tuple(_)) {
+                            indent
+                        } else {
+                            indent + 2
+                        };
                     yaml_node(item, child, out, false);
                 }
             }
@@ -152,7 +196,10 @@ mod tests {
     fn yamlencode_quotes_strings_and_nests_blocks() {
         let v = Value::Object(BTreeMap::from([
             ("name".to_owned(), Value::string("web")),
-            ("tags".to_owned(), Value::Tuple(vec![Value::string("a"), Value::string("b")])),
+            (
+                "tags".to_owned(),
+                Value::Tuple(vec![Value::string("a"), Value::string("b")]),
+            ),
         ]));
         assert_eq!(yaml(&v), "\"name\": \"web\"\n\"tags\":\n- \"a\"\n- \"b\"\n");
     }

@@ -33,7 +33,11 @@ pub struct Sandbox {
 impl Sandbox {
     /// `checkout` and `base` should be canonical; `base` must lie inside `checkout`.
     pub fn new(checkout: PathBuf, base: PathBuf) -> Self {
-        Sandbox { checkout, base, in_template: Cell::new(false) }
+        Sandbox {
+            checkout,
+            base,
+            in_template: Cell::new(false),
+        }
     }
 
     /// Resolves a path given to a file function, or says why it is refused.
@@ -76,14 +80,17 @@ impl Sandbox {
             return Err(format!("{given:?} is not a regular file"));
         }
         if meta.len() > MAX_FILE {
-            return Err(format!("the file {given:?} is larger than {MAX_FILE} bytes, the most atoll reads"));
+            return Err(format!(
+                "the file {given:?} is larger than {MAX_FILE} bytes, the most atoll reads"
+            ));
         }
         std::fs::read(&path).map_err(|e| format!("failed to read {given:?}: {}", e.kind()))
     }
 
     /// A path relative to the checkout for display (never the server's absolute path).
     fn display(&self, p: &Path) -> String {
-        p.strip_prefix(&self.checkout).map_or_else(|_| ".".to_owned(), |r| r.display().to_string())
+        p.strip_prefix(&self.checkout)
+            .map_or_else(|_| ".".to_owned(), |r| r.display().to_string())
     }
 }
 
@@ -153,27 +160,32 @@ fn fileset(sb: &Sandbox, args: &[Value]) -> FnResult {
     let dir = str_arg(args, 0)?;
     let pattern = str_arg(args, 1)?;
     let root = sb.resolve(dir).map_err(FnError::Call)?;
-    let glob = globset::Glob::new(pattern).map_err(|e| FnError::Arg(1, format!("invalid pattern: {e}")))?.compile_matcher();
+    let glob = globset::Glob::new(pattern)
+        .map_err(|e| FnError::Arg(1, format!("invalid pattern: {e}")))?
+        .compile_matcher();
     let mut out = Vec::new();
     let mut stack = vec![root.clone()];
     let mut seen = 0usize;
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in entries.flatten() {
             seen += 1;
             if seen > 10_000 {
-                return Err(FnError::Call("the directory tree has more than 10000 entries".into()));
+                return Err(FnError::Call(
+                    "the directory tree has more than 10000 entries".into(),
+                ));
             }
             let Ok(ft) = e.file_type() else { continue };
             let p = e.path();
             if ft.is_dir() {
                 stack.push(p);
-            } else if ft.is_file() {
-                if let Ok(rel) = p.strip_prefix(&root) {
-                    if glob.is_match(rel) {
-                        out.push(Value::String(rel.display().to_string()));
-                    }
-                }
+            } else if ft.is_file()
+                && let Ok(rel) = p.strip_prefix(&root)
+                && glob.is_match(rel)
+            {
+                out.push(Value::String(rel.display().to_string()));
             }
         }
     }
@@ -184,7 +196,12 @@ fn fileset(sb: &Sandbox, args: &[Value]) -> FnResult {
 struct TemplateVars(std::collections::BTreeMap<String, Value>);
 
 impl Names for TemplateVars {
-    fn resolve<'s>(&'s self, root: &Decorated<Ident>, _ops: &[Decorated<TraversalOperator>], scope: &Scope<'_>) -> Result<(Cow<'s, Value>, usize), Diagnostic> {
+    fn resolve<'s>(
+        &'s self,
+        root: &Decorated<Ident>,
+        _ops: &[Decorated<TraversalOperator>],
+        scope: &Scope<'_>,
+    ) -> Result<(Cow<'s, Value>, usize), Diagnostic> {
         match self.0.get(root.as_str()) {
             Some(v) => Ok((Cow::Borrowed(v), 0)),
             None => Err(scope.error(
@@ -200,15 +217,30 @@ fn templatefile(s: &Scope<'_>, args: &[Value]) -> FnResult {
     let sb = &s.ctx.sandbox;
     let p = str_arg(args, 0)?;
     if sb.in_template.get() {
-        return Err(FnError::Call("cannot recursively call templatefile from inside another template function".into()));
+        return Err(FnError::Call(
+            "cannot recursively call templatefile from inside another template function".into(),
+        ));
     }
     let vars = match args.get(1) {
         Some(Value::Map(_, m) | Value::Object(m)) => m.clone(),
-        _ => return Err(FnError::Arg(1, "a map or object of template variables is required".into())),
+        _ => {
+            return Err(FnError::Arg(
+                1,
+                "a map or object of template variables is required".into(),
+            ));
+        }
     };
     let bytes = sb.read(p).map_err(|e| FnError::Arg(0, e))?;
-    let text = String::from_utf8(bytes).map_err(|_| FnError::Call(format!("contents of {p:?} are not valid UTF-8")))?;
-    let tpl = hcl_edit::parser::parse_template(&text).map_err(|e| FnError::Call(format!("failed to parse {p:?} as a template at line {}, column {}: {}", e.location().line(), e.location().column(), e.message())))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| FnError::Call(format!("contents of {p:?} are not valid UTF-8")))?;
+    let tpl = hcl_edit::parser::parse_template(&text).map_err(|e| {
+        FnError::Call(format!(
+            "failed to parse {p:?} as a template at line {}, column {}: {}",
+            e.location().line(),
+            e.location().column(),
+            e.message()
+        ))
+    })?;
     let file = s.ctx.sources.borrow_mut().add(p.to_owned(), text);
     let names = TemplateVars(vars);
     let scope = Scope::new(s.ctx, &names, file);

@@ -8,7 +8,9 @@ const MAX_WIDTH: usize = 4096;
 
 pub(super) fn call(name: &str, args: &[Value]) -> Option<FnResult> {
     match name {
-        "format" => Some(string_arg(args, 0).and_then(|f| format(&f, &args[1..]).map(Value::String))),
+        "format" => {
+            Some(string_arg(args, 0).and_then(|f| format(&f, &args[1..]).map(Value::String)))
+        }
         "formatlist" => Some(formatlist(args)),
         _ => None,
     }
@@ -22,7 +24,14 @@ fn formatlist(args: &[Value]) -> FnResult {
         if let Some(items) = a.as_seq() {
             match n {
                 Some(m) if m != items.len() => {
-                    return Err(FnError::Arg(i + 1, format!("argument {} has length {}, which is inconsistent with argument 1 of length {m}", i + 2, items.len())));
+                    return Err(FnError::Arg(
+                        i + 1,
+                        format!(
+                            "argument {} has length {}, which is inconsistent with argument 1 of length {m}",
+                            i + 2,
+                            items.len()
+                        ),
+                    ));
                 }
                 _ => n = Some(items.len()),
             }
@@ -33,7 +42,12 @@ fn formatlist(args: &[Value]) -> FnResult {
     for i in 0..n {
         let row: Vec<Value> = rest
             .iter()
-            .map(|a| a.as_seq().map_or_else(|| a.clone(), |items| items.get(i).cloned().unwrap_or_else(Value::null)))
+            .map(|a| {
+                a.as_seq().map_or_else(
+                    || a.clone(),
+                    |items| items.get(i).cloned().unwrap_or_else(Value::null),
+                )
+            })
             .collect();
         out.push(Value::String(format(&f, &row)?));
     }
@@ -79,24 +93,33 @@ pub(crate) fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
             spec.prec = Some(digits(&mut chars).unwrap_or(0));
         }
         if spec.width.unwrap_or(0) > MAX_WIDTH || spec.prec.unwrap_or(0) > MAX_WIDTH {
-            return Err(FnError::Call(format!("width and precision may be at most {MAX_WIDTH}")));
+            return Err(FnError::Call(format!(
+                "width and precision may be at most {MAX_WIDTH}"
+            )));
         }
         let Some(verb) = chars.next() else {
-            return Err(FnError::Call("unterminated format verb at end of string".into()));
+            return Err(FnError::Call(
+                "unterminated format verb at end of string".into(),
+            ));
         };
         if verb == '%' {
             out.push('%');
             continue;
         }
         let Some(arg) = args.get(next_arg) else {
-            return Err(FnError::Call(format!("not enough arguments for \"%{verb}\" at {}", next_arg + 1)));
+            return Err(FnError::Call(format!(
+                "not enough arguments for \"%{verb}\" at {}",
+                next_arg + 1
+            )));
         };
         next_arg += 1;
         let text = verb_text(verb, &spec, arg)?;
         out.push_str(&pad(text, &spec));
     }
     if next_arg < args.len() {
-        return Err(FnError::Call(format!("too many arguments; only {next_arg} used by format string")));
+        return Err(FnError::Call(format!(
+            "too many arguments; only {next_arg} used by format string"
+        )));
     }
     Ok(out)
 }
@@ -131,8 +154,14 @@ fn pad(text: String, spec: &Spec) -> String {
 fn num(arg: &Value, verb: char) -> Result<f64, FnError> {
     match arg {
         Value::Number(n) => Ok(*n),
-        Value::String(s) => s.parse().map_err(|_| FnError::Call(format!("unsupported value for \"%{verb}\": a number is required"))),
-        _ => Err(FnError::Call(format!("unsupported value for \"%{verb}\": a number is required"))),
+        Value::String(s) => s.parse().map_err(|_| {
+            FnError::Call(format!(
+                "unsupported value for \"%{verb}\": a number is required"
+            ))
+        }),
+        _ => Err(FnError::Call(format!(
+            "unsupported value for \"%{verb}\": a number is required"
+        ))),
     }
 }
 
@@ -148,26 +177,40 @@ fn sign(n: f64, spec: &Spec, body: String) -> String {
 
 fn verb_text(verb: char, spec: &Spec, arg: &Value) -> Result<String, FnError> {
     if arg.is_null() && verb != 'v' {
-        return Err(FnError::Call(format!("unsupported value for \"%{verb}\": null value cannot be formatted")));
+        return Err(FnError::Call(format!(
+            "unsupported value for \"%{verb}\": null value cannot be formatted"
+        )));
     }
     Ok(match verb {
         's' => {
-            let s = string_arg(std::slice::from_ref(arg), 0).map_err(|_| FnError::Call("unsupported value for \"%s\": string required".into()))?;
+            let s = string_arg(std::slice::from_ref(arg), 0).map_err(|_| {
+                FnError::Call("unsupported value for \"%s\": string required".into())
+            })?;
             match spec.prec {
                 Some(p) => s.chars().take(p).collect(),
                 None => s,
             }
         }
-        'q' => quote(&string_arg(std::slice::from_ref(arg), 0).map_err(|_| FnError::Call("unsupported value for \"%q\": string required".into()))?),
+        'q' => {
+            quote(&string_arg(std::slice::from_ref(arg), 0).map_err(|_| {
+                FnError::Call("unsupported value for \"%q\": string required".into())
+            })?)
+        }
         't' => match arg {
             Value::Bool(b) => b.to_string(),
             Value::String(s) if s == "true" || s == "false" => s.clone(),
-            _ => return Err(FnError::Call("unsupported value for \"%t\": bool required".into())),
+            _ => {
+                return Err(FnError::Call(
+                    "unsupported value for \"%t\": bool required".into(),
+                ));
+            }
         },
         'd' => {
             let n = num(arg, verb)?;
             if n.fract() != 0.0 {
-                return Err(FnError::Call("unsupported value for \"%d\": an integer is required".into()));
+                return Err(FnError::Call(
+                    "unsupported value for \"%d\": an integer is required".into(),
+                ));
             }
             sign(n, spec, format_number(n))
         }
@@ -188,7 +231,9 @@ fn verb_text(verb: char, spec: &Spec, arg: &Value) -> Result<String, FnError> {
         'x' | 'X' | 'o' | 'b' => {
             let n = num(arg, verb)?;
             if n.fract() != 0.0 {
-                return Err(FnError::Call(format!("unsupported value for \"%{verb}\": an integer is required")));
+                return Err(FnError::Call(format!(
+                    "unsupported value for \"%{verb}\": an integer is required"
+                )));
             }
             let i = n as i64;
             let (neg, u) = (i < 0, i.unsigned_abs());
@@ -207,7 +252,11 @@ fn verb_text(verb: char, spec: &Spec, arg: &Value) -> Result<String, FnError> {
             Value::Null(_) => "null".into(),
             other => super::encoding::json_string(other),
         },
-        other => return Err(FnError::Call(format!("unrecognized format verb \"%{other}\""))),
+        other => {
+            return Err(FnError::Call(format!(
+                "unrecognized format verb \"%{other}\""
+            )));
+        }
     })
 }
 
@@ -232,8 +281,14 @@ mod tests {
     #[test]
     fn format_supports_width_padding_and_verbs() {
         let args = [Value::string("web"), Value::Number(7.0), Value::Number(1.5)];
-        assert_eq!(format("%-5s|%03d|%.2f", &args).ok().as_deref(), Some("web  |007|1.50"));
-        assert_eq!(format("%q %%", &[Value::string("a\"b")]).ok().as_deref(), Some("\"a\\\"b\" %"));
+        assert_eq!(
+            format("%-5s|%03d|%.2f", &args).ok().as_deref(),
+            Some("web  |007|1.50")
+        );
+        assert_eq!(
+            format("%q %%", &[Value::string("a\"b")]).ok().as_deref(),
+            Some("\"a\\\"b\" %")
+        );
     }
 
     #[test]

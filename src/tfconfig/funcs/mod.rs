@@ -43,14 +43,22 @@ struct Sig {
 fn sig(name: &str) -> Option<Sig> {
     use Type::{Bool as B, Dynamic as D, Number as N, String as S};
     let s = |params: &'static [&'static str], variadic: bool, structural: bool, ret: Type| {
-        Some(Sig { params, variadic, structural, ret })
+        Some(Sig {
+            params,
+            variadic,
+            structural,
+            ret,
+        })
     };
     match name {
         "length" => s(&["value"], false, true, N),
-        "concat" | "merge" | "setunion" | "setintersection" | "setproduct" | "coalescelist" => s(&["seqs"], true, true, D),
+        "concat" | "merge" | "setunion" | "setintersection" | "setproduct" | "coalescelist" => {
+            s(&["seqs"], true, true, D)
+        }
         "lookup" => s(&["inputMap", "key", "default"], false, true, D),
         "element" => s(&["list", "index"], false, true, D),
-        "keys" | "values" | "tolist" | "tomap" | "reverse" | "one" | "flatten" | "distinct" | "toset" | "compact" | "transpose" => s(&["value"], false, true, D),
+        "keys" | "values" | "tolist" | "tomap" | "reverse" | "one" | "flatten" | "distinct"
+        | "toset" | "compact" | "transpose" => s(&["value"], false, true, D),
         "zipmap" => s(&["keys", "values"], false, true, D),
         "slice" => s(&["list", "start_index", "end_index"], false, true, D),
         "setsubtract" => s(&["a", "b"], false, true, D),
@@ -75,11 +83,13 @@ fn sig(name: &str) -> Option<Sig> {
         "split" => s(&["separator", "str"], false, false, D),
         "replace" => s(&["str", "substr", "replace"], false, false, S),
         "substr" => s(&["str", "offset", "length"], false, false, S),
-        "lower" | "upper" | "title" | "trimspace" | "chomp" | "strrev" | "base64encode" | "base64decode"
-        | "md5" | "sha1" | "sha256" | "sha512" | "base64sha256" | "base64sha512" | "urlencode" | "jsonencode"
-        | "yamlencode" | "textencodebase64" => s(&["str"], false, false, S),
-        "dirname" | "basename" | "pathexpand" | "abspath" | "file" | "filebase64" | "filemd5" | "filesha1"
-        | "filesha256" | "filesha512" => s(&["path"], false, false, S),
+        "lower" | "upper" | "title" | "trimspace" | "chomp" | "strrev" | "base64encode"
+        | "base64decode" | "md5" | "sha1" | "sha256" | "sha512" | "base64sha256"
+        | "base64sha512" | "urlencode" | "jsonencode" | "yamlencode" | "textencodebase64" => {
+            s(&["str"], false, false, S)
+        }
+        "dirname" | "basename" | "pathexpand" | "abspath" | "file" | "filebase64" | "filemd5"
+        | "filesha1" | "filesha256" | "filesha512" => s(&["path"], false, false, S),
         "cidrnetmask" => s(&["prefix"], false, false, S),
         "jsondecode" | "yamldecode" => s(&["str"], false, false, D),
         "fileexists" => s(&["path"], false, false, B),
@@ -98,20 +108,47 @@ fn sig(name: &str) -> Option<Sig> {
     }
 }
 
-fn arity_error(s: &Scope<'_>, name: &str, sig: &Sig, given: usize, range: Option<Range<usize>>) -> Diagnostic {
+fn arity_error(
+    s: &Scope<'_>,
+    name: &str,
+    sig: &Sig,
+    given: usize,
+    range: Option<Range<usize>>,
+) -> Diagnostic {
     let (summary, detail) = if given < sig.params.len() {
         let missing = sig.params.get(given).copied().unwrap_or("");
-        ("Not enough function arguments", format!("Function \"{name}\" expects {} argument(s). Missing value for \"{missing}\".", sig.params.len()))
+        (
+            "Not enough function arguments",
+            format!(
+                "Function \"{name}\" expects {} argument(s). Missing value for \"{missing}\".",
+                sig.params.len()
+            ),
+        )
     } else {
-        ("Too many function arguments", format!("Function \"{name}\" expects only {} argument(s).", sig.params.len()))
+        (
+            "Too many function arguments",
+            format!(
+                "Function \"{name}\" expects only {} argument(s).",
+                sig.params.len()
+            ),
+        )
     };
     s.error(summary, detail, range)
 }
 
 /// Calls a function with evaluated arguments.
-pub(crate) fn call(s: &Scope<'_>, name: &str, args: Vec<Value>, range: Option<Range<usize>>) -> Result<Value, Diagnostic> {
+pub(crate) fn call(
+    s: &Scope<'_>,
+    name: &str,
+    args: Vec<Value>,
+    range: Option<Range<usize>>,
+) -> Result<Value, Diagnostic> {
     let Some(sig) = sig(name) else {
-        return Err(s.error("Call to unknown function", format!("There is no function named \"{name}\"."), range));
+        return Err(s.error(
+            "Call to unknown function",
+            format!("There is no function named \"{name}\"."),
+            range,
+        ));
     };
     let min = if sig.variadic {
         sig.params.len().saturating_sub(1)
@@ -124,9 +161,25 @@ pub(crate) fn call(s: &Scope<'_>, name: &str, args: Vec<Value>, range: Option<Ra
         return Err(arity_error(s, name, &sig, args.len(), range));
     }
     match name {
-        "sensitive" => return Ok(args.into_iter().next().unwrap_or_else(Value::null).mark(true)),
-        "nonsensitive" => return Ok(args.into_iter().next().map(Value::deep_unmark).unwrap_or_else(Value::null)),
-        "issensitive" => return Ok(Value::Bool(args.first().is_some_and(Value::contains_sensitive))),
+        "sensitive" => {
+            return Ok(args
+                .into_iter()
+                .next()
+                .unwrap_or_else(Value::null)
+                .mark(true));
+        }
+        "nonsensitive" => {
+            return Ok(args
+                .into_iter()
+                .next()
+                .map(Value::deep_unmark)
+                .unwrap_or_else(Value::null));
+        }
+        "issensitive" => {
+            return Ok(Value::Bool(
+                args.first().is_some_and(Value::contains_sensitive),
+            ));
+        }
         _ => {}
     }
     let unknown = if sig.structural {
@@ -140,7 +193,14 @@ pub(crate) fn call(s: &Scope<'_>, name: &str, args: Vec<Value>, range: Option<Ra
     }
     let (args, marked) = if sig.structural {
         let mut marked = false;
-        let args = args.into_iter().map(|a| { let (v, m) = a.into_unmarked(); marked |= m; v }).collect::<Vec<_>>();
+        let args = args
+            .into_iter()
+            .map(|a| {
+                let (v, m) = a.into_unmarked();
+                marked |= m;
+                v
+            })
+            .collect::<Vec<_>>();
         (args, marked)
     } else {
         let marked = args.iter().any(Value::contains_sensitive);
@@ -149,18 +209,34 @@ pub(crate) fn call(s: &Scope<'_>, name: &str, args: Vec<Value>, range: Option<Ra
     let result = dispatch(s, name, args);
     match result {
         Ok(v) => {
-            s.charge(super::eval::weight(&v, 1_000_000), range.clone())?;
+            s.charge(super::eval::weight(&v, 1_000_000), range)?;
             Ok(v.mark(marked))
         }
         Err(FnError::Arg(i, msg)) => {
-            let p = sig.params.get(i).or(sig.params.last()).copied().unwrap_or("value");
-            let detail = if marked { format!("Invalid value for \"{p}\" parameter: (sensitive value) {}", redact_hint(&msg)) } else { format!("Invalid value for \"{p}\" parameter: {msg}.") };
+            let p = sig
+                .params
+                .get(i)
+                .or(sig.params.last())
+                .copied()
+                .unwrap_or("value");
+            let detail = if marked {
+                format!(
+                    "Invalid value for \"{p}\" parameter: (sensitive value) {}",
+                    redact_hint(&msg)
+                )
+            } else {
+                format!("Invalid value for \"{p}\" parameter: {msg}.")
+            };
             Err(s.error("Invalid function argument", detail, range))
         }
         Err(FnError::Diag(d)) => Err(*d),
         Err(FnError::Call(msg)) => {
             let msg = if marked { redact_hint(&msg) } else { msg };
-            Err(s.error("Error in function call", format!("Call to function \"{name}\" failed: {msg}."), range))
+            Err(s.error(
+                "Error in function call",
+                format!("Call to function \"{name}\" failed: {msg}."),
+                range,
+            ))
         }
     }
 }
@@ -192,9 +268,19 @@ fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
 }
 
 /// `try` and `can`: their arguments are evaluated here, one at a time, so errors are caught.
-pub(crate) fn call_lazy(s: &Scope<'_>, name: &str, args: &[&Expression], expand: bool, range: Option<Range<usize>>) -> Result<Value, Diagnostic> {
+pub(crate) fn call_lazy(
+    s: &Scope<'_>,
+    name: &str,
+    args: &[&Expression],
+    expand: bool,
+    range: Option<Range<usize>>,
+) -> Result<Value, Diagnostic> {
     if expand {
-        return Err(s.error("Invalid expanding argument value", format!("The \"{name}\" function does not accept an expanding argument."), range));
+        return Err(s.error(
+            "Invalid expanding argument value",
+            format!("The \"{name}\" function does not accept an expanding argument."),
+            range,
+        ));
     }
     match (name, args) {
         ("can", [one]) => match s.eval(one) {
@@ -202,8 +288,16 @@ pub(crate) fn call_lazy(s: &Scope<'_>, name: &str, args: &[&Expression], expand:
             Ok(_) => Ok(Value::Bool(true)),
             Err(_) => Ok(Value::Bool(false)),
         },
-        ("can", _) => Err(s.error("Invalid number of arguments", "Function \"can\" expects 1 argument(s).", range)),
-        ("try", []) => Err(s.error("Not enough function arguments", "Function \"try\" expects at least one argument.", range)),
+        ("can", _) => Err(s.error(
+            "Invalid number of arguments",
+            "Function \"can\" expects 1 argument(s).",
+            range,
+        )),
+        ("try", []) => Err(s.error(
+            "Not enough function arguments",
+            "Function \"try\" expects at least one argument.",
+            range,
+        )),
         (_, _) => {
             for a in args {
                 if let Ok(v) = s.eval(a) {
@@ -213,7 +307,11 @@ pub(crate) fn call_lazy(s: &Scope<'_>, name: &str, args: &[&Expression], expand:
                     return Ok(v);
                 }
             }
-            Err(s.error("Error in function call", "Call to function \"try\" failed: no expression succeeded.", range))
+            Err(s.error(
+                "Error in function call",
+                "Call to function \"try\" failed: no expression succeeded.",
+                range,
+            ))
         }
     }
 }
@@ -242,7 +340,10 @@ pub(crate) fn string_arg(args: &[Value], i: usize) -> Result<String, FnError> {
 pub(crate) fn num_arg(args: &[Value], i: usize) -> Result<f64, FnError> {
     match args.get(i) {
         Some(Value::Number(n)) => Ok(*n),
-        Some(Value::String(s)) => s.trim().parse::<f64>().map_err(|_| FnError::Arg(i, "a number is required".into())),
+        Some(Value::String(s)) => s
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| FnError::Arg(i, "a number is required".into())),
         Some(Value::Null(_)) => Err(FnError::Arg(i, "argument must not be null".into())),
         _ => Err(FnError::Arg(i, "a number is required".into())),
     }
@@ -258,7 +359,9 @@ pub(crate) fn int_arg(args: &[Value], i: usize) -> Result<i64, FnError> {
 
 pub(crate) fn seq_arg(args: &[Value], i: usize) -> Result<&[Value], FnError> {
     match args.get(i) {
-        Some(v) => v.as_seq().ok_or_else(|| FnError::Arg(i, "list of any single type required".into())),
+        Some(v) => v
+            .as_seq()
+            .ok_or_else(|| FnError::Arg(i, "list of any single type required".into())),
         None => Err(FnError::Arg(i, "argument is missing".into())),
     }
 }

@@ -16,14 +16,22 @@ pub(super) fn call(name: &str, args: &[Value]) -> Option<FnResult> {
         "chomp" => string_arg(args, 0).map(|s| Value::string(s.trim_end_matches(['\n', '\r']))),
         "strrev" => string_arg(args, 0).map(|s| Value::String(s.chars().rev().collect())),
         "trim" => two(args).map(|(s, cut)| Value::string(s.trim_matches(|c| cut.contains(c)))),
-        "trimprefix" => two(args).map(|(s, p)| Value::string(s.strip_prefix(p.as_str()).unwrap_or(&s))),
-        "trimsuffix" => two(args).map(|(s, p)| Value::string(s.strip_suffix(p.as_str()).unwrap_or(&s))),
+        "trimprefix" => {
+            two(args).map(|(s, p)| Value::string(s.strip_prefix(p.as_str()).unwrap_or(&s)))
+        }
+        "trimsuffix" => {
+            two(args).map(|(s, p)| Value::string(s.strip_suffix(p.as_str()).unwrap_or(&s)))
+        }
         "startswith" => two(args).map(|(s, p)| Value::Bool(s.starts_with(&p))),
         "endswith" => two(args).map(|(s, p)| Value::Bool(s.ends_with(&p))),
         "strcontains" => two(args).map(|(s, p)| Value::Bool(s.contains(&p))),
         "indent" => indent(args),
         "split" => two(args).map(|(sep, s)| {
-            let parts = if s.is_empty() { Vec::new() } else { s.split(sep.as_str()).map(Value::string).collect() };
+            let parts = if s.is_empty() {
+                Vec::new()
+            } else {
+                s.split(sep.as_str()).map(Value::string).collect()
+            };
             Value::List(Type::String, parts)
         }),
         "join" => join(args),
@@ -58,17 +66,33 @@ fn title(s: &str) -> String {
 fn indent(args: &[Value]) -> FnResult {
     let n = int_arg(args, 0)?;
     if !(0..=1024).contains(&n) {
-        return Err(FnError::Arg(0, "indentation must be between 0 and 1024 spaces".into()));
+        return Err(FnError::Arg(
+            0,
+            "indentation must be between 0 and 1024 spaces".into(),
+        ));
     }
     let s = string_arg(args, 1)?;
     let pad = " ".repeat(n as usize);
-    let out = s.split('\n').enumerate().map(|(i, l)| if i == 0 { l.to_owned() } else { format!("{pad}{l}") }).collect::<Vec<_>>().join("\n");
+    let out = s
+        .split('\n')
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                l.to_owned()
+            } else {
+                format!("{pad}{l}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
     limit(out)
 }
 
 fn limit(s: String) -> FnResult {
     if s.len() > MAX_STRING {
-        return Err(FnError::Call(format!("the result would be longer than {MAX_STRING} bytes")));
+        return Err(FnError::Call(format!(
+            "the result would be longer than {MAX_STRING} bytes"
+        )));
     }
     Ok(Value::String(s))
 }
@@ -79,15 +103,25 @@ fn join(args: &[Value]) -> FnResult {
     for i in 1..args.len() {
         for (j, v) in seq_arg(args, i)?.iter().enumerate() {
             match v {
-                Value::Null(_) => return Err(FnError::Arg(i, format!("element {j} is null; cannot concatenate null values"))),
-                _ => parts.push(string_arg(std::slice::from_ref(v), 0).map_err(|_| FnError::Arg(i, "list of string required".into()))?),
+                Value::Null(_) => {
+                    return Err(FnError::Arg(
+                        i,
+                        format!("element {j} is null; cannot concatenate null values"),
+                    ));
+                }
+                _ => parts.push(
+                    string_arg(std::slice::from_ref(v), 0)
+                        .map_err(|_| FnError::Arg(i, "list of string required".into()))?,
+                ),
             }
         }
     }
     if parts.len() > 1 {
         let total: usize = parts.iter().map(String::len).sum::<usize>() + sep.len() * parts.len();
         if total > MAX_STRING {
-            return Err(FnError::Call(format!("the result would be longer than {MAX_STRING} bytes")));
+            return Err(FnError::Call(format!(
+                "the result would be longer than {MAX_STRING} bytes"
+            )));
         }
     }
     Ok(Value::String(parts.join(&sep)))
@@ -98,14 +132,20 @@ fn replace(args: &[Value]) -> FnResult {
     let sub = string_arg(args, 1)?;
     let rep = string_arg(args, 2)?;
     if sub.len() > 1 && sub.starts_with('/') && sub.ends_with('/') {
-        return Err(FnError::Arg(1, "regular-expression patterns (/.../) are not supported by atoll; use a plain substring".into()));
+        return Err(FnError::Arg(
+            1,
+            "regular-expression patterns (/.../) are not supported by atoll; use a plain substring"
+                .into(),
+        ));
     }
     if sub.is_empty() {
         return Ok(Value::String(s));
     }
     let count = s.matches(sub.as_str()).count();
     if rep.len() > sub.len() && s.len() + count * (rep.len() - sub.len()) > MAX_STRING {
-        return Err(FnError::Call(format!("the result would be longer than {MAX_STRING} bytes")));
+        return Err(FnError::Call(format!(
+            "the result would be longer than {MAX_STRING} bytes"
+        )));
     }
     Ok(Value::String(s.replace(&sub, &rep)))
 }
@@ -125,7 +165,9 @@ fn substr(args: &[Value]) -> FnResult {
     if n < 0 || off + n > len {
         n = len - off;
     }
-    Ok(Value::String(chars[off as usize..(off + n) as usize].iter().collect()))
+    Ok(Value::String(
+        chars[off as usize..(off + n) as usize].iter().collect(),
+    ))
 }
 
 fn conv(args: &[Value], c: &Constraint, what: &str) -> FnResult {
@@ -134,7 +176,10 @@ fn conv(args: &[Value], c: &Constraint, what: &str) -> FnResult {
         return Ok(Value::Null(c.to_type()));
     }
     if !v.ty().is_primitive() {
-        return Err(FnError::Arg(0, format!("cannot convert {} to {what}", v.ty().friendly())));
+        return Err(FnError::Arg(
+            0,
+            format!("cannot convert {} to {what}", v.ty().friendly()),
+        ));
     }
     convert(v, c).map_err(|e| FnError::Arg(0, e.message()))
 }
