@@ -233,3 +233,15 @@ pub fn find_checkout(dir: &Path) -> PathBuf {
         .find(|a| a.join(".git").exists())
         .map_or(start.clone(), Path::to_path_buf)
 }
+
+/// Evaluates one standalone expression: no references, all functions, and file functions that
+/// see an empty checkout. For tests, fuzzing and tooling; errors come back rendered.
+pub fn evaluate_expression(src: &str) -> Result<Value, String> {
+    let mut sources = SourceMap::default();
+    let file = sources.add("<expression>".to_owned(), src.to_owned());
+    let expr = hcl_edit::parser::parse_expr(src).map_err(|e| e.message().to_owned())?;
+    let nowhere = PathBuf::from("/nonexistent/atoll-empty-checkout");
+    let ctx = eval::Ctx::new(sources, funcs::Sandbox::new(nowhere.clone(), nowhere), eval::DEFAULT_BUDGET);
+    let scope = eval::Scope::new(&ctx, &eval::NoNames, file);
+    scope.eval(&expr).map_err(|d| ctx.sources.borrow().render(&d))
+}

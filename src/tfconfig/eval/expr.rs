@@ -118,16 +118,15 @@ fn traverse(
     e: &Expression,
 ) -> Result<Value, Diagnostic> {
     if let Some(bound) = s.binding(root.as_str()) {
-        let base = bound.clone();
-        s.charge(weight(&base, 1_000_000), e.span())?;
-        return apply_ops(s, base, ops);
+        s.charge(weight(bound, s.ctx.remaining()), e.span())?;
+        return apply_ops(s, bound.clone(), ops);
     }
     let (base, used) = s.names.resolve(root, ops, s)?;
     let rest = ops.get(used..).unwrap_or(&[]);
     // Walk known attribute/index steps by reference before copying anything.
     let (value, marked, consumed) = walk_borrowed(s, &base, rest)?;
+    s.charge(weight(value, s.ctx.remaining()), e.span())?;
     let owned = value.clone();
-    s.charge(weight(&owned, 1_000_000), e.span())?;
     let rest = rest.get(consumed..).unwrap_or(&[]);
     apply_ops(s, owned.mark(marked), rest)
 }

@@ -43,6 +43,11 @@ impl Ctx {
         }
     }
 
+    /// Units of work left in the budget.
+    pub fn remaining(&self) -> u64 {
+        self.budget.get()
+    }
+
     /// Spends `n` units of the work budget.
     pub fn charge(&self, n: u64) -> Result<(), String> {
         let left = self.budget.get();
@@ -199,6 +204,9 @@ impl<'a> Scope<'a> {
 pub fn weight(v: &Value, cap: u64) -> u64 {
     fn go(v: &Value, acc: &mut u64, cap: u64) {
         *acc += 1;
+        if let Value::String(s) = v {
+            *acc += s.len() as u64 / 64;
+        }
         if *acc > cap {
             return;
         }

@@ -209,7 +209,7 @@ pub(crate) fn call(
     let result = dispatch(s, name, args);
     match result {
         Ok(v) => {
-            s.charge(super::eval::weight(&v, 1_000_000), range)?;
+            s.charge(super::eval::weight(&v, s.ctx.remaining()), range)?;
             Ok(v.mark(marked))
         }
         Err(FnError::Arg(i, msg)) => {
