@@ -160,8 +160,10 @@ pub(crate) fn block_type(bs: &BlockSchema) -> Type {
     Type::Object(m)
 }
 
+/// Evaluates the blocks of one type into a list of objects. The list's element type is left
+/// dynamic (the schema has the block type): carrying the object type in every instance would
+/// cost more memory than the values themselves.
 fn eval_blocks(s: &Scope<'_>, body: &Body, bs: &BlockSchema, diags: &mut Vec<Diagnostic>) -> Value {
-    let ty = block_type(bs);
     let mut items = Vec::new();
     let mut first_extra: Option<Range<usize>> = None;
     for block in body.blocks() {
@@ -176,7 +178,7 @@ fn eval_blocks(s: &Scope<'_>, body: &Body, bs: &BlockSchema, diags: &mut Vec<Dia
         {
             match eval_dynamic(s, block, bs, diags) {
                 Some(more) => items.extend(more),
-                None => return Value::Unknown(Type::List(Box::new(ty))),
+                None => return Value::Unknown(Type::List(Box::new(block_type(bs)))),
             }
         }
     }
@@ -200,7 +202,7 @@ fn eval_blocks(s: &Scope<'_>, body: &Body, bs: &BlockSchema, diags: &mut Vec<Dia
             &mut ignore,
         ));
     }
-    Value::List(ty, items)
+    Value::List(Type::Dynamic, items)
 }
 
 /// Expands `dynamic "name" { for_each = ...; iterator = it; content { ... } }`. `None` when the

@@ -64,7 +64,8 @@ pub struct ResourceInstance {
     /// Nested blocks are lists of objects.
     pub attributes: Value,
     pub lifecycle: Lifecycle,
-    /// Addresses of the resource instances this one depends on (references and `depends_on`).
+    /// What this instance depends on (references and `depends_on`): instance addresses, or a
+    /// resource or module address standing for all of its instances (see [`dependency_covers`]).
     pub depends_on: Vec<String>,
     /// `file:line` of the resource block, relative to the project directory.
     pub declared_at: String,
@@ -148,6 +149,7 @@ pub fn load(input: &Input) -> Loaded {
         workspace: input.workspace.clone(),
         resources: Vec::new(),
         diags,
+        pending: Vec::new(),
     };
     let walked = walker.module(&mut env, &Default::default());
     let mut resources = walker.resources;
@@ -203,25 +205,33 @@ fn locate(input: &Input, diags: &mut Vec<Diagnostic>) -> Option<(PathBuf, PathBu
     Some((checkout, root))
 }
 
-/// Turns recorded dependencies (`type.name`, `type.name["k"]`, `module.x`) into the addresses of
-/// existing instances.
+/// True when dependency entry `dep` (an instance address, or a resource or module address that
+/// stands for all of its instances) covers the instance at `address`.
+pub fn dependency_covers(dep: &str, address: &str) -> bool {
+    address == dep
+        || address
+            .strip_prefix(dep)
+            .is_some_and(|rest| rest.starts_with('[') || rest.starts_with('.'))
+}
+
+/// Keeps the recorded dependencies (`type.name`, `type.name["k"]`, `module.x`) that cover at
+/// least one other existing instance. Whole-resource entries stay whole (they are not expanded
+/// to every instance: that would be quadratic in size).
 fn resolve_edges(resources: &mut [ResourceInstance]) {
-    let all: Vec<String> = resources.iter().map(|r| r.address.clone()).collect();
+    let all: std::collections::BTreeSet<String> =
+        resources.iter().map(|r| r.address.clone()).collect();
     for r in resources.iter_mut() {
-        let mut out: Vec<String> = Vec::new();
-        for dep in &r.depends_on {
-            for a in &all {
-                let matches = a == dep
-                    || a.strip_prefix(dep.as_str())
-                        .is_some_and(|rest| rest.starts_with('[') || rest.starts_with('.'));
-                if matches && *a != r.address {
-                    out.push(a.clone());
-                }
-            }
-        }
-        out.sort();
-        out.dedup();
-        r.depends_on = out;
+        let deps = std::mem::take(&mut r.depends_on);
+        r.depends_on = deps
+            .into_iter()
+            .filter(|dep| {
+                all.range(dep.clone()..)
+                    .take_while(|a| a.starts_with(dep.as_str()))
+                    .any(|a| *a != r.address && dependency_covers(dep, a))
+            })
+            .collect();
+        r.depends_on.sort();
+        r.depends_on.dedup();
     }
 }
 

@@ -22,6 +22,9 @@ pub(crate) struct Walker<'c> {
     pub(crate) workspace: String,
     pub(crate) resources: Vec<ResourceInstance>,
     pub(crate) diags: Vec<Diagnostic>,
+    /// Instances whose attributes still live in their module's `Env` (index into `resources`,
+    /// resource key); moved out when the module walk ends, so values are stored once.
+    pub(crate) pending: Vec<(usize, String)>,
 }
 
 /// What a walked module instance exposes: its outputs and what they depend on.
@@ -43,6 +46,7 @@ impl Walker<'_> {
             }
         };
         let tree = env.tree;
+        let first_pending = self.pending.len();
         for node in order {
             match node {
                 Node::Local(name) => {
@@ -94,6 +98,11 @@ impl Walker<'_> {
                         },
                     );
                 }
+            }
+        }
+        for (index, key) in self.pending.drain(first_pending..) {
+            if let Some(r) = self.resources.get_mut(index) {
+                r.attributes = take_instance(&mut env.resources, &key, &r.key);
             }
         }
         walked
@@ -193,11 +202,12 @@ impl Walker<'_> {
                 resource_type: r.rtype.clone(),
                 name: r.name.clone(),
                 key: inst.key.clone(),
-                attributes: attrs.clone(),
+                attributes: Value::null(),
                 lifecycle: r.lifecycle.clone(),
                 depends_on: deps.into_iter().collect(),
                 declared_at,
             });
+            self.pending.push((self.resources.len() - 1, key.clone()));
             values.push((inst.key, attrs));
         }
         env.resources.insert(
@@ -348,4 +358,18 @@ fn collect(for_each: bool, count: bool, values: Vec<(InstanceKey, Value)>) -> Va
             .next()
             .map_or_else(Value::unknown, |(_, v)| v)
     }
+}
+
+/// Moves one instance's value out of its module's resource map (leaving null behind).
+fn take_instance(resources: &mut BTreeMap<String, Value>, key: &str, ik: &InstanceKey) -> Value {
+    let Some(v) = resources.get_mut(key) else {
+        return Value::unknown();
+    };
+    let slot = match (ik, v) {
+        (InstanceKey::None, v) => Some(v),
+        (InstanceKey::Str(k), Value::Object(m)) => m.get_mut(k),
+        (InstanceKey::Int(i), Value::Tuple(items)) => items.get_mut(*i),
+        _ => None,
+    };
+    slot.map_or_else(Value::unknown, |s| std::mem::replace(s, Value::null()))
 }
