@@ -20,7 +20,10 @@ fn write_project(root: &Path) -> std::io::Result<()> {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tf/realistic");
     for (from, to) in [
         ("environments/dev/main.tf", "environments/dev/main.tf"),
-        ("environments/dev/variables.tf", "environments/dev/variables.tf"),
+        (
+            "environments/dev/variables.tf",
+            "environments/dev/variables.tf",
+        ),
         ("modules/lxc/main.tf", "modules/lxc/main.tf"),
         ("modules/lxc/variables.tf", "modules/lxc/variables.tf"),
         ("modules/lxc/outputs.tf", "modules/lxc/outputs.tf"),
@@ -74,7 +77,9 @@ fn main() {
     }
     times.sort();
     let median = times[RUNS / 2];
-    println!("tfconfig load+evaluate, {ENTRIES} for_each entries ({instances} resource instances), {RUNS} runs");
+    println!(
+        "tfconfig load+evaluate, {ENTRIES} for_each entries ({instances} resource instances), {RUNS} runs"
+    );
     println!("  median {:>8.1} ms", median.as_secs_f64() * 1e3);
     println!("  best   {:>8.1} ms", times[0].as_secs_f64() * 1e3);
     println!("  worst  {:>8.1} ms", times[RUNS - 1].as_secs_f64() * 1e3);

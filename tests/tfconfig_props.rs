@@ -20,11 +20,48 @@ fn leaf() -> impl Strategy<Value = String> {
 }
 
 const FUNCS: &[&str] = &[
-    "length", "concat", "merge", "flatten", "keys", "values", "tostring", "tonumber", "jsonencode",
-    "yamlencode", "format", "join", "split", "upper", "range", "setproduct", "distinct", "sort",
-    "cidrsubnet", "cidrhost", "try", "can", "lookup", "element", "zipmap", "toset", "tomap",
-    "tolist", "coalesce", "sum", "max", "abs", "indent", "replace", "substr", "formatlist",
-    "transpose", "one", "sensitive", "nonsensitive", "file", "templatefile",
+    "length",
+    "concat",
+    "merge",
+    "flatten",
+    "keys",
+    "values",
+    "tostring",
+    "tonumber",
+    "jsonencode",
+    "yamlencode",
+    "format",
+    "join",
+    "split",
+    "upper",
+    "range",
+    "setproduct",
+    "distinct",
+    "sort",
+    "cidrsubnet",
+    "cidrhost",
+    "try",
+    "can",
+    "lookup",
+    "element",
+    "zipmap",
+    "toset",
+    "tomap",
+    "tolist",
+    "coalesce",
+    "sum",
+    "max",
+    "abs",
+    "indent",
+    "replace",
+    "substr",
+    "formatlist",
+    "transpose",
+    "one",
+    "sensitive",
+    "nonsensitive",
+    "file",
+    "templatefile",
 ];
 
 fn expr() -> impl Strategy<Value = String> {
@@ -35,16 +72,25 @@ fn expr() -> impl Strategy<Value = String> {
                 let body: Vec<String> = v.into_iter().map(|(k, e)| format!("{k} = {e}")).collect();
                 format!("{{ {} }}", body.join(", "))
             }),
-            (prop::sample::select(FUNCS), prop::collection::vec(inner.clone(), 0..3))
+            (
+                prop::sample::select(FUNCS),
+                prop::collection::vec(inner.clone(), 0..3)
+            )
                 .prop_map(|(f, a)| format!("{f}({})", a.join(", "))),
-            (inner.clone(), prop::sample::select(&["+", "-", "*", "/", "%", "==", "<", "&&", "||"][..]), inner.clone())
+            (
+                inner.clone(),
+                prop::sample::select(&["+", "-", "*", "/", "%", "==", "<", "&&", "||"][..]),
+                inner.clone()
+            )
                 .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
-            (inner.clone(), inner.clone(), inner.clone()).prop_map(|(c, a, b)| format!("({c} ? {a} : {b})")),
+            (inner.clone(), inner.clone(), inner.clone())
+                .prop_map(|(c, a, b)| format!("({c} ? {a} : {b})")),
             (inner.clone(), inner.clone()).prop_map(|(c, v)| format!("[for x in {c} : {v}]")),
-            (inner.clone(), inner.clone()).prop_map(|(c, v)| format!("{{for k, x in {c} : k => {v}...}}")),
+            (inner.clone(), inner.clone())
+                .prop_map(|(c, v)| format!("{{for k, x in {c} : k => {v}...}}")),
             inner.clone().prop_map(|e| format!("{e}[*]")),
             inner.clone().prop_map(|e| format!("{e}[0]")),
-            inner.clone().prop_map(|e| format!("\"a${{{e}}}%{{ for x in {e} }}b%{{ endfor }}\"")),
+            inner.prop_map(|e| format!("\"a${{{e}}}%{{ for x in {e} }}b%{{ endfor }}\"")),
         ]
     })
 }
@@ -74,7 +120,12 @@ proptest! {
 fn load_text(main_tf: &str) -> tfconfig::Loaded {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("main.tf"), main_tf).expect("write main.tf");
-    tfconfig::load(&Input { checkout: dir.path().to_path_buf(), project_dir: ".".into(), workspace: "default".into(), vars: Vec::new() })
+    tfconfig::load(&Input {
+        checkout: dir.path().to_path_buf(),
+        project_dir: ".".into(),
+        workspace: "default".into(),
+        vars: Vec::new(),
+    })
 }
 
 #[test]
@@ -82,28 +133,47 @@ fn values_that_double_at_every_step_stop_at_the_evaluation_budget() {
     let mut src = String::from("locals {\n  l0 = [1, 2, 3, 4, 5, 6, 7, 8]\n");
     for i in 1..40 {
         let p = i - 1;
-        let _ = writeln!(src, "  l{i} = [local.l{p}, local.l{p}, local.l{p}, local.l{p}]");
+        let _ = writeln!(
+            src,
+            "  l{i} = [local.l{p}, local.l{p}, local.l{p}, local.l{p}]"
+        );
     }
     src.push_str("}\n");
     let loaded = load_text(&src);
-    assert!(loaded.render_diagnostics().contains("Evaluation limit reached"), "{}", loaded.render_diagnostics());
+    assert!(
+        loaded
+            .render_diagnostics()
+            .contains("Evaluation limit reached"),
+        "{}",
+        loaded.render_diagnostics()
+    );
 }
 
 #[test]
 fn strings_that_double_at_every_step_stop_at_the_evaluation_budget() {
-    let mut src = String::from("locals {\n  s0 = \"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"\n");
+    let mut src = String::from(
+        "locals {\n  s0 = \"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"\n",
+    );
     for i in 1..40 {
         let p = i - 1;
         let _ = writeln!(src, "  s{i} = \"${{local.s{p}}}${{local.s{p}}}\"");
     }
     src.push_str("}\n");
     let loaded = load_text(&src);
-    assert!(loaded.render_diagnostics().contains("Evaluation limit reached"), "{}", loaded.render_diagnostics());
+    assert!(
+        loaded
+            .render_diagnostics()
+            .contains("Evaluation limit reached"),
+        "{}",
+        loaded.render_diagnostics()
+    );
 }
 
 #[test]
 fn huge_range_and_for_each_are_refused_with_a_diagnostic() {
-    let loaded = load_text("resource \"random_string\" \"r\" {\n  for_each = toset([for i in range(50000) : tostring(i)])\n  length = 4\n}\n");
+    let loaded = load_text(
+        "resource \"random_string\" \"r\" {\n  for_each = toset([for i in range(50000) : tostring(i)])\n  length = 4\n}\n",
+    );
     let text = loaded.render_diagnostics();
     assert!(text.contains("at most 10000 instances"), "{text}");
     assert!(tfconfig::evaluate_expression("range(4000000000)").is_err());
@@ -126,5 +196,8 @@ fn long_reference_chains_evaluate_without_recursion_limits() {
     src.push_str("}\noutput \"last\" {\n  value = local.v1999\n}\n");
     let loaded = load_text(&src);
     assert!(!loaded.has_errors(), "{}", loaded.render_diagnostics());
-    assert_eq!(loaded.outputs.get("last").map(|o| o.value.clone()), Some(tfconfig::Value::Number(1999.0)));
+    assert_eq!(
+        loaded.outputs.get("last").map(|o| o.value.clone()),
+        Some(tfconfig::Value::Number(1999.0))
+    );
 }

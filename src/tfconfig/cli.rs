@@ -151,7 +151,8 @@ pub fn to_text(l: &Loaded) -> String {
             quote(&r.resource_type),
             quote(&r.name)
         ));
-        if let (Some(m), Some(schema)) = (r.attributes.as_map(), schema::resource(&r.resource_type)) {
+        if let (Some(m), Some(schema)) = (r.attributes.as_map(), schema::resource(&r.resource_type))
+        {
             render_body(m, &schema.body, 1, &mut out);
         }
         out.push_str("}\n");

@@ -251,7 +251,13 @@ pub fn evaluate_expression(src: &str) -> Result<Value, String> {
     let file = sources.add("<expression>".to_owned(), src.to_owned());
     let expr = hcl_edit::parser::parse_expr(src).map_err(|e| e.message().to_owned())?;
     let nowhere = PathBuf::from("/nonexistent/atoll-empty-checkout");
-    let ctx = eval::Ctx::new(sources, funcs::Sandbox::new(nowhere.clone(), nowhere), eval::DEFAULT_BUDGET);
+    let ctx = eval::Ctx::new(
+        sources,
+        funcs::Sandbox::new(nowhere.clone(), nowhere),
+        eval::DEFAULT_BUDGET,
+    );
     let scope = eval::Scope::new(&ctx, &eval::NoNames, file);
-    scope.eval(&expr).map_err(|d| ctx.sources.borrow().render(&d))
+    scope
+        .eval(&expr)
+        .map_err(|d| ctx.sources.borrow().render(&d))
 }

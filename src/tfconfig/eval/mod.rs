@@ -7,6 +7,7 @@
 mod expr;
 mod ops;
 mod template;
+mod traverse;
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};

@@ -6,6 +6,7 @@ mod encoding;
 pub mod file;
 mod format;
 mod net;
+mod numbers;
 mod strings;
 
 use std::ops::Range;
@@ -252,7 +253,7 @@ fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
     if let Some(r) = format::call(name, &args) {
         return r;
     }
-    if let Some(r) = collections::call(name, args.clone()) {
+    if let Some(r) = numbers::call(name, &args) {
         return r;
     }
     if let Some(r) = encoding::call(name, &args) {
@@ -264,7 +265,8 @@ fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
     if let Some(r) = file::call(s, name, &args) {
         return r;
     }
-    Err(FnError::Call(format!("function {name} is not available")))
+    collections::call(name, args)
+        .unwrap_or_else(|| Err(FnError::Call(format!("function {name} is not available"))))
 }
 
 /// `try` and `can`: their arguments are evaluated here, one at a time, so errors are caught.
