@@ -61,6 +61,8 @@ const FUNCS: &[&str] = &[
     "sensitive",
     "nonsensitive",
     "file",
+    "regex",
+    "regexall",
     "templatefile",
 ];
 

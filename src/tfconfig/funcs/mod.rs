@@ -7,6 +7,7 @@ pub mod file;
 mod format;
 mod net;
 mod numbers;
+mod regex;
 mod strings;
 
 use std::ops::Range;
@@ -97,6 +98,8 @@ fn sig(name: &str) -> Option<Sig> {
         "fileset" => s(&["path", "pattern"], false, false, D),
         "templatefile" => s(&["path", "vars"], false, false, S),
         "trim" | "trimprefix" | "trimsuffix" => s(&["str", "cutset"], false, false, S),
+        "regex" => s(&["pattern", "string"], false, false, D),
+        "regexall" => s(&["pattern", "string"], false, false, D),
         "startswith" | "endswith" | "strcontains" => s(&["str", "substr"], false, false, B),
         "indent" => s(&["spaces", "str"], false, false, S),
         "cidrhost" => s(&["prefix", "hostnum"], false, false, S),
@@ -254,6 +257,9 @@ fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
         return r;
     }
     if let Some(r) = numbers::call(name, &args) {
+        return r;
+    }
+    if let Some(r) = regex::call(name, &args) {
         return r;
     }
     if let Some(r) = encoding::call(name, &args) {
