@@ -76,7 +76,7 @@ fn load_dir(
     for name in list_files(dir, &prefix, diags) {
         let path = dir.join(&name);
         let display = format!("{prefix}{name}");
-        let text = match read_limited(&path) {
+        let text = match read_limited(checkout, &path) {
             Ok(t) => t,
             Err(why) => {
                 diags.push(Diagnostic::error(
@@ -135,7 +135,13 @@ fn capitalise(s: &str) -> String {
         .unwrap_or_default()
 }
 
-fn read_limited(path: &Path) -> Result<String, String> {
+/// Reads a configuration file, refusing one that is (or passes through) a symlink leading
+/// outside the checkout: its text could otherwise be quoted back in a diagnostic.
+fn read_limited(checkout: &Path, path: &Path) -> Result<String, String> {
+    let real = path.canonicalize().map_err(|e| e.kind().to_string())?;
+    if !real.starts_with(checkout) {
+        return Err("it is a symbolic link that leads outside the repository checkout".into());
+    }
     let meta = std::fs::metadata(path).map_err(|e| e.kind().to_string())?;
     if !meta.is_file() {
         return Err("not a regular file".into());

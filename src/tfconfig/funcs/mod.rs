@@ -16,6 +16,11 @@ use hcl_edit::expr::Expression;
 
 pub use file::Sandbox;
 
+/// Converts decoded JSON to a value (objects to objects, arrays to tuples).
+pub fn json_value(j: &serde_json::Value) -> Value {
+    encoding::from_json(j)
+}
+
 use super::diag::Diagnostic;
 use super::eval::Scope;
 use super::value::{Type, Value};
@@ -191,6 +196,15 @@ pub(crate) fn call(
     } else {
         args.iter().any(Value::contains_unknown)
     };
+    if name == "plantimestamp" {
+        let now = time::OffsetDateTime::now_utc()
+            .replace_nanosecond(0)
+            .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+        let text = now
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        return Ok(Value::String(text));
+    }
     if unknown || matches!(name, "uuid" | "timestamp") {
         let marked = args.iter().any(Value::contains_sensitive);
         return Ok(Value::Unknown(sig.ret).mark(marked));

@@ -24,31 +24,45 @@ pub(crate) fn collect_root(
     diags: &mut Vec<Diagnostic>,
 ) -> BTreeMap<String, Raw> {
     let mut out = BTreeMap::new();
-    let mut files: Vec<String> = vec!["terraform.tfvars".to_owned()];
     let mut auto: Vec<String> = std::fs::read_dir(root_dir)
         .map(|rd| {
             rd.flatten()
                 .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.ends_with(".auto.tfvars"))
+                .filter(|n| n.ends_with(".auto.tfvars") || n.ends_with(".auto.tfvars.json"))
                 .collect()
         })
         .unwrap_or_default();
     auto.sort();
+    let mut files = vec![
+        "terraform.tfvars".to_owned(),
+        "terraform.tfvars.json".to_owned(),
+    ];
     files.extend(auto);
-    files.push(format!("env/{workspace}.tfvars"));
+    if valid_workspace(workspace) {
+        files.push(format!("env/{workspace}.tfvars"));
+    } else {
+        diags.push(Diagnostic::error(
+            "Invalid workspace name",
+            format!("The workspace name {workspace:?} may contain only letters, digits, \"-\", \"_\" and \".\"."),
+            None,
+        ));
+    }
     for name in files {
-        let path = root_dir.join(&name);
-        if !path.is_file() {
+        if !root_dir.join(&name).is_file() {
             continue;
         }
-        match std::fs::read_to_string(&path) {
+        let text = ctx
+            .sandbox
+            .resolve(&name)
+            .and_then(|p| std::fs::read_to_string(p).map_err(|e| e.kind().to_string()));
+        match text {
+            Ok(text) if name.ends_with(".json") => {
+                read_json_tfvars(ctx, m, &name, &text, &mut out, diags)
+            }
             Ok(text) => read_tfvars(ctx, m, &name, text, false, &mut out, diags),
-            Err(e) => diags.push(Diagnostic::error(
+            Err(why) => diags.push(Diagnostic::error(
                 "Failed to read variables file",
-                format!(
-                    "Given variables file {name} could not be read: {}.",
-                    e.kind()
-                ),
+                format!("Given variables file {name} could not be read: {why}."),
                 None,
             )),
         }
@@ -200,5 +214,50 @@ fn cli_var(
                 }),
             ));
         }
+    }
+}
+
+/// Workspace names that are safe in a path (`env/{workspace}.tfvars`).
+fn valid_workspace(w: &str) -> bool {
+    !w.is_empty()
+        && w != "."
+        && w != ".."
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// `terraform.tfvars.json` / `*.auto.tfvars.json`: a JSON object of variable values.
+fn read_json_tfvars(
+    ctx: &Ctx,
+    m: &Module,
+    name: &str,
+    text: &str,
+    out: &mut BTreeMap<String, Raw>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let parsed: Result<serde_json::Map<String, serde_json::Value>, _> = serde_json::from_str(text);
+    let file = ctx
+        .sources
+        .borrow_mut()
+        .add(name.to_owned(), text.to_owned());
+    let Ok(obj) = parsed else {
+        diags.push(Diagnostic::error(
+            "Invalid JSON variables file",
+            format!("The variables file {name} must contain a JSON object of variable values."),
+            Some(Span { file, range: 0..1 }),
+        ));
+        return;
+    };
+    for (key, v) in obj {
+        if !m.variables.contains_key(&key) {
+            diags.push(Diagnostic::warning(
+                "Value for undeclared variable",
+                format!("The root module does not declare a variable named \"{key}\" but a value was found in file \"{name}\". If you meant to use this value, add a \"variable\" block to the configuration."),
+                None,
+            ));
+            continue;
+        }
+        let value = crate::tfconfig::funcs::json_value(&v);
+        out.insert(key, Raw { value, span: None });
     }
 }
