@@ -57,7 +57,7 @@ pub(crate) fn collect_root(
             .and_then(|p| std::fs::read_to_string(p).map_err(|e| e.kind().to_string()));
         match text {
             Ok(text) if name.ends_with(".json") => {
-                read_json_tfvars(ctx, m, &name, &text, &mut out, diags)
+                read_json_tfvars(ctx, m, &name, &text, &mut out, diags);
             }
             Ok(text) => read_tfvars(ctx, m, &name, text, false, &mut out, diags),
             Err(why) => diags.push(Diagnostic::error(
