@@ -108,7 +108,7 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
             let rhs = s.eval(&b.rhs_expr)?;
             ops::binary(s, op, lhs, rhs, (b.lhs_expr.span(), b.rhs_expr.span()))
         }
-        Expression::ForExpr(f) => eval_for(s, f, e),
+        Expression::ForExpr(f) => eval_for(s, f),
     }
 }
 
@@ -157,112 +157,139 @@ fn eval_call(s: &Scope<'_>, call: &FuncCall, e: &Expression) -> Result<Value, Di
     funcs::call(s, name, vals, e.span())
 }
 
-fn eval_for(s: &Scope<'_>, f: &ForExpr, e: &Expression) -> Result<Value, Diagnostic> {
-    let coll = s.eval(&f.intro.collection_expr)?;
-    let (coll, marked) = coll.into_unmarked();
-    let pairs: Vec<(Value, Value)> =
-        match coll {
-            Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic).mark(marked)),
-            Value::Null(_) => {
-                return Err(s.error(
-                    "Iteration over null value",
-                    "A null value cannot be used as the collection in a 'for' expression.",
-                    f.intro.collection_expr.span(),
-                ));
-            }
-            Value::List(_, items) | Value::Tuple(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| (Value::Number(i as f64), v))
-                .collect(),
-            Value::Set(_, items) => items.into_iter().map(|v| (v.clone(), v)).collect(),
-            Value::Map(_, m) | Value::Object(m) => {
-                m.into_iter().map(|(k, v)| (Value::String(k), v)).collect()
-            }
-            other => return Err(s.error(
+/// The (key, value) pairs a `for` iterates: index/element for sequences, element/element for
+/// sets, key/value for maps and objects (lexical order). `Ok(None)` for an unknown collection.
+pub(crate) fn iteration_pairs(
+    s: &Scope<'_>,
+    coll: Value,
+    what: &str,
+    range: Option<std::ops::Range<usize>>,
+) -> Result<Option<Vec<(Value, Value)>>, Diagnostic> {
+    let pairs: Vec<(Value, Value)> = match coll {
+        Value::Unknown(_) => return Ok(None),
+        Value::Null(_) => {
+            return Err(s.error(
+                "Iteration over null value",
+                format!("A null value cannot be used as the collection in {what}."),
+                range,
+            ));
+        }
+        Value::List(_, items) | Value::Tuple(items) => items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (Value::Number(i as f64), v))
+            .collect(),
+        Value::Set(_, items) => items.into_iter().map(|v| (v.clone(), v)).collect(),
+        Value::Map(_, m) | Value::Object(m) => {
+            m.into_iter().map(|(k, v)| (Value::String(k), v)).collect()
+        }
+        other => {
+            return Err(s.error(
                 "Iteration over non-iterable value",
                 format!(
-                    "A value of type {} cannot be used as the collection in a 'for' expression.",
+                    "A value of type {} cannot be used as the collection in {what}.",
                     other.ty().friendly()
                 ),
-                f.intro.collection_expr.span(),
-            )),
-        };
-    s.charge(pairs.len() as u64, e.span())?;
+                range,
+            ));
+        }
+    };
+    s.charge(pairs.len() as u64, range)?;
+    Ok(Some(pairs))
+}
+
+/// What a `for` expression builds: a tuple, an object, or an object of groups (`...`).
+#[derive(Default)]
+struct ForOut {
+    list: Vec<Value>,
+    obj: BTreeMap<String, Value>,
+    groups: BTreeMap<String, Vec<Value>>,
+}
+
+fn eval_for(s: &Scope<'_>, f: &ForExpr) -> Result<Value, Diagnostic> {
+    let (coll, marked) = s.eval(&f.intro.collection_expr)?.into_unmarked();
+    let range = f.intro.collection_expr.span();
+    let Some(pairs) = iteration_pairs(s, coll, "a 'for' expression", range)? else {
+        return Ok(Value::Unknown(Type::Dynamic).mark(marked));
+    };
     let key_name = f.intro.key_var.as_ref().map(|k| k.as_str().to_owned());
     let val_name = f.intro.value_var.as_str().to_owned();
-    let mut list = Vec::new();
-    let mut obj: BTreeMap<String, Value> = BTreeMap::new();
-    let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut out = ForOut::default();
     for (k, v) in pairs {
         let mut b = vec![(val_name.clone(), v)];
         if let Some(kn) = &key_name {
             b.push((kn.clone(), k));
         }
         let child = s.child(b);
-        if let Some(cond) = &f.cond {
-            let (c, _) = child.eval(&cond.expr)?.into_unmarked();
-            match c {
-                Value::Bool(true) => {}
-                Value::Bool(false) => continue,
-                Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic).mark(marked)),
-                _ => {
-                    return Err(s.error(
-                        "Invalid 'for' condition",
-                        "The 'if' clause value must be a bool.",
-                        cond.expr.span(),
-                    ));
-                }
-            }
-        }
-        let value = child.eval(&f.value_expr)?;
-        match &f.key_expr {
-            None => list.push(value),
-            Some(ke) => {
-                let (kv, _) = child.eval(ke)?.into_unmarked();
-                let key = match kv {
-                    Value::String(k) => k,
-                    Value::Number(n) => super::super::value::format_number(n),
-                    Value::Bool(b) => b.to_string(),
-                    Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic).mark(marked)),
-                    _ => {
-                        return Err(s.error(
-                            "Invalid object key",
-                            "Key expression in 'for' expression must be a string.",
-                            ke.span(),
-                        ));
-                    }
-                };
-                if f.grouping {
-                    groups.entry(key).or_default().push(value);
-                } else {
-                    match obj.entry(key) {
-                        std::collections::btree_map::Entry::Occupied(o) => {
-                            return Err(s.error(
-                                "Duplicate object key",
-                                format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", quote(o.key())),
-                                ke.span(),
-                            ));
-                        }
-                        std::collections::btree_map::Entry::Vacant(v) => {
-                            v.insert(value);
-                        }
-                    }
-                }
-            }
+        match for_item(&child, f, &mut out)? {
+            Step::Next => {}
+            Step::Unknown => return Ok(Value::Unknown(Type::Dynamic).mark(marked)),
         }
     }
-    let out = match &f.key_expr {
-        None => Value::Tuple(list),
+    let result = match &f.key_expr {
+        None => Value::Tuple(out.list),
         Some(_) if f.grouping => Value::Object(
-            groups
+            out.groups
                 .into_iter()
                 .map(|(k, v)| (k, Value::Tuple(v)))
                 .collect(),
         ),
-        Some(_) => Value::Object(obj),
+        Some(_) => Value::Object(out.obj),
     };
-    Ok(out.mark(marked))
+    Ok(result.mark(marked))
+}
+
+enum Step {
+    Next,
+    Unknown,
+}
+
+/// One iteration of a `for` expression: condition, value and key.
+fn for_item(child: &Scope<'_>, f: &ForExpr, out: &mut ForOut) -> Result<Step, Diagnostic> {
+    if let Some(cond) = &f.cond {
+        match child.eval(&cond.expr)?.into_unmarked().0 {
+            Value::Bool(true) => {}
+            Value::Bool(false) => return Ok(Step::Next),
+            Value::Unknown(_) => return Ok(Step::Unknown),
+            _ => {
+                return Err(child.error(
+                    "Invalid 'for' condition",
+                    "The 'if' clause value must be a bool.",
+                    cond.expr.span(),
+                ));
+            }
+        }
+    }
+    let value = child.eval(&f.value_expr)?;
+    let Some(ke) = &f.key_expr else {
+        out.list.push(value);
+        return Ok(Step::Next);
+    };
+    let key = match child.eval(ke)?.into_unmarked().0 {
+        Value::String(k) => k,
+        Value::Number(n) => super::super::value::format_number(n),
+        Value::Bool(b) => b.to_string(),
+        Value::Unknown(_) => return Ok(Step::Unknown),
+        _ => {
+            return Err(child.error(
+                "Invalid object key",
+                "Key expression in 'for' expression must be a string.",
+                ke.span(),
+            ));
+        }
+    };
+    if f.grouping {
+        out.groups.entry(key).or_default().push(value);
+    } else if out.obj.contains_key(&key) {
+        return Err(child.error(
+            "Duplicate object key",
+            format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", quote(&key)),
+            ke.span(),
+        ));
+    } else {
+        out.obj.insert(key, value);
+    }
+    Ok(Step::Next)
 }
 
 /// Collects references, see [`super::references`].

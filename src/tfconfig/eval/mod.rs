@@ -243,6 +243,7 @@ pub fn references(e: &Expression, out: &mut Vec<(String, Option<String>, Option<
     expr::references(e, out);
 }
 
+pub(crate) use expr::iteration_pairs;
 pub use ops::equals as ops_equals;
 
 /// Evaluates a parsed template (for `templatefile`).
