@@ -280,16 +280,19 @@ fn for_item(child: &Scope<'_>, f: &ForExpr, out: &mut ForOut) -> Result<Step, Di
     };
     if f.grouping {
         out.groups.entry(key).or_default().push(value);
-    } else if out.obj.contains_key(&key) {
-        return Err(child.error(
-            "Duplicate object key",
-            format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", quote(&key)),
-            ke.span(),
-        ));
-    } else {
-        out.obj.insert(key, value);
+        return Ok(Step::Next);
     }
-    Ok(Step::Next)
+    match out.obj.entry(key) {
+        std::collections::btree_map::Entry::Occupied(o) => Err(child.error(
+            "Duplicate object key",
+            format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", quote(o.key())),
+            ke.span(),
+        )),
+        std::collections::btree_map::Entry::Vacant(v) => {
+            v.insert(value);
+            Ok(Step::Next)
+        }
+    }
 }
 
 /// Collects references, see [`super::references`].
