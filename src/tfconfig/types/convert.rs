@@ -236,3 +236,51 @@ fn missing_message(missing: &[&str]) -> String {
         [] => String::new(),
     }
 }
+
+/// Attributes of `v` that an object type in `c` does not declare (conversion drops them
+/// silently, so a typo such as `memroy` would go unnoticed): (path, name, suggestion).
+pub fn undeclared_attributes(v: &Value, c: &Constraint) -> Vec<(String, String, Option<String>)> {
+    let mut out = Vec::new();
+    walk_undeclared(v, c, String::new(), &mut out);
+    out
+}
+
+fn walk_undeclared(
+    v: &Value,
+    c: &Constraint,
+    path: String,
+    out: &mut Vec<(String, String, Option<String>)>,
+) {
+    if out.len() >= 20 {
+        return;
+    }
+    let v = v.unmark().0;
+    match (v, c) {
+        (Value::Object(m) | Value::Map(_, m), Constraint::Object(attrs)) => {
+            for (k, item) in m {
+                match attrs.get(k) {
+                    Some(a) => walk_undeclared(item, &a.ty, format!("{path}.{k}"), out),
+                    None => {
+                        let hint =
+                            crate::tfconfig::diag::suggest(k, attrs.keys().map(String::as_str));
+                        out.push((path.clone(), k.clone(), hint.map(str::to_owned)));
+                    }
+                }
+            }
+        }
+        (Value::Object(m) | Value::Map(_, m), Constraint::Map(e)) => {
+            for (k, item) in m {
+                walk_undeclared(item, e, format!("{path}[{}]", quote(k)), out);
+            }
+        }
+        (
+            Value::List(_, items) | Value::Tuple(items) | Value::Set(_, items),
+            Constraint::List(e) | Constraint::Set(e),
+        ) => {
+            for (i, item) in items.iter().enumerate() {
+                walk_undeclared(item, e, format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}

@@ -9,7 +9,7 @@ use hcl_edit::expr::Expression;
 
 mod convert;
 
-pub use convert::{ConvError, apply_defaults, convert};
+pub use convert::{ConvError, apply_defaults, convert, undeclared_attributes};
 
 use super::value::{Type, Value};
 

@@ -76,7 +76,11 @@ pub(crate) fn finalize(
     let declared_at = ctx.sources.borrow().fmt_range(&v.span);
     let default = v.default.as_ref().and_then(|d| {
         let scope = Scope::constant(ctx, d.file);
-        match scope.eval(&d.expr).map(|x| apply_defaults(x, &c)).map(|x| convert(x, &c)) {
+        let raw = scope.eval(&d.expr).map(|value| Raw { value, span: d.span() });
+        if let Ok(r) = &raw {
+            warn_undeclared(r, &c, addr, diags);
+        }
+        match raw.map(|r| apply_defaults(r.value, &c)).map(|x| convert(x, &c)) {
             Ok(Ok(x)) => Some(x),
             Ok(Err(e)) => {
                 diags.push(Diagnostic::error("Invalid default value for variable", format!("This default value is not compatible with the variable's type constraint: {}.", e.message()), d.span()));
@@ -100,6 +104,7 @@ pub(crate) fn finalize(
             }
         };
     };
+    warn_undeclared(&given, &c, addr, diags);
     let value = if given.value.is_null() {
         given.value
     } else {
@@ -216,5 +221,20 @@ fn validate(ctx: &Ctx, v: &Variable, value: &Value, addr: &str, diags: &mut Vec<
             rule.condition.span().or(Some(v.span.clone())),
         ));
         let _ = addr;
+    }
+}
+
+/// Our own warning (Terraform is silent): object attributes the type does not declare are
+/// dropped by conversion, which hides typos such as `memroy = 4096`.
+fn warn_undeclared(given: &Raw, c: &Constraint, addr: &str, diags: &mut Vec<Diagnostic>) {
+    for (path, name, hint) in super::types::undeclared_attributes(&given.value, c) {
+        let hint = hint
+            .map(|h| format!(" Did you mean \"{h}\"?"))
+            .unwrap_or_default();
+        diags.push(Diagnostic::warning(
+            "Attribute not declared in the variable's type",
+            format!("The value for {addr}{path} has an attribute \"{name}\" that its type does not declare, so it is ignored.{hint}"),
+            given.span.clone(),
+        ));
     }
 }
