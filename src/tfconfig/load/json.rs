@@ -256,7 +256,7 @@ mod tests {
         )
         .expect("converts");
         assert!(
-            native.contains("variable \"node\" {\n  type = string\n  default = \"pve\"\n}"),
+            native.contains("variable \"node\" {\n  default = \"pve\"\n  type = string\n}"),
             "{native}"
         );
         assert!(native.contains("  node_name = \"${var.node}\""), "{native}");
