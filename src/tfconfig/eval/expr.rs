@@ -26,35 +26,7 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(Value::Tuple(vals))
         }
-        Expression::Object(obj) => {
-            s.charge(obj.len() as u64, e.span())?;
-            let mut out = BTreeMap::new();
-            let mut marked = false;
-            for (k, v) in obj.iter() {
-                let key = match k {
-                    ObjectKey::Ident(id) => id.as_str().to_owned(),
-                    ObjectKey::Expression(ke) => {
-                        let (kv, m) = s.eval(ke)?.into_unmarked();
-                        marked |= m;
-                        match kv {
-                            Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic)),
-                            Value::String(k) => k,
-                            Value::Number(n) => super::super::value::format_number(n),
-                            Value::Bool(b) => b.to_string(),
-                            _ => {
-                                return Err(s.error(
-                                    "Incorrect key type",
-                                    "Can't use this value as a key: string required.",
-                                    ke.span(),
-                                ));
-                            }
-                        }
-                    }
-                };
-                out.insert(key, s.eval(v.expr())?);
-            }
-            Ok(Value::Object(out).mark(marked))
-        }
+        Expression::Object(obj) => eval_object(s, obj, e),
         Expression::StringTemplate(t) => template::eval_string_template(s, t, e.span()),
         Expression::HeredocTemplate(h) => template::eval_template(s, &h.template, e.span()),
         Expression::Parenthesis(p) => s.eval(p.inner()),
@@ -66,36 +38,7 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
                 apply_ops(s, base, &t.operators)
             }
         },
-        Expression::Conditional(c) => {
-            let cond = s.eval(&c.cond_expr)?;
-            let (cv, marked) = cond.into_unmarked();
-            let cv = match cv {
-                Value::String(ref st) if st == "true" => Value::Bool(true),
-                Value::String(ref st) if st == "false" => Value::Bool(false),
-                other => other,
-            };
-            match cv {
-                Value::Bool(true) => Ok(s.eval(&c.true_expr)?.mark(marked)),
-                Value::Bool(false) => Ok(s.eval(&c.false_expr)?.mark(marked)),
-                Value::Unknown(_) => {
-                    let t = s
-                        .eval(&c.true_expr)
-                        .map(|v| v.ty())
-                        .unwrap_or(Type::Dynamic);
-                    Ok(Value::Unknown(t).mark(marked))
-                }
-                Value::Null(_) => Err(s.error(
-                    "Null condition",
-                    "The condition value is null. Conditions must either be true or false.",
-                    c.cond_expr.span(),
-                )),
-                _ => Err(s.error(
-                    "Incorrect condition type",
-                    "The condition expression must be of type bool.",
-                    c.cond_expr.span(),
-                )),
-            }
-        }
+        Expression::Conditional(c) => eval_conditional(s, c),
         Expression::FuncCall(call) => eval_call(s, call, e),
         Expression::UnaryOp(u) => {
             let v = s.eval(&u.expr)?;
@@ -104,11 +47,77 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
         Expression::BinaryOp(b) => {
             let op = *b.operator.value();
             let lhs = s.eval(&b.lhs_expr)?;
-            // && and || short-circuit like Terraform's (they do not: both sides are evaluated)
+            // Like HCL, && and || evaluate both operands (no short-circuit).
             let rhs = s.eval(&b.rhs_expr)?;
             ops::binary(s, op, lhs, rhs, (b.lhs_expr.span(), b.rhs_expr.span()))
         }
         Expression::ForExpr(f) => eval_for(s, f),
+    }
+}
+
+fn eval_object(
+    s: &Scope<'_>,
+    obj: &hcl_edit::expr::Object,
+    e: &Expression,
+) -> Result<Value, Diagnostic> {
+    s.charge(obj.len() as u64, e.span())?;
+    let mut out = BTreeMap::new();
+    let mut marked = false;
+    for (k, v) in obj.iter() {
+        let key = match k {
+            ObjectKey::Ident(id) => id.as_str().to_owned(),
+            ObjectKey::Expression(ke) => {
+                let (kv, m) = s.eval(ke)?.into_unmarked();
+                marked |= m;
+                match kv {
+                    Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic)),
+                    Value::String(k) => k,
+                    Value::Number(n) => super::super::value::format_number(n),
+                    Value::Bool(b) => b.to_string(),
+                    _ => {
+                        return Err(s.error(
+                            "Incorrect key type",
+                            "Can't use this value as a key: string required.",
+                            ke.span(),
+                        ));
+                    }
+                }
+            }
+        };
+        out.insert(key, s.eval(v.expr())?);
+    }
+    Ok(Value::Object(out).mark(marked))
+}
+
+/// Only the chosen branch is evaluated; an unknown condition gives an unknown of the true
+/// branch's type.
+fn eval_conditional(s: &Scope<'_>, c: &hcl_edit::expr::Conditional) -> Result<Value, Diagnostic> {
+    let (cv, marked) = s.eval(&c.cond_expr)?.into_unmarked();
+    let cv = match cv {
+        Value::String(ref st) if st == "true" => Value::Bool(true),
+        Value::String(ref st) if st == "false" => Value::Bool(false),
+        other => other,
+    };
+    match cv {
+        Value::Bool(true) => Ok(s.eval(&c.true_expr)?.mark(marked)),
+        Value::Bool(false) => Ok(s.eval(&c.false_expr)?.mark(marked)),
+        Value::Unknown(_) => {
+            let t = s
+                .eval(&c.true_expr)
+                .map(|v| v.ty())
+                .unwrap_or(Type::Dynamic);
+            Ok(Value::Unknown(t).mark(marked))
+        }
+        Value::Null(_) => Err(s.error(
+            "Null condition",
+            "The condition value is null. Conditions must either be true or false.",
+            c.cond_expr.span(),
+        )),
+        _ => Err(s.error(
+            "Incorrect condition type",
+            "The condition expression must be of type bool.",
+            c.cond_expr.span(),
+        )),
     }
 }
 
