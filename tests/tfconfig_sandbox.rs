@@ -97,3 +97,54 @@ fn json_variable_files_are_read_in_terraforms_order() {
         Some(Value::Tuple(_))
     ));
 }
+
+#[test]
+fn for_each_over_a_map_with_sensitive_values_keeps_the_marks_on_the_values() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("main.tf"),
+        r#"variable "pw" {
+  type      = string
+  sensitive = true
+  default   = "hunter22"
+}
+
+locals {
+  cts = { web = { pw = var.pw } }
+}
+
+resource "proxmox_virtual_environment_container" "ct" {
+  for_each  = local.cts
+  node_name = "pve"
+  initialization {
+    user_account {
+      password = each.value.pw
+    }
+  }
+  description = "plain ${each.key}"
+  operating_system {
+    template_file_id = "local:vztmpl/x.tar.zst"
+  }
+}
+"#,
+    )
+    .expect("write main.tf");
+    let loaded = load(dir.path(), "default");
+    assert!(!loaded.has_errors(), "{}", loaded.render_diagnostics());
+    let ct = &loaded.resources[0];
+    assert_eq!(
+        ct.address,
+        "proxmox_virtual_environment_container.ct[\"web\"]"
+    );
+    assert_eq!(
+        ct.attributes.get_attr("description"),
+        Some(&Value::string("plain web"))
+    );
+    let text = tfconfig::cli::to_text(&loaded);
+    assert!(!text.contains("hunter22"), "{text}");
+    assert!(
+        tfconfig::cli::to_json(&loaded)
+            .to_string()
+            .contains("(sensitive value)")
+    );
+}

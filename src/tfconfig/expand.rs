@@ -101,7 +101,12 @@ const UNSUITABLE: &str = "The given \"for_each\" argument value is unsuitable:";
 
 /// The instances of a `for_each` value, or the detail of Terraform's error.
 fn for_each_instances(v: Value, noun: &str) -> Result<Vec<Instance>, String> {
-    if v.contains_sensitive() {
+    let sensitive_keys = match &v {
+        Value::Sensitive(_) => true,
+        Value::Set(_, items) => items.iter().any(Value::contains_sensitive),
+        _ => false,
+    };
+    if sensitive_keys {
         return Err("Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If used, the sensitive value could be exposed as a resource instance key.".into());
     }
     let unknown = || {
