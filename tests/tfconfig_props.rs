@@ -203,3 +203,16 @@ fn long_reference_chains_evaluate_without_recursion_limits() {
         Some(tfconfig::Value::Number(1999.0))
     );
 }
+
+#[test]
+fn values_nested_deeply_through_references_are_refused_before_they_can_overflow_a_stack() {
+    let mut src = String::from("locals {\n  v0 = 0\n");
+    for i in 1..400 {
+        let _ = writeln!(src, "  v{i} = [[[[[[[[local.v{}]]]]]]]]", i - 1);
+    }
+    src.push_str("}\n");
+    let loaded = load_text(&src);
+    let text = loaded.render_diagnostics();
+    assert!(text.contains("Value nested too deeply"), "{text}");
+    assert!(loaded.diagnostics.len() < 20, "{text}");
+}

@@ -153,7 +153,15 @@ pub fn load(input: &Input) -> Loaded {
     };
     let walked = walker.module(&mut env, &Default::default());
     let mut resources = walker.resources;
-    let diagnostics = walker.diags;
+    let mut diagnostics = walker.diags;
+    // Once the budget is spent every later evaluation fails the same way: report it once.
+    let mut budget_reported = false;
+    diagnostics.retain(|d| {
+        let budget = d.summary == "Evaluation limit reached";
+        let keep = !(budget && budget_reported);
+        budget_reported |= budget;
+        keep
+    });
     resolve_edges(&mut resources);
     resources.sort_by(|a, b| a.address.cmp(&b.address));
     drop(env);

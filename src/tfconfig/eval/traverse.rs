@@ -4,7 +4,7 @@
 use hcl_edit::expr::{Expression, TraversalOperator};
 use hcl_edit::{Decorated, Span as _};
 
-use super::{Scope, weight};
+use super::Scope;
 use crate::tfconfig::diag::Diagnostic;
 use crate::tfconfig::value::{Type, Value, quote};
 
@@ -15,14 +15,14 @@ pub(super) fn traverse(
     e: &Expression,
 ) -> Result<Value, Diagnostic> {
     if let Some(bound) = s.binding(root.as_str()) {
-        s.charge(weight(bound, s.ctx.remaining()), e.span())?;
+        s.charge_value(bound, e.span())?;
         return apply_ops(s, bound.clone(), ops);
     }
     let (base, used) = s.names.resolve(root, ops, s)?;
     let rest = ops.get(used..).unwrap_or(&[]);
     // Walk known attribute/index steps by reference before copying anything.
     let (value, marked, consumed) = walk_borrowed(s, &base, rest)?;
-    s.charge(weight(value, s.ctx.remaining()), e.span())?;
+    s.charge_value(value, e.span())?;
     let owned = value.clone();
     let rest = rest.get(consumed..).unwrap_or(&[]);
     apply_ops(s, owned.mark(marked), rest)

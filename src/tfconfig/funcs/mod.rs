@@ -182,7 +182,7 @@ pub(crate) fn call(
     let (args, marked) = unmark_args(args, sig.structural);
     match dispatch(s, name, args) {
         Ok(v) => {
-            s.charge(super::eval::weight(&v, s.ctx.remaining()), range)?;
+            s.charge_value(&v, range)?;
             Ok(v.mark(marked))
         }
         Err(e) => Err(call_error(s, name, &sig, e, marked, range)),
