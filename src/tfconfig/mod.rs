@@ -10,6 +10,12 @@
 //! the network, or print sensitive values. Input is (checkout, project dir, workspace, CLI
 //! variables); output is [`Loaded`]. Everything is bounded: nesting, expansion and the number of
 //! values produced, so no input panics or hangs.
+//!
+//! Known limits: numbers are `f64` (exact integers up to 2^53, not arbitrary precision);
+//! `length()` counts characters, not grapheme clusters; override files, provider-defined
+//! functions, `moved`/`import`/`removed`/`check` blocks and `dynamic` blocks in `.tf.json`
+//! are reported as unsupported; data sources and resource types other than the schemas in
+//! [`schema`] are diagnostics, not evaluated.
 
 mod body;
 pub mod cli;
@@ -61,7 +67,9 @@ pub struct ResourceInstance {
     pub key: InstanceKey,
     /// The planned attributes as an object: configured values converted to the schema's types,
     /// unset arguments at their provider default, computed ones unknown, sensitive ones marked.
-    /// Nested blocks are lists of objects.
+    /// Nested blocks are lists of objects (element type left dynamic: see [`schema::resource`]
+    /// for block types, defaults and which arguments force replacement); a block type whose
+    /// `dynamic` collection is unknown is an unknown list.
     pub attributes: Value,
     pub lifecycle: Lifecycle,
     /// What this instance depends on (references and `depends_on`): instance addresses, or a
