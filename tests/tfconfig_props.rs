@@ -111,6 +111,31 @@ proptest! {
     }
 
     #[test]
+    fn numeric_edge_cases_in_functions_never_panic(
+        a in prop_oneof![any::<i64>().prop_map(|n| n.to_string()), Just("-0".to_owned()), Just("1e308".to_owned()), Just("0.5".to_owned())],
+        b in prop_oneof![any::<i32>().prop_map(|n| n.to_string()), Just("128".to_owned()), Just("0".to_owned()), Just("-1".to_owned())],
+        prefix in prop_oneof![Just("10.0.0.0/8"), Just("::/0"), Just("0.0.0.0/0"), Just("ffff::/1"), Just("1.2.3.4/32"), Just("fd00::/127")],
+    ) {
+        for src in [
+            format!("cidrsubnet(\"{prefix}\", {b}, {a})"),
+            format!("cidrhost(\"{prefix}\", {a})"),
+            format!("cidrsubnets(\"{prefix}\", {b}, {b})"),
+            format!("cidrnetmask(\"{prefix}\")"),
+            format!("substr(\"héllo\", {a}, {b})"),
+            format!("slice([1, 2, 3], {b}, {a})"),
+            format!("element([1, 2], {a})"),
+            format!("range({b}, {a}, {b})"),
+            format!("format(\"%{b}.{b}f|%x|%o|%b|%e\", {a}, {a}, {a}, {a}, {a})"),
+            format!("indent({b}, \"a\\nb\")"),
+            format!("parseint(\"{a}\", {b})"),
+            format!("[1, 2][{a}]"),
+            format!("{a} % {b} + {a} / {b}"),
+        ] {
+            let _ = tfconfig::evaluate_expression(&src);
+        }
+    }
+
+    #[test]
     fn arbitrary_configuration_files_load_without_panicking(body in "(resource|locals|variable|output|module|\\{|\\}|\"x\"|=|\\[|\\]|count|for_each|each\\.key|var\\.x|local\\.y|\n| |[a-z_]{1,8}|[0-9]{1,3}){0,60}") {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("main.tf"), &body).expect("write main.tf");
