@@ -60,8 +60,14 @@ pub fn run(args: &ValidateArgs, argv: &[String]) -> ExitCode {
             fi += 1;
         }
     }
-    let checkout = find_checkout(&args.dir);
-    let dir = args.dir.canonicalize().unwrap_or_else(|_| args.dir.clone());
+    let Some(dir) = args.dir.canonicalize().ok().filter(|d| d.is_dir()) else {
+        eprintln!(
+            "Error: Project directory not found\n\nThe directory {} does not exist or is not a directory.",
+            args.dir.display()
+        );
+        return ExitCode::FAILURE;
+    };
+    let checkout = find_checkout(&dir);
     let project_dir = dir
         .strip_prefix(&checkout)
         .map(PathBuf::from)
