@@ -17,6 +17,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    atoll::telemetry::init();
     let cli = Cli::parse();
     match cli.command {
         Command::Validate(args) => {
