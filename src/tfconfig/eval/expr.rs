@@ -216,10 +216,10 @@ struct ForOut {
 }
 
 fn eval_for(s: &Scope<'_>, f: &ForExpr) -> Result<Value, Diagnostic> {
-    if let Some((coll, marked)) = borrow_reference(s, &f.intro.collection_expr)? {
-        if let Some(out) = eval_for_borrowed(s, f, coll)? {
-            return Ok(out.mark(marked));
-        }
+    if let Some((coll, marked)) = borrow_reference(s, &f.intro.collection_expr)?
+        && let Some(out) = eval_for_borrowed(s, f, coll)?
+    {
+        return Ok(out.mark(marked));
     }
     let (coll, marked) = s.eval(&f.intro.collection_expr)?.into_unmarked();
     let range = f.intro.collection_expr.span();
