@@ -157,7 +157,7 @@ pub(crate) fn block_type(bs: &BlockSchema) -> Type {
     for b in &bs.body.blocks {
         m.insert(b.name.to_owned(), Type::List(Box::new(block_type(b))));
     }
-    Type::Object(m)
+    Type::Object(Box::new(m))
 }
 
 /// Evaluates the blocks of one type into a list of objects. The list's element type is left

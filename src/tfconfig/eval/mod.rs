@@ -279,6 +279,7 @@ pub fn references(e: &Expression, out: &mut Vec<(String, Option<String>, Option<
 
 pub(crate) use expr::iteration_pairs;
 pub use ops::equals as ops_equals;
+pub(crate) use traverse::borrow_reference;
 
 /// Evaluates a parsed template (for `templatefile`).
 pub fn eval_template(

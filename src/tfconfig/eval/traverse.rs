@@ -302,7 +302,7 @@ pub(super) fn index(
 /// The value a plain reference (`aws_x.y`, `var.m`, `local.l.k`) names, borrowed from the
 /// names resolver without copying; `None` when it cannot be borrowed (bound names, computed
 /// values, steps that need a copy).
-pub(super) fn borrow_reference<'a>(
+pub(crate) fn borrow_reference<'a>(
     s: &Scope<'a>,
     e: &Expression,
 ) -> Result<Option<(&'a Value, bool)>, Diagnostic> {
