@@ -243,49 +243,54 @@ impl Walker<'_> {
         let mut all_deps = BTreeSet::new();
         for inst in insts {
             let prefix = format!("{}module.{}{}.", env.prefix, call.name, inst.key);
-            let mut cenv = Env::new(child, prefix.clone(), self.workspace.clone());
-            for (name, decl) in &child.config.variables {
-                let arg = call.args.iter().find(|(a, _, _)| a == name);
-                let raw = arg.map(|(_, _, e)| {
-                    let (v, deps) = eval_recorded(env, self.ctx, e, inst.each.clone(), inst.count);
-                    cenv.var_deps.insert(name.clone(), deps);
-                    let value = v.unwrap_or_else(|d| {
-                        self.diags.push(d);
-                        Value::unknown()
-                    });
-                    Raw {
-                        value,
-                        span: e.span(),
-                    }
-                });
-                let addr = format!("{prefix}var.{name}");
-                let v = if arg.is_some()
-                    && raw
-                        .as_ref()
-                        .is_some_and(|r| r.value.is_unknown() && r.value.ty() == Type::Dynamic)
-                {
-                    Value::unknown()
-                } else {
-                    finalize(self.ctx, decl, raw, &addr, false, &mut self.diags)
-                };
-                cenv.vars.insert(name.clone(), v);
-            }
+            let mut cenv = Env::new(child, prefix, self.workspace.clone());
+            self.set_child_vars(env, &mut cenv, call, child, &inst);
             let walked = self.module(&mut cenv, &child_extra);
             all_deps.extend(walked.deps);
-            let obj = Value::Object(
-                walked
-                    .outputs
-                    .into_iter()
-                    .map(|(k, o)| (k, o.value))
-                    .collect(),
-            );
-            values.push((inst.key, obj));
+            let outputs = walked.outputs.into_iter().map(|(k, o)| (k, o.value));
+            values.push((inst.key, Value::Object(outputs.collect())));
         }
         env.module_deps.insert(call.name.clone(), all_deps);
         env.modules.insert(
             call.name.clone(),
             collect(call.for_each.is_some(), call.count.is_some(), values),
         );
+    }
+
+    /// Evaluates one module instance's arguments in the caller's scope and finalises the
+    /// child's variables (type, defaults, validation) from them.
+    fn set_child_vars(
+        &mut self,
+        env: &Env<'_>,
+        cenv: &mut Env<'_>,
+        call: &ModuleCall,
+        child: &ModuleTree,
+        inst: &super::expand::Instance,
+    ) {
+        for (name, decl) in &child.config.variables {
+            let arg = call.args.iter().find(|(a, _, _)| a == name);
+            let raw = arg.map(|(_, _, e)| {
+                let (v, deps) = eval_recorded(env, self.ctx, e, inst.each.clone(), inst.count);
+                cenv.var_deps.insert(name.clone(), deps);
+                let value = v.unwrap_or_else(|d| {
+                    self.diags.push(d);
+                    Value::unknown()
+                });
+                Raw {
+                    value,
+                    span: e.span(),
+                }
+            });
+            // An argument that failed to evaluate is unknown: no second error for it.
+            let failed = raw.as_ref().is_some_and(|r| r.value == Value::unknown());
+            let v = if failed {
+                Value::unknown()
+            } else {
+                let addr = format!("{}var.{name}", cenv.prefix);
+                finalize(self.ctx, decl, raw, &addr, false, &mut self.diags)
+            };
+            cenv.vars.insert(name.clone(), v);
+        }
     }
 
     /// `Unsupported argument` (with did-you-mean) and `Missing required argument`, as
