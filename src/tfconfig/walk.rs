@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::config::{ModuleCall, Resource};
+use super::config::{ModuleCall, Output, Resource};
 use super::diag::{Diagnostic, did_you_mean};
 use super::eval::{Ctx, Scope};
 use super::expand::{InstanceKey, Repeated, instances};
@@ -71,32 +71,12 @@ impl Walker<'_> {
                     self.call(env, call, child, extra_deps);
                 }
                 Node::Output(name) => {
-                    let Some(o) = tree.config.outputs.get(&name) else {
-                        continue;
-                    };
-                    let Some(e) = &o.value else { continue };
-                    let (v, deps) = eval_recorded(env, self.ctx, e, None, None);
-                    let v = match v {
-                        Ok(v) => v,
-                        Err(d) => {
-                            self.diags.push(d);
-                            if env.prefix.is_empty() {
-                                continue;
-                            }
-                            Value::unknown()
-                        }
-                    };
-                    if env.prefix.is_empty() && v.contains_sensitive() && !o.sensitive {
-                        self.diags.push(Diagnostic::error("Output refers to sensitive values", "To reduce the risk of accidentally exporting sensitive data that was intended to be only internal, atoll (like Terraform) requires that any root module output containing sensitive data be explicitly marked as sensitive, to confirm your intent.\n\nIf you do intend to export this data, annotate the output value as sensitive by adding the following argument:\n    sensitive = true", Some(o.span.clone())));
+                    if let Some(o) = tree.config.outputs.get(&name)
+                        && let Some((value, deps)) = self.output(env, o)
+                    {
+                        walked.deps.extend(deps);
+                        walked.outputs.insert(name, value);
                     }
-                    walked.deps.extend(deps);
-                    walked.outputs.insert(
-                        name,
-                        OutputValue {
-                            value: v.mark(o.sensitive),
-                            sensitive: o.sensitive,
-                        },
-                    );
                 }
             }
         }
@@ -106,6 +86,32 @@ impl Walker<'_> {
             }
         }
         walked
+    }
+
+    /// Evaluates an output. A root output that fails has no value; a child's is unknown so
+    /// its callers do not fail twice. Root outputs holding sensitive data must say so.
+    fn output(&mut self, env: &Env<'_>, o: &Output) -> Option<(OutputValue, BTreeSet<String>)> {
+        let e = o.value.as_ref()?;
+        let root = env.prefix.is_empty();
+        let (v, deps) = eval_recorded(env, self.ctx, e, None, None);
+        let v = match v {
+            Ok(v) => v,
+            Err(d) => {
+                self.diags.push(d);
+                if root {
+                    return None;
+                }
+                Value::unknown()
+            }
+        };
+        if root && v.contains_sensitive() && !o.sensitive {
+            self.diags.push(Diagnostic::error("Output refers to sensitive values", "To reduce the risk of accidentally exporting sensitive data that was intended to be only internal, atoll (like Terraform) requires that any root module output containing sensitive data be explicitly marked as sensitive, to confirm your intent.\n\nIf you do intend to export this data, annotate the output value as sensitive by adding the following argument:\n    sensitive = true", Some(o.span.clone())));
+        }
+        let value = OutputValue {
+            value: v.mark(o.sensitive),
+            sensitive: o.sensitive,
+        };
+        Some((value, deps))
     }
 
     fn resource(&mut self, env: &mut Env<'_>, r: &Resource, extra_deps: &BTreeSet<String>) {
