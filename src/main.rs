@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 
 /// atoll: Atlantis-style pull-request automation for Proxmox VE.
 #[derive(Debug, Parser)]
-#[command(name = "atoll", version)]
+#[command(name = "atoll", version, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -27,6 +27,8 @@ enum Command {
     },
     /// Run the Proxmox VE API simulator.
     PveSim(atoll::pvesim::cli::PveSimArgs),
+    /// Load and evaluate a project without contacting Proxmox; Terraform-style diagnostics.
+    Validate(atoll::tfconfig::cli::ValidateArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +42,14 @@ fn main() -> ExitCode {
                 format: LogFormat::Text,
             });
             run(atoll::pvesim::cli::run(args))
+        }
+        Command::Validate(args) => {
+            atoll::telemetry::init(&LogSettings {
+                level: "warn".to_owned(),
+                format: LogFormat::Text,
+            });
+            let argv: Vec<String> = std::env::args().collect();
+            atoll::tfconfig::cli::run(&args, &argv)
         }
     }
 }

@@ -1,2 +1,279 @@
-//! Terraform files (bpg/proxmox) to desired resources, with Terraform-style diagnostics. Pure:
-//! never reads outside the checkout.
+//! Terraform configuration (bpg/proxmox) to desired resources, with Terraform's diagnostics.
+//!
+//! Owns: reading the `*.tf` files of a project directory and the local modules it calls,
+//! variables (tfvars precedence, `--var`/`--var-file`, type constraints with `optional()`),
+//! expression evaluation with unknown and sensitive values, Terraform's functions,
+//! `count`/`for_each`/`dynamic` expansion, the embedded resource schemas, and diagnostics.
+//!
+//! Must not: read anything outside the checkout (the file functions are sandboxed, module
+//! sources are confined), read `TF_VAR_*` or any other environment, run `terraform`, contact
+//! the network, or print sensitive values. Input is (checkout, project dir, workspace, CLI
+//! variables); output is [`Loaded`]. Everything is bounded: nesting, expansion and the number of
+//! values produced, so no input panics or hangs.
+//!
+//! Known limits: numbers are `f64` (exact integers up to 2^53, not arbitrary precision);
+//! `length()` counts characters, not grapheme clusters; override files, provider-defined
+//! functions, `moved`/`import`/`removed`/`check` blocks and `dynamic` blocks in `.tf.json`
+//! are reported as unsupported; data sources and resource types other than the schemas in
+//! [`schema`] are diagnostics, not evaluated.
+
+mod body;
+pub mod cli;
+mod config;
+pub mod diag;
+pub mod eval;
+pub mod expand;
+pub mod funcs;
+mod graph;
+mod load;
+mod module;
+pub mod schema;
+pub mod types;
+pub mod value;
+mod vars;
+mod walk;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use config::Lifecycle;
+pub use diag::{Diagnostic, Severity, SourceMap, Span};
+pub use expand::InstanceKey;
+pub use value::{Type, Value};
+pub use vars::CliVar;
+
+/// What to load.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// The repository checkout; nothing outside it is read.
+    pub checkout: PathBuf,
+    /// The project directory, relative to the checkout (`environments/dev`).
+    pub project_dir: PathBuf,
+    /// The workspace (`terraform.workspace`, `env/{workspace}.tfvars`).
+    pub workspace: String,
+    /// `--var` and `--var-file` values in command-line order.
+    pub vars: Vec<CliVar>,
+}
+
+/// One resource instance of the desired state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResourceInstance {
+    /// Full address: `module.dev_lxcs.proxmox_virtual_environment_container.lxc["dev-nextcloud"]`.
+    pub address: String,
+    /// Module instance path (`module.dev_lxcs`), empty for the root module.
+    pub module: String,
+    pub resource_type: String,
+    pub name: String,
+    pub key: InstanceKey,
+    /// The planned attributes as an object: configured values converted to the schema's types,
+    /// unset arguments at their provider default, computed ones unknown, sensitive ones marked.
+    /// Nested blocks are lists of objects (element type left dynamic: see [`schema::resource`]
+    /// for block types, defaults and which arguments force replacement); a block type whose
+    /// `dynamic` collection is unknown is an unknown list.
+    pub attributes: Value,
+    pub lifecycle: Lifecycle,
+    /// What this instance depends on (references and `depends_on`): instance addresses, or a
+    /// resource or module address standing for all of its instances (see [`dependency_covers`]).
+    pub depends_on: Vec<String>,
+    /// `file:line` of the resource block, relative to the project directory.
+    pub declared_at: String,
+}
+
+/// A root module output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputValue {
+    pub value: Value,
+    pub sensitive: bool,
+}
+
+/// The result of a load: the desired state and every diagnostic found.
+#[derive(Debug)]
+pub struct Loaded {
+    pub resources: Vec<ResourceInstance>,
+    pub outputs: BTreeMap<String, OutputValue>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// The files read, for rendering diagnostics.
+    pub sources: SourceMap,
+}
+
+impl Loaded {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+
+    /// All diagnostics rendered as Terraform prints them, separated by blank lines.
+    pub fn render_diagnostics(&self) -> String {
+        self.diagnostics
+            .iter()
+            .map(|d| self.sources.render(d))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Loads and evaluates a project. Never panics on bad input; problems become diagnostics.
+pub fn load(input: &Input) -> Loaded {
+    let mut diags = Vec::new();
+    let mut sources = SourceMap::default();
+    let Some((checkout, root)) = locate(input, &mut diags) else {
+        return Loaded {
+            resources: Vec::new(),
+            outputs: BTreeMap::new(),
+            diagnostics: diags,
+            sources,
+        };
+    };
+    let tree = load::load_tree(&checkout, &root, &mut sources, &mut diags);
+    let ctx = eval::Ctx::new(
+        sources,
+        funcs::Sandbox::new(checkout, root.clone()),
+        eval::DEFAULT_BUDGET,
+    );
+    let raw = vars::collect_root(
+        &ctx,
+        &tree.config,
+        &root,
+        &input.workspace,
+        &input.vars,
+        &mut diags,
+    );
+    let mut env = module::Env::new(&tree, String::new(), input.workspace.clone());
+    let mut raw = raw;
+    for (name, decl) in &tree.config.variables {
+        let v = vars::finalize(
+            &ctx,
+            decl,
+            raw.remove(name),
+            &format!("var.{name}"),
+            true,
+            &mut diags,
+        );
+        env.vars.insert(name.clone(), v);
+    }
+    let mut walker = walk::Walker {
+        ctx: &ctx,
+        workspace: input.workspace.clone(),
+        resources: Vec::new(),
+        diags,
+        pending: Vec::new(),
+    };
+    let walked = walker.module(&mut env, &Default::default());
+    let mut resources = walker.resources;
+    let mut diagnostics = walker.diags;
+    // Once the budget is spent every later evaluation fails the same way: report it once.
+    let mut budget_reported = false;
+    diagnostics.retain(|d| {
+        let budget = d.summary == "Evaluation limit reached";
+        let keep = !(budget && budget_reported);
+        budget_reported |= budget;
+        keep
+    });
+    resolve_edges(&mut resources);
+    resources.sort_by(|a, b| a.address.cmp(&b.address));
+    drop(env);
+    Loaded {
+        resources,
+        outputs: walked.outputs,
+        diagnostics,
+        sources: ctx.sources.into_inner(),
+    }
+}
+
+/// Canonical checkout and root module directory, the latter confined to the former.
+fn locate(input: &Input, diags: &mut Vec<Diagnostic>) -> Option<(PathBuf, PathBuf)> {
+    let Ok(checkout) = input.checkout.canonicalize() else {
+        diags.push(Diagnostic::error(
+            "Checkout not found",
+            format!(
+                "The checkout directory {:?} does not exist or cannot be read.",
+                input.checkout
+            ),
+            None,
+        ));
+        return None;
+    };
+    let rel = &input.project_dir;
+    if rel.is_absolute()
+        || rel
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        diags.push(Diagnostic::error("Invalid project directory", format!("The project directory {rel:?} must be a relative path inside the repository, without \"..\"."), None));
+        return None;
+    }
+    let root = match checkout.join(rel).canonicalize() {
+        Ok(r) if r.starts_with(&checkout) && r.is_dir() => r,
+        Ok(_) => {
+            diags.push(Diagnostic::error("Invalid project directory", format!("The project directory {rel:?} is not a directory inside the repository checkout."), None));
+            return None;
+        }
+        Err(_) => {
+            diags.push(Diagnostic::error(
+                "Project directory not found",
+                format!("The project directory {rel:?} does not exist in the checkout."),
+                None,
+            ));
+            return None;
+        }
+    };
+    Some((checkout, root))
+}
+
+/// True when dependency entry `dep` (an instance address, or a resource or module address that
+/// stands for all of its instances) covers the instance at `address`.
+pub fn dependency_covers(dep: &str, address: &str) -> bool {
+    address == dep
+        || address
+            .strip_prefix(dep)
+            .is_some_and(|rest| rest.starts_with('[') || rest.starts_with('.'))
+}
+
+/// Keeps the recorded dependencies (`type.name`, `type.name["k"]`, `module.x`) that cover at
+/// least one other existing instance. Whole-resource entries stay whole (they are not expanded
+/// to every instance: that would be quadratic in size).
+fn resolve_edges(resources: &mut [ResourceInstance]) {
+    let all: std::collections::BTreeSet<String> =
+        resources.iter().map(|r| r.address.clone()).collect();
+    for r in resources.iter_mut() {
+        let deps = std::mem::take(&mut r.depends_on);
+        r.depends_on = deps
+            .into_iter()
+            .filter(|dep| {
+                all.range(dep.clone()..)
+                    .take_while(|a| a.starts_with(dep.as_str()))
+                    .any(|a| *a != r.address && dependency_covers(dep, a))
+            })
+            .collect();
+        r.depends_on.sort();
+        r.depends_on.dedup();
+    }
+}
+
+/// The checkout containing `dir`: the nearest ancestor with a `.git` entry, else `dir` itself.
+pub fn find_checkout(dir: &Path) -> PathBuf {
+    let start = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    start
+        .ancestors()
+        .find(|a| a.join(".git").exists())
+        .map_or(start.clone(), Path::to_path_buf)
+}
+
+/// Evaluates one standalone expression: no references, all functions, and file functions that
+/// see an empty checkout. For tests, fuzzing and tooling; errors come back rendered.
+pub fn evaluate_expression(src: &str) -> Result<Value, String> {
+    let mut sources = SourceMap::default();
+    let file = sources.add("<expression>".to_owned(), src.to_owned());
+    let expr = hcl_edit::parser::parse_expr(src).map_err(|e| e.message().to_owned())?;
+    let nowhere = PathBuf::from("/nonexistent/atoll-empty-checkout");
+    let ctx = eval::Ctx::new(
+        sources,
+        funcs::Sandbox::new(nowhere.clone(), nowhere),
+        eval::DEFAULT_BUDGET,
+    );
+    let scope = eval::Scope::new(&ctx, &eval::NoNames, file);
+    scope
+        .eval(&expr)
+        .map_err(|d| ctx.sources.borrow().render(&d))
+}
