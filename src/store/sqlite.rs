@@ -31,8 +31,8 @@ const JOB_COLUMNS: &str =
 /// A store in one SQLite file (or in memory, for tests).
 #[derive(Debug)]
 pub struct SqliteStore {
-    writer: SqlitePool,
-    reader: SqlitePool,
+    pub(super) writer: SqlitePool,
+    pub(super) reader: SqlitePool,
     signal: watch::Sender<u64>,
     committer: Committer,
 }
