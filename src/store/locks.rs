@@ -14,8 +14,8 @@ use uuid::Uuid;
 use super::StoreError;
 use crate::commands::{ProjectName, RepoDir, Workspace};
 use crate::locks::{
-    Acquisition, Actor, ActorVia, ApplySwitch, AuditAction, AuditEvent, AuditStamp, ClosedPr,
-    Lock, LockKey, LockOwner, LockQuery, NewAuditEvent, NewPlan, PlanQuery, Release, SavedPlan,
+    Acquisition, Actor, ActorVia, ApplySwitch, AuditAction, AuditEvent, AuditStamp, ClosedPr, Lock,
+    LockKey, LockOwner, LockQuery, NewAuditEvent, NewPlan, PlanQuery, Release, SavedPlan,
 };
 
 /// Locks, saved plans, audit events and the apply switch; implemented by both backends.

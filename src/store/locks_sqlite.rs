@@ -364,13 +364,13 @@ impl LockStore for SqliteStore {
              WHERE id = 1 AND enabled <> ?1 RETURNING {SWITCH_COLUMNS}"
         );
         let changed = sqlx::query(&sql)
-        .bind(enabled)
-        .bind(&stamp.actor.name)
-        .bind(stamp.actor.via.as_str())
-        .bind(now)
-        .bind(&stamp.detail)
-        .fetch_optional(&mut *tx)
-        .await?;
+            .bind(enabled)
+            .bind(&stamp.actor.name)
+            .bind(stamp.actor.via.as_str())
+            .bind(now)
+            .bind(&stamp.detail)
+            .fetch_optional(&mut *tx)
+            .await?;
         let row = match changed {
             Some(row) => {
                 insert_audit(&mut tx, &switch_event(enabled, stamp), now).await?;

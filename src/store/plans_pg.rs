@@ -112,7 +112,10 @@ pub(super) async fn delete_pr(
     Ok(done.rows_affected())
 }
 
-pub(super) async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Option<SavedPlan>, StoreError> {
+pub(super) async fn get(
+    conn: &mut PgConnection,
+    id: Uuid,
+) -> Result<Option<SavedPlan>, StoreError> {
     let sql = format!("SELECT {PLAN_COLUMNS} FROM plans WHERE id = $1");
     let row = sqlx::query(&sql)
         .bind(id)
