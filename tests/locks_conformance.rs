@@ -22,6 +22,7 @@ per_backend!(
     saving_a_plan_supersedes_only_the_same_keys_previous_plan,
     saved_plan_keeps_document_and_provenance,
     new_commits_supersede_every_current_plan_of_the_pr,
+    concurrent_saves_leave_exactly_one_current_plan,
     audit_events_list_newest_first_and_page_backwards,
     audit_events_cannot_be_changed_or_deleted,
     apply_switch_starts_on_with_nobody_named,

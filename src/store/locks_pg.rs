@@ -4,13 +4,14 @@
 //! Times are the transaction's `now()`.
 
 use async_trait::async_trait;
-use sqlx::postgres::PgRow;
+use sqlx::postgres::{PgPool, PgRow};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
+use super::audit_pg as audit;
 use super::locks::{
-    LockStore, action_from_column, actor_from_columns, key_from_columns, ordered_keys, pr_column,
-    pr_from_column, project_column, release_event, switch_event,
+    LockStore, key_from_columns, ordered_keys, pr_column, pr_from_column, project_column,
+    release_event,
 };
 use super::plans_pg as plans;
 use super::{PgStore, StoreError};
@@ -21,8 +22,8 @@ use crate::locks::{
 
 const LOCK_COLUMNS: &str = "id, repo, dir, workspace, project, pr, pr_url, head_sha, \
      planned_by, job_id, summary, locked_at, planned_at";
-const AUDIT_COLUMNS: &str = "seq, at, actor, actor_via, action, repo, pr, target, detail";
-const SWITCH_COLUMNS: &str = "enabled, changed_by, changed_via, changed_at, reason";
+/// Attempts at an acquire whose blocker was released before we could name it.
+const ACQUIRE_TRIES: u32 = 3;
 
 fn lock_from_row(row: &PgRow) -> Result<Lock, StoreError> {
     Ok(Lock {
@@ -43,34 +44,6 @@ fn lock_from_row(row: &PgRow) -> Result<Lock, StoreError> {
         },
         locked_at: row.try_get("locked_at")?,
         planned_at: row.try_get("planned_at")?,
-    })
-}
-
-fn audit_from_row(row: &PgRow) -> Result<AuditEvent, StoreError> {
-    let pr: Option<i64> = row.try_get("pr")?;
-    Ok(AuditEvent {
-        seq: row.try_get("seq")?,
-        at: row.try_get("at")?,
-        actor: actor_from_columns(row.try_get("actor")?, row.try_get("actor_via")?)?,
-        action: action_from_column(row.try_get("action")?)?,
-        repo: row.try_get("repo")?,
-        pr: pr.map(pr_from_column).transpose()?,
-        target: row.try_get("target")?,
-        detail: row.try_get("detail")?,
-    })
-}
-
-fn switch_from_row(row: &PgRow) -> Result<ApplySwitch, StoreError> {
-    let by: Option<String> = row.try_get("changed_by")?;
-    let via: Option<String> = row.try_get("changed_via")?;
-    Ok(ApplySwitch {
-        enabled: row.try_get("enabled")?,
-        changed_by: match (by, via) {
-            (Some(name), Some(via)) => Some(actor_from_columns(name, &via)?),
-            _ => None,
-        },
-        changed_at: row.try_get("changed_at")?,
-        reason: row.try_get("reason")?,
     })
 }
 
@@ -127,6 +100,21 @@ async fn holder(conn: &mut PgConnection, key: &LockKey) -> Result<Option<Lock>, 
 async fn delete_locks(conn: &mut PgConnection, release: &Release) -> Result<Vec<Lock>, StoreError> {
     let rows = match release {
         Release::Pr { repo, pr, filter } => {
+            // Row locks in key order first, the order acquirers take them in, so a release
+            // racing the same PR's re-plan waits instead of deadlocking.
+            sqlx::query(
+                "SELECT 1 FROM locks WHERE repo = $1 AND pr = $2
+                     AND ($3::text IS NULL OR dir = $3) AND ($4::text IS NULL OR workspace = $4)
+                     AND ($5::text IS NULL OR project = $5)
+                 ORDER BY repo, dir, workspace, project FOR UPDATE",
+            )
+            .bind(repo)
+            .bind(pr_column(*pr)?)
+            .bind(filter.dir.as_ref().map(|d| d.as_str()))
+            .bind(filter.workspace.as_ref().map(|w| w.as_str()))
+            .bind(filter.project.as_ref().map(|p| p.as_str()))
+            .execute(&mut *conn)
+            .await?;
             let sql = format!(
                 "DELETE FROM locks WHERE repo = $1 AND pr = $2
                      AND ($3::text IS NULL OR dir = $3) AND ($4::text IS NULL OR workspace = $4)
@@ -155,25 +143,32 @@ async fn delete_locks(conn: &mut PgConnection, release: &Release) -> Result<Vec<
     Ok(locks)
 }
 
-async fn insert_audit(
-    conn: &mut PgConnection,
-    event: &NewAuditEvent,
-) -> Result<AuditEvent, StoreError> {
-    let sql = format!(
-        "INSERT INTO audit_events (actor, actor_via, action, repo, pr, target, detail)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {AUDIT_COLUMNS}"
-    );
-    let row = sqlx::query(&sql)
-        .bind(&event.actor.name)
-        .bind(event.actor.via.as_str())
-        .bind(event.action.as_str())
-        .bind(&event.repo)
-        .bind(event.pr.map(pr_column).transpose()?)
-        .bind(&event.target)
-        .bind(&event.detail)
-        .fetch_one(&mut *conn)
-        .await?;
-    audit_from_row(&row)
+/// One attempt at taking `keys`: `None` when a lock that blocked us was released before we
+/// could read who held it (only possible across transactions; the caller tries again).
+async fn try_acquire(
+    pool: &PgPool,
+    keys: &[LockKey],
+    owner: &LockOwner,
+) -> Result<Option<Acquisition>, StoreError> {
+    let mut tx = pool.begin().await?;
+    let mut granted = Vec::new();
+    let mut taken = Vec::new();
+    for key in ordered_keys(keys) {
+        match upsert_lock(&mut tx, key, owner).await? {
+            Some(lock) => granted.push(lock),
+            None => taken.push(key),
+        }
+    }
+    if taken.is_empty() {
+        tx.commit().await?;
+        return Ok(Some(Acquisition::Granted(granted)));
+    }
+    let mut held = Vec::with_capacity(taken.len());
+    for key in &taken {
+        held.extend(holder(&mut tx, key).await?);
+    }
+    tx.rollback().await?;
+    Ok((held.len() == taken.len()).then_some(Acquisition::Conflict(held)))
 }
 
 /// Audit events and superseded plans for locks just deleted, inside the open transaction.
@@ -185,7 +180,7 @@ async fn record_released(
 ) -> Result<(), StoreError> {
     for lock in released {
         plans::supersede_key(conn, &lock.key, lock.owner.pr).await?;
-        insert_audit(conn, &release_event(lock, action, stamp)).await?;
+        audit::insert(conn, &release_event(lock, action, stamp)).await?;
     }
     Ok(())
 }
@@ -197,25 +192,17 @@ impl LockStore for PgStore {
         keys: &[LockKey],
         owner: &LockOwner,
     ) -> Result<Acquisition, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let mut granted = Vec::new();
-        let mut taken = Vec::new();
-        for key in ordered_keys(keys) {
-            match upsert_lock(&mut tx, key, owner).await? {
-                Some(lock) => granted.push(lock),
-                None => taken.push(key),
+        for _ in 1..ACQUIRE_TRIES {
+            if let Some(outcome) = try_acquire(&self.pool, keys, owner).await? {
+                return Ok(outcome);
             }
         }
-        if taken.is_empty() {
-            tx.commit().await?;
-            return Ok(Acquisition::Granted(granted));
-        }
-        let mut held = Vec::with_capacity(taken.len());
-        for key in taken {
-            held.extend(holder(&mut tx, key).await?);
-        }
-        tx.rollback().await?;
-        Ok(Acquisition::Conflict(held))
+        try_acquire(&self.pool, keys, owner).await?.ok_or_else(|| {
+            StoreError::Unavailable(format!(
+                "locks kept changing hands while PR #{} tried to take them; try again",
+                owner.pr
+            ))
+        })
     }
 
     async fn lock_release(
@@ -277,6 +264,7 @@ impl LockStore for PgStore {
 
     async fn plan_save(&self, plan: &NewPlan) -> Result<SavedPlan, StoreError> {
         let mut tx = self.pool.begin().await?;
+        plans::serialise_saves(&mut tx, &plan.key, plan.pr).await?;
         plans::supersede_key(&mut tx, &plan.key, plan.pr).await?;
         let saved = plans::insert(&mut tx, plan).await?;
         tx.commit().await?;
@@ -300,7 +288,7 @@ impl LockStore for PgStore {
 
     async fn audit_append(&self, event: &NewAuditEvent) -> Result<AuditEvent, StoreError> {
         let mut conn = self.pool.acquire().await?;
-        insert_audit(&mut conn, event).await
+        audit::insert(&mut conn, event).await
     }
 
     async fn audit_list(
@@ -308,22 +296,11 @@ impl LockStore for PgStore {
         limit: u32,
         before: Option<i64>,
     ) -> Result<Vec<AuditEvent>, StoreError> {
-        let sql = format!(
-            "SELECT {AUDIT_COLUMNS} FROM audit_events WHERE ($1::bigint IS NULL OR seq < $1)
-             ORDER BY seq DESC LIMIT $2"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(before)
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(audit_from_row).collect()
+        audit::list(&self.pool, limit, before).await
     }
 
     async fn apply_switch(&self) -> Result<ApplySwitch, StoreError> {
-        let sql = format!("SELECT {SWITCH_COLUMNS} FROM apply_switch WHERE id = 1");
-        let row = sqlx::query(&sql).fetch_one(&self.pool).await?;
-        switch_from_row(&row)
+        audit::switch(&self.pool).await
     }
 
     async fn set_apply_switch(
@@ -331,30 +308,6 @@ impl LockStore for PgStore {
         enabled: bool,
         stamp: &AuditStamp,
     ) -> Result<ApplySwitch, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let sql = format!(
-            "UPDATE apply_switch SET enabled = $1, changed_by = $2, changed_via = $3,
-                 changed_at = now(), reason = $4
-             WHERE id = 1 AND enabled <> $1 RETURNING {SWITCH_COLUMNS}"
-        );
-        let changed = sqlx::query(&sql)
-            .bind(enabled)
-            .bind(&stamp.actor.name)
-            .bind(stamp.actor.via.as_str())
-            .bind(&stamp.detail)
-            .fetch_optional(&mut *tx)
-            .await?;
-        let row = match changed {
-            Some(row) => {
-                insert_audit(&mut tx, &switch_event(enabled, stamp)).await?;
-                row
-            }
-            None => {
-                let sql = format!("SELECT {SWITCH_COLUMNS} FROM apply_switch WHERE id = 1");
-                sqlx::query(&sql).fetch_one(&mut *tx).await?
-            }
-        };
-        tx.commit().await?;
-        switch_from_row(&row)
+        audit::set_switch(&self.pool, enabled, stamp).await
     }
 }

@@ -9,9 +9,10 @@ use sqlx::{Row, SqliteConnection};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::audit_sqlite as audit;
 use super::locks::{
-    LockStore, action_from_column, actor_from_columns, key_from_columns, ordered_keys, pr_column,
-    pr_from_column, project_column, release_event, switch_event,
+    LockStore, key_from_columns, ordered_keys, pr_column, pr_from_column, project_column,
+    release_event,
 };
 use super::plans_sqlite as plans;
 use super::{SqliteStore, StoreError, rows};
@@ -22,8 +23,6 @@ use crate::locks::{
 
 const LOCK_COLUMNS: &str = "id, repo, dir, workspace, project, pr, pr_url, head_sha, \
      planned_by, job_id, summary, locked_at, planned_at";
-const AUDIT_COLUMNS: &str = "seq, at, actor, actor_via, action, repo, pr, target, detail";
-const SWITCH_COLUMNS: &str = "enabled, changed_by, changed_via, changed_at, reason";
 
 pub(super) fn time_from_micros(micros: i64) -> Result<OffsetDateTime, StoreError> {
     OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1_000)
@@ -53,35 +52,6 @@ fn lock_from_row(row: &SqliteRow) -> Result<Lock, StoreError> {
         },
         locked_at: time_from_micros(row.try_get("locked_at")?)?,
         planned_at: time_from_micros(row.try_get("planned_at")?)?,
-    })
-}
-
-fn audit_from_row(row: &SqliteRow) -> Result<AuditEvent, StoreError> {
-    let pr: Option<i64> = row.try_get("pr")?;
-    Ok(AuditEvent {
-        seq: row.try_get("seq")?,
-        at: time_from_micros(row.try_get("at")?)?,
-        actor: actor_from_columns(row.try_get("actor")?, row.try_get("actor_via")?)?,
-        action: action_from_column(row.try_get("action")?)?,
-        repo: row.try_get("repo")?,
-        pr: pr.map(pr_from_column).transpose()?,
-        target: row.try_get("target")?,
-        detail: row.try_get("detail")?,
-    })
-}
-
-fn switch_from_row(row: &SqliteRow) -> Result<ApplySwitch, StoreError> {
-    let by: Option<String> = row.try_get("changed_by")?;
-    let via: Option<String> = row.try_get("changed_via")?;
-    let at: Option<i64> = row.try_get("changed_at")?;
-    Ok(ApplySwitch {
-        enabled: row.try_get("enabled")?,
-        changed_by: match (by, via) {
-            (Some(name), Some(via)) => Some(actor_from_columns(name, &via)?),
-            _ => None,
-        },
-        changed_at: at.map(time_from_micros).transpose()?,
-        reason: row.try_get("reason")?,
     })
 }
 
@@ -173,29 +143,6 @@ async fn delete_locks(
     Ok(locks)
 }
 
-async fn insert_audit(
-    conn: &mut SqliteConnection,
-    event: &NewAuditEvent,
-    now: i64,
-) -> Result<AuditEvent, StoreError> {
-    let sql = format!(
-        "INSERT INTO audit_events (at, actor, actor_via, action, repo, pr, target, detail)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING {AUDIT_COLUMNS}"
-    );
-    let row = sqlx::query(&sql)
-        .bind(now)
-        .bind(&event.actor.name)
-        .bind(event.actor.via.as_str())
-        .bind(event.action.as_str())
-        .bind(&event.repo)
-        .bind(event.pr.map(pr_column).transpose()?)
-        .bind(&event.target)
-        .bind(&event.detail)
-        .fetch_one(&mut *conn)
-        .await?;
-    audit_from_row(&row)
-}
-
 /// Audit events and superseded plans for locks just deleted, inside the open transaction.
 async fn record_released(
     conn: &mut SqliteConnection,
@@ -206,7 +153,7 @@ async fn record_released(
 ) -> Result<(), StoreError> {
     for lock in released {
         plans::supersede_key(conn, &lock.key, lock.owner.pr, now).await?;
-        insert_audit(conn, &release_event(lock, action, stamp), now).await?;
+        audit::insert(conn, &release_event(lock, action, stamp), now).await?;
     }
     Ok(())
 }
@@ -325,7 +272,7 @@ impl LockStore for SqliteStore {
 
     async fn audit_append(&self, event: &NewAuditEvent) -> Result<AuditEvent, StoreError> {
         let mut conn = self.writer.acquire().await?;
-        insert_audit(&mut conn, event, rows::now_micros()).await
+        audit::insert(&mut conn, event, rows::now_micros()).await
     }
 
     async fn audit_list(
@@ -333,22 +280,11 @@ impl LockStore for SqliteStore {
         limit: u32,
         before: Option<i64>,
     ) -> Result<Vec<AuditEvent>, StoreError> {
-        let sql = format!(
-            "SELECT {AUDIT_COLUMNS} FROM audit_events WHERE (?1 IS NULL OR seq < ?1)
-             ORDER BY seq DESC LIMIT ?2"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(before)
-            .bind(i64::from(limit))
-            .fetch_all(&self.reader)
-            .await?;
-        rows.iter().map(audit_from_row).collect()
+        audit::list(&self.reader, limit, before).await
     }
 
     async fn apply_switch(&self) -> Result<ApplySwitch, StoreError> {
-        let sql = format!("SELECT {SWITCH_COLUMNS} FROM apply_switch WHERE id = 1");
-        let row = sqlx::query(&sql).fetch_one(&self.reader).await?;
-        switch_from_row(&row)
+        audit::switch(&self.reader).await
     }
 
     async fn set_apply_switch(
@@ -356,32 +292,6 @@ impl LockStore for SqliteStore {
         enabled: bool,
         stamp: &AuditStamp,
     ) -> Result<ApplySwitch, StoreError> {
-        let now = rows::now_micros();
-        let mut tx = self.writer.begin().await?;
-        let sql = format!(
-            "UPDATE apply_switch SET enabled = ?1, changed_by = ?2, changed_via = ?3,
-                 changed_at = ?4, reason = ?5
-             WHERE id = 1 AND enabled <> ?1 RETURNING {SWITCH_COLUMNS}"
-        );
-        let changed = sqlx::query(&sql)
-            .bind(enabled)
-            .bind(&stamp.actor.name)
-            .bind(stamp.actor.via.as_str())
-            .bind(now)
-            .bind(&stamp.detail)
-            .fetch_optional(&mut *tx)
-            .await?;
-        let row = match changed {
-            Some(row) => {
-                insert_audit(&mut tx, &switch_event(enabled, stamp), now).await?;
-                row
-            }
-            None => {
-                let sql = format!("SELECT {SWITCH_COLUMNS} FROM apply_switch WHERE id = 1");
-                sqlx::query(&sql).fetch_one(&mut *tx).await?
-            }
-        };
-        tx.commit().await?;
-        switch_from_row(&row)
+        audit::set_switch(&self.writer, enabled, stamp).await
     }
 }

@@ -22,6 +22,8 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+mod audit_pg;
+mod audit_sqlite;
 mod locks;
 mod locks_pg;
 mod locks_sqlite;

@@ -8,6 +8,8 @@ use super::StoreError;
 use super::locks::{key_from_columns, pr_column, pr_from_column, project_column};
 use crate::locks::{LockKey, NewPlan, PlanQuery, PlanSource, SavedPlan};
 
+/// Advisory lock class for plan saves ("PLAN"); the second key is a hash of the project key.
+const SAVE_LOCK: i32 = 0x504C_414E;
 const PLAN_COLUMNS: &str = "id, repo, pr, dir, workspace, project, job_id, head_sha, \
      config_hash, state_fingerprint, document, rendered, created_at, superseded_at";
 
@@ -60,6 +62,21 @@ pub(super) async fn insert(
         .fetch_one(&mut *conn)
         .await?;
     plan_from_row(&row)
+}
+
+/// Makes concurrent saves for one project of a PR wait for each other until commit, so each
+/// supersedes the one before instead of failing on the one-current-plan index.
+pub(super) async fn serialise_saves(
+    conn: &mut PgConnection,
+    key: &LockKey,
+    pr: u64,
+) -> Result<(), StoreError> {
+    sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+        .bind(SAVE_LOCK)
+        .bind(format!("{key} pr={pr}"))
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
 }
 
 /// Marks the current plan of `pr` for `key` superseded.

@@ -86,3 +86,25 @@ pub(crate) async fn new_commits_supersede_every_current_plan_of_the_pr(db: &Test
     assert_eq!(plans_of(s, 8, true).await.len(), 1);
     assert_eq!(s.plan_supersede_pr(REPO, 7).await.expect("again"), 0);
 }
+
+/// Eight saves of the same project race through two handles: all succeed, and exactly one
+/// plan is current afterwards.
+pub(crate) async fn concurrent_saves_leave_exactly_one_current_plan(db: &TestStore) {
+    let other = db.reopen().await;
+    let k = key("envs/dev", "default", None);
+    let mut tasks = Vec::new();
+    for n in 0..8 {
+        let store = if n % 2 == 0 {
+            std::sync::Arc::clone(&db.store)
+        } else {
+            std::sync::Arc::clone(&other)
+        };
+        let new = plan(&k, 7, &format!("sha{n}"));
+        tasks.push(tokio::spawn(async move { store.plan_save(&new).await }));
+    }
+    for task in tasks {
+        task.await.expect("task").expect("every save succeeds");
+    }
+    assert_eq!(plans_of(&*db.store, 7, true).await.len(), 1);
+    assert_eq!(plans_of(&*db.store, 7, false).await.len(), 8);
+}
