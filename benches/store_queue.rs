@@ -2,8 +2,9 @@
 //! delivery row plus a job row in one transaction) with p50/p99 latency, then jobs run per
 //! second through the worker pool with a no-op handler.
 //!
-//! `cargo bench --bench store_queue` (SQLite always; PostgreSQL when `ATOLL_TEST_DATABASE_URL`
-//! is set, in a throw-away schema). Knobs: `BENCH_SECS` (default 3), `BENCH_CLIENTS` (64).
+//! `cargo bench --bench store_queue`: SQLite in both durability modes, and PostgreSQL when
+//! `ATOLL_TEST_DATABASE_URL` is set (in a throw-away schema). Knobs: `BENCH_SECS` (default 3),
+//! `BENCH_CLIENTS` (64).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -100,6 +101,9 @@ impl JobHandler for Noop {
     }
 }
 
+/// Jobs timed through the worker pool (the first ones queued by the intake phase).
+const POOL_JOBS: u64 = 3_000;
+
 /// Runs `jobs` queued jobs through a pool with a handler that logs one line.
 async fn drain_load(store: Arc<dyn Store>, jobs: u64) {
     let settings = QueueSettings {
@@ -132,14 +136,20 @@ async fn run(name: &str, url: &str) {
     println!("{name} ({clients} concurrent clients, {secs}s)");
     let store = store::connect(url).await.expect("connect");
     let jobs = accept_load(store.clone(), clients, secs).await;
-    drain_load(store, jobs).await;
+    drain_load(store, jobs.min(POOL_JOBS)).await;
 }
 
 #[tokio::main]
 async fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let url = format!("sqlite://{}", dir.path().join("bench.db").display());
-    run("sqlite", &url).await;
+    run("sqlite, synchronous=full (default)", &url).await;
+    let url = format!("sqlite://{}", dir.path().join("normal.db").display());
+    run(
+        "sqlite, synchronous=normal",
+        &format!("{url}?synchronous=normal"),
+    )
+    .await;
     if let Ok(base) = std::env::var("ATOLL_TEST_DATABASE_URL") {
         let schema = format!("atoll_bench_{}", uuid::Uuid::new_v4().simple());
         let mut admin = sqlx::PgConnection::connect(&base).await.expect("postgres");

@@ -8,8 +8,9 @@
 //! must not know what a job does, and nothing outside it writes SQL against its tables.
 //!
 //! - `sqlite://PATH` (created if missing) or `sqlite::memory:`: one server. WAL, `synchronous=FULL`
-//!   (a 202 means the job is on disk), one writer connection with group commit, busy timeout for
-//!   other processes. Wake-ups are in-process only; other processes see new jobs by polling.
+//!   (a 202 means the job is on disk; `?synchronous=normal` keeps it across a crash of the process
+//!   but not of the machine, for commits without an fsync), one writer connection with group
+//!   commit, busy timeout for other processes. Wake-ups are in-process only; other processes see new jobs by polling.
 //! - `postgres://USER@HOST/DB`: several replicas. Add `?options[search_path]=SCHEMA` to use a
 //!   schema other than `public`. Leases use the database clock; claims serialise on an advisory
 //!   lock per schema so the caps hold across replicas; `LISTEN/NOTIFY` wakes the other replicas.
@@ -35,6 +36,7 @@ mod rows;
 mod schema;
 mod sqlite;
 mod sqlite_commit;
+mod sqlite_writes;
 
 pub use locks::LockStore;
 pub use postgres::PgStore;
