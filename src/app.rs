@@ -1,1 +1,164 @@
 //! Composition root: builds the state, starts listeners and workers, shuts down gracefully.
+//!
+//! [`App::build`] connects the store and binds the listener (port 0 works, for tests);
+//! [`App::handle`] registers job handlers (runners arrive with later issues; kinds without a
+//! handler stay queued); [`App::serve`] runs the HTTP server and the queue's workers and reaper
+//! until the shutdown future resolves, then lets in-flight requests finish and gives running
+//! jobs the configured grace period.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use secrecy::ExposeSecret;
+use tokio::net::TcpListener;
+
+use crate::config::Settings;
+use crate::http::{self, AppState};
+use crate::queue::{JobHandler, Queue, QueueSettings};
+use crate::store::{self, ClaimLimits, Store};
+use crate::webhook::{Intake, IntakeSettings};
+
+/// A built server, bound but not yet serving.
+#[derive(Debug)]
+pub struct App {
+    listener: TcpListener,
+    router: axum::Router,
+    store: Arc<dyn Store>,
+    queue: Queue,
+}
+
+impl App {
+    /// Creates the data directory, connects the store (running migrations), builds the webhook
+    /// intake and binds `server.listen`.
+    pub async fn build(settings: &Settings) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(&settings.data_dir)
+            .with_context(|| format!("creating data directory {}", settings.data_dir.display()))?;
+        let store = store::connect(settings.store.url.expose_secret())
+            .await
+            .context("connecting to the store (store.url)")?;
+        let intake = Intake::new(Arc::clone(&store), &intake_settings(settings))
+            .map_err(anyhow::Error::msg)?;
+        let state = AppState {
+            intake: Arc::new(intake),
+            store: Arc::clone(&store),
+        };
+        let router = http::router(state, settings.server.request_timeout);
+        let listener = TcpListener::bind(settings.server.listen)
+            .await
+            .with_context(|| format!("listening on {} (server.listen)", settings.server.listen))?;
+        let queue = Queue::new(Arc::clone(&store), queue_settings(settings));
+        Ok(Self {
+            listener,
+            router,
+            store,
+            queue,
+        })
+    }
+
+    /// Runs jobs of `kind` with `handler` once serving.
+    #[must_use]
+    pub fn handle(mut self, kind: &str, handler: impl JobHandler) -> Self {
+        self.queue = self.queue.handle(kind, handler);
+        self
+    }
+
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> anyhow::Result<SocketAddr> {
+        self.listener
+            .local_addr()
+            .context("reading the bound address")
+    }
+
+    /// The store this app uses.
+    pub fn store(&self) -> Arc<dyn Store> {
+        Arc::clone(&self.store)
+    }
+
+    /// Serves until `shutdown` resolves, then drains in-flight requests, stops claiming jobs
+    /// and waits for running ones up to `queue.shutdown_grace_secs`.
+    pub async fn serve(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let queue = self.queue.start();
+        let served = axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await
+            .context("serving HTTP");
+        let report = queue.shutdown().await;
+        tracing::info!(
+            finished = report.finished,
+            released = report.released.len(),
+            interrupted = report.interrupted.len(),
+            "queue stopped"
+        );
+        served
+    }
+}
+
+fn queue_settings(settings: &Settings) -> QueueSettings {
+    let q = &settings.queue;
+    QueueSettings {
+        lease: q.lease,
+        heartbeat: q.heartbeat,
+        reap_interval: (q.lease / 4).max(std::time::Duration::from_secs(1)),
+        limits: ClaimLimits {
+            global: q.max_running,
+            per_repo: q.max_running_per_repo,
+        },
+        shutdown_grace: q.shutdown_grace,
+        ..QueueSettings::default()
+    }
+}
+
+fn intake_settings(settings: &Settings) -> IntakeSettings {
+    IntakeSettings {
+        github: settings.github.clone(),
+        gitea: settings.gitea.clone(),
+        repo_allowlist: settings.repo_allowlist.clone(),
+        policy: settings.webhook,
+        executable_name: settings.commands.executable_name.clone(),
+    }
+}
+
+/// `atoll serve`: builds the app, announces the address, serves until SIGTERM or SIGINT.
+pub async fn run(settings: Settings) -> anyhow::Result<()> {
+    let app = App::build(&settings).await?;
+    let addr = app.local_addr()?;
+    tracing::info!(%addr, "listening");
+    // One machine-readable line on stdout for scripts and tests that start on port 0.
+    println!("atoll listening on {addr}");
+    app.serve(shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on SIGTERM or SIGINT (Ctrl-C).
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("SIGINT received, shutting down"),
+        () = term => tracing::info!("SIGTERM received, shutting down"),
+    }
+}

@@ -1,6 +1,83 @@
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand};
+
+/// Atlantis-style pull-request automation for Proxmox VE.
+#[derive(Debug, Parser)]
+#[command(name = "atoll", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the server: webhooks, workers, health endpoints.
+    Serve {
+        /// YAML settings file; `ATOLL_*` environment variables override it.
+        #[arg(long, short, env = "ATOLL_CONFIG")]
+        config: PathBuf,
+    },
+    /// Check a settings file and list every problem with its key path.
+    CheckConfig {
+        #[arg(long, short, env = "ATOLL_CONFIG")]
+        config: PathBuf,
+    },
+}
+
 fn main() -> ExitCode {
-    atoll::telemetry::init();
-    ExitCode::SUCCESS
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve { config } => serve(&config),
+        Command::CheckConfig { config } => check_config(&config),
+    }
+}
+
+fn check_config(path: &std::path::Path) -> ExitCode {
+    match atoll::config::load(path) {
+        Ok(loaded) => {
+            for w in &loaded.warnings {
+                eprintln!("warning: {w}");
+            }
+            println!("{}: configuration is valid", path.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprint!("{}: {e}", path.display());
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn serve(path: &std::path::Path) -> ExitCode {
+    let loaded = match atoll::config::load(path) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprint!("{}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    };
+    atoll::telemetry::init(&loaded.settings.log);
+    for w in &loaded.warnings {
+        tracing::warn!("{w}");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(atoll::app::run(loaded.settings)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

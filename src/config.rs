@@ -1,2 +1,0 @@
-//! The settings tree: defaults, then YAML, then `ATOLL_*` environment variables. Read at start-up
-//! only.

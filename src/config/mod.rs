@@ -1,0 +1,198 @@
+//! The settings tree: built-in defaults, then the YAML file, then `ATOLL_*` environment variables
+//! (`__` separates nesting levels; lists are comma-separated). Every secret can also come from a
+//! file named by the same key with `_file` appended. Read at start-up only: nothing else in the
+//! crate reads files or the environment for settings.
+//!
+//! Loading reports every problem with its key path (and the variable that set it), never just
+//! the first one, so `atoll check-config` can list them all.
+
+mod proxmox;
+mod sections;
+mod tree;
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use secrecy::SecretString;
+
+pub use proxmox::{GuestSelector, ProtectSettings, ProxmoxAuth, ProxmoxSettings};
+
+/// The whole settings tree. Components receive their own section, never all of it.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub server: ServerSettings,
+    pub data_dir: PathBuf,
+    pub store: StoreSettings,
+    pub github: ForgeSettings,
+    pub gitea: ForgeSettings,
+    /// `host/owner/repo` glob patterns; a leading `!` excludes.
+    pub repo_allowlist: Vec<String>,
+    pub webhook: WebhookSettings,
+    pub commands: CommandSettings,
+    pub proxmox: Option<ProxmoxSettings>,
+    pub protect: ProtectSettings,
+    pub queue: QueueSettings,
+    pub log: LogSettings,
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerSettings {
+    /// `server.listen`, default `127.0.0.1:4141`.
+    pub listen: SocketAddr,
+    /// `server.request_timeout_secs`: longest a request may take before 408.
+    pub request_timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct StoreSettings {
+    /// `sqlite://PATH` or `postgres://...`; default `sqlite://<data_dir>/atoll.db`.
+    pub url: SecretString,
+}
+
+/// One forge's webhook settings (`github.*`, `gitea.*`; Forgejo uses the Gitea section).
+#[derive(Debug, Clone)]
+pub struct ForgeSettings {
+    pub enabled: bool,
+    pub webhook_secret: Option<SecretString>,
+    /// The bot account atoll comments as: `@<bot_user>` is accepted as a command name, and
+    /// comments by this user never run commands.
+    pub bot_user: Option<String>,
+}
+
+/// What the webhook accepts beyond signature and allowlist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WebhookSettings {
+    pub allow_draft_prs: bool,
+    pub allow_fork_prs: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSettings {
+    /// Accepted in comments besides `atlantis` (default `atoll`).
+    pub executable_name: String,
+}
+
+/// Job queue settings: leases, caps and the shutdown grace period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueSettings {
+    pub lease: Duration,
+    pub heartbeat: Duration,
+    pub max_running: u32,
+    pub max_running_per_repo: u32,
+    pub shutdown_grace: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogSettings {
+    /// `tracing` filter directives, e.g. `info` or `atoll=debug,info`; `RUST_LOG` overrides it.
+    pub level: String,
+    pub format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// One thing wrong with the configuration, with the key path it concerns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub path: String,
+    pub message: String,
+}
+
+impl Problem {
+    fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Every problem found while loading; never empty.
+#[derive(Debug, Clone, thiserror::Error)]
+pub struct ConfigError {
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.problems.len();
+        writeln!(
+            f,
+            "{n} problem{} in the configuration:",
+            if n == 1 { "" } else { "s" }
+        )?;
+        for p in &self.problems {
+            writeln!(f, "  {p}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A loaded configuration plus warnings that do not stop the server.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub settings: Settings,
+    pub warnings: Vec<String>,
+}
+
+/// Loads `path` with the process environment applied.
+pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        problems: vec![Problem::new(
+            "(file)",
+            format!(
+                "cannot read {}: {e}; pass an existing file with --config",
+                path.display()
+            ),
+        )],
+    })?;
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    from_sources(&text, env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+}
+
+/// Loads from YAML text and an explicit environment (tests pass their own).
+pub fn from_sources<'a>(
+    yaml: &str,
+    env: impl IntoIterator<Item = (&'a str, &'a str)> + Clone,
+) -> Result<Loaded, ConfigError> {
+    let mut tree = tree::Tree::from_yaml(yaml).map_err(|p| ConfigError { problems: vec![p] })?;
+    tree.apply_env(env.clone());
+    proxmox::apply_bpg_env(&mut tree, env);
+    let mut reader = tree::Reader::new(&tree);
+    let settings = sections::read(&mut reader);
+    reader.report_unknown_keys();
+    if reader.problems.is_empty() {
+        let mut warnings = reader.warnings;
+        warnings.extend(
+            tree.stray_env
+                .iter()
+                .map(|v| format!("{v}: ignored, not a valid ATOLL_ key name")),
+        );
+        Ok(Loaded { settings, warnings })
+    } else {
+        Err(ConfigError {
+            problems: reader.problems,
+        })
+    }
+}
+
+/// Every key path the loader understands (`server.listen`, `github.webhook_secret`, ...), for
+/// checking that `config.example.yaml` documents them all.
+pub fn known_keys() -> Vec<String> {
+    let tree = tree::Tree::default();
+    let mut reader = tree::Reader::new(&tree);
+    let _ = sections::read(&mut reader);
+    reader.known_keys()
+}

@@ -1,0 +1,189 @@
+//! Reads each section of the settings tree with its defaults and checks.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use secrecy::{ExposeSecret, SecretString};
+
+use super::tree::Reader;
+use super::{
+    CommandSettings, ForgeSettings, LogFormat, LogSettings, QueueSettings, ServerSettings,
+    Settings, StoreSettings, WebhookSettings, proxmox,
+};
+
+pub(super) const DEFAULT_LISTEN: &str = "127.0.0.1:4141";
+pub(super) const DEFAULT_DATA_DIR: &str = "./data";
+
+pub(super) fn read(r: &mut Reader<'_>) -> Settings {
+    let data_dir = PathBuf::from(r.string("data_dir", DEFAULT_DATA_DIR));
+    let github = forge(r, "github");
+    let gitea = forge(r, "gitea");
+    let repo_allowlist = allowlist(r, github.enabled || gitea.enabled);
+    if !github.enabled && !gitea.enabled {
+        r.warn("no forge is enabled (github.enabled, gitea.enabled): no webhook will be accepted");
+    }
+    Settings {
+        server: server(r),
+        store: store(r, &data_dir),
+        data_dir,
+        github,
+        gitea,
+        repo_allowlist,
+        webhook: WebhookSettings {
+            allow_draft_prs: r.bool("webhook.allow_draft_prs", false),
+            allow_fork_prs: r.bool("webhook.allow_fork_prs", false),
+        },
+        commands: commands(r),
+        proxmox: proxmox::read_proxmox(r),
+        protect: proxmox::read_protect(r),
+        queue: queue(r),
+        log: log(r),
+    }
+}
+
+fn server(r: &mut Reader<'_>) -> ServerSettings {
+    let text = r.string("server.listen", DEFAULT_LISTEN);
+    let listen = text.parse::<SocketAddr>().unwrap_or_else(|_| {
+        r.problem(
+            "server.listen",
+            format!("{text:?} is not an address like 127.0.0.1:4141"),
+        );
+        SocketAddr::from(([127, 0, 0, 1], 4141))
+    });
+    let timeout = r.uint("server.request_timeout_secs", 30, 1, 3600);
+    ServerSettings {
+        listen,
+        request_timeout: Duration::from_secs(timeout),
+    }
+}
+
+fn store(r: &mut Reader<'_>, data_dir: &std::path::Path) -> StoreSettings {
+    let default = format!("sqlite://{}", data_dir.join("atoll.db").display());
+    let url = r
+        .secret("store.url")
+        .unwrap_or_else(|| SecretString::from(default));
+    let scheme_ok = {
+        let u = url.expose_secret();
+        u.starts_with("sqlite:") || u.starts_with("postgres://") || u.starts_with("postgresql://")
+    };
+    if !scheme_ok {
+        // Never echo the URL: it may carry a password.
+        r.problem("store.url", "must start with sqlite:// or postgres://");
+    }
+    StoreSettings { url }
+}
+
+fn forge(r: &mut Reader<'_>, name: &str) -> ForgeSettings {
+    let enabled = r.bool(&format!("{name}.enabled"), false);
+    let secret_key = format!("{name}.webhook_secret");
+    let webhook_secret = r.secret(&secret_key);
+    if enabled && webhook_secret.is_none() && !r.has_problem_at(&secret_key) {
+        r.problem(
+            &secret_key,
+            format!(
+                "{name} is enabled but has no webhook secret; set {secret_key} or {secret_key}_file"
+            ),
+        );
+    }
+    let bot_user = r
+        .opt_string(&format!("{name}.bot_user"))
+        .map(|u| u.trim().to_owned());
+    let bad_user =
+        |u: &String| u.is_empty() || u.contains(char::is_whitespace) || u.starts_with('@');
+    if bot_user.as_ref().is_some_and(bad_user) {
+        r.problem(
+            &format!("{name}.bot_user"),
+            "must be a login name without @ or spaces",
+        );
+    }
+    ForgeSettings {
+        enabled,
+        webhook_secret,
+        bot_user,
+    }
+}
+
+fn allowlist(r: &mut Reader<'_>, any_forge: bool) -> Vec<String> {
+    let patterns = r.strings("repo_allowlist");
+    for (i, p) in patterns.iter().enumerate() {
+        let glob = p.strip_prefix('!').unwrap_or(p);
+        if glob.split('/').count() < 3 && glob != "*" {
+            r.problem(
+                &format!("repo_allowlist[{i}]"),
+                format!(
+                    "{p:?} must look like host/owner/repo (globs allowed, e.g. github.com/acme/*)"
+                ),
+            );
+        } else if let Err(e) = globset::Glob::new(glob) {
+            r.problem(
+                &format!("repo_allowlist[{i}]"),
+                format!("{p:?} is not a valid glob: {e}"),
+            );
+        }
+    }
+    if any_forge && !patterns.iter().any(|p| !p.starts_with('!')) {
+        r.problem(
+            "repo_allowlist",
+            "allows no repository, so every delivery would be refused; add e.g. github.com/acme/*",
+        );
+    }
+    patterns
+}
+
+fn commands(r: &mut Reader<'_>) -> CommandSettings {
+    let name = r.string("commands.executable_name", "atoll");
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !valid {
+        r.problem(
+            "commands.executable_name",
+            "use letters, digits, - and _ only",
+        );
+    }
+    CommandSettings {
+        executable_name: name,
+    }
+}
+
+fn queue(r: &mut Reader<'_>) -> QueueSettings {
+    let lease = r.uint("queue.lease_secs", 60, 5, 3600);
+    let heartbeat = r.uint("queue.heartbeat_secs", 15, 1, 3600);
+    if heartbeat * 2 > lease {
+        r.problem(
+            "queue.heartbeat_secs",
+            "must be at most half of queue.lease_secs",
+        );
+    }
+    let max_running = r.uint("queue.max_running", 4, 1, 256);
+    let per_repo = r.uint("queue.max_running_per_repo", 1, 1, 256);
+    let grace = r.uint("queue.shutdown_grace_secs", 300, 0, 86_400);
+    QueueSettings {
+        lease: Duration::from_secs(lease),
+        heartbeat: Duration::from_secs(heartbeat),
+        max_running: u32::try_from(max_running).unwrap_or(u32::MAX),
+        max_running_per_repo: u32::try_from(per_repo).unwrap_or(u32::MAX),
+        shutdown_grace: Duration::from_secs(grace),
+    }
+}
+
+fn log(r: &mut Reader<'_>) -> LogSettings {
+    let level = r.string("log.level", "info");
+    if tracing_subscriber::EnvFilter::try_new(&level).is_err() {
+        r.problem(
+            "log.level",
+            format!("{level:?} is not a tracing filter such as info or atoll=debug"),
+        );
+    }
+    let format = match r.string("log.format", "text").as_str() {
+        "text" => LogFormat::Text,
+        "json" => LogFormat::Json,
+        other => {
+            r.problem("log.format", format!("{other:?} is not text or json"));
+            LogFormat::Text
+        }
+    };
+    LogSettings { level, format }
+}

@@ -1,0 +1,156 @@
+//! Router behaviour when the store is down: `/readyz` is 503 and a verified delivery is a 503
+//! that names no internals (the forge may redeliver).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use tower::ServiceExt;
+use uuid::Uuid;
+
+use super::{AppState, router};
+use crate::config::{ForgeSettings, WebhookSettings};
+use crate::store::{
+    ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, NewDelivery, NewJob, Reaped,
+    Store, StoreError,
+};
+use crate::webhook::{Intake, IntakeSettings, sign};
+
+/// A store whose database is unreachable.
+#[derive(Debug)]
+struct DownStore(tokio::sync::watch::Sender<u64>);
+
+fn down<T>() -> Result<T, StoreError> {
+    Err(StoreError::Unavailable(
+        "connection refused (db.internal:5432)".to_owned(),
+    ))
+}
+
+#[async_trait::async_trait]
+impl Store for DownStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        down()
+    }
+    async fn accept_delivery(
+        &self,
+        _: NewDelivery,
+        _: Option<NewJob>,
+    ) -> Result<DeliveryOutcome, StoreError> {
+        down()
+    }
+    async fn enqueue(&self, _: NewJob) -> Result<DeliveryOutcome, StoreError> {
+        down()
+    }
+    async fn claim(
+        &self,
+        _: &str,
+        _: &[&str],
+        _: Duration,
+        _: ClaimLimits,
+    ) -> Result<Option<Job>, StoreError> {
+        down()
+    }
+    async fn heartbeat(&self, _: Uuid, _: &str, _: Duration) -> Result<bool, StoreError> {
+        down()
+    }
+    async fn transition(
+        &self,
+        _: Uuid,
+        _: &str,
+        _: JobState,
+        _: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        down()
+    }
+    async fn reap(&self) -> Result<Reaped, StoreError> {
+        down()
+    }
+    fn job_signal(&self) -> JobSignal {
+        self.0.subscribe()
+    }
+    async fn get_job(&self, _: Uuid) -> Result<Option<Job>, StoreError> {
+        down()
+    }
+    async fn list_jobs(&self, _: u32) -> Result<Vec<Job>, StoreError> {
+        down()
+    }
+    async fn append_log(&self, _: Uuid, _: &str) -> Result<i64, StoreError> {
+        down()
+    }
+    async fn job_log(&self, _: Uuid, _: i64) -> Result<Vec<LogLine>, StoreError> {
+        down()
+    }
+}
+
+fn app() -> axum::Router {
+    let store: Arc<dyn Store> = Arc::new(DownStore(tokio::sync::watch::channel(0).0));
+    let forge = |enabled| ForgeSettings {
+        enabled,
+        webhook_secret: Some("s".to_owned().into()),
+        bot_user: None,
+    };
+    let settings = IntakeSettings {
+        github: forge(true),
+        gitea: forge(false),
+        repo_allowlist: vec!["*".to_owned()],
+        policy: WebhookSettings {
+            allow_draft_prs: false,
+            allow_fork_prs: false,
+        },
+        executable_name: "atoll".to_owned(),
+    };
+    let intake = Intake::new(Arc::clone(&store), &settings).expect("intake");
+    router(
+        AppState {
+            intake: Arc::new(intake),
+            store,
+        },
+        Duration::from_secs(5),
+    )
+}
+
+async fn body_text(resp: axum::response::Response) -> String {
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
+        .await
+        .expect("body");
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[tokio::test]
+async fn readyz_is_503_when_the_store_is_unreachable_and_healthz_stays_200() {
+    let req = || {
+        Request::builder()
+            .uri("/readyz")
+            .body(Body::empty())
+            .expect("request")
+    };
+    let resp = app().oneshot(req()).await.expect("response");
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let health = Request::builder()
+        .uri("/healthz")
+        .body(Body::empty())
+        .expect("request");
+    assert_eq!(
+        app().oneshot(health).await.expect("response").status(),
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn delivery_is_503_without_internals_when_the_store_is_down() {
+    let body = br#"{"action":"opened","number":1,"pull_request":{"number":1,"head":{"ref":"f","sha":"abc","repo":{"full_name":"a/b"}},"base":{"ref":"main","sha":"def","repo":{"full_name":"a/b"}}},"repository":{"full_name":"a/b","html_url":"https://github.com/a/b"}}"#;
+    let req = Request::post("/events")
+        .header("content-type", "application/json")
+        .header("x-github-event", "pull_request")
+        .header("x-github-delivery", "d1")
+        .header("x-hub-signature-256", format!("sha256={}", sign("s", body)))
+        .body(Body::from(&body[..]))
+        .expect("request");
+    let resp = app().oneshot(req).await.expect("response");
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(resp.headers().contains_key("x-request-id"));
+    let text = body_text(resp).await;
+    assert!(text.contains("redeliver"), "{text}");
+    assert!(!text.contains("db.internal"), "internals leaked: {text}");
+}

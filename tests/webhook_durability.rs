@@ -1,0 +1,172 @@
+//! A 202 means the job is durable: `kill -9` right after it, restart, and the job is there
+//! and runs.
+
+mod webhook_support;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use atoll::store::JobState;
+use webhook_support::{Delivery, FIXTURE_REPOS, fixture, test_yaml};
+
+const START_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Starts `atoll serve` and waits (with a deadline) for its "listening on" line.
+fn start(config: &Path) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atoll"))
+        .args(["serve", "--config"])
+        .arg(config)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn atoll serve");
+    let stdout = child.stdout.take().expect("stdout piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(addr) = line.strip_prefix("atoll listening on ") {
+                let _ = tx.send(addr.to_owned());
+            }
+        }
+    });
+    let addr = rx
+        .recv_timeout(START_DEADLINE)
+        .expect("server announced its address in time");
+    (child, format!("http://{addr}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn job_survives_kill_9_right_after_202_and_runs_after_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("atoll.yaml");
+    std::fs::write(&config, test_yaml(dir.path(), FIXTURE_REPOS, "")).expect("write config");
+
+    let (mut first, base) = start(&config);
+    let client = webhook_support::client();
+    let d = Delivery::github(
+        "issue_comment",
+        "k9-1",
+        fixture("github/issue_comment.created.pr-plan.json"),
+    );
+    let mut req = client.post(format!("{base}/events"));
+    for (n, v) in &d.headers {
+        req = req.header(n.as_str(), v.as_str());
+    }
+    let resp = req.body(d.body.clone()).send().await.expect("deliver");
+    assert_eq!(resp.status(), 202);
+    let body: serde_json::Value = resp.json().await.expect("json");
+    let job_id: uuid::Uuid = body["job"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .expect("job id");
+    first.kill().expect("kill -9"); // SIGKILL: no shutdown code runs
+    first.wait().expect("reap killed server");
+
+    let (mut second, base) = start(&config);
+    let ready = client
+        .get(format!("{base}/readyz"))
+        .send()
+        .await
+        .expect("readyz");
+    assert_eq!(ready.status(), 200);
+
+    // The redelivery GitHub would send after the crash is recognised as a duplicate.
+    let mut req = client.post(format!("{base}/events"));
+    for (n, v) in &d.headers {
+        req = req.header(n.as_str(), v.as_str());
+    }
+    let resp = req.body(d.body.clone()).send().await.expect("redeliver");
+    assert_eq!(resp.status(), 200);
+    second.kill().expect("stop second server");
+    second.wait().expect("reap");
+
+    // A server with a runner for `plan` (runners arrive with later issues; this one records
+    // what it ran) claims the surviving job and runs it to completion.
+    let (ran_tx, mut ran_rx) = tokio::sync::mpsc::unbounded_channel();
+    let loaded = atoll::config::from_sources(
+        &test_yaml(dir.path(), FIXTURE_REPOS, ""),
+        std::iter::empty(),
+    )
+    .expect("config");
+    let app = atoll::app::App::build(&loaded.settings)
+        .await
+        .expect("app")
+        .handle("plan", Recorder(ran_tx));
+    let store = app.store();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(app.serve(async move {
+        let _ = stopped.await;
+    }));
+    let ran = tokio::time::timeout(START_DEADLINE, ran_rx.recv())
+        .await
+        .expect("the job ran before the deadline")
+        .expect("recorder alive");
+    assert_eq!(ran.id, job_id);
+    assert_eq!(ran.payload["command"]["dir"], "envs/dev");
+    let deadline = tokio::time::Instant::now() + START_DEADLINE;
+    loop {
+        let job = store
+            .get_job(job_id)
+            .await
+            .expect("get job")
+            .expect("job row");
+        if job.state == JobState::Succeeded {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "job stuck in {:?}",
+            job.state
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _ = stop.send(());
+    server.await.expect("server task").expect("clean shutdown");
+}
+
+/// A `plan` runner that reports each job it ran.
+struct Recorder(tokio::sync::mpsc::UnboundedSender<atoll::store::Job>);
+
+#[async_trait::async_trait]
+impl atoll::queue::JobHandler for Recorder {
+    async fn run(&self, ctx: atoll::queue::JobContext) -> anyhow::Result<()> {
+        let _ = self.0.send(ctx.job().clone());
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_shuts_down_cleanly_on_sigterm() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("atoll.yaml");
+    std::fs::write(&config, test_yaml(dir.path(), FIXTURE_REPOS, "")).expect("write config");
+    let (mut child, base) = start(&config);
+    let client = webhook_support::client();
+    let health = client
+        .get(format!("{base}/healthz"))
+        .send()
+        .await
+        .expect("healthz");
+    assert_eq!(health.status(), 200);
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("send SIGTERM");
+    assert!(status.success());
+    let deadline = std::time::Instant::now() + START_DEADLINE;
+    let exit = loop {
+        if let Some(exit) = child.try_wait().expect("poll child") {
+            break exit;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "server ignored SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(exit.success(), "exit status {exit:?}");
+}
