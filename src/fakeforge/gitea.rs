@@ -1,0 +1,395 @@
+//! The fake Gitea: REST routes under `/api/v1` (`Authorization: token …`, `page`/`limit`
+//! pagination with `X-Total-Count` and `Link`), and the webhook payloads Gitea sends, with its
+//! event naming (`pull_request_sync`, `issue_comment` + `pull_request_comment`,
+//! `pull_request_review_approved` / `_rejected`).
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Shared;
+use super::github::Actor;
+use super::script::PrEvent;
+use super::state::{FakeComment, FakeReview, FakeStatus, Fault, Pr, State as Mem};
+use super::{gate, lock};
+
+type Shr = State<Arc<Shared>>;
+
+/// Gitea's `[api] MAX_RESPONSE_ITEMS` default.
+const MAX_RESPONSE_ITEMS: usize = 50;
+
+pub(super) fn router(shared: Arc<Shared>) -> Router {
+    let api = Router::new()
+        .route("/repos/{o}/{r}/pulls/{n}", get(pull))
+        .route("/repos/{o}/{r}/pulls/{n}/files", get(files))
+        .route("/repos/{o}/{r}/pulls/{n}/reviews", get(reviews))
+        .route("/repos/{o}/{r}/issues/{n}/comments", post(create_comment))
+        .route(
+            "/repos/{o}/{r}/issues/comments/{id}",
+            get(get_comment).patch(edit_comment),
+        )
+        .route("/repos/{o}/{r}/issues/comments/{id}/reactions", post(react))
+        .route("/repos/{o}/{r}/statuses/{sha}", post(status))
+        .route(
+            "/repos/{o}/{r}/collaborators/{user}/permission",
+            get(permission),
+        )
+        .layer(middleware::from_fn_with_state(Arc::clone(&shared), auth));
+    Router::new().nest("/api/v1", api).with_state(shared)
+}
+
+async fn auth(State(shared): Shr, mut req: Request, next: Next) -> Response {
+    match gate(&shared, &req, &["token ", "Bearer "]) {
+        Ok(user) => {
+            req.extensions_mut().insert(Actor(user));
+            next.run(req).await
+        }
+        Err(response) => response,
+    }
+}
+
+fn fault(f: &Fault) -> Response {
+    let status = StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (
+        status,
+        Json(json!({ "message": f.message, "url": "https://gitea.example/api/swagger" })),
+    )
+        .into_response()
+}
+
+fn full(o: &str, r: &str) -> String {
+    format!("{o}/{r}")
+}
+
+fn user(login: &str) -> Value {
+    json!({ "id": 1, "login": login, "username": login, "full_name": "", "email": format!("{login}@noreply.invalid") })
+}
+
+fn repo_json(shared: &Shared, st: &Mem, full: &str) -> Value {
+    let host = lock(&shared.web_host).clone();
+    let (owner, name) = full.split_once('/').unwrap_or((full, ""));
+    let clone = st
+        .repos
+        .get(full)
+        .map(super::script::clone_url)
+        .unwrap_or_default();
+    json!({
+        "id": 7, "owner": user(owner), "name": name, "full_name": full, "private": false, "fork": false,
+        "html_url": format!("https://{host}/{full}"), "clone_url": clone, "default_branch": "main",
+    })
+}
+
+fn pr_json(shared: &Shared, st: &Mem, full: &str, pr: &Pr) -> Value {
+    let repo = repo_json(shared, st, full);
+    let host = lock(&shared.web_host).clone();
+    let branch = |name: &str, sha: &str| json!({ "label": name, "ref": name, "sha": sha, "repo_id": 7, "repo": repo });
+    json!({
+        "id": pr.number + 30, "number": pr.number, "user": user(&pr.author), "title": pr.title, "body": "",
+        "state": if pr.open { "open" } else { "closed" }, "draft": pr.draft,
+        "html_url": format!("https://{host}/{full}/pulls/{}", pr.number),
+        "mergeable": pr.mergeable.unwrap_or(false), "merged": pr.merged,
+        "merged_at": if pr.merged { json!("2026-11-30T10:00:00Z") } else { Value::Null },
+        "base": branch(&pr.base_ref, &pr.base_sha), "head": branch(&pr.head_ref, &pr.head_sha),
+        "merge_base": pr.base_sha,
+    })
+}
+
+async fn pull(State(shared): Shr, Path((o, r, n)): Path<(String, String, u64)>) -> Response {
+    let st = shared.state();
+    match st.pr(&full(&o, &r), n) {
+        Ok(pr) => Json(pr_json(&shared, &st, &full(&o, &r), pr)).into_response(),
+        Err(f) => fault(&f),
+    }
+}
+
+#[derive(Deserialize)]
+struct Paging {
+    page: Option<usize>,
+    limit: Option<usize>,
+}
+
+fn paged(shared: &Shared, path: &str, items: &[Value], q: &Paging) -> Response {
+    let limit = q.limit.unwrap_or(30).clamp(1, MAX_RESPONSE_ITEMS);
+    let page = q.page.unwrap_or(1).max(1);
+    let (slice, more) = Mem::page(items, page, limit);
+    let mut headers = HeaderMap::new();
+    headers.insert("x-total-count", items.len().into());
+    let link = |p: usize, rel: &str| {
+        format!(
+            "<http://{}/api/v1{path}?limit={limit}&page={p}>; rel=\"{rel}\"",
+            shared.addr
+        )
+    };
+    if more {
+        let last = items.len().div_ceil(limit);
+        if let Ok(v) = format!("{}, {}", link(page + 1, "next"), link(last, "last")).parse() {
+            headers.insert("link", v);
+        }
+    }
+    (headers, Json(Value::Array(slice))).into_response()
+}
+
+async fn files(
+    State(shared): Shr,
+    Path((o, r, n)): Path<(String, String, u64)>,
+    Query(q): Query<Paging>,
+) -> Response {
+    let items: Vec<Value> = match shared.state().pr(&full(&o, &r), n) {
+        Ok(pr) => pr.files.iter().map(|(f, prev)| {
+            let status = if prev.is_some() { "renamed" } else { "changed" };
+            json!({ "filename": f, "previous_filename": prev.clone().unwrap_or_default(), "status": status, "additions": 1, "deletions": 0, "changes": 1 })
+        }).collect(),
+        Err(f) => return fault(&f),
+    };
+    paged(
+        &shared,
+        &format!("/repos/{o}/{r}/pulls/{n}/files"),
+        &items,
+        &q,
+    )
+}
+
+/// GitHub's state words as Gitea spells them.
+fn gitea_state(state: &str) -> &'static str {
+    match state {
+        "APPROVED" => "APPROVED",
+        "CHANGES_REQUESTED" => "REQUEST_CHANGES",
+        _ => "COMMENT",
+    }
+}
+
+async fn reviews(
+    State(shared): Shr,
+    Path((o, r, n)): Path<(String, String, u64)>,
+    Query(q): Query<Paging>,
+) -> Response {
+    let full = full(&o, &r);
+    let items: Vec<Value> = {
+        let st = shared.state();
+        match st.pr(&full, n) {
+            Ok(pr) => pr.reviews.iter().map(|rv| {
+                let official = st.permission(&full, &rv.user).is_ok_and(|p| matches!(p.as_str(), "write" | "admin" | "owner"));
+                json!({ "id": rv.id, "user": user(&rv.user), "state": gitea_state(&rv.state), "body": "",
+                        "commit_id": rv.commit_id, "stale": rv.stale, "official": official, "dismissed": rv.dismissed })
+            }).collect(),
+            Err(f) => return fault(&f),
+        }
+    };
+    paged(
+        &shared,
+        &format!("/repos/{o}/{r}/pulls/{n}/reviews"),
+        &items,
+        &q,
+    )
+}
+
+fn comment_json(shared: &Shared, full: &str, c: &FakeComment) -> Value {
+    let host = lock(&shared.web_host).clone();
+    json!({
+        "id": c.id, "body": c.body, "user": user(&c.author),
+        "html_url": format!("https://{host}/{full}/pulls/{}#issuecomment-{}", c.pr, c.id),
+        "issue_url": format!("https://{host}/{full}/issues/{}", c.pr),
+        "pull_request_url": format!("https://{host}/{full}/pulls/{}", c.pr),
+    })
+}
+
+#[derive(Deserialize)]
+struct BodyIn {
+    body: String,
+}
+
+async fn create_comment(
+    State(shared): Shr,
+    Extension(Actor(actor)): Extension<Actor>,
+    Path((o, r, n)): Path<(String, String, u64)>,
+    Json(b): Json<BodyIn>,
+) -> Response {
+    let full = full(&o, &r);
+    let made = shared.state().add_comment(&full, n, &actor, &b.body);
+    match made {
+        Ok(c) => (StatusCode::CREATED, Json(comment_json(&shared, &full, &c))).into_response(),
+        Err(f) => fault(&f),
+    }
+}
+
+async fn get_comment(
+    State(shared): Shr,
+    Path((o, r, id)): Path<(String, String, u64)>,
+) -> Response {
+    let full = full(&o, &r);
+    let found = shared.state().comment_mut(&full, id).map(|c| c.clone());
+    match found {
+        Ok(c) => Json(comment_json(&shared, &full, &c)).into_response(),
+        Err(f) => fault(&f),
+    }
+}
+
+async fn edit_comment(
+    State(shared): Shr,
+    Path((o, r, id)): Path<(String, String, u64)>,
+    Json(b): Json<BodyIn>,
+) -> Response {
+    let full = full(&o, &r);
+    let edited = shared.state().edit_comment(&full, id, &b.body);
+    match edited {
+        Ok(c) => Json(comment_json(&shared, &full, &c)).into_response(),
+        Err(f) => fault(&f),
+    }
+}
+
+#[derive(Deserialize)]
+struct ReactionIn {
+    content: String,
+}
+
+/// Gitea's default `[ui] REACTIONS`.
+const REACTIONS: [&str; 8] = [
+    "+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes",
+];
+
+async fn react(
+    State(shared): Shr,
+    Extension(Actor(actor)): Extension<Actor>,
+    Path((o, r, id)): Path<(String, String, u64)>,
+    Json(b): Json<ReactionIn>,
+) -> Response {
+    if !REACTIONS.contains(&b.content.as_str()) {
+        return fault(&Fault::new(
+            403,
+            format!("'{}' is not an allowed reaction", b.content),
+        ));
+    }
+    let added = shared.state().react(&full(&o, &r), id, &actor, &b.content);
+    match added {
+        Ok(new) => {
+            let code = if new {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            (
+                code,
+                Json(json!({ "user": user(&actor), "content": b.content })),
+            )
+                .into_response()
+        }
+        Err(f) => fault(&f),
+    }
+}
+
+#[derive(Deserialize)]
+struct StatusIn {
+    state: String,
+    context: Option<String>,
+    description: Option<String>,
+    target_url: Option<String>,
+}
+
+async fn status(
+    State(shared): Shr,
+    Path((o, r, sha)): Path<(String, String, String)>,
+    Json(b): Json<StatusIn>,
+) -> Response {
+    let target_url = b.target_url.filter(|u| !u.is_empty());
+    let s = FakeStatus {
+        sha,
+        context: b.context.unwrap_or_default(),
+        state: b.state,
+        description: b.description.unwrap_or_default(),
+        target_url,
+    };
+    let body = json!({ "status": s.state, "context": s.context, "description": s.description, "target_url": s.target_url });
+    match shared.state().add_status(&full(&o, &r), s) {
+        Ok(()) => (StatusCode::CREATED, Json(body)).into_response(),
+        Err(f) => fault(&f),
+    }
+}
+
+async fn permission(
+    State(shared): Shr,
+    Path((o, r, login)): Path<(String, String, String)>,
+) -> Response {
+    match shared.state().permission(&full(&o, &r), &login) {
+        Ok(p) => {
+            Json(json!({ "permission": p, "role_name": p, "user": user(&login) })).into_response()
+        }
+        Err(f) => fault(&f),
+    }
+}
+
+/// PR webhook: `X-Gitea-Event: pull_request`, type `pull_request` or `pull_request_sync`.
+pub(super) fn pr_event(
+    shared: &Shared,
+    st: &Mem,
+    full: &str,
+    number: u64,
+    event: PrEvent<'_>,
+) -> Result<(String, Option<String>, Value), Fault> {
+    let pr = st.pr(full, number)?;
+    let (action, kind) = match event {
+        PrEvent::Opened => ("opened", "pull_request"),
+        PrEvent::Pushed { .. } => ("synchronized", "pull_request_sync"),
+        PrEvent::Reopened => ("reopened", "pull_request"),
+        PrEvent::Closed => ("closed", "pull_request"),
+    };
+    let payload = json!({
+        "action": action, "number": number, "pull_request": pr_json(shared, st, full, pr),
+        "requested_reviewer": null, "repository": repo_json(shared, st, full),
+        "sender": user(&pr.author), "commit_id": "", "review": null,
+    });
+    Ok(("pull_request".into(), Some(kind.into()), payload))
+}
+
+/// Comment webhook: `X-Gitea-Event: issue_comment`, type `pull_request_comment`.
+pub(super) fn comment_event(
+    shared: &Shared,
+    st: &Mem,
+    full: &str,
+    c: &FakeComment,
+) -> Result<(String, Option<String>, Value), Fault> {
+    let pr = st.pr(full, c.pr)?;
+    let issue = json!({
+        "id": c.pr + 30, "number": c.pr, "user": user(&pr.author), "title": pr.title, "body": "",
+        "state": if pr.open { "open" } else { "closed" },
+        "pull_request": { "merged": pr.merged, "merged_at": null, "draft": pr.draft },
+    });
+    let payload = json!({
+        "action": "created", "issue": issue, "pull_request": pr_json(shared, st, full, pr),
+        "comment": comment_json(shared, full, c), "repository": repo_json(shared, st, full),
+        "sender": user(&c.author), "is_pull": true,
+    });
+    Ok((
+        "issue_comment".into(),
+        Some("pull_request_comment".into()),
+        payload,
+    ))
+}
+
+/// Review webhook: approved / rejected / comment, as Gitea names them.
+pub(super) fn review_event(
+    shared: &Shared,
+    st: &Mem,
+    full: &str,
+    number: u64,
+    r: &FakeReview,
+) -> Result<(String, Option<String>, Value), Fault> {
+    let pr = st.pr(full, number)?;
+    let (event, kind) = match r.state.as_str() {
+        "APPROVED" => ("pull_request_approved", "pull_request_review_approved"),
+        "CHANGES_REQUESTED" => ("pull_request_rejected", "pull_request_review_rejected"),
+        _ => ("pull_request_comment", "pull_request_review_comment"),
+    };
+    let payload = json!({
+        "action": "reviewed", "number": number, "pull_request": pr_json(shared, st, full, pr),
+        "requested_reviewer": null, "repository": repo_json(shared, st, full),
+        "sender": user(&r.user), "commit_id": r.commit_id, "review": { "type": kind, "content": "" },
+    });
+    Ok((event.into(), Some(kind.into()), payload))
+}
