@@ -51,7 +51,7 @@ async fn auth(State(shared): Shr, mut req: Request, next: Next) -> Response {
             req.extensions_mut().insert(Actor(user));
             next.run(req).await
         }
-        Err(response) => response,
+        Err(response) => *response,
     }
 }
 

@@ -237,7 +237,7 @@ fn gate(
     shared: &Shared,
     req: &axum::extract::Request,
     schemes: &[&str],
-) -> Result<String, axum::response::Response> {
+) -> Result<String, Box<axum::response::Response>> {
     use axum::response::IntoResponse;
     let line = format!(
         "{} {}",
@@ -259,7 +259,7 @@ fn gate(
                 .headers_mut()
                 .insert("retry-after", axum::http::HeaderValue::from(secs));
         }
-        return Err(response);
+        return Err(Box::new(response));
     }
     let presented = req
         .headers()
@@ -270,7 +270,9 @@ fn gate(
         Some(user) if presented.is_some_and(|t| state.tokens.contains(t)) => Ok(user.clone()),
         _ => {
             let body = serde_json::json!({ "message": "Bad credentials" });
-            Err((axum::http::StatusCode::UNAUTHORIZED, axum::Json(body)).into_response())
+            Err(Box::new(
+                (axum::http::StatusCode::UNAUTHORIZED, axum::Json(body)).into_response(),
+            ))
         }
     }
 }
