@@ -8,7 +8,9 @@
 
 mod git;
 mod gitea;
+mod gitea_payloads;
 mod github;
+mod github_payloads;
 mod hooks;
 mod jwt;
 mod script;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::state::{FakeReview, Pr, Repo};
-use super::{FakeError, FakeForge, git, gitea, github, hooks};
+use super::{FakeError, FakeForge, git, gitea_payloads as gitea, github_payloads as github, hooks};
 use crate::store::ForgeKind;
 
 /// What a reviewer does.
@@ -14,6 +14,9 @@ pub enum ReviewAction {
     RequestChanges,
     Comment,
 }
+
+/// A webhook: `(X-*-Event, X-Gitea-Event-Type, payload)`.
+pub(super) type HookPayload = (String, Option<String>, serde_json::Value);
 
 /// A PR event, for the payload builders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

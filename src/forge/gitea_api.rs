@@ -11,11 +11,12 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::api::{
-    Approval, ChangedFile, CommentId, CommitSha, CommitStatus, DEFAULT_MAX_COMMENT_CHARS, Forge,
-    ForgeError, Permission, PullDetails, Reaction, RepoName, check_comment_size,
+    Approval, ChangedFile, CommentId, CommitStatus, DEFAULT_MAX_COMMENT_CHARS, Forge, ForgeError,
+    Permission, PullDetails, Reaction, check_comment_size,
 };
 use super::gitea_wire as wire;
 use super::http_errors::{bad_body, classify, has_next_page, transport};
+use super::names::{CommitSha, RepoName};
 use super::reviews;
 use crate::store::ForgeKind;
 

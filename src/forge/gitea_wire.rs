@@ -3,7 +3,8 @@
 
 use serde::Deserialize;
 
-use super::api::{ChangedFile, CommitSha, ForgeError, Mergeable, PrState, PullDetails};
+use super::api::{ChangedFile, ForgeError, Mergeable, PrState, PullDetails};
+use super::names::CommitSha;
 use super::reviews::{ReviewRecord, Verdict};
 
 /// The marker that opens a folded comment; a comment starting with it is already hidden.

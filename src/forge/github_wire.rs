@@ -7,7 +7,8 @@ use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
-use super::api::{ChangedFile, CommitSha, ForgeError, Mergeable, PrState, PullDetails};
+use super::api::{ChangedFile, ForgeError, Mergeable, PrState, PullDetails};
+use super::names::CommitSha;
 use super::reviews::{ReviewRecord, Verdict};
 
 #[derive(Deserialize)]

@@ -14,15 +14,17 @@ mod github;
 mod github_api;
 mod github_wire;
 mod http_errors;
+mod names;
 mod reviews;
 
 pub use api::{
-    Approval, ChangedFile, CommentId, CommitSha, CommitStatus, DEFAULT_MAX_COMMENT_CHARS, Forge,
-    ForgeError, InvalidName, MAX_STATUS_DESCRIPTION_CHARS, Mergeable, Permission, PrState,
-    PullDetails, Reaction, RepoName, StatusKind, StatusState,
+    Approval, ChangedFile, CommentId, CommitStatus, DEFAULT_MAX_COMMENT_CHARS, Forge, ForgeError,
+    MAX_STATUS_DESCRIPTION_CHARS, Mergeable, Permission, PrState, PullDetails, Reaction,
+    StatusKind, StatusState,
 };
 pub use gitea_api::{GiteaApi, GiteaApiSettings, GiteaSetupError};
 pub use github_api::{GithubApi, GithubApiSettings, GithubAuth, GithubSetupError};
+pub use names::{CommitSha, InvalidName, RepoName};
 
 use std::fmt;
 
