@@ -149,6 +149,9 @@ async fn invalid_json_with_a_valid_signature_is_400_with_a_message() {
             .contains("issue_comment"),
         "{body}"
     );
+    // An event atoll does not read must still be JSON.
+    let d = Delivery::github("star", "d-bad3", b"not json".to_vec());
+    assert_eq!(d.send(&server).await.0, 400);
     assert!(server.jobs().await.is_empty());
 }
 

@@ -6,8 +6,8 @@
 use serde::Deserialize;
 
 use super::{
-    EventHeaders, ForgeEvent, PayloadError, PrAction, PullRequest, RepoRef, decode, is_fork,
-    repo_ref,
+    EventHeaders, ForgeEvent, PayloadError, PrAction, PullRequest, RepoRef, check_json, decode,
+    is_fork, repo_ref,
 };
 
 #[derive(Deserialize)]
@@ -67,7 +67,7 @@ struct Review {
 struct Issue {
     number: u64,
     /// Present only when the issue is a pull request.
-    pull_request: Option<serde_json::Value>,
+    pull_request: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -86,33 +86,31 @@ struct CommentPayload {
     is_pull: Option<bool>,
 }
 
-pub(super) fn parse(
-    headers: EventHeaders<'_>,
-    value: serde_json::Value,
-) -> Result<ForgeEvent, PayloadError> {
+pub(super) fn parse(headers: EventHeaders<'_>, body: &[u8]) -> Result<ForgeEvent, PayloadError> {
     let kind = headers.event_type.unwrap_or(headers.event);
     match kind {
-        "pull_request" | "pull_request_sync" => pull_request(kind, decode(kind, value)?),
+        "pull_request" | "pull_request_sync" => pull_request(kind, decode(kind, body)?),
         // Without an event type, `pull_request_comment` is a review comment.
-        "pull_request_comment" if headers.event_type.is_none() => Ok(review_comment()),
-        "pull_request_comment" | "issue_comment" => comment(kind, decode(kind, value)?),
+        "pull_request_comment" if headers.event_type.is_none() => review_comment(body),
+        "pull_request_comment" | "issue_comment" => comment(kind, decode(kind, body)?),
         "pull_request_review_approved" | "pull_request_approved" => {
-            review(kind, decode(kind, value)?, true)
+            review(kind, decode(kind, body)?, true)
         }
         "pull_request_review_rejected" | "pull_request_rejected" => {
-            review(kind, decode(kind, value)?, false)
+            review(kind, decode(kind, body)?, false)
         }
-        "pull_request_review_comment" => Ok(review_comment()),
-        other => Ok(ForgeEvent::Ignored {
+        "pull_request_review_comment" => review_comment(body),
+        other => check_json(body).map(|()| ForgeEvent::Ignored {
             repo: None,
             reason: format!("event type {other:?} is not handled"),
         }),
     }
 }
 
-fn review_comment() -> ForgeEvent {
+fn review_comment(body: &[u8]) -> Result<ForgeEvent, PayloadError> {
+    check_json(body)?;
     let reason = "review comments do not run commands; comment on the conversation".to_owned();
-    ForgeEvent::Ignored { repo: None, reason }
+    Ok(ForgeEvent::Ignored { repo: None, reason })
 }
 
 fn repo(event: &str, r: &Repo) -> Result<RepoRef, PayloadError> {

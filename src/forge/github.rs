@@ -2,7 +2,9 @@
 
 use serde::Deserialize;
 
-use super::{ForgeEvent, PayloadError, PrAction, PullRequest, RepoRef, decode, is_fork, repo_ref};
+use super::{
+    ForgeEvent, PayloadError, PrAction, PullRequest, RepoRef, check_json, decode, is_fork, repo_ref,
+};
 
 #[derive(Deserialize)]
 struct Repo {
@@ -54,7 +56,7 @@ struct PrPayload {
 struct Issue {
     number: u64,
     /// Present only when the issue is a pull request.
-    pull_request: Option<serde_json::Value>,
+    pull_request: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -91,13 +93,13 @@ struct ReviewPayload {
     repository: Repo,
 }
 
-pub(super) fn parse(event: &str, value: serde_json::Value) -> Result<ForgeEvent, PayloadError> {
+pub(super) fn parse(event: &str, body: &[u8]) -> Result<ForgeEvent, PayloadError> {
     match event {
-        "ping" => Ok(ForgeEvent::Ping),
-        "pull_request" => pull_request(event, decode(event, value)?),
-        "issue_comment" => comment(event, decode(event, value)?),
-        "pull_request_review" => review(event, decode(event, value)?),
-        other => Ok(ForgeEvent::Ignored {
+        "ping" => check_json(body).map(|()| ForgeEvent::Ping),
+        "pull_request" => pull_request(event, decode(event, body)?),
+        "issue_comment" => comment(event, decode(event, body)?),
+        "pull_request_review" => review(event, decode(event, body)?),
+        other => check_json(body).map(|()| ForgeEvent::Ignored {
             repo: None,
             reason: format!("event {other:?} is not handled"),
         }),

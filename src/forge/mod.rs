@@ -145,24 +145,30 @@ pub fn parse_event(
     headers: EventHeaders<'_>,
     body: &[u8],
 ) -> Result<ForgeEvent, PayloadError> {
-    // Reject non-JSON first so that an unknown event with a broken body is still a 400.
-    let value: serde_json::Value =
-        serde_json::from_slice(body).map_err(|e| PayloadError::NotJson(e.to_string()))?;
     match forge {
-        ForgeKind::Github => github::parse(headers.event, value),
-        ForgeKind::Gitea => gitea::parse(headers, value),
+        ForgeKind::Github => github::parse(headers.event, body),
+        ForgeKind::Gitea => gitea::parse(headers, body),
     }
 }
 
-/// Deserialises `value` into a lenient payload struct, naming the event on failure.
-fn decode<T: serde::de::DeserializeOwned>(
-    event: &str,
-    value: serde_json::Value,
-) -> Result<T, PayloadError> {
-    serde_json::from_value(value).map_err(|e| PayloadError::Malformed {
-        event: event.to_owned(),
-        detail: e.to_string(),
+/// Deserialises the body straight into a lenient payload struct (no intermediate JSON tree):
+/// a syntax error is "not JSON", a missing or mistyped field names the event.
+fn decode<T: serde::de::DeserializeOwned>(event: &str, body: &[u8]) -> Result<T, PayloadError> {
+    serde_json::from_slice(body).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => PayloadError::Malformed {
+            event: event.to_owned(),
+            detail: e.to_string(),
+        },
+        _ => PayloadError::NotJson(e.to_string()),
     })
+}
+
+/// Checks that an event atoll does not read is still JSON (so a broken body is a 400 for
+/// every event), without building anything.
+fn check_json(body: &[u8]) -> Result<(), PayloadError> {
+    serde_json::from_slice::<serde::de::IgnoredAny>(body)
+        .map(|_| ())
+        .map_err(|e| PayloadError::NotJson(e.to_string()))
 }
 
 /// Whether a PR's head lives outside its base repository. A missing head repository (a deleted

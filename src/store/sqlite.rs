@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use super::rows::{self, INTERRUPTED_MESSAGE};
+use super::sqlite_commit::{Committer, Write, Written};
 use super::{
     ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, MAX_ATTEMPTS, NewDelivery,
     NewJob, Reaped, Store, StoreError, schema, transition_sources,
@@ -23,6 +24,7 @@ use super::{
 /// How long a writer waits for another process holding the database lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const READERS: u32 = 4;
+const MIGRATE_TRIES: u32 = 4;
 const JOB_COLUMNS: &str =
     "id, kind, repo, pr, state, payload, attempts, worker, created_at, lease_until, error";
 
@@ -32,16 +34,21 @@ pub struct SqliteStore {
     writer: SqlitePool,
     reader: SqlitePool,
     signal: watch::Sender<u64>,
+    committer: Committer,
 }
 
 impl SqliteStore {
     /// Opens `sqlite://PATH` (created if missing) or `sqlite::memory:` and runs migrations.
+    /// `?synchronous=normal` trades durability across power loss (not across a crash of the
+    /// process) for commits without an fsync; the default is `full`.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
+        let (url, synchronous) = split_synchronous(url)?;
+        let url = url.as_str();
         let options = SqliteConnectOptions::from_str(url)
             .map_err(|e| StoreError::Config(format!("parsing sqlite store url: {e}")))?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
+            .synchronous(synchronous)
             .busy_timeout(BUSY_TIMEOUT)
             .foreign_keys(true);
         let in_memory = url.contains(":memory:") || url.contains("mode=memory");
@@ -53,7 +60,7 @@ impl SqliteStore {
             .connect_with(options.clone())
             .await
             .map_err(|e| unavailable("opening the sqlite database", e))?;
-        schema::sqlite().await?.run(&writer).await?;
+        migrate(&writer).await?;
         // An in-memory database lives in its one connection: readers share the writer.
         let reader = if in_memory {
             writer.clone()
@@ -64,10 +71,12 @@ impl SqliteStore {
                 .await
                 .map_err(|e| unavailable("opening sqlite reader connections", e))?
         };
+        let signal = watch::Sender::new(0);
         Ok(Self {
+            committer: Committer::start(writer.clone(), signal.clone()),
             writer,
             reader,
-            signal: watch::Sender::new(0),
+            signal,
         })
     }
 
@@ -79,29 +88,55 @@ impl SqliteStore {
     fn wake(&self) {
         self.signal.send_modify(|n| *n = n.wrapping_add(1));
     }
+}
 
-    async fn insert_job(
-        &self,
-        conn: &mut sqlx::SqliteConnection,
-        job: &NewJob,
-        now: i64,
-    ) -> Result<Option<Uuid>, StoreError> {
-        let id = Uuid::new_v4();
-        let inserted = sqlx::query(
-            "INSERT INTO jobs (id, kind, repo, pr, state, payload, dedup_key, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7, ?7) ON CONFLICT DO NOTHING",
-        )
-        .bind(id.to_string())
-        .bind(&job.kind)
-        .bind(&job.repo)
-        .bind(rows::pr_to_db(job.pr)?)
-        .bind(job.payload.to_string())
-        .bind(&job.dedup_key)
-        .bind(now)
-        .execute(&mut *conn)
-        .await?
-        .rows_affected();
-        Ok((inserted == 1).then_some(id))
+/// Takes our own `synchronous=full|normal` parameter out of the URL (sqlx refuses unknown ones).
+fn split_synchronous(url: &str) -> Result<(String, SqliteSynchronous), StoreError> {
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_owned(), SqliteSynchronous::Full));
+    };
+    let mut synchronous = SqliteSynchronous::Full;
+    let mut rest = Vec::new();
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("synchronous", value)) => {
+                synchronous = match value.to_ascii_lowercase().as_str() {
+                    "full" => SqliteSynchronous::Full,
+                    "normal" => SqliteSynchronous::Normal,
+                    _ => {
+                        return Err(StoreError::Config(format!(
+                            "sqlite store url: `synchronous` must be `full` or `normal`, not `{value}`"
+                        )));
+                    }
+                };
+            }
+            _ => rest.push(pair),
+        }
+    }
+    let url = if rest.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}?{}", rest.join("&"))
+    };
+    Ok((url, synchronous))
+}
+
+/// Brings the schema up to date. sqlx takes no lock for SQLite, so a second process opening a
+/// new file at the same moment can lose the race to create the tables; reading the applied
+/// migrations again after the winner commits then finds nothing left to do.
+async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
+    let migrator = schema::sqlite().await?;
+    let mut tries = 1;
+    loop {
+        match migrator.run(pool).await {
+            Ok(()) => return Ok(()),
+            Err(err) if tries < MIGRATE_TRIES => {
+                tracing::debug!(error = %err, tries, "store: sqlite migration raced; retrying");
+                tokio::time::sleep(Duration::from_millis(50) * tries).await;
+                tries += 1;
+            }
+            Err(err) => return Err(err.into()),
+        }
     }
 }
 
@@ -114,8 +149,17 @@ fn unavailable(doing: &str, err: sqlx::Error) -> StoreError {
     }
 }
 
-fn now_micros() -> i64 {
-    i64::try_from(OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000).unwrap_or(i64::MAX)
+fn outcome(written: Written) -> Result<DeliveryOutcome, StoreError> {
+    match written {
+        Written::Outcome(outcome) => Ok(outcome),
+        Written::Seq(_) => Err(unexpected(&written)),
+    }
+}
+
+fn unexpected(written: &dyn std::fmt::Debug) -> StoreError {
+    StoreError::Internal(format!(
+        "sqlite writer answered {written:?} to the wrong request"
+    ))
 }
 
 fn time_from_micros(micros: i64) -> Result<OffsetDateTime, StoreError> {
@@ -160,51 +204,15 @@ impl Store for SqliteStore {
         delivery: NewDelivery,
         job: Option<NewJob>,
     ) -> Result<DeliveryOutcome, StoreError> {
-        let now = now_micros();
-        let mut tx = self.writer.begin().await?;
-        let job_id = match &job {
-            Some(job) => match self.insert_job(&mut tx, job, now).await? {
-                Some(id) => Some(id),
-                None => {
-                    tx.rollback().await?;
-                    return Ok(DeliveryOutcome::Duplicate);
-                }
-            },
-            None => None,
-        };
-        let recorded = sqlx::query(
-            "INSERT INTO deliveries (forge, delivery_id, event, repo, job_id, received_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+        outcome(
+            self.committer
+                .write(Write::Accept { delivery, job })
+                .await?,
         )
-        .bind(delivery.forge.as_str())
-        .bind(&delivery.delivery_id)
-        .bind(&delivery.event)
-        .bind(&delivery.repo)
-        .bind(job_id.map(|id| id.to_string()))
-        .bind(now)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if recorded == 0 {
-            tx.rollback().await?;
-            return Ok(DeliveryOutcome::Duplicate);
-        }
-        tx.commit().await?;
-        if job_id.is_some() {
-            self.wake();
-        }
-        Ok(DeliveryOutcome::Accepted { job: job_id })
     }
 
     async fn enqueue(&self, job: NewJob) -> Result<DeliveryOutcome, StoreError> {
-        let mut conn = self.writer.acquire().await?;
-        match self.insert_job(&mut conn, &job, now_micros()).await? {
-            Some(id) => {
-                self.wake();
-                Ok(DeliveryOutcome::Accepted { job: Some(id) })
-            }
-            None => Ok(DeliveryOutcome::Duplicate),
-        }
+        outcome(self.committer.write(Write::Enqueue(job)).await?)
     }
 
     async fn claim(
@@ -217,7 +225,7 @@ impl Store for SqliteStore {
         if kinds.is_empty() || limits.global == 0 || limits.per_repo == 0 {
             return Ok(None);
         }
-        let now = now_micros();
+        let now = rows::now_micros();
         let sql = format!(
             "UPDATE jobs SET state = 'running', worker = ?1, lease_until = ?2,
                  attempts = attempts + 1, updated_at = ?3
@@ -248,7 +256,7 @@ impl Store for SqliteStore {
         worker: &str,
         lease: Duration,
     ) -> Result<bool, StoreError> {
-        let now = now_micros();
+        let now = rows::now_micros();
         let updated = sqlx::query(
             "UPDATE jobs SET lease_until = ?1, updated_at = ?2
              WHERE id = ?3 AND worker = ?4 AND state IN ('running', 'applying')",
@@ -283,7 +291,7 @@ impl Store for SqliteStore {
         )
         .bind(state.as_str())
         .bind(error)
-        .bind(now_micros())
+        .bind(rows::now_micros())
         .bind(state == JobState::Queued)
         .bind(state == JobState::Applying)
         .bind(state.is_terminal())
@@ -300,7 +308,7 @@ impl Store for SqliteStore {
     }
 
     async fn reap(&self) -> Result<Reaped, StoreError> {
-        let now = now_micros();
+        let now = rows::now_micros();
         let mut tx = self.writer.begin().await?;
         let failed = sqlx::query(
             "UPDATE jobs SET state = 'failed', lease_until = NULL, error = ?1, finished_at = ?2,
@@ -363,18 +371,11 @@ impl Store for SqliteStore {
     }
 
     async fn append_log(&self, job: Uuid, line: &str) -> Result<i64, StoreError> {
-        let seq: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO job_logs (job_id, seq, line, at)
-             SELECT ?1, COALESCE((SELECT MAX(seq) FROM job_logs WHERE job_id = ?1), 0) + 1, ?2, ?3
-             WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1)
-             RETURNING seq",
-        )
-        .bind(job.to_string())
-        .bind(line)
-        .bind(now_micros())
-        .fetch_optional(&self.writer)
-        .await?;
-        seq.ok_or_else(|| StoreError::NotFound(format!("job {job} (appending a log line)")))
+        let line = line.to_owned();
+        match self.committer.write(Write::Log { job, line }).await? {
+            Written::Seq(seq) => Ok(seq),
+            Written::Outcome(other) => Err(unexpected(&other)),
+        }
     }
 
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError> {
@@ -409,5 +410,23 @@ impl SqliteStore {
         .execute(&self.writer)
         .await
         .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synchronous_parameter_is_taken_out_of_the_url() {
+        let (url, sync) = split_synchronous("sqlite:///d/a.db?synchronous=NORMAL&mode=rwc")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(url, "sqlite:///d/a.db?mode=rwc");
+        assert!(matches!(sync, SqliteSynchronous::Normal));
+        let (url, sync) = split_synchronous("sqlite:///d/a.db").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(url, "sqlite:///d/a.db");
+        assert!(matches!(sync, SqliteSynchronous::Full));
+        let err = split_synchronous("sqlite:///d/a.db?synchronous=off").err();
+        assert!(err.is_some_and(|e| e.to_string().contains("`full` or `normal`")));
     }
 }
