@@ -172,3 +172,34 @@ fn github_app_key_that_is_not_pem_is_refused_at_start() {
     .expect_err("bad key");
     assert!(err.to_string().contains("PEM"), "{err}");
 }
+
+#[tokio::test]
+async fn fake_github_refuses_an_over_long_comment_like_github() {
+    let s = setup(ForgeKind::Github).await;
+    let n = s
+        .fake
+        .open_pr(REPO, "alice", "b", &[("a.tf", "x")])
+        .await
+        .expect("pr");
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::new();
+    let url = format!("{}/repos/{REPO}/issues/{n}/comments", s.fake.api_url());
+    let body = serde_json::json!({ "body": "x".repeat(65_537) });
+    let resp = client
+        .post(&url)
+        .header(
+            "authorization",
+            format!("Bearer {}", atoll::fakeforge::FAKE_TOKEN),
+        )
+        .json(&body)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(resp.status().as_u16(), 422);
+    let text = resp.text().await.expect("body");
+    assert!(
+        text.contains("Body is too long (maximum is 65536 characters)"),
+        "{text}"
+    );
+    assert!(s.fake.comments(REPO, n).is_empty());
+}
