@@ -16,6 +16,7 @@ per_forge!(
     missing_pull_request_is_not_found,
     rate_limit_carries_retry_after,
     server_error_is_transient_and_a_failed_post_is_not_retried,
+    transient_get_is_retried_twice_then_reported,
 );
 
 fn inject(status: u16, retry_after: Option<u64>) -> InjectedFailure {
@@ -202,4 +203,35 @@ async fn fake_github_refuses_an_over_long_comment_like_github() {
         "{text}"
     );
     assert!(s.fake.comments(REPO, n).is_empty());
+}
+
+async fn transient_get_is_retried_twice_then_reported(kind: ForgeKind) {
+    let s = setup(kind).await;
+    let n = s
+        .fake
+        .open_pr(REPO, "alice", "b", &[("a.tf", "x")])
+        .await
+        .expect("pr");
+    s.fake.fail_next_request(inject(503, None));
+    let before = s.fake.requests().len();
+    s.forge
+        .pull_request(&s.repo, n)
+        .await
+        .expect("second try succeeds");
+    assert_eq!(s.fake.requests().len(), before + 2);
+    for _ in 0..3 {
+        s.fake.fail_next_request(inject(502, None));
+    }
+    let before = s.fake.requests().len();
+    let err = s
+        .forge
+        .changed_files(&s.repo, n)
+        .await
+        .expect_err("three failures");
+    assert!(matches!(err, ForgeError::Transient { .. }), "{err:?}");
+    assert_eq!(
+        s.fake.requests().len(),
+        before + 3,
+        "one try and two retries"
+    );
 }

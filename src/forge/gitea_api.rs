@@ -1,6 +1,7 @@
 //! The Gitea/Forgejo API client: a thin reqwest client on `{base}/api/v1` with
 //! `Authorization: token …`, `page`/`limit` pagination (stopping on `X-Total-Count`, a short
-//! page or no `Link: rel="next"`), and no automatic retry of anything.
+//! page or no `Link: rel="next"`). Only GETs are retried (twice, after a transient failure);
+//! a POST or PATCH never is.
 
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use super::api::{
     Permission, PullDetails, Reaction, check_comment_size,
 };
 use super::gitea_wire as wire;
-use super::http_errors::{bad_body, classify, has_next_page, transport};
+use super::http_errors::{GET_RETRY_DELAYS, bad_body, classify, has_next_page, transport};
 use super::names::{CommitSha, RepoName};
 use super::reviews;
 use crate::store::ForgeKind;
@@ -136,8 +137,27 @@ impl GiteaApi {
         }
     }
 
+    /// A GET, retried after a transient failure (GETs are idempotent; nothing else is retried).
+    async fn get(
+        &self,
+        op: &str,
+        path: &str,
+        query: &[(&str, u32)],
+    ) -> Result<(reqwest::header::HeaderMap, bytes::Bytes), ForgeError> {
+        let mut delays = GET_RETRY_DELAYS.iter();
+        loop {
+            let request = self.request(Method::GET, path).query(query);
+            match self.send(op, request).await {
+                Err(ForgeError::Transient { .. }) if let Some(delay) = delays.next() => {
+                    tokio::time::sleep(*delay).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
     async fn get_json<T: DeserializeOwned>(&self, op: &str, path: &str) -> Result<T, ForgeError> {
-        let (_, body) = self.send(op, self.request(Method::GET, path)).await?;
+        let (_, body) = self.get(op, path, &[]).await?;
         serde_json::from_slice(&body).map_err(|e| bad_body(op, &e))
     }
 
@@ -161,8 +181,7 @@ impl GiteaApi {
         let mut items: Vec<T> = Vec::new();
         for page in 1..=MAX_PAGES {
             let query = [("page", page), ("limit", self.page_size)];
-            let request = self.request(Method::GET, path).query(&query);
-            let (headers, body) = self.send(op, request).await?;
+            let (headers, body) = self.get(op, path, &query).await?;
             let batch: Vec<T> = serde_json::from_slice(&body).map_err(|e| bad_body(op, &e))?;
             let short = batch.len() < self.page_size as usize;
             items.extend(batch);

@@ -1,7 +1,8 @@
 //! The GitHub (and GitHub Enterprise) API client on octocrab: personal token or GitHub App
 //! (JWT to installation token, cached and renewed by octocrab). Requests go through octocrab's
 //! raw methods with our own lenient response structs; octocrab's `retry` feature is not
-//! compiled in, so nothing is retried behind our back (a retried POST could double a comment).
+//! compiled in, so nothing is retried behind our back (a retried POST could double a comment):
+//! only GETs are retried, twice, after a transient failure.
 //!
 //! Paths passed to octocrab are always relative: octocrab adds the `Authorization` header only
 //! to relative URIs (or api.github.com), so pages are requested by number, never by following
@@ -24,7 +25,7 @@ use super::api::{
     Permission, PullDetails, Reaction, check_comment_size,
 };
 use super::github_wire as wire;
-use super::http_errors::{bad_body, classify, has_next_page, transport};
+use super::http_errors::{GET_RETRY_DELAYS, bad_body, classify, has_next_page, transport};
 use super::names::{CommitSha, RepoName};
 use super::reviews;
 use crate::store::ForgeKind;
@@ -118,8 +119,21 @@ impl GithubApi {
         }
     }
 
+    /// A GET, retried after a transient failure (GETs are idempotent; nothing else is retried).
+    async fn get(&self, op: &str, uri: &str) -> Result<(http::HeaderMap, Bytes), ForgeError> {
+        let mut delays = GET_RETRY_DELAYS.iter();
+        loop {
+            match self.send(op, self.rest._get(uri).await).await {
+                Err(ForgeError::Transient { .. }) if let Some(delay) = delays.next() => {
+                    tokio::time::sleep(*delay).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
     async fn get_json<T: DeserializeOwned>(&self, op: &str, path: &str) -> Result<T, ForgeError> {
-        let (_, body) = self.send(op, self.rest._get(path).await).await?;
+        let (_, body) = self.get(op, path).await?;
         serde_json::from_slice(&body).map_err(|e| bad_body(op, &e))
     }
 
@@ -132,7 +146,7 @@ impl GithubApi {
         let mut items = Vec::new();
         for page in 1..=MAX_PAGES {
             let uri = format!("{path}?per_page={PER_PAGE}&page={page}");
-            let (headers, body) = self.send(op, self.rest._get(uri.as_str()).await).await?;
+            let (headers, body) = self.get(op, &uri).await?;
             let batch: Vec<T> = serde_json::from_slice(&body).map_err(|e| bad_body(op, &e))?;
             let done = batch.is_empty() || !has_next_page(&headers);
             items.extend(batch);

@@ -14,6 +14,10 @@ const MAX_QUOTED: usize = 300;
 /// Waiting time when a rate limit gives no hint.
 const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(60);
 
+/// Waits before retrying a GET that failed transiently (then the error is returned).
+pub(crate) const GET_RETRY_DELAYS: [Duration; 2] =
+    [Duration::from_millis(100), Duration::from_millis(400)];
+
 /// Maps a non-success response to the error the caller can act on.
 pub(crate) fn classify(
     op: &str,
