@@ -235,3 +235,16 @@ async fn transient_get_is_retried_twice_then_reported(kind: ForgeKind) {
         "one try and two retries"
     );
 }
+
+#[tokio::test]
+async fn gitea_permission_lookup_without_repo_admin_says_what_to_grant() {
+    let s = setup(ForgeKind::Gitea).await;
+    s.fake.set_permission(REPO, "atoll-bot", "write");
+    let err = s.forge.permission(&s.repo, "bob").await.expect_err("403");
+    assert!(matches!(err, ForgeError::Unauthorized { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("make atoll's bot account an admin"),
+        "{err}"
+    );
+}

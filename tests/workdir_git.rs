@@ -293,3 +293,28 @@ async fn fetch_failure_never_shows_the_token() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn concurrent_checkouts_of_one_pr_take_turns() {
+    let s = setup(ForgeKind::Github).await;
+    let data = tempfile::tempdir().expect("tmp");
+    let wd = Workdir::new(data.path());
+    let n = s
+        .fake
+        .open_pr(REPO, "alice", "b", &[("a.tf", "x")])
+        .await
+        .expect("pr");
+    let url = s.fake.clone_url(REPO).expect("url");
+    let first = s.fake.head_sha(REPO, n).expect("sha");
+    let second = s.fake.push(REPO, n, &[("b.tf", "y")]).await.expect("push");
+    let (a, b) = tokio::join!(
+        checkout(&wd, &s.repo, n, &url, &first),
+        checkout(&wd, &s.repo, n, &url, &second)
+    );
+    let (a, b) = (a.expect("first checkout"), b.expect("second checkout"));
+    assert_eq!(a.path, b.path);
+    assert!(
+        a.reused != b.reused,
+        "one created the directory, the other reused it"
+    );
+}

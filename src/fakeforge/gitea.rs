@@ -269,11 +269,24 @@ async fn status(
     }
 }
 
+/// Like Gitea: only a site or repository admin may read another user's permission.
 async fn permission(
     State(shared): Shr,
+    Extension(Actor(actor)): Extension<Actor>,
     Path((o, r, login)): Path<(String, String, String)>,
 ) -> Response {
-    match shared.state().permission(&full(&o, &r), &login) {
+    let full = full(&o, &r);
+    let st = shared.state();
+    let actor_is_admin = st
+        .permission(&full, &actor)
+        .is_ok_and(|p| matches!(p.as_str(), "admin" | "owner"));
+    if !actor_is_admin && actor != login {
+        return fault(&Fault::new(
+            403,
+            "Only admins can query all permissions, repo admins can query all repo permissions, collaborators can query only their own",
+        ));
+    }
+    match st.permission(&full, &login) {
         Ok(p) => {
             Json(json!({ "permission": p, "role_name": p, "user": user(&login) })).into_response()
         }

@@ -333,7 +333,15 @@ impl Forge for GiteaApi {
         let op = format!("reading {user:?}'s permission on {repo}");
         let segment = super::github_wire::path_segment(user);
         let path = format!("{}/collaborators/{segment}/permission", repo_path(repo));
-        let p: wire::PermissionBody = self.get_json(&op, &path).await?;
+        let p: wire::PermissionBody = self.get_json(&op, &path).await.map_err(|e| match e {
+            ForgeError::Unauthorized { op, detail } => ForgeError::Unauthorized {
+                op,
+                detail: format!(
+                    "{detail}; Gitea tells only repository admins other users' permissions: make atoll's bot account an admin of the repository"
+                ),
+            },
+            other => other,
+        })?;
         Ok(Permission::from_word(&p.permission))
     }
 

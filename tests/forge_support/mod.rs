@@ -47,6 +47,10 @@ pub(crate) async fn setup(kind: ForgeKind) -> Setup {
     }
     .expect("fake forge starts");
     fake.create_repo(REPO).await.expect("repo created");
+    if kind == ForgeKind::Gitea {
+        // Gitea tells only repository admins other users' permissions.
+        fake.set_permission(REPO, "atoll-bot", "admin");
+    }
     let forge = client_for(&fake, FAKE_TOKEN);
     Setup {
         fake,
