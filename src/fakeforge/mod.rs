@@ -5,6 +5,20 @@
 //! a PR's clone URL is their `file://` path (git is not served over HTTP).
 //!
 //! Test support only: production code paths must never use it.
+//!
+//! Typical use (a test, or `atoll demo`):
+//!
+//! ```text
+//! let fake = FakeForge::github().await?;            // or FakeForge::gitea()
+//! fake.set_web_host("github.com");                  // host in payloads -> atoll repo ids
+//! fake.set_webhook("http://127.0.0.1:PORT/events", WEBHOOK_SECRET);
+//! fake.create_repo("acme/infra").await?;
+//! // atoll's client: GithubApiSettings { api_url: fake.api_url(), auth: Token(FAKE_TOKEN), .. }
+//! let pr = fake.open_pr("acme/infra", "alice", "cores-4", &[("envs/dev/main.tf", "...")]).await?;
+//! fake.review("acme/infra", pr, "bob", ReviewAction::Approve).await?;
+//! fake.comment("acme/infra", pr, "alice", "atlantis apply").await?;
+//! fake.comments("acme/infra", pr);                  // what atoll posted, with edit history
+//! ```
 
 mod git;
 mod gitea;

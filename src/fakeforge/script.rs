@@ -333,6 +333,14 @@ impl FakeForge {
         })
     }
 
+    /// Marks the PR as a draft or ready (no webhook: tests of the API view).
+    pub fn set_draft(&self, full: &str, pr: u64, draft: bool) -> Result<(), FakeError> {
+        self.with_pr(full, pr, |_, p| {
+            p.draft = draft;
+            Ok(())
+        })
+    }
+
     /// Replaces the changed-file list (`(path, previous_path)`), e.g. to script renames.
     pub fn set_files(
         &self,
