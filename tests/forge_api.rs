@@ -2,10 +2,10 @@
 
 mod forge_support;
 
-use atoll::fakeforge::ReviewAction;
+use atoll::fakeforge::{FAKE_TOKEN, ReviewAction};
 use atoll::forge::{
-    CommentId, CommitSha, CommitStatus, Mergeable, Permission, PrState, Reaction, StatusKind,
-    StatusState,
+    CommentId, CommitSha, CommitStatus, Forge, GiteaApi, GiteaApiSettings, Mergeable, Permission,
+    PrState, Reaction, StatusKind, StatusState,
 };
 use atoll::store::ForgeKind;
 use forge_support::{REPO, setup};

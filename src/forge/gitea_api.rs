@@ -183,16 +183,20 @@ impl GiteaApi {
             let query = [("page", page), ("limit", self.page_size)];
             let (headers, body) = self.get(op, path, &query).await?;
             let batch: Vec<T> = serde_json::from_slice(&body).map_err(|e| bad_body(op, &e))?;
-            let short = batch.len() < self.page_size as usize;
+            let received = batch.len();
             items.extend(batch);
             let total = headers
                 .get("x-total-count")
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<usize>().ok());
-            let done = match total {
-                Some(total) => items.len() >= total || short,
-                None => short || !has_next_page(&headers),
-            };
+            // The server may cap `limit` below ours (MAX_RESPONSE_ITEMS), so a page shorter
+            // than asked is not the end while the total or a next link says otherwise.
+            let done = received == 0
+                || match total {
+                    Some(total) => items.len() >= total,
+                    None if headers.contains_key(reqwest::header::LINK) => !has_next_page(&headers),
+                    None => received < self.page_size as usize,
+                };
             if done {
                 return Ok(items);
             }
