@@ -102,6 +102,15 @@ async fn changed_files_follow_every_page(kind: ForgeKind) {
     let expected_pages = if kind == ForgeKind::Github { 3 } else { 5 };
     assert_eq!(pages, expected_pages, "one request per page");
 
+    if kind == ForgeKind::Gitea {
+        // Asking for more per page than the server's cap still reads everything.
+        let mut settings = GiteaApiSettings::new(&s.fake.api_url(), FAKE_TOKEN.to_owned().into());
+        settings.page_size = 100;
+        let capped = GiteaApi::new(&settings).expect("client");
+        let all = capped.changed_files(&s.repo, n).await.expect("files");
+        assert_eq!(all.len(), 250);
+    }
+
     s.fake
         .set_files(
             REPO,
