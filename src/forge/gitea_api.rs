@@ -130,10 +130,18 @@ impl GiteaApi {
             .bytes()
             .await
             .map_err(|e| transport(op, e.without_url()))?;
+        tracing::debug!(
+            forge = "gitea",
+            op,
+            http.status = status.as_u16(),
+            "forge api call"
+        );
         if status.is_success() {
             Ok((headers, body))
         } else {
-            Err(classify(op, status, &headers, &body))
+            let err = classify(op, status, &headers, &body);
+            tracing::warn!(forge = "gitea", error = %err, "forge api call failed");
+            Err(err)
         }
     }
 

@@ -112,10 +112,18 @@ impl GithubApi {
             .await
             .map_err(|e| transport(op, describe(&e)))?
             .to_bytes();
+        tracing::debug!(
+            forge = "github",
+            op,
+            http.status = status.as_u16(),
+            "forge api call"
+        );
         if status.is_success() {
             Ok((headers, body))
         } else {
-            Err(classify(op, status, &headers, &body))
+            let err = classify(op, status, &headers, &body);
+            tracing::warn!(forge = "github", error = %err, "forge api call failed");
+            Err(err)
         }
     }
 

@@ -137,6 +137,7 @@ impl Workdir {
                 detail: format!("HEAD is {head}, expected {sha}"),
             });
         }
+        tracing::info!(repo = %req.repo, pr.number = req.number, sha = sha, reused, "checked out pull request head");
         Ok(Checkout {
             path: dir,
             sha: req.sha.clone(),
