@@ -1,9 +1,10 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use atoll::config::{LogFormat, LogSettings};
 use clap::{Parser, Subcommand};
 
-/// Atlantis-style pull-request automation for Proxmox VE.
+/// atoll: Atlantis-style pull-request automation for Proxmox VE.
 #[derive(Debug, Parser)]
 #[command(name = "atoll", version)]
 struct Cli {
@@ -24,17 +25,26 @@ enum Command {
         #[arg(long, short, env = "ATOLL_CONFIG")]
         config: PathBuf,
     },
+    /// Run the Proxmox VE API simulator.
+    PveSim(atoll::pvesim::cli::PveSimArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { config } => serve(&config),
         Command::CheckConfig { config } => check_config(&config),
+        Command::Serve { config } => serve(&config),
+        Command::PveSim(args) => {
+            atoll::telemetry::init(&LogSettings {
+                level: "info".to_owned(),
+                format: LogFormat::Text,
+            });
+            run(atoll::pvesim::cli::run(args))
+        }
     }
 }
 
-fn check_config(path: &std::path::Path) -> ExitCode {
+fn check_config(path: &Path) -> ExitCode {
     match atoll::config::load(path) {
         Ok(loaded) => {
             for w in &loaded.warnings {
@@ -50,7 +60,7 @@ fn check_config(path: &std::path::Path) -> ExitCode {
     }
 }
 
-fn serve(path: &std::path::Path) -> ExitCode {
+fn serve(path: &Path) -> ExitCode {
     let loaded = match atoll::config::load(path) {
         Ok(loaded) => loaded,
         Err(e) => {
@@ -62,17 +72,22 @@ fn serve(path: &std::path::Path) -> ExitCode {
     for w in &loaded.warnings {
         tracing::warn!("{w}");
     }
+    run(atoll::app::run(loaded.settings))
+}
+
+/// Runs one command's future on a multi-threaded runtime and maps its result to an exit code.
+fn run(command: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            eprintln!("error: starting the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(atoll::app::run(loaded.settings)) {
+    match runtime.block_on(command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e:#}");

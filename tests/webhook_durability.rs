@@ -16,12 +16,17 @@ const START_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Starts `atoll serve` and waits (with a deadline) for its "listening on" line.
 fn start(config: &Path) -> (Child, String) {
+    start_logging(config, "warn", Stdio::inherit())
+}
+
+/// Starts `atoll serve` with a log filter and somewhere for its logs to go.
+fn start_logging(config: &Path, filter: &str, logs: Stdio) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_atoll"))
         .args(["serve", "--config"])
         .arg(config)
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", filter)
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(logs)
         .spawn()
         .expect("spawn atoll serve");
     let stdout = child.stdout.take().expect("stdout piped");
@@ -169,4 +174,56 @@ async fn server_shuts_down_cleanly_on_sigterm() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(exit.success(), "exit status {exit:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn debug_logs_never_contain_secrets_signatures_or_bodies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("atoll.yaml");
+    std::fs::write(&config, test_yaml(dir.path(), FIXTURE_REPOS, "")).expect("write config");
+    let log_path = dir.path().join("atoll.log");
+    let log = std::fs::File::create(&log_path).expect("log file");
+    let (mut child, base) = start_logging(&config, "trace", Stdio::from(log));
+    let client = webhook_support::client();
+    let good = Delivery::github(
+        "issue_comment",
+        "log-1",
+        fixture("github/issue_comment.created.pr-plan.json"),
+    );
+    let bad = Delivery::github(
+        "issue_comment",
+        "log-2",
+        fixture("github/issue_comment.created.pr-plan.json"),
+    )
+    .set_header(
+        "x-hub-signature-256",
+        &format!("sha256={}", "cd".repeat(32)),
+    );
+    let mut signatures = Vec::new();
+    for d in [&good, &bad] {
+        let mut req = client.post(format!("{base}/events"));
+        for (n, v) in &d.headers {
+            req = req.header(n.as_str(), v.as_str());
+            if n == "x-hub-signature-256" {
+                signatures.push(v.trim_start_matches("sha256=").to_owned());
+            }
+        }
+        req.body(d.body.clone()).send().await.expect("deliver");
+    }
+    child.kill().expect("stop server");
+    child.wait().expect("reap");
+    let logs = std::fs::read_to_string(&log_path).expect("read logs");
+    assert!(
+        logs.contains("log-1"),
+        "the delivery id should be logged: {logs}"
+    );
+    let mut forbidden = vec![
+        webhook_support::GITHUB_SECRET.to_owned(),
+        webhook_support::GITEA_SECRET.to_owned(),
+        "It looks like you accidently spelled".to_owned(), // from the payload body
+    ];
+    forbidden.extend(signatures);
+    for needle in forbidden {
+        assert!(!logs.contains(&needle), "logs contain {needle:?}");
+    }
 }

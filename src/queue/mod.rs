@@ -5,6 +5,29 @@
 //!
 //! It must not hold a database transaction across a job's work, retry an `applying` job, or
 //! run a job whose lease it no longer holds without telling the handler.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use atoll::queue::{JobContext, JobHandler, Queue, QueueSettings};
+//!
+//! struct Plan;
+//!
+//! #[async_trait::async_trait]
+//! impl JobHandler for Plan {
+//!     async fn run(&self, ctx: JobContext) -> anyhow::Result<()> {
+//!         ctx.log("refreshing inventory").await?;
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let store = atoll::store::connect("sqlite:///var/lib/atoll/atoll.db").await?;
+//! let queue = Queue::new(store, QueueSettings::default()).handle("plan", Plan).start();
+//! tokio::signal::ctrl_c().await?; // or SIGTERM
+//! let report = queue.shutdown().await; // stop claiming; wait up to the grace period
+//! # let _ = report;
+//! # Ok(())
+//! # }
+//! ```
 
 mod context;
 mod pool;

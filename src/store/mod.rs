@@ -29,6 +29,7 @@ mod rows;
 mod schema;
 mod sqlite;
 mod sqlite_commit;
+mod sqlite_writes;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;

@@ -169,7 +169,10 @@ impl Intake {
             bot_user: intake.bot_user.as_deref(),
         };
         let job = match jobs::decide(&ctx, event) {
-            jobs::Decision::NoJob(reason) => return Ok(Receipt::NoJob { reason }),
+            jobs::Decision::NoJob(reason) => {
+                tracing::debug!(%reason, "delivery needs no job");
+                return Ok(Receipt::NoJob { reason });
+            }
             jobs::Decision::Job(job) => job,
             jobs::Decision::Internal(e) => return Err(WebhookError::Internal(e)),
         };
@@ -188,7 +191,10 @@ impl Intake {
             DeliveryOutcome::Accepted { job: None } => Err(WebhookError::Store(
                 StoreError::Internal("delivery accepted without its job".to_owned()),
             )),
-            DeliveryOutcome::Duplicate => Ok(Receipt::Duplicate),
+            DeliveryOutcome::Duplicate => {
+                tracing::info!(job.kind = %kind, "duplicate delivery; nothing queued");
+                Ok(Receipt::Duplicate)
+            }
         }
     }
 }

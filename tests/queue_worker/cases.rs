@@ -72,7 +72,7 @@ pub(crate) async fn queued_job_runs_to_success_with_durable_log(db: &TestStore) 
     let log = store.job_log(id, 0).await.expect("log");
     let lines: Vec<&str> = log.iter().map(|l| l.line.as_str()).collect();
     assert_eq!(lines, ["refresh", "diff"]);
-    assert_eq!(pool.shutdown().await.finished, 0);
+    pool.shutdown().await;
 }
 
 pub(crate) async fn handler_error_marks_job_failed_with_its_message(db: &TestStore) {
