@@ -113,6 +113,16 @@ async fn gitea_scripted_events_parse_as_what_they_stand_for() {
         .expect("open");
     fake.push(REPO, n, &[("a.tf", "y")]).await.expect("push");
     let sync = &fake.deliveries()[1];
+    let legacy = sync
+        .headers
+        .iter()
+        .find(|(k, _)| k == "x-hub-signature")
+        .map(|(_, v)| v.as_str());
+    assert_eq!(
+        legacy,
+        Some("sha1="),
+        "no secret set: Gitea sends empty signatures"
+    );
     assert_eq!(
         (sync.event.as_str(), sync.event_type.as_deref()),
         ("pull_request", Some("pull_request_sync"))

@@ -24,6 +24,18 @@ pub struct Delivery {
     pub response: String,
 }
 
+/// HMAC-SHA1 hex, for the legacy `X-Hub-Signature` header Gitea still sends.
+fn sign_sha1(secret: &str, body: &[u8]) -> String {
+    use hmac::{Hmac, Mac};
+    match Hmac::<sha1::Sha1>::new_from_slice(secret.as_bytes()) {
+        Ok(mut mac) => {
+            mac.update(body);
+            hex::encode(mac.finalize().into_bytes())
+        }
+        Err(_) => String::new(),
+    }
+}
+
 fn headers_for(
     kind: ForgeKind,
     event: &str,
@@ -73,7 +85,14 @@ pub(super) async fn deliver(
     let id = uuid::Uuid::new_v4().to_string();
     let target = lock(&shared.webhook).clone();
     let signature = target.as_ref().map(|t| sign(&t.secret, &body));
-    let headers = headers_for(shared.kind, event, event_type, &id, signature.as_deref());
+    let mut headers = headers_for(shared.kind, event, event_type, &id, signature.as_deref());
+    if shared.kind == ForgeKind::Gitea {
+        let sha1 = target
+            .as_ref()
+            .map(|t| sign_sha1(&t.secret, &body))
+            .unwrap_or_default();
+        headers.push(("x-hub-signature".to_owned(), format!("sha1={sha1}")));
+    }
     let mut delivery = Delivery {
         event: event.to_owned(),
         event_type: event_type.map(str::to_owned),
