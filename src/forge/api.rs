@@ -146,6 +146,22 @@ impl CommitStatus {
         }
     }
 
+    /// A named project's status: context `atlantis/plan: name` (Atlantis uses the project
+    /// name when `atlantis.yaml` gives one).
+    pub fn named_project(
+        kind: StatusKind,
+        name: &str,
+        state: StatusState,
+        description: &str,
+    ) -> Self {
+        Self {
+            context: format!("{}: {name}", kind_context(kind)),
+            state,
+            description: description.to_owned(),
+            target_url: None,
+        }
+    }
+
     pub fn with_target_url(mut self, url: &str) -> Self {
         self.target_url = Some(url.to_owned());
         self
@@ -332,6 +348,8 @@ mod tests {
         assert_eq!(s.context, "atlantis/plan: envs/a/default");
         let s = CommitStatus::aggregate(StatusKind::Apply, StatusState::Success, "");
         assert_eq!(s.context, "atlantis/apply");
+        let s = CommitStatus::named_project(StatusKind::Apply, "dev", StatusState::Success, "");
+        assert_eq!(s.context, "atlantis/apply: dev");
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod gitea_api;
 mod gitea_wire;
 mod github;
 mod github_api;
+mod github_client;
 mod github_wire;
 mod http_errors;
 mod names;
@@ -23,7 +24,8 @@ pub use api::{
     StatusKind, StatusState,
 };
 pub use gitea_api::{GiteaApi, GiteaApiSettings, GiteaSetupError};
-pub use github_api::{GithubApi, GithubApiSettings, GithubAuth, GithubSetupError};
+pub use github_api::GithubApi;
+pub use github_client::{GithubApiSettings, GithubAuth, GithubSetupError};
 pub use names::{CommitSha, InvalidName, RepoName};
 
 use std::fmt;
