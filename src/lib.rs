@@ -3,6 +3,7 @@
 pub mod app;
 pub mod commands;
 pub mod config;
+pub mod fakeforge;
 pub mod forge;
 pub mod http;
 pub mod locks;
@@ -15,3 +16,4 @@ pub mod store;
 pub mod telemetry;
 pub mod tfconfig;
 pub mod webhook;
+pub mod workdir;

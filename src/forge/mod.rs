@@ -1,12 +1,32 @@
-//! Everything forge-specific: webhook payload parsing into [`ForgeEvent`], and (later) the
-//! `Forge` trait with its GitHub and Gitea clients. Forge payload types never leak outside this
-//! module: callers see only the normalised event.
+//! Everything forge-specific: webhook payload parsing into [`ForgeEvent`], and the [`Forge`]
+//! trait with its GitHub (octocrab) and Gitea/Forgejo (reqwest) API clients. Forge wire types
+//! never leak outside this module: callers see only the normalised event and the neutral API
+//! types. It must not decide what a comment means or run anything.
 //!
 //! Parsing is lenient: unknown actions and missing optional fields never fail a payload; only a
 //! body that is not JSON, or lacks the fields an event cannot do without, is an error.
 
+mod api;
 mod gitea;
+mod gitea_api;
+mod gitea_wire;
 mod github;
+mod github_api;
+mod github_client;
+mod github_wire;
+mod http_errors;
+mod names;
+mod reviews;
+
+pub use api::{
+    Approval, ChangedFile, CommentId, CommitStatus, DEFAULT_MAX_COMMENT_CHARS, Forge, ForgeError,
+    MAX_STATUS_DESCRIPTION_CHARS, Mergeable, Permission, PrState, PullDetails, Reaction,
+    StatusKind, StatusState,
+};
+pub use gitea_api::{GiteaApi, GiteaApiSettings, GiteaSetupError};
+pub use github_api::GithubApi;
+pub use github_client::{GithubApiSettings, GithubAuth, GithubSetupError};
+pub use names::{CommitSha, InvalidName, RepoName};
 
 use std::fmt;
 
