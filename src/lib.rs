@@ -9,6 +9,7 @@ pub mod proxmox;
 pub mod pvesim;
 pub mod queue;
 pub mod repocfg;
+pub mod render;
 pub mod store;
 pub mod telemetry;
 pub mod tfconfig;

@@ -1,0 +1,138 @@
+//! `proxmox::guard` owns the self-host rule: atoll manages everything except itself. It holds
+//! the protected set (guests configured under `protect.guests`, plus atoll's own guest found
+//! by MAC) and the refusal rules, applied to a plan at plan time and again before apply.
+//! It is pure: callers pass the inventory and local MACs in; it must not do I/O.
+
+mod discover;
+mod rules;
+
+pub use discover::{DiscoveryError, discover_self};
+pub use rules::{GuardRefusal, check, recheck};
+
+use crate::proxmox::plan::LiveGuest;
+
+/// One entry of `protect.guests` in the server config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProtectSpec {
+    VmId(u32),
+    Name { name: String, node: Option<String> },
+}
+
+/// Why a guest is protected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProtectedBy {
+    /// Listed in `protect.guests`.
+    Configured,
+    /// atoll runs in it: one of the machine's MACs matched the guest's `netN` MAC.
+    Discovered { mac: String },
+}
+
+/// atoll's own guest, as found by [`discover_self`] or pinned in config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelfGuest {
+    pub vm_id: u32,
+    pub node: String,
+    pub mac: String,
+}
+
+/// One protected guest. Name entries that match no guest on the cluster keep `vm_id: None`
+/// and match by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtectedGuest {
+    pub vm_id: Option<u32>,
+    pub name: Option<String>,
+    pub node: Option<String>,
+    pub by: ProtectedBy,
+}
+
+/// The guard's settings (`protect.allow_live_changes`, default false).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GuardPolicy {
+    pub allow_live_changes: bool,
+}
+
+/// The guests atoll must not disrupt.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProtectedSet {
+    guests: Vec<ProtectedGuest>,
+}
+
+impl ProtectedSet {
+    /// Resolves the configured entries against the cluster's guests (a name entry protects
+    /// every guest with that name, on its node if given) and adds atoll's own guest.
+    pub fn resolve<'a>(
+        specs: &[ProtectSpec],
+        own: Option<&SelfGuest>,
+        cluster: impl IntoIterator<Item = &'a LiveGuest>,
+    ) -> Self {
+        let cluster: Vec<&LiveGuest> = cluster.into_iter().collect();
+        let mut guests = Vec::new();
+        for spec in specs {
+            match spec {
+                ProtectSpec::VmId(vm_id) => guests.push(ProtectedGuest {
+                    vm_id: Some(*vm_id),
+                    name: None,
+                    node: None,
+                    by: ProtectedBy::Configured,
+                }),
+                ProtectSpec::Name { name, node } => {
+                    let on_node = |g: &&&LiveGuest| node.as_ref().is_none_or(|n| *n == g.node);
+                    let named = cluster.iter().filter(|g| g.name.as_ref() == Some(name));
+                    guests.extend(named.filter(on_node).map(|g| ProtectedGuest {
+                        vm_id: Some(g.vm_id),
+                        name: Some(name.clone()),
+                        node: Some(g.node.clone()),
+                        by: ProtectedBy::Configured,
+                    }));
+                    guests.push(ProtectedGuest {
+                        vm_id: None,
+                        name: Some(name.clone()),
+                        node: node.clone(),
+                        by: ProtectedBy::Configured,
+                    });
+                }
+            }
+        }
+        if let Some(own) = own {
+            guests.push(ProtectedGuest {
+                vm_id: Some(own.vm_id),
+                name: None,
+                node: Some(own.node.clone()),
+                by: ProtectedBy::Discovered {
+                    mac: own.mac.clone(),
+                },
+            });
+        }
+        Self { guests }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.guests.is_empty()
+    }
+
+    pub fn guests(&self) -> &[ProtectedGuest] {
+        &self.guests
+    }
+
+    /// The entry protecting the guest with this VMID or name on this node, if any; a
+    /// discovered entry wins over a configured one (its reason is the more useful).
+    pub fn find(
+        &self,
+        vm_id: Option<u32>,
+        name: Option<&str>,
+        node: &str,
+    ) -> Option<&ProtectedGuest> {
+        let matches = |g: &&ProtectedGuest| match (g.vm_id, vm_id) {
+            (Some(protected), Some(id)) => protected == id,
+            (None, _) => {
+                g.name.as_deref().is_some_and(|n| Some(n) == name)
+                    && g.node.as_deref().is_none_or(|n| n == node)
+            }
+            (Some(_), None) => false,
+        };
+        let discovered = |g: &&ProtectedGuest| matches!(g.by, ProtectedBy::Discovered { .. });
+        let mut found = self.guests.iter().filter(matches);
+        let first = found.clone().next();
+        found.find(discovered).or(first)
+    }
+}

@@ -1,0 +1,156 @@
+//! The refusal rules (DESIGN.md "The self-host guard"): for a protected guest refuse destroy,
+//! replace, moving node, stop, any `restart` or `link-reset` effect, and `live`/`deferred`
+//! changes unless `allow_live_changes`.
+
+use super::{GuardPolicy, ProtectedBy, ProtectedGuest, ProtectedSet};
+use crate::proxmox::plan::{Action, Blocked, Effect, GuardRule, Plan, ResourceChange};
+
+/// Resources a saved plan may no longer apply, found at apply time.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the guard refuses this plan: {}; make a new plan",
+    .refusals.iter().map(|(a, b)| format!("{a}: {}", b.reason)).collect::<Vec<_>>().join("; ")
+)]
+pub struct GuardRefusal {
+    pub refusals: Vec<(String, Blocked)>,
+}
+
+/// Marks every resource change the guard refuses as blocked, and recounts the summary.
+pub fn check(plan: &mut Plan, protected: &ProtectedSet, policy: GuardPolicy) {
+    for change in &mut plan.resource_changes {
+        change.blocked = evaluate(change, protected, policy);
+    }
+    plan.recount();
+}
+
+/// Re-checks a saved plan against the protected set as it is now (apply time): any change the
+/// guard refuses now, or refused when planned, stops the apply before its first step.
+pub fn recheck(
+    plan: &Plan,
+    protected: &ProtectedSet,
+    policy: GuardPolicy,
+) -> Result<(), GuardRefusal> {
+    let refusals: Vec<(String, Blocked)> = plan
+        .resource_changes
+        .iter()
+        .filter_map(|change| {
+            let blocked = evaluate(change, protected, policy).or_else(|| change.blocked.clone());
+            blocked.map(|b| (change.address.clone(), b))
+        })
+        .collect();
+    if refusals.is_empty() {
+        Ok(())
+    } else {
+        Err(GuardRefusal { refusals })
+    }
+}
+
+/// The guard's decision on one resource change.
+fn evaluate(
+    change: &ResourceChange,
+    protected: &ProtectedSet,
+    policy: GuardPolicy,
+) -> Option<Blocked> {
+    if change.is_no_op() || change.kind.is_none() {
+        return None;
+    }
+    if change.actions == [Action::Create] {
+        let guest = protected
+            .find(change.vm_id, None, &change.node)
+            .filter(|g| g.vm_id.is_some())?;
+        let vm_id = change.vm_id.unwrap_or_default();
+        let reason = format!(
+            "vm_id {vm_id} belongs to protected guest {}; choose another vm_id",
+            describe(guest, change)
+        );
+        return Some(Blocked {
+            rule: GuardRule::VmIdTaken,
+            reason,
+        });
+    }
+    let guest = protected.find(change.vm_id, change.guest_name.as_deref(), &change.node)?;
+    let (rule, what) = violation(change, policy)?;
+    let reason = format!(
+        "atoll refuses to {what} protected guest {}: {}; change it by hand with `atoll apply` \
+         from outside that guest, or drop the change from this pull request",
+        describe(guest, change),
+        why(guest)
+    );
+    Some(Blocked { rule, reason })
+}
+
+/// The first rule the change breaks, with a phrase naming what it would do.
+fn violation(change: &ResourceChange, policy: GuardPolicy) -> Option<(GuardRule, String)> {
+    if change.actions == [Action::Delete] {
+        return Some((GuardRule::Destroy, "destroy".to_owned()));
+    }
+    if change.is_replace() {
+        let moved = change
+            .attributes
+            .iter()
+            .any(|a| a.path == "node_name" && a.effect == Some(Effect::Replace));
+        return Some(if moved {
+            (
+                GuardRule::Move,
+                "move to another node (by replacing)".to_owned(),
+            )
+        } else {
+            let paths = change.paths_with(Effect::Replace).join(", ");
+            (GuardRule::Replace, format!("replace (because of {paths})"))
+        });
+    }
+    let stops = change
+        .attributes
+        .iter()
+        .any(|a| a.path == "started" && a.after == serde_json::Value::Bool(false));
+    if stops {
+        return Some((GuardRule::Stop, "stop".to_owned()));
+    }
+    let rules = [
+        (Effect::Restart, GuardRule::Restart, "restart"),
+        (
+            Effect::LinkReset,
+            GuardRule::LinkReset,
+            "reset the network link of",
+        ),
+    ];
+    for (effect, rule, what) in rules {
+        let paths = change.paths_with(effect);
+        if !paths.is_empty() {
+            return Some((rule, format!("{what} (for {})", paths.join(", "))));
+        }
+    }
+    if policy.allow_live_changes {
+        return None;
+    }
+    let mut paths = change.paths_with(Effect::Live);
+    paths.extend(change.paths_with(Effect::Deferred));
+    (!paths.is_empty()).then(|| {
+        let what = format!(
+            "change (live: {}; set protect.allow_live_changes to allow live changes)",
+            paths.join(", ")
+        );
+        (GuardRule::LiveChange, what)
+    })
+}
+
+fn describe(guest: &ProtectedGuest, change: &ResourceChange) -> String {
+    let vm_id = guest
+        .vm_id
+        .or(change.vm_id)
+        .map_or_else(|| "?".to_owned(), |id| id.to_string());
+    let node = guest.node.as_deref().unwrap_or(&change.node);
+    match guest.name.as_deref().or(change.guest_name.as_deref()) {
+        Some(name) => format!("{vm_id} ({name}) on node {node}"),
+        None => format!("{vm_id} on node {node}"),
+    }
+}
+
+fn why(guest: &ProtectedGuest) -> String {
+    match &guest.by {
+        ProtectedBy::Configured => "it is listed under protect.guests".to_owned(),
+        ProtectedBy::Discovered { mac } => {
+            format!("atoll runs in it (this machine's MAC {mac} is the guest's)")
+        }
+    }
+}

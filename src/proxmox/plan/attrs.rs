@@ -1,0 +1,285 @@
+//! Attribute-level comparison of one existing guest: desired config against the live config
+//! (`current=1`), create-only keys against atoll's state, and drift.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value as Json;
+
+use super::change::{AttributeChange, Drift, OutsideDrift, PendingDrift};
+use super::effect::{Effect, classify_lxc, worst_lxc};
+use super::model::{DesiredValue, GuestKind, LiveGuest, StateValue};
+use super::normalize::{allocation, lxc_default, normalize, normalize_desired, prop_default_key};
+use super::paths::{bpg_path, typed};
+use super::propstr::{PropString, format_size};
+use super::qemu::{Hotplug, classify_qemu};
+
+/// Keys that exist only in the create request: compared with state, never with the guest.
+pub(crate) const CREATE_ONLY: &[&str] = &["ostemplate", "password", "ssh-public-keys", "pool"];
+
+/// Create parameters that are not attributes of their own (`storage` is `disk.datastore_id`).
+pub(crate) const IGNORED: &[&str] = &["storage", "digest", "lxc"];
+
+pub(crate) fn change(path: String, key: &str, before: Json, after: Json) -> AttributeChange {
+    AttributeChange {
+        path,
+        pve_key: key.to_owned(),
+        before,
+        after,
+        effect: None,
+        before_sensitive: false,
+        after_sensitive: false,
+        after_unknown: false,
+    }
+}
+
+/// The attributes of a whole value (every property-string field), e.g. for a create.
+pub(crate) fn expand(key: &str, value: &str) -> Vec<(String, Json)> {
+    match prop_default_key(key) {
+        Some(default_key) => {
+            with_allocated_size(PropString::parse(&normalize(key, value), default_key))
+                .fields
+                .iter()
+                .map(|(field, raw)| {
+                    let (path, kind) = bpg_path(key, Some(field));
+                    (path, typed(kind, raw))
+                })
+                .collect()
+        }
+        None => {
+            let (path, kind) = bpg_path(key, None);
+            vec![(path, typed(kind, &normalize(key, value)))]
+        }
+    }
+}
+
+/// A volume to allocate (`local-lvm:8`) shows its size (8 GB) as an attribute of its own.
+fn with_allocated_size(mut prop: PropString) -> PropString {
+    let size = prop
+        .get("volume")
+        .and_then(allocation)
+        .map(|(_, gb)| format_size(gb << 30));
+    if let (Some(size), None) = (size, prop.get("size")) {
+        prop.fields.insert("size".to_owned(), size);
+    }
+    prop
+}
+
+fn typed_field(key: &str, field: Option<&str>, raw: Option<&str>) -> Json {
+    let (_, kind) = bpg_path(key, field);
+    raw.map_or(Json::Null, |raw| typed(kind, raw))
+}
+
+/// Compares one existing guest's desired config with its live config and state.
+pub(crate) fn compare(
+    config: &BTreeMap<String, DesiredValue>,
+    state: &BTreeMap<String, StateValue>,
+    live: &LiveGuest,
+) -> Vec<AttributeChange> {
+    let mut out = Vec::new();
+    for (key, value) in config
+        .iter()
+        .filter(|(k, _)| !IGNORED.contains(&k.as_str()))
+    {
+        if CREATE_ONLY.contains(&key.as_str()) {
+            out.extend(compare_create_only(key, value, state.get(key)));
+            continue;
+        }
+        let have = live
+            .config
+            .get(key)
+            .map(String::as_str)
+            .or_else(|| lxc_default(key));
+        match value {
+            DesiredValue::Known(want) => out.extend(compare_known(key, want, have, live)),
+            DesiredValue::Unknown => {
+                let (path, kind) = bpg_path(key, None);
+                let before = have.map_or(Json::Null, |raw| typed(kind, &normalize(key, raw)));
+                let mut unknown = change(path, key, before, Json::Null);
+                unknown.after_unknown = true;
+                unknown.effect = Some(worst(live, key));
+                out.push(unknown);
+            }
+            DesiredValue::Sensitive(secret) => {
+                let same = matches!(state.get(key), Some(StateValue::Fingerprint(f)) if *f == secret.fingerprint());
+                if !same {
+                    let mut hidden = change(bpg_path(key, None).0, key, Json::Null, Json::Null);
+                    (hidden.before_sensitive, hidden.after_sensitive) = (true, true);
+                    hidden.effect = Some(worst(live, key));
+                    out.push(hidden);
+                }
+            }
+        }
+    }
+    out.extend(removed_keys(config, state, live));
+    out
+}
+
+fn worst(live: &LiveGuest, key: &str) -> Effect {
+    match live.kind {
+        GuestKind::Lxc => worst_lxc(key, live.power),
+        GuestKind::Qemu => qemu_effect(live, key, None),
+    }
+}
+
+fn qemu_effect(live: &LiveGuest, key: &str, field: Option<&str>) -> Effect {
+    let hotplug = Hotplug::parse(live.config.get("hotplug").map(String::as_str));
+    classify_qemu(key, field, live.power, &hotplug)
+}
+
+fn compare_known(
+    key: &str,
+    want: &str,
+    have: Option<&str>,
+    live: &LiveGuest,
+) -> Vec<AttributeChange> {
+    let want = normalize_desired(key, want, have);
+    let have = have.map(|raw| normalize(key, raw));
+    if have.as_deref() == Some(want.as_str()) {
+        return Vec::new();
+    }
+    field_changes(key, have.as_deref(), Some(&want), live)
+}
+
+fn field_changes(
+    key: &str,
+    have: Option<&str>,
+    want: Option<&str>,
+    live: &LiveGuest,
+) -> Vec<AttributeChange> {
+    classify_lxc(key, have, want, live.power)
+        .into_iter()
+        .map(|field_change| {
+            let field = field_change.field.as_deref();
+            let effect = match live.kind {
+                GuestKind::Lxc => field_change.effect,
+                GuestKind::Qemu => qemu_effect(live, key, field),
+            };
+            let before = typed_field(key, field, field_change.before.as_deref());
+            let after = typed_field(key, field, field_change.after.as_deref());
+            let mut attribute = change(bpg_path(key, field).0, key, before, after);
+            attribute.effect = Some(effect);
+            attribute
+        })
+        .collect()
+}
+
+fn compare_create_only(
+    key: &str,
+    want: &DesiredValue,
+    applied: Option<&StateValue>,
+) -> Option<AttributeChange> {
+    let (path, kind) = bpg_path(key, None);
+    let mut attribute = match (want, applied?) {
+        (DesiredValue::Known(want), StateValue::Plain(had)) => {
+            if normalize(key, want) == normalize(key, had) {
+                return None;
+            }
+            change(path, key, typed(kind, had), typed(kind, want))
+        }
+        (DesiredValue::Sensitive(secret), StateValue::Fingerprint(had)) => {
+            if secret.fingerprint() == *had {
+                return None;
+            }
+            let mut hidden = change(path, key, Json::Null, Json::Null);
+            (hidden.before_sensitive, hidden.after_sensitive) = (true, true);
+            hidden
+        }
+        (DesiredValue::Unknown, had) => {
+            let before = match had {
+                StateValue::Plain(had) => typed(kind, had),
+                StateValue::Fingerprint(_) => Json::Null,
+            };
+            let mut unknown = change(path, key, before, Json::Null);
+            unknown.before_sensitive = matches!(had, StateValue::Fingerprint(_));
+            unknown.after_unknown = true;
+            unknown
+        }
+        // sensitivity changed: show both hidden, a new value is being set
+        (_, _) => {
+            let mut hidden = change(path, key, Json::Null, Json::Null);
+            (hidden.before_sensitive, hidden.after_sensitive) = (true, true);
+            hidden
+        }
+    };
+    attribute.effect = Some(Effect::Replace);
+    Some(attribute)
+}
+
+/// Keys atoll applied before and the configuration no longer sets: back to PVE's default, or
+/// deleted when the key has none (`net1`, `mp0`).
+fn removed_keys(
+    config: &BTreeMap<String, DesiredValue>,
+    state: &BTreeMap<String, StateValue>,
+    live: &LiveGuest,
+) -> Vec<AttributeChange> {
+    let mut out = Vec::new();
+    for key in state.keys().filter(|key| !config.contains_key(*key)) {
+        if CREATE_ONLY.contains(&key.as_str()) || IGNORED.contains(&key.as_str()) {
+            continue;
+        }
+        let Some(have) = live.config.get(key).map(|raw| normalize(key, raw)) else {
+            continue;
+        };
+        let want = lxc_default(key).map(|default| normalize(key, default));
+        if want.as_deref() == Some(have.as_str()) {
+            continue;
+        }
+        out.extend(field_changes(key, Some(&have), want.as_deref(), live));
+    }
+    out
+}
+
+/// Pending changes already queued on the guest, and values changed outside atoll.
+pub(crate) fn drift(state: &BTreeMap<String, StateValue>, live: &LiveGuest) -> Drift {
+    let mut drift = Drift::default();
+    for entry in live.pending.iter().filter(|e| e.key != "digest") {
+        if entry.pending.is_none() && !entry.delete {
+            continue;
+        }
+        let (path, kind) = bpg_path(&entry.key, None);
+        let show = |raw: &Option<String>| raw.as_deref().map_or(Json::Null, |r| typed(kind, r));
+        drift.pending.push(PendingDrift {
+            path,
+            pve_key: entry.key.clone(),
+            current: show(&entry.value),
+            pending: show(&entry.pending),
+            delete: entry.delete,
+        });
+    }
+    for (key, applied) in state {
+        let StateValue::Plain(applied) = applied else {
+            continue;
+        };
+        if CREATE_ONLY.contains(&key.as_str()) || IGNORED.contains(&key.as_str()) {
+            continue;
+        }
+        let live_value = live
+            .config
+            .get(key)
+            .map(String::as_str)
+            .or_else(|| lxc_default(key));
+        let applied_norm = normalize_desired(key, applied, live_value);
+        let live_norm = live_value.map(|raw| normalize(key, raw));
+        if live_norm.as_deref() != Some(applied_norm.as_str()) {
+            let (path, kind) = bpg_path(key, None);
+            drift.changed_outside.push(OutsideDrift {
+                path,
+                pve_key: key.clone(),
+                state: typed(kind, &applied_norm),
+                live: live_norm.map_or(Json::Null, |raw| typed(kind, &raw)),
+            });
+        }
+    }
+    drift
+}
+
+/// Whether `path` is covered by one of the `ignore_changes` entries.
+pub(crate) fn ignored(path: &str, ignore: &[String]) -> bool {
+    ignore.iter().any(|entry| {
+        entry == "all"
+            || path == entry
+            || path
+                .strip_prefix(entry.as_str())
+                .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+    })
+}

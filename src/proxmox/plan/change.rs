@@ -1,0 +1,208 @@
+//! The plan: per resource, the actions, the changed attributes with their effect, the guest's
+//! disruption, drift, and whether the guard blocked it. Serialises to the JSON plan contract
+//! in DESIGN.md ("The plan is the truth") and reads back for apply.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use super::effect::{Effect, Power};
+use super::model::{GuestKind, PlanSource};
+
+/// What happens to a resource. A replace is `["delete", "create"]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    NoOp,
+    Create,
+    Update,
+    Delete,
+}
+
+/// The guard rule that refused a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GuardRule {
+    Destroy,
+    Replace,
+    Stop,
+    Restart,
+    LinkReset,
+    Move,
+    LiveChange,
+    /// A create would take a protected guest's VMID.
+    VmIdTaken,
+}
+
+/// Why a resource change is refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Blocked {
+    pub rule: GuardRule,
+    pub reason: String,
+}
+
+/// One changed attribute, by the bpg path the user wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttributeChange {
+    pub path: String,
+    pub before: Json,
+    pub after: Json,
+    /// `None` for creates, deletes and downloads.
+    pub effect: Option<Effect>,
+    /// The PVE config key it belongs to (`net0`, `features`); `started` for power state.
+    pub pve_key: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub before_sensitive: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub after_sensitive: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub after_unknown: bool,
+}
+
+fn is_false(flag: &bool) -> bool {
+    !*flag
+}
+
+/// A change already queued in PVE's pending section before this plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingDrift {
+    pub path: String,
+    pub pve_key: String,
+    pub current: Json,
+    pub pending: Json,
+    pub delete: bool,
+}
+
+/// A value that differs between atoll's state and the guest (changed outside atoll).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutsideDrift {
+    pub path: String,
+    pub pve_key: String,
+    pub state: Json,
+    pub live: Json,
+}
+
+/// Drift found while planning.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Drift {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingDrift>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_outside: Vec<OutsideDrift>,
+    /// Whole-resource drift: a guest that vanished or moved node outside atoll.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl Drift {
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_empty() && self.changed_outside.is_empty() && self.notes.is_empty()
+    }
+}
+
+/// The plan for one resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceChange {
+    pub address: String,
+    #[serde(rename = "type")]
+    pub resource_type: String,
+    pub node: String,
+    pub vm_id: Option<u32>,
+    pub actions: Vec<Action>,
+    /// The worst effect on the existing guest; `None` for creates, deletes and downloads.
+    pub disruption: Option<Effect>,
+    pub blocked: Option<Blocked>,
+    pub attributes: Vec<AttributeChange>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<GuestKind>,
+    /// The guest's name (hostname) on the cluster, for name-based protection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest_name: Option<String>,
+    /// Power state when planned; effects are relative to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<Power>,
+    #[serde(default, skip_serializing_if = "Drift::is_empty")]
+    pub drift: Drift,
+    /// Addresses this resource uses (apply orders them first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uses: Vec<String>,
+}
+
+impl ResourceChange {
+    pub fn is_replace(&self) -> bool {
+        self.actions == [Action::Delete, Action::Create]
+    }
+
+    pub fn is_no_op(&self) -> bool {
+        self.actions == [Action::NoOp]
+    }
+
+    /// Attribute paths whose effect is `effect`.
+    pub fn paths_with(&self, effect: Effect) -> Vec<&str> {
+        let paths = self.attributes.iter().filter(|a| a.effect == Some(effect));
+        paths.map(|a| a.path.as_str()).collect()
+    }
+}
+
+/// Counts for the summary line and the JSON `summary`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Creates plus replaces.
+    pub add: usize,
+    pub change: usize,
+    /// Deletes plus replaces.
+    pub destroy: usize,
+    pub replace: usize,
+    /// Guests that will be restarted.
+    pub restart: usize,
+    pub blocked: usize,
+}
+
+/// A whole plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub format_version: String,
+    pub source: PlanSource,
+    pub resource_changes: Vec<ResourceChange>,
+    pub summary: Summary,
+}
+
+impl Plan {
+    pub const FORMAT_VERSION: &'static str = "1";
+
+    pub fn new(source: PlanSource, resource_changes: Vec<ResourceChange>) -> Self {
+        let mut plan = Self {
+            format_version: Self::FORMAT_VERSION.to_owned(),
+            source,
+            resource_changes,
+            summary: Summary::default(),
+        };
+        plan.recount();
+        plan
+    }
+
+    /// Recomputes `summary` from the resource changes (after the guard marks some blocked).
+    pub fn recount(&mut self) {
+        let mut summary = Summary::default();
+        for change in &self.resource_changes {
+            match change.actions.as_slice() {
+                [Action::Create] => summary.add += 1,
+                [Action::Update] => summary.change += 1,
+                [Action::Delete] => summary.destroy += 1,
+                [Action::Delete, Action::Create] => {
+                    summary.add += 1;
+                    summary.destroy += 1;
+                    summary.replace += 1;
+                }
+                _ => {}
+            }
+            summary.restart += usize::from(change.disruption == Some(Effect::Restart));
+            summary.blocked += usize::from(change.blocked.is_some());
+        }
+        self.summary = summary;
+    }
+
+    /// No resource changes anything.
+    pub fn is_empty(&self) -> bool {
+        self.resource_changes.iter().all(ResourceChange::is_no_op)
+    }
+}

@@ -1,0 +1,355 @@
+//! The diff: desired resources × atoll's state × the inventory -> the plan.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value as Json;
+
+use super::attrs::{self, IGNORED, change};
+use super::change::{Action, AttributeChange, Drift, Plan, ResourceChange};
+use super::download;
+use super::effect::{Effect, Power};
+use super::model::{
+    Desired, DesiredGuest, DesiredValue, Inventory, LiveGuest, PlanSource, StateEntry, StateValue,
+};
+use super::paths::{bpg_path, typed};
+
+/// Everything a plan is computed from.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanInput<'a> {
+    pub desired: &'a [Desired],
+    pub state: &'a [StateEntry],
+    pub inventory: &'a Inventory,
+    pub source: &'a PlanSource,
+}
+
+/// Why no plan could be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error(
+        "{address} has lifecycle.prevent_destroy set, but the plan would {action} it; \
+         remove prevent_destroy or change the configuration so it is not {action}d"
+    )]
+    PreventDestroy {
+        address: String,
+        action: &'static str,
+    },
+    #[error("{address} and {other} both declare vm_id {vm_id}; give each guest its own vm_id")]
+    DuplicateVmId {
+        address: String,
+        other: String,
+        vm_id: u32,
+    },
+}
+
+/// All errors found in one plan run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct PlanErrors(pub Vec<PlanError>);
+
+/// Computes the plan. Pure: the same input always gives the same plan.
+pub fn plan(input: PlanInput<'_>) -> Result<Plan, PlanErrors> {
+    let state: BTreeMap<&str, &StateEntry> = input
+        .state
+        .iter()
+        .map(|entry| (entry.address(), entry))
+        .collect();
+    let mut errors = duplicate_vm_ids(input.desired);
+    let mut changes = Vec::new();
+    for desired in input.desired {
+        let prior = state.get(desired.address()).copied();
+        let resource = match desired {
+            Desired::Guest(guest) => guest_change(guest, prior, input.inventory),
+            Desired::Download(file) => download::change_for(file, prior, input.inventory),
+        };
+        if resource.is_replace() && prevent_destroy(desired) {
+            let address = desired.address().to_owned();
+            errors.push(PlanError::PreventDestroy {
+                address,
+                action: "replace",
+            });
+        }
+        changes.push(resource);
+    }
+    let wanted: BTreeSet<&str> = input.desired.iter().map(Desired::address).collect();
+    for entry in input.state.iter().filter(|e| !wanted.contains(e.address())) {
+        changes.push(match entry {
+            StateEntry::Guest { .. } => guest_delete(entry, input.inventory),
+            StateEntry::Download { .. } => download::delete(entry),
+        });
+    }
+    if !errors.is_empty() {
+        return Err(PlanErrors(errors));
+    }
+    changes.sort_by(|a, b| a.address.cmp(&b.address));
+    Ok(Plan::new(input.source.clone(), changes))
+}
+
+fn prevent_destroy(desired: &Desired) -> bool {
+    match desired {
+        Desired::Guest(guest) => guest.lifecycle.prevent_destroy,
+        Desired::Download(file) => file.lifecycle.prevent_destroy,
+    }
+}
+
+fn duplicate_vm_ids(desired: &[Desired]) -> Vec<PlanError> {
+    let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
+    let mut errors = Vec::new();
+    for guest in desired.iter().filter_map(|d| match d {
+        Desired::Guest(guest) => Some(guest),
+        Desired::Download(_) => None,
+    }) {
+        let Some(vm_id) = guest.vm_id else { continue };
+        if let Some(other) = seen.insert(vm_id, &guest.address) {
+            let (address, other) = (guest.address.clone(), other.to_owned());
+            errors.push(PlanError::DuplicateVmId {
+                address,
+                other,
+                vm_id,
+            });
+        }
+    }
+    errors
+}
+
+fn empty_change(
+    address: &str,
+    resource_type: &str,
+    node: &str,
+    vm_id: Option<u32>,
+) -> ResourceChange {
+    ResourceChange {
+        address: address.to_owned(),
+        resource_type: resource_type.to_owned(),
+        node: node.to_owned(),
+        vm_id,
+        kind: None,
+        guest_name: None,
+        power: None,
+        actions: vec![Action::NoOp],
+        disruption: None,
+        blocked: None,
+        attributes: Vec::new(),
+        drift: Drift::default(),
+        uses: Vec::new(),
+    }
+}
+
+fn guest_change(
+    desired: &DesiredGuest,
+    prior: Option<&StateEntry>,
+    inventory: &Inventory,
+) -> ResourceChange {
+    let mut drift = Drift::default();
+    let existing = match prior {
+        Some(StateEntry::Guest {
+            vm_id,
+            attributes,
+            node,
+            ..
+        }) => match inventory.guests.get(vm_id) {
+            Some(live) => Some((live, attributes)),
+            None => {
+                drift.notes.push(format!(
+                    "guest {vm_id} on node {node} no longer exists on the cluster \
+                     (removed outside atoll); it will be created again"
+                ));
+                None
+            }
+        },
+        _ => None,
+    };
+    let mut resource = match existing {
+        Some((live, attributes)) => guest_update(desired, attributes, live, drift),
+        None => guest_create(desired, inventory, drift),
+    };
+    resource.uses = desired.uses.clone();
+    resource
+}
+
+fn guest_create(desired: &DesiredGuest, inventory: &Inventory, mut drift: Drift) -> ResourceChange {
+    let (address, kind) = (&desired.address, &desired.resource_type);
+    let mut resource = empty_change(address, kind, &desired.node, desired.vm_id);
+    resource.kind = Some(desired.kind);
+    resource.actions = vec![Action::Create];
+    if let Some(taken) = desired.vm_id.and_then(|id| inventory.guests.get(&id)) {
+        drift.notes.push(format!(
+            "vm_id {} is already used on node {} by a guest not in atoll's state; apply adopts \
+             it only if it carries atoll's marker, and fails otherwise",
+            taken.vm_id, taken.node
+        ));
+    }
+    resource.drift = drift;
+    let mut attributes = vec![change(
+        "node_name".to_owned(),
+        "node",
+        Json::Null,
+        Json::from(desired.node.clone()),
+    )];
+    let mut vm_id = change("vm_id".to_owned(), "vmid", Json::Null, Json::Null);
+    match desired.vm_id {
+        Some(id) => vm_id.after = Json::from(id),
+        None => vm_id.after_unknown = true,
+    }
+    attributes.push(vm_id);
+    attributes.push(change(
+        "started".to_owned(),
+        "started",
+        Json::Null,
+        Json::Bool(desired.started),
+    ));
+    for (key, value) in desired
+        .config
+        .iter()
+        .filter(|(k, _)| !IGNORED.contains(&k.as_str()))
+    {
+        attributes.extend(created_values(key, value));
+    }
+    attributes.sort_by(|a, b| a.path.cmp(&b.path));
+    resource.attributes = attributes;
+    resource
+}
+
+fn created_values(key: &str, value: &DesiredValue) -> Vec<AttributeChange> {
+    let hidden = |sensitive: bool| {
+        let mut attribute = change(bpg_path(key, None).0, key, Json::Null, Json::Null);
+        attribute.after_sensitive = sensitive;
+        attribute.after_unknown = !sensitive;
+        vec![attribute]
+    };
+    match value {
+        DesiredValue::Known(raw) => attrs::expand(key, raw)
+            .into_iter()
+            .map(|(path, after)| change(path, key, Json::Null, after))
+            .collect(),
+        DesiredValue::Unknown => hidden(false),
+        DesiredValue::Sensitive(_) => hidden(true),
+    }
+}
+
+fn guest_update(
+    desired: &DesiredGuest,
+    applied: &BTreeMap<String, StateValue>,
+    live: &LiveGuest,
+    mut drift: Drift,
+) -> ResourceChange {
+    let mut resource = empty_change(
+        &desired.address,
+        &desired.resource_type,
+        &live.node,
+        Some(live.vm_id),
+    );
+    resource.kind = Some(live.kind);
+    resource.guest_name = live.name.clone();
+    resource.power = Some(live.power);
+    let mut attributes = attrs::compare(&desired.config, applied, live);
+    attributes.extend(identity_changes(desired, live));
+    attributes.retain(|a| !attrs::ignored(&a.path, &desired.lifecycle.ignore_changes));
+    attributes.sort_by(|a, b| a.path.cmp(&b.path));
+    let found = attrs::drift(applied, live);
+    drift.pending = found.pending;
+    drift.changed_outside = found.changed_outside;
+    resource.drift = drift;
+    let worst = attributes.iter().filter_map(|a| a.effect).max();
+    resource.actions = match worst {
+        None => vec![Action::NoOp],
+        Some(Effect::Replace) => vec![Action::Delete, Action::Create],
+        Some(_) => vec![Action::Update],
+    };
+    resource.disruption = worst;
+    resource.attributes = attributes;
+    resource
+}
+
+/// Node, VMID and power state: not config keys, compared with what the cluster reports.
+fn identity_changes(desired: &DesiredGuest, live: &LiveGuest) -> Vec<AttributeChange> {
+    let mut out = Vec::new();
+    if desired.node != live.node {
+        let mut moved = change(
+            "node_name".to_owned(),
+            "node",
+            Json::from(live.node.clone()),
+            Json::from(desired.node.clone()),
+        );
+        moved.effect = Some(Effect::Replace);
+        out.push(moved);
+    }
+    if let Some(want) = desired.vm_id.filter(|want| *want != live.vm_id) {
+        let mut renumbered = change(
+            "vm_id".to_owned(),
+            "vmid",
+            Json::from(live.vm_id),
+            Json::from(want),
+        );
+        renumbered.effect = Some(Effect::Replace);
+        out.push(renumbered);
+    }
+    let running = live.power == Power::Running;
+    if desired.started != running {
+        let mut power = change(
+            "started".to_owned(),
+            "started",
+            Json::Bool(running),
+            Json::Bool(desired.started),
+        );
+        // stopping takes the guest down like a restart; starting is applied now
+        power.effect = Some(if running {
+            Effect::Restart
+        } else {
+            Effect::Live
+        });
+        out.push(power);
+    }
+    out
+}
+
+fn guest_delete(entry: &StateEntry, inventory: &Inventory) -> ResourceChange {
+    let StateEntry::Guest {
+        address,
+        resource_type,
+        node,
+        vm_id,
+        attributes,
+        kind,
+    } = entry
+    else {
+        return download::delete(entry);
+    };
+    let live = inventory.guests.get(vm_id);
+    let node = live.map_or(node.as_str(), |live| live.node.as_str());
+    let mut resource = empty_change(address, resource_type, node, Some(*vm_id));
+    resource.kind = Some(*kind);
+    resource.actions = vec![Action::Delete];
+    resource.guest_name = live.and_then(|live| live.name.clone());
+    resource.power = live.map(|live| live.power);
+    if live.is_none() {
+        resource.drift.notes.push(format!(
+            "guest {vm_id} no longer exists on the cluster; apply only removes it from state"
+        ));
+    }
+    for (key, value) in attributes {
+        if IGNORED.contains(&key.as_str()) {
+            continue;
+        }
+        match value {
+            StateValue::Plain(raw) => resource.attributes.extend(
+                attrs::expand(key, raw)
+                    .into_iter()
+                    .map(|(path, before)| change(path, key, before, Json::Null)),
+            ),
+            StateValue::Fingerprint(_) => {
+                let mut hidden = change(bpg_path(key, None).0, key, Json::Null, Json::Null);
+                hidden.before_sensitive = true;
+                resource.attributes.push(hidden);
+            }
+        }
+    }
+    let (path, kind) = bpg_path("vmid", None);
+    resource.attributes.push(change(
+        path,
+        "vmid",
+        typed(kind, &vm_id.to_string()),
+        Json::Null,
+    ));
+    resource.attributes.sort_by(|a, b| a.path.cmp(&b.path));
+    resource
+}

@@ -1,0 +1,218 @@
+//! The plan's inputs, as plain values: what the configuration wants, what atoll's state says
+//! it manages, and what the cluster holds now. Adapters from the loader, the store and the
+//! Proxmox client build these; the diff never does I/O.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use sha2::{Digest, Sha256};
+
+use super::effect::Power;
+
+/// A secret value from the configuration (password, key). `Debug` never prints it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The only way to read the value: for sending it to PVE at create.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// What state stores instead of the value: a SHA-256 fingerprint, to detect a change.
+    pub fn fingerprint(&self) -> String {
+        hex::encode(Sha256::digest(self.0.as_bytes()))
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(..)")
+    }
+}
+
+/// A desired PVE config value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DesiredValue {
+    Known(String),
+    /// Known only after apply (e.g. computed from a resource still to be created).
+    Unknown,
+    /// Marked sensitive: never shown, compared by fingerprint with state.
+    Sensitive(Secret),
+}
+
+/// Terraform `lifecycle` settings of a resource.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lifecycle {
+    /// bpg attribute paths (`cpu.units`, `network_interface`), or `all`.
+    pub ignore_changes: Vec<String>,
+    pub prevent_destroy: bool,
+}
+
+/// Container or virtual machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GuestKind {
+    Lxc,
+    Qemu,
+}
+
+/// One guest the configuration declares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DesiredGuest {
+    pub address: String,
+    pub resource_type: String,
+    pub kind: GuestKind,
+    pub node: String,
+    /// `None`: PVE assigns one at create.
+    pub vm_id: Option<u32>,
+    /// PVE config keys as they would be sent (`cores`, `net0`, `rootfs` = `local-lvm:8`),
+    /// including create-only keys (`ostemplate`, `password`, `ssh-public-keys`, `unprivileged`,
+    /// `pool`).
+    pub config: BTreeMap<String, DesiredValue>,
+    pub started: bool,
+    pub lifecycle: Lifecycle,
+    /// Addresses of resources this guest uses (its template download).
+    pub uses: Vec<String>,
+}
+
+/// A file the configuration downloads into a storage (`proxmox_virtual_environment_download_file`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DesiredDownload {
+    pub address: String,
+    pub resource_type: String,
+    pub node: String,
+    pub datastore: String,
+    /// `vztmpl`, `iso` or `import`.
+    pub content_type: String,
+    pub file_name: String,
+    /// Other replace-forcing arguments (`url`, `checksum`, ...), by bpg name.
+    pub arguments: BTreeMap<String, String>,
+    pub lifecycle: Lifecycle,
+}
+
+impl DesiredDownload {
+    /// The PVE volume id the file will have: `<datastore>:<content>/<file>`.
+    pub fn volid(&self) -> String {
+        format!(
+            "{}:{}/{}",
+            self.datastore, self.content_type, self.file_name
+        )
+    }
+}
+
+/// A resource the configuration declares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Desired {
+    Guest(DesiredGuest),
+    Download(DesiredDownload),
+}
+
+impl Desired {
+    pub fn address(&self) -> &str {
+        match self {
+            Self::Guest(guest) => &guest.address,
+            Self::Download(download) => &download.address,
+        }
+    }
+}
+
+/// A value atoll last applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StateValue {
+    Plain(String),
+    /// The fingerprint of a sensitive value ([`Secret::fingerprint`]).
+    Fingerprint(String),
+}
+
+/// What atoll's state records for one resource address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StateEntry {
+    Guest {
+        address: String,
+        resource_type: String,
+        kind: GuestKind,
+        node: String,
+        vm_id: u32,
+        /// The PVE config keys atoll last applied, with their values.
+        attributes: BTreeMap<String, StateValue>,
+    },
+    Download {
+        address: String,
+        resource_type: String,
+        node: String,
+        volid: String,
+        arguments: BTreeMap<String, String>,
+    },
+}
+
+impl StateEntry {
+    pub fn address(&self) -> &str {
+        match self {
+            Self::Guest { address, .. } | Self::Download { address, .. } => address,
+        }
+    }
+}
+
+/// One entry of `GET .../pending`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PendingEntry {
+    pub key: String,
+    pub value: Option<String>,
+    pub pending: Option<String>,
+    /// A delete is queued for this key.
+    pub delete: bool,
+}
+
+/// A guest as the cluster reports it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveGuest {
+    pub vm_id: u32,
+    pub node: String,
+    pub kind: GuestKind,
+    pub name: Option<String>,
+    pub power: Power,
+    /// `GET config?current=1`, values as text (see [`config_from_json`]).
+    pub config: BTreeMap<String, String>,
+    pub pending: Vec<PendingEntry>,
+}
+
+/// The cluster's guests and the storage contents the plan needs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Inventory {
+    pub guests: BTreeMap<u32, LiveGuest>,
+    /// Volume ids present, per node.
+    pub volumes: BTreeMap<String, Vec<String>>,
+}
+
+/// Where a plan came from, recorded in the JSON plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlanSource {
+    pub sha: String,
+    pub config_hash: String,
+    pub state_fingerprint: String,
+}
+
+/// Config values from PVE's JSON (`{"cores":2,"cpulimit":"1.5",...}`) as text; `digest` and
+/// raw `lxc` entries are dropped.
+pub fn config_from_json(
+    config: &serde_json::Map<String, serde_json::Value>,
+) -> BTreeMap<String, String> {
+    config
+        .iter()
+        .filter(|(key, _)| key.as_str() != "digest" && key.as_str() != "lxc")
+        .filter_map(|(key, value)| {
+            let text = match value {
+                serde_json::Value::String(text) => text.clone(),
+                serde_json::Value::Number(number) => number.to_string(),
+                serde_json::Value::Bool(flag) => u8::from(*flag).to_string(),
+                _ => return None,
+            };
+            Some((key.clone(), text))
+        })
+        .collect()
+}

@@ -1,0 +1,226 @@
+//! The Terraform-style human plan (reference/hcl.md section 4) with atoll's additions: one
+//! line per guest naming the disruption, `# BLOCKED: ...` lines from the guard, a drift
+//! section, and the summary `Plan: 1 to add, 2 to change, 0 to destroy. 1 restart. 0 blocked.`
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use super::plan_body::{Mode, render_body, value};
+use crate::proxmox::plan::{Action, Effect, Plan, Power, ResourceChange};
+
+/// The whole human plan.
+pub fn plan_text(plan: &Plan) -> String {
+    let mut out = String::new();
+    render_drift(&mut out, plan);
+    if plan.is_empty() {
+        out.push_str(
+            "\nNo changes. Your infrastructure matches the configuration.\n\n\
+             atoll has compared your Proxmox VE guests against your configuration and found\n\
+             no differences, so no changes are needed.\n",
+        );
+        return out;
+    }
+    render_legend(&mut out, plan);
+    out.push_str("\natoll will perform the following actions:\n");
+    for change in plan.resource_changes.iter().filter(|c| !c.is_no_op()) {
+        out.push('\n');
+        render_resource(&mut out, change);
+    }
+    let s = plan.summary;
+    let restarts = if s.restart == 1 {
+        "restart"
+    } else {
+        "restarts"
+    };
+    let _ = writeln!(
+        out,
+        "\nPlan: {} to add, {} to change, {} to destroy. {} {restarts}. {} blocked.",
+        s.add, s.change, s.destroy, s.restart, s.blocked
+    );
+    out
+}
+
+fn render_legend(out: &mut String, plan: &Plan) {
+    let present: BTreeSet<&str> = plan
+        .resource_changes
+        .iter()
+        .map(|c| match c.actions.as_slice() {
+            [Action::Create] => "create",
+            [Action::Update] => "update",
+            [Action::Delete] => "delete",
+            [Action::Delete, Action::Create] => "replace",
+            _ => "",
+        })
+        .collect();
+    out.push_str(
+        "\natoll compared your configuration with the Proxmox VE cluster and made this\n\
+         plan. Resource actions are indicated with the following symbols:\n",
+    );
+    let legend = [
+        ("create", "  + create"),
+        ("update", "  ~ update in-place"),
+        ("delete", "  - destroy"),
+        ("replace", "-/+ destroy and then create replacement"),
+    ];
+    for (_, line) in legend.into_iter().filter(|(a, _)| present.contains(a)) {
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// `module.a.TYPE.NAME["key"]` -> (`TYPE`, `NAME`).
+pub(crate) fn type_and_name(address: &str) -> (String, String) {
+    let mut segments = Vec::new();
+    let (mut current, mut depth, mut quoted) = (String::new(), 0usize, false);
+    for c in address.chars() {
+        match c {
+            '"' if depth > 0 => quoted = !quoted,
+            '[' if !quoted => depth += 1,
+            ']' if !quoted => depth = depth.saturating_sub(1),
+            '.' if depth == 0 && !quoted => {
+                segments.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ if depth > 0 => continue,
+            _ => {}
+        }
+        if depth == 0 && c != ']' {
+            current.push(c);
+        }
+    }
+    segments.push(current);
+    let name = segments.pop().unwrap_or_default();
+    (segments.pop().unwrap_or_default(), name)
+}
+
+fn render_resource(out: &mut String, change: &ResourceChange) {
+    let address = &change.address;
+    let (symbol, comment, mode) = match change.actions.as_slice() {
+        [Action::Create] => ("  +", "will be created", Mode::Create),
+        [Action::Delete] => ("  -", "will be destroyed", Mode::Delete),
+        [Action::Delete, Action::Create] => ("-/+", "must be replaced", Mode::Update),
+        _ => ("  ~", "will be updated in-place", Mode::Update),
+    };
+    let _ = writeln!(out, "  # {address} {comment}");
+    if mode == Mode::Delete && change.kind.is_some() {
+        out.push_str("  # (because it is not in the configuration)\n");
+    }
+    for line in guest_lines(change) {
+        let _ = writeln!(out, "  # {line}");
+    }
+    let (resource_type, name) = type_and_name(address);
+    let _ = writeln!(out, "{symbol} resource \"{resource_type}\" \"{name}\" {{");
+    let id = change
+        .vm_id
+        .filter(|_| mode != Mode::Create)
+        .map(|id| id.to_string());
+    render_body(out, &change.attributes, mode, id.as_deref());
+    out.push_str("    }\n");
+}
+
+fn joined(paths: &[&str]) -> String {
+    paths.join(", ")
+}
+
+/// atoll's lines under the header comment: guard verdict, then what happens to the guest.
+fn guest_lines(change: &ResourceChange) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(blocked) = &change.blocked {
+        lines.push(format!("BLOCKED: {}", blocked.reason));
+    }
+    if change.kind.is_none() || change.actions != [Action::Update] {
+        return lines;
+    }
+    let power = |after: bool| {
+        change
+            .attributes
+            .iter()
+            .any(|a| a.path == "started" && a.after == serde_json::Value::Bool(after))
+    };
+    if power(false) {
+        lines.push("(guest will be stopped)".to_owned());
+    }
+    let restart = change.paths_with(Effect::Restart);
+    let restart: Vec<&str> = restart.into_iter().filter(|p| *p != "started").collect();
+    if !restart.is_empty() {
+        lines.push(format!("(guest will be restarted: {})", joined(&restart)));
+    }
+    let links: BTreeSet<&str> = change
+        .attributes
+        .iter()
+        .filter(|a| a.effect == Some(Effect::LinkReset))
+        .map(|a| a.pve_key.as_str())
+        .collect();
+    if !links.is_empty() {
+        let links: Vec<&str> = links.into_iter().collect();
+        lines.push(format!("(network link will be reset: {})", joined(&links)));
+    }
+    let deferred = change.paths_with(Effect::Deferred);
+    if change.power == Some(Power::Stopped) {
+        lines.push("(guest is stopped: changes take effect when it next starts)".to_owned());
+    } else if !deferred.is_empty() {
+        lines.push(format!(
+            "(takes effect at the guest's next restart: {})",
+            joined(&deferred)
+        ));
+    }
+    if power(true) {
+        lines.push("(guest will be started)".to_owned());
+    }
+    if change.disruption == Some(Effect::Live) && !power(true) {
+        lines.push("(applied live, no restart)".to_owned());
+    }
+    lines
+}
+
+fn render_drift(out: &mut String, plan: &Plan) {
+    let drifted: Vec<&ResourceChange> = plan
+        .resource_changes
+        .iter()
+        .filter(|c| !c.drift.is_empty())
+        .collect();
+    if drifted.is_empty() {
+        return;
+    }
+    out.push_str("\nNote: Objects have changed outside of atoll\n");
+    for change in drifted {
+        let _ = writeln!(out, "\n  # {}:", change.address);
+        for note in &change.drift.notes {
+            let _ = writeln!(out, "  #   {note}");
+        }
+        for d in &change.drift.changed_outside {
+            let (state, live) = (value(&d.state), value(&d.live));
+            let _ = writeln!(
+                out,
+                "  #   {} changed outside atoll: {state} -> {live}",
+                d.path
+            );
+        }
+        for p in &change.drift.pending {
+            let queued = if p.delete {
+                "delete".to_owned()
+            } else {
+                value(&p.pending)
+            };
+            let _ = writeln!(
+                out,
+                "  #   {} already pending on the guest ({queued}); a restart applies it",
+                p.path
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::type_and_name;
+
+    #[test]
+    fn resource_type_and_name_come_from_the_address() {
+        let address = "module.dev[\"a.b\"].proxmox_virtual_environment_container.lxc[\"x.y\"]";
+        let (t, n) = type_and_name(address);
+        assert_eq!(
+            (t.as_str(), n.as_str()),
+            ("proxmox_virtual_environment_container", "lxc")
+        );
+    }
+}

@@ -1,0 +1,237 @@
+//! The self-host guard: protected guests (configured or discovered by MAC) and each refusal
+//! rule, at plan time and again at apply time.
+
+mod plan_support;
+
+use atoll::proxmox::guard::{
+    DiscoveryError, GuardPolicy, ProtectSpec, ProtectedSet, SelfGuest, check, discover_self,
+    recheck,
+};
+use atoll::proxmox::plan::{GuardRule, GuestKind, LiveGuest, Plan, Power};
+use plan_support::{World, live_guest};
+
+const STRICT: GuardPolicy = GuardPolicy {
+    allow_live_changes: false,
+};
+const LIVE_OK: GuardPolicy = GuardPolicy {
+    allow_live_changes: true,
+};
+const OWN_MAC: &str = "bc:24:11:5e:7a:01";
+
+fn by_vm_id() -> ProtectedSet {
+    ProtectedSet::resolve(&[ProtectSpec::VmId(2100)], None, [])
+}
+
+fn discovered(world: &World) -> ProtectedSet {
+    let own = discover_self(&[OWN_MAC.to_owned()], world.inventory.guests.values())
+        .expect("one guest matches")
+        .expect("the fixture guest carries the local MAC");
+    ProtectedSet::resolve(&[], Some(&own), world.inventory.guests.values())
+}
+
+fn guarded(world: &World, protected: &ProtectedSet, policy: GuardPolicy) -> Plan {
+    let mut plan = world.plan();
+    check(&mut plan, protected, policy);
+    plan
+}
+
+fn rule(plan: &Plan) -> Option<GuardRule> {
+    plan.resource_changes[0].blocked.as_ref().map(|b| b.rule)
+}
+
+fn reason(plan: &Plan) -> String {
+    plan.resource_changes[0]
+        .blocked
+        .as_ref()
+        .map(|b| b.reason.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_restart_of_a_protected_guest_is_blocked_with_the_reason() {
+    let mut world = World::applied();
+    world.set("features", "nesting=1");
+    let plan = guarded(&world, &by_vm_id(), LIVE_OK);
+    assert_eq!(rule(&plan), Some(GuardRule::Restart));
+    let reason = reason(&plan);
+    assert!(
+        reason.contains("2100") && reason.contains("features.nesting"),
+        "{reason}"
+    );
+    assert!(reason.contains("protect.guests"), "{reason}");
+    assert_eq!(plan.summary.blocked, 1);
+}
+
+#[test]
+fn a_link_reset_of_atolls_own_guest_found_by_mac_is_blocked() {
+    let mut world = World::applied();
+    world.set("net0", "name=eth0,bridge=vmbr1,ip=dhcp");
+    let protected = discovered(&world);
+    let plan = guarded(&world, &protected, LIVE_OK);
+    assert_eq!(rule(&plan), Some(GuardRule::LinkReset));
+    assert!(
+        reason(&plan).contains("BC:24:11:5E:7A:01"),
+        "{}",
+        reason(&plan)
+    );
+}
+
+#[test]
+fn destroying_a_protected_guest_is_blocked() {
+    let mut world = World::applied();
+    world.desired.clear();
+    assert_eq!(
+        rule(&guarded(&world, &by_vm_id(), LIVE_OK)),
+        Some(GuardRule::Destroy)
+    );
+}
+
+#[test]
+fn replacing_a_protected_guest_is_blocked() {
+    let mut world = World::applied();
+    world.set("unprivileged", "0");
+    let plan = guarded(&world, &by_vm_id(), LIVE_OK);
+    assert_eq!(rule(&plan), Some(GuardRule::Replace));
+    assert!(reason(&plan).contains("unprivileged"), "{}", reason(&plan));
+}
+
+#[test]
+fn moving_a_protected_guest_to_another_node_is_blocked() {
+    let mut world = World::applied();
+    world.guest_mut().node = "mk34".to_owned();
+    assert_eq!(
+        rule(&guarded(&world, &by_vm_id(), LIVE_OK)),
+        Some(GuardRule::Move)
+    );
+}
+
+#[test]
+fn stopping_a_protected_guest_is_blocked() {
+    let mut world = World::applied();
+    world.guest_mut().started = false;
+    assert_eq!(
+        rule(&guarded(&world, &by_vm_id(), LIVE_OK)),
+        Some(GuardRule::Stop)
+    );
+}
+
+#[test]
+fn a_live_change_is_blocked_unless_live_changes_are_allowed() {
+    let mut world = World::applied();
+    world.set("cpuunits", "200");
+    let strict = guarded(&world, &by_vm_id(), STRICT);
+    assert_eq!(rule(&strict), Some(GuardRule::LiveChange));
+    assert!(
+        reason(&strict).contains("allow_live_changes"),
+        "{}",
+        reason(&strict)
+    );
+    assert_eq!(rule(&guarded(&world, &by_vm_id(), LIVE_OK)), None);
+}
+
+#[test]
+fn a_deferred_change_counts_as_a_live_change() {
+    let mut world = World::applied();
+    world.set("hostname", "renamed");
+    assert_eq!(
+        rule(&guarded(&world, &by_vm_id(), STRICT)),
+        Some(GuardRule::LiveChange)
+    );
+}
+
+#[test]
+fn unprotected_guests_and_unchanged_protected_guests_are_not_blocked() {
+    let mut world = World::applied();
+    let other = ProtectedSet::resolve(&[ProtectSpec::VmId(999)], None, []);
+    assert_eq!(rule(&guarded(&world, &by_vm_id(), STRICT)), None);
+    world.set("features", "nesting=1");
+    assert_eq!(rule(&guarded(&world, &other, STRICT)), None);
+}
+
+#[test]
+fn a_guest_protected_by_name_is_matched_on_its_node_only() {
+    let mut world = World::applied();
+    world.set("features", "nesting=1");
+    let name = |node: &str| ProtectSpec::Name {
+        name: "dev-nextcloud".to_owned(),
+        node: Some(node.to_owned()),
+    };
+    let here = ProtectedSet::resolve(&[name("mk33")], None, world.inventory.guests.values());
+    let elsewhere = ProtectedSet::resolve(&[name("mk99")], None, world.inventory.guests.values());
+    assert_eq!(
+        rule(&guarded(&world, &here, LIVE_OK)),
+        Some(GuardRule::Restart)
+    );
+    assert_eq!(rule(&guarded(&world, &elsewhere, LIVE_OK)), None);
+}
+
+#[test]
+fn creating_a_guest_with_a_protected_vm_id_is_blocked() {
+    let mut world = World::applied();
+    world.state.clear();
+    world.inventory.guests.clear();
+    let plan = guarded(&world, &by_vm_id(), LIVE_OK);
+    assert_eq!(rule(&plan), Some(GuardRule::VmIdTaken));
+}
+
+#[test]
+fn a_plan_made_before_the_guest_became_protected_is_refused_at_apply() {
+    let mut world = World::applied();
+    world.set("features", "nesting=1");
+    let plan = guarded(&world, &ProtectedSet::default(), STRICT);
+    assert_eq!(plan.summary.blocked, 0);
+    assert!(recheck(&plan, &ProtectedSet::default(), STRICT).is_ok());
+    let refusal = recheck(&plan, &by_vm_id(), STRICT).expect_err("the guest is protected now");
+    assert_eq!(refusal.refusals.len(), 1);
+    assert_eq!(refusal.refusals[0].1.rule, GuardRule::Restart);
+    assert!(refusal.to_string().contains("make a new plan"), "{refusal}");
+}
+
+#[test]
+fn a_saved_plan_read_back_from_json_is_rechecked_the_same_way() {
+    let mut world = World::applied();
+    world.set("features", "nesting=1");
+    let plan = world.plan();
+    let saved = serde_json::to_string(&plan).expect("the plan serialises");
+    let loaded: Plan = serde_json::from_str(&saved).expect("the plan reads back");
+    assert_eq!(loaded, plan);
+    assert!(recheck(&loaded, &by_vm_id(), LIVE_OK).is_err());
+}
+
+fn qemu(vm_id: u32, net0: &str) -> LiveGuest {
+    LiveGuest {
+        vm_id,
+        node: "mk33".to_owned(),
+        kind: GuestKind::Qemu,
+        name: Some(format!("vm{vm_id}")),
+        power: Power::Running,
+        config: [("net0".to_owned(), net0.to_owned())].into_iter().collect(),
+        pending: Vec::new(),
+    }
+}
+
+#[test]
+fn discovery_finds_exactly_one_guest_by_mac_in_containers_and_vms() {
+    let ct = live_guest("ct", 2100);
+    let vm = qemu(300, "virtio=BC:24:11:AA:BB:CC,bridge=vmbr0");
+    let guests = [ct, vm];
+    let found = discover_self(&["bc:24:11:aa:bb:cc".to_owned()], &guests);
+    let expected = SelfGuest {
+        vm_id: 300,
+        node: "mk33".to_owned(),
+        mac: "BC:24:11:AA:BB:CC".to_owned(),
+    };
+    assert_eq!(found, Ok(Some(expected)));
+    assert_eq!(
+        discover_self(&["00:00:00:00:00:00".to_owned()], &guests),
+        Ok(None)
+    );
+}
+
+#[test]
+fn discovery_fails_closed_when_several_guests_match() {
+    let a = live_guest("a", 2100);
+    let b = live_guest("b", 2101);
+    let result = discover_self(&[OWN_MAC.to_owned()], [&a, &b]);
+    assert!(matches!(result, Err(DiscoveryError::Ambiguous { ref matches }) if matches.len() == 2));
+}
