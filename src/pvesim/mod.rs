@@ -1,1 +1,30 @@
-//! The Proxmox VE API simulator behind `atoll pve-sim`. Never used by production code paths.
+//! The Proxmox VE API simulator behind `atoll pve-sim`: a faithful fake of PVE 9's REST API
+//! (`/api2/json`) for tests and demos — envelope and error formats, token and ticket auth,
+//! worker tasks with UPIDs, config digests, the LXC pending/hotplug engine, guest locks, VMID
+//! uniqueness, storage content and capacity, QEMU basics, and fault injection.
+//!
+//! It must never be used by production code paths, and it is independent of `proxmox::client`
+//! (which is tested against it). Where it could differ from PVE, PVE's own source decides.
+
+mod auth;
+pub mod cli;
+mod conf;
+mod error;
+mod faults;
+mod model;
+mod pending;
+mod propstr;
+mod qemu;
+mod routes;
+mod scenario;
+mod schema;
+mod server;
+mod storage;
+mod tasks;
+mod tls;
+mod worker;
+
+pub use faults::{FaultSettings, Faults, TaskFailure};
+pub use model::{GuestEvent, GuestKind};
+pub use scenario::{DEFAULT_TEMPLATE, GuestSpec, NodeSpec, Scenario, StorageSpec};
+pub use server::{SimOptions, Simulator};

@@ -1,0 +1,197 @@
+//! The seam the engine (inventory, apply, guard) talks through: object-safe, so tests and later
+//! code can hold an `Arc<dyn ProxmoxApi>`.
+
+use async_trait::async_trait;
+
+use super::model::{
+    ClusterGuest, ConfigChange, DeleteOptions, DownloadUrl, GuestConfig, GuestInterface,
+    GuestStatus, LxcCreate, NodeInfo, PendingEntry, PowerAction, StorageStatus, StorageVolume,
+    TaskOutcome, Version,
+};
+use super::tasks::CreateOutcome;
+use super::{ProxmoxClient, PveError};
+use crate::proxmox::types::{GuestKind, NodeName, StorageId, Upid, VmId};
+
+/// The Proxmox VE operations atoll's engine needs.
+#[async_trait]
+pub trait ProxmoxApi: Send + Sync + std::fmt::Debug {
+    async fn version(&self) -> Result<Version, PveError>;
+    async fn nodes(&self) -> Result<Vec<NodeInfo>, PveError>;
+    async fn cluster_guests(&self) -> Result<Vec<ClusterGuest>, PveError>;
+    async fn next_id(&self, want: Option<VmId>) -> Result<VmId, PveError>;
+    async fn guest_config(
+        &self,
+        node: &NodeName,
+        kind: GuestKind,
+        vmid: VmId,
+        current: bool,
+    ) -> Result<GuestConfig, PveError>;
+    async fn guest_status(
+        &self,
+        node: &NodeName,
+        kind: GuestKind,
+        vmid: VmId,
+    ) -> Result<GuestStatus, PveError>;
+    async fn lxc_pending(&self, node: &NodeName, vmid: VmId)
+    -> Result<Vec<PendingEntry>, PveError>;
+    async fn lxc_interfaces(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+    ) -> Result<Option<Vec<GuestInterface>>, PveError>;
+    async fn lxc_create_and_wait(
+        &self,
+        node: &NodeName,
+        req: &LxcCreate,
+    ) -> Result<CreateOutcome, PveError>;
+    async fn lxc_update_config(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+        change: &ConfigChange,
+    ) -> Result<(), PveError>;
+    async fn lxc_power(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+        action: PowerAction,
+    ) -> Result<Upid, PveError>;
+    async fn lxc_delete(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+        options: DeleteOptions,
+    ) -> Result<Upid, PveError>;
+    async fn lxc_resize(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+        disk: &str,
+        size: &str,
+        digest: Option<&str>,
+    ) -> Result<Upid, PveError>;
+    async fn storages(&self, node: &NodeName) -> Result<Vec<StorageStatus>, PveError>;
+    async fn storage_content(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        content: Option<&str>,
+    ) -> Result<Vec<StorageVolume>, PveError>;
+    async fn download_url(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        req: &DownloadUrl,
+    ) -> Result<Upid, PveError>;
+    async fn wait_task(&self, upid: &Upid) -> Result<TaskOutcome, PveError>;
+}
+
+#[async_trait]
+impl ProxmoxApi for ProxmoxClient {
+    async fn version(&self) -> Result<Version, PveError> {
+        ProxmoxClient::version(self).await
+    }
+    async fn nodes(&self) -> Result<Vec<NodeInfo>, PveError> {
+        ProxmoxClient::nodes(self).await
+    }
+    async fn cluster_guests(&self) -> Result<Vec<ClusterGuest>, PveError> {
+        ProxmoxClient::cluster_guests(self).await
+    }
+    async fn next_id(&self, want: Option<VmId>) -> Result<VmId, PveError> {
+        ProxmoxClient::next_id(self, want).await
+    }
+    async fn guest_config(
+        &self,
+        node: &NodeName,
+        kind: GuestKind,
+        vmid: VmId,
+        current: bool,
+    ) -> Result<GuestConfig, PveError> {
+        ProxmoxClient::guest_config(self, node, kind, vmid, current).await
+    }
+    async fn guest_status(
+        &self,
+        node: &NodeName,
+        kind: GuestKind,
+        vmid: VmId,
+    ) -> Result<GuestStatus, PveError> {
+        ProxmoxClient::guest_status(self, node, kind, vmid).await
+    }
+    async fn lxc_pending(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+    ) -> Result<Vec<PendingEntry>, PveError> {
+        ProxmoxClient::lxc_pending(self, node, vmid).await
+    }
+    async fn lxc_interfaces(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+    ) -> Result<Option<Vec<GuestInterface>>, PveError> {
+        ProxmoxClient::lxc_interfaces(self, node, vmid).await
+    }
+    async fn lxc_create_and_wait(
+        &self,
+        node: &NodeName,
+        req: &LxcCreate,
+    ) -> Result<CreateOutcome, PveError> {
+        ProxmoxClient::lxc_create_and_wait(self, node, req).await
+    }
+    async fn lxc_update_config(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+        change: &ConfigChange,
+    ) -> Result<(), PveError> {
+        ProxmoxClient::lxc_update_config(self, node, vmid, change).await
+    }
+    async fn lxc_power(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+        action: PowerAction,
+    ) -> Result<Upid, PveError> {
+        ProxmoxClient::lxc_power(self, node, vmid, action).await
+    }
+    async fn lxc_delete(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+        options: DeleteOptions,
+    ) -> Result<Upid, PveError> {
+        ProxmoxClient::lxc_delete(self, node, vmid, options).await
+    }
+    async fn lxc_resize(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+        disk: &str,
+        size: &str,
+        digest: Option<&str>,
+    ) -> Result<Upid, PveError> {
+        ProxmoxClient::lxc_resize(self, node, vmid, disk, size, digest).await
+    }
+    async fn storages(&self, node: &NodeName) -> Result<Vec<StorageStatus>, PveError> {
+        ProxmoxClient::storages(self, node).await
+    }
+    async fn storage_content(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        content: Option<&str>,
+    ) -> Result<Vec<StorageVolume>, PveError> {
+        ProxmoxClient::storage_content(self, node, storage, content).await
+    }
+    async fn download_url(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        req: &DownloadUrl,
+    ) -> Result<Upid, PveError> {
+        ProxmoxClient::download_url(self, node, storage, req).await
+    }
+    async fn wait_task(&self, upid: &Upid) -> Result<TaskOutcome, PveError> {
+        ProxmoxClient::wait_task(self, upid).await
+    }
+}

@@ -1,0 +1,373 @@
+//! One HTTP exchange with PVE: authentication headers, the per-node concurrency limit, the
+//! `{"data": ...}` envelope, error classification and retries of transient failures.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rand::Rng;
+use reqwest::Method;
+use reqwest::header::{HeaderMap, HeaderValue};
+use secrecy::{ExposeSecret, SecretString};
+use serde::de::DeserializeOwned;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::auth::TicketCache;
+use super::error::{Detail, PveError, classify};
+use super::settings::{Auth, ClientSettings, RetryPolicy, Tls};
+
+/// A form or query value; secret ones are exposed only while the body is encoded.
+#[derive(Debug, Clone)]
+pub(crate) enum Param {
+    Plain(String),
+    Secret(SecretString),
+}
+
+impl From<String> for Param {
+    fn from(s: String) -> Self {
+        Self::Plain(s)
+    }
+}
+
+/// A request to PVE. `path` is already percent-encoded and starts with `/`.
+#[derive(Debug)]
+pub(crate) struct Call {
+    pub(crate) method: Method,
+    pub(crate) path: String,
+    /// The node whose API workers serve the request (for the concurrency limit).
+    pub(crate) node: Option<String>,
+    pub(crate) params: Vec<(String, Param)>,
+    /// Repeating it after an unknown outcome does no harm.
+    pub(crate) idempotent: bool,
+}
+
+impl Call {
+    pub(crate) fn new(method: Method, path: String, node: Option<&str>) -> Self {
+        let idempotent = method == Method::GET;
+        Self {
+            method,
+            path,
+            node: node.map(str::to_owned),
+            params: Vec::new(),
+            idempotent,
+        }
+    }
+
+    pub(crate) fn param(mut self, key: &str, value: impl ToString) -> Self {
+        self.params
+            .push((key.to_owned(), Param::Plain(value.to_string())));
+        self
+    }
+
+    pub(crate) fn param_opt(self, key: &str, value: Option<impl ToString>) -> Self {
+        match value {
+            Some(v) => self.param(key, v),
+            None => self,
+        }
+    }
+
+    pub(crate) fn idempotent(mut self, yes: bool) -> Self {
+        self.idempotent = yes;
+        self
+    }
+
+    pub(crate) fn op(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+}
+
+/// One semaphore per node, created on first use.
+#[derive(Debug)]
+struct NodeLimits {
+    per_node: usize,
+    map: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+impl NodeLimits {
+    async fn acquire(&self, node: &str) -> Result<OwnedSemaphorePermit, PveError> {
+        let semaphore = {
+            let mut map = self
+                .map
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            map.entry(node.to_owned())
+                .or_insert_with(|| Arc::new(Semaphore::new(self.per_node)))
+                .clone()
+        };
+        semaphore.acquire_owned().await.map_err(|_| {
+            PveError::Settings(format!("request limiter for node '{node}' was closed"))
+        })
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Transport {
+    http: reqwest::Client,
+    base: String,
+    auth: Auth,
+    retry: RetryPolicy,
+    limits: NodeLimits,
+    tickets: TicketCache,
+}
+
+impl Transport {
+    pub(crate) fn new(settings: &ClientSettings) -> Result<Self, PveError> {
+        settings.validate()?;
+        // reqwest is built without a default crypto provider: install ring once per process.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut builder = reqwest::Client::builder()
+            .use_rustls_tls()
+            .connect_timeout(settings.connect_timeout)
+            .timeout(settings.request_timeout)
+            .pool_max_idle_per_host(settings.node_concurrency.max(8))
+            .user_agent(concat!("atoll/", env!("CARGO_PKG_VERSION")));
+        builder = match &settings.tls {
+            Tls::SystemRoots => builder.tls_built_in_native_certs(true),
+            Tls::Insecure => builder.danger_accept_invalid_certs(true),
+            Tls::CaFile(path) => {
+                let pem = std::fs::read(path).map_err(|e| {
+                    PveError::Settings(format!("reading CA file {}: {e}", path.display()))
+                })?;
+                let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+                    PveError::Settings(format!("CA file {} is not PEM: {e}", path.display()))
+                })?;
+                if certs.is_empty() {
+                    return Err(PveError::Settings(format!(
+                        "CA file {} holds no certificate",
+                        path.display()
+                    )));
+                }
+                certs
+                    .into_iter()
+                    .fold(builder.tls_built_in_root_certs(false), |b, c| {
+                        b.add_root_certificate(c)
+                    })
+            }
+        };
+        let http = builder
+            .build()
+            .map_err(|e| PveError::Settings(format!("building the HTTP client: {e}")))?;
+        Ok(Self {
+            http,
+            base: settings.api_base()?,
+            auth: settings.auth.clone(),
+            retry: settings.retry,
+            limits: NodeLimits {
+                per_node: settings.node_concurrency,
+                map: Mutex::default(),
+            },
+            tickets: TicketCache::new(settings.ticket_renew_after),
+        })
+    }
+
+    /// Sends `call`, retrying transient failures where that is safe, and decodes `data`.
+    pub(crate) async fn execute<T: DeserializeOwned>(&self, call: &Call) -> Result<T, PveError> {
+        let value = self.execute_value(call).await?;
+        serde_json::from_value(value).map_err(|e| {
+            PveError::Protocol(Detail {
+                op: call.op(),
+                message: format!("decoding data: {e}"),
+            })
+        })
+    }
+
+    pub(crate) async fn execute_value(&self, call: &Call) -> Result<serde_json::Value, PveError> {
+        let mut attempt = 0;
+        let mut relogged = false;
+        loop {
+            attempt += 1;
+            match self.send_authenticated(call).await {
+                Ok(v) => return Ok(v),
+                Err(PveError::Unauthorized(detail))
+                    if !relogged
+                        && matches!(self.auth, Auth::Password { .. })
+                        && !detail.op.ends_with("/access/ticket") =>
+                {
+                    // The ticket may have expired server-side: log in again once (but a refused
+                    // login is final; PVE answers each failed login after a 3 s delay).
+                    relogged = true;
+                    self.tickets.invalidate().await;
+                }
+                Err(e) if e.is_transient() && attempt < self.retry.attempts => {
+                    if !(call.idempotent || e.is_retry_safe_for_writes()) {
+                        return Err(e);
+                    }
+                    tracing::debug!(op = %call.op(), attempt, error = %e, "retrying transient proxmox error");
+                    tokio::time::sleep(backoff(&self.retry, attempt)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    async fn send_authenticated(&self, call: &Call) -> Result<serde_json::Value, PveError> {
+        let mut headers = HeaderMap::new();
+        match &self.auth {
+            Auth::ApiToken(token) => {
+                let value = format!("PVEAPIToken={}", token.expose_secret());
+                headers.insert(reqwest::header::AUTHORIZATION, sensitive(&value, call)?);
+            }
+            Auth::Password { username, password } => {
+                let ticket = self.tickets.get(self, username, password).await?;
+                let cookie = format!("PVEAuthCookie={}", ticket.cookie.expose_secret());
+                headers.insert(reqwest::header::COOKIE, sensitive(&cookie, call)?);
+                if call.method != Method::GET {
+                    headers.insert(
+                        "CSRFPreventionToken",
+                        sensitive(ticket.csrf.expose_secret(), call)?,
+                    );
+                }
+            }
+        }
+        self.send(call, headers).await
+    }
+
+    /// One exchange, no retries; `headers` carry the authentication.
+    pub(crate) async fn send(
+        &self,
+        call: &Call,
+        headers: HeaderMap,
+    ) -> Result<serde_json::Value, PveError> {
+        let node_key = call.node.as_deref().unwrap_or("");
+        let _permit = self.limits.acquire(node_key).await?;
+        let url = format!("{}{}", self.base, call.path);
+        let pairs: Vec<(&str, &str)> = call
+            .params
+            .iter()
+            .map(|(k, v)| match v {
+                Param::Plain(s) => (k.as_str(), s.as_str()),
+                Param::Secret(s) => (k.as_str(), s.expose_secret()),
+            })
+            .collect();
+        let mut request = self.http.request(call.method.clone(), url).headers(headers);
+        request = if call.method == Method::GET || call.method == Method::DELETE {
+            request.query(&pairs)
+        } else {
+            request.form(&pairs)
+        };
+        let response = request
+            .send()
+            .await
+            .map_err(|e| transport_error(call, &e))?;
+        let status = response.status();
+        let reason = response
+            .extensions()
+            .get::<hyper::ext::ReasonPhrase>()
+            .and_then(|r| std::str::from_utf8(r.as_bytes()).ok().map(str::to_owned))
+            .or_else(|| status.canonical_reason().map(str::to_owned));
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| transport_error(call, &e))?;
+        if !status.is_success() {
+            return Err(classify(
+                &call.op(),
+                status.as_u16(),
+                reason.as_deref(),
+                &body,
+            ));
+        }
+        let mut envelope: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
+            PveError::Protocol(Detail {
+                op: call.op(),
+                message: format!("body is not JSON: {e}"),
+            })
+        })?;
+        match envelope.get_mut("data") {
+            Some(data) => Ok(data.take()),
+            None => Err(PveError::Protocol(Detail {
+                op: call.op(),
+                message: "response has no 'data' field".into(),
+            })),
+        }
+    }
+}
+
+fn sensitive(value: &str, call: &Call) -> Result<HeaderValue, PveError> {
+    let mut header = HeaderValue::from_str(value).map_err(|_| {
+        PveError::Settings(format!(
+            "{}: credentials contain characters not allowed in a header",
+            call.op()
+        ))
+    })?;
+    header.set_sensitive(true);
+    Ok(header)
+}
+
+/// The TLS error somewhere in `e`'s source chain, if any.
+fn tls_cause(e: &reqwest::Error) -> Option<String> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cause {
+        if let Some(tls) = err.downcast_ref::<rustls::Error>() {
+            return Some(tls.to_string());
+        }
+        // io::Error's `source` skips the error it wraps; step into it instead.
+        cause = match err
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+            None => err.source(),
+        };
+    }
+    None
+}
+
+/// Errors before a status arrived. Only a refused connection is known not to have been applied;
+/// an untrusted certificate is a settings problem, not worth retrying.
+fn transport_error(call: &Call, e: &reqwest::Error) -> PveError {
+    if let Some(tls) = tls_cause(e) {
+        return PveError::Settings(format!(
+            "{}: TLS handshake failed ({tls}); trust the cluster CA with a CA file, or set PROXMOX_VE_INSECURE=true",
+            call.op()
+        ));
+    }
+    let what = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "could not connect"
+    } else {
+        "connection failed"
+    };
+    let source = std::error::Error::source(e)
+        .map(|s| format!(": {s}"))
+        .unwrap_or_default();
+    let detail = Detail {
+        op: call.op(),
+        message: format!("{what}{source}"),
+    };
+    let maybe_applied = !e.is_connect();
+    PveError::Transient {
+        detail,
+        maybe_applied,
+    }
+}
+
+/// Jittered backoff: a random delay between half and all of `base * 2^(attempt-1)`, capped.
+pub(crate) fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
+    let cap = policy
+        .base_delay
+        .saturating_mul(1u32 << attempt.saturating_sub(1).min(16))
+        .min(policy.max_delay);
+    let millis = u64::try_from(cap.as_millis()).unwrap_or(u64::MAX);
+    Duration::from_millis(rand::thread_rng().gen_range(millis / 2..=millis.max(1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_stays_under_the_cap() {
+        let policy = RetryPolicy {
+            attempts: 5,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(350),
+        };
+        for _ in 0..50 {
+            let first = backoff(&policy, 1);
+            assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100));
+            assert!(backoff(&policy, 9) <= Duration::from_millis(350));
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! The `/api2/json` router and the request pipeline in PVE's order: authentication (401 after
+//! a delay), node reachability (595), a worker slot per node (3 by default; requests queue),
+//! injected latency and faults, then the handler. Handlers live in the sibling files.
+
+mod access;
+mod cluster;
+mod lxc;
+mod lxc_create;
+mod lxc_status;
+mod params;
+mod qemu;
+mod storage;
+mod tasks;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::Method;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+
+pub(crate) use params::Params;
+
+use super::error::{ApiError, ApiResult};
+use super::faults::Injected;
+use super::server::Sim;
+
+/// Shared state in handlers.
+pub(crate) type SimState = State<Arc<Sim>>;
+
+/// The whole API.
+pub(crate) fn router(sim: Arc<Sim>) -> Router {
+    let lxc = "/nodes/{node}/lxc/{vmid}";
+    let qm = "/nodes/{node}/qemu/{vmid}";
+    let api = Router::new()
+        .route("/version", get(cluster::version))
+        .route(
+            "/access/ticket",
+            post(access::ticket).get(access::ticket_form),
+        )
+        .route("/nodes", get(cluster::nodes))
+        .route("/cluster/resources", get(cluster::resources))
+        .route("/cluster/nextid", get(cluster::nextid))
+        .route("/nodes/{node}/lxc", get(lxc::list).post(lxc::create))
+        .route(lxc, get(lxc::index).delete(lxc::destroy))
+        .route(
+            &format!("{lxc}/config"),
+            get(lxc::config).put(lxc::update_config),
+        )
+        .route(&format!("{lxc}/pending"), get(lxc::pending))
+        .route(&format!("{lxc}/resize"), put(lxc::resize))
+        .route(&format!("{lxc}/interfaces"), get(lxc::interfaces))
+        .route(&format!("{lxc}/status/current"), get(lxc_status::current))
+        .route(
+            &format!("{lxc}/status/{{action}}"),
+            post(lxc_status::action),
+        )
+        .route("/nodes/{node}/qemu", get(qemu::list))
+        .route(
+            &format!("{qm}/config"),
+            get(qemu::config)
+                .put(qemu::update_config)
+                .post(qemu::update_config_async),
+        )
+        .route(&format!("{qm}/pending"), get(qemu::pending))
+        .route(&format!("{qm}/status/current"), get(qemu::current))
+        .route(&format!("{qm}/status/{{action}}"), post(qemu::action))
+        .route(
+            &format!("{qm}/agent/network-get-interfaces"),
+            get(qemu::agent_interfaces),
+        )
+        .route("/nodes/{node}/tasks/{upid}/status", get(tasks::status))
+        .route("/nodes/{node}/tasks/{upid}/log", get(tasks::log))
+        .route("/nodes/{node}/storage", get(storage::list))
+        .route(
+            "/nodes/{node}/storage/{storage}/content",
+            get(storage::content),
+        )
+        .route(
+            "/nodes/{node}/storage/{storage}/download-url",
+            post(storage::download_url),
+        )
+        .route(
+            "/nodes/{node}/query-url-metadata",
+            get(storage::query_url_metadata),
+        )
+        .fallback(not_implemented)
+        .layer(middleware::from_fn_with_state(sim.clone(), pipeline))
+        .with_state(sim);
+    Router::new()
+        .nest("/api2/json", api)
+        .fallback(not_implemented)
+}
+
+async fn not_implemented(method: Method, uri: axum::http::Uri) -> ApiError {
+    let path = uri.path().strip_prefix("/api2/json").unwrap_or(uri.path());
+    ApiError::not_implemented(method.as_str(), path)
+}
+
+/// `(node, vmid)` when the path addresses `/nodes/{node}/...` (and a guest below it).
+fn target(path: &str) -> (Option<String>, Option<(String, u32)>) {
+    let mut seg = path.trim_start_matches('/').split('/');
+    if seg.next() != Some("nodes") {
+        return (None, None);
+    }
+    let node = seg.next().map(str::to_owned);
+    let guest = match (seg.next(), seg.next().and_then(|v| v.parse().ok())) {
+        (Some(kind @ ("lxc" | "qemu")), Some(vmid)) => Some((kind.to_owned(), vmid)),
+        _ => None,
+    };
+    (node, guest)
+}
+
+async fn pipeline(State(sim): SimState, mut req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_owned();
+    let method = req.method().clone();
+    match authenticate(&sim, &req, &path) {
+        Ok(Some(caller)) => {
+            req.extensions_mut().insert(caller);
+        }
+        Ok(None) => {}
+        Err(e) => {
+            tokio::time::sleep(sim.opts.auth_failure_delay).await;
+            return e.into_response();
+        }
+    }
+    let (node, guest) = target(&path);
+    if let Some(n) = &node
+        && sim.faults.is_offline(n)
+    {
+        return ApiError::proxy(595, "No route to host").into_response();
+    }
+    let Some(pool) = sim.workers_for(node.as_deref()) else {
+        return next.run(req).await;
+    };
+    let Ok(_permit) = pool.acquire_owned().await else {
+        return ApiError::die("api server is shutting down").into_response();
+    };
+    let latency = sim.faults.latency_for(&path);
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    match sim.faults.decide(guest.is_some(), method != Method::GET) {
+        Injected::None => next.run(req).await,
+        Injected::LockTimeout => lock_timeout(guest).into_response(),
+        Injected::Transient => ApiError::proxy(596, "Connection timed out").into_response(),
+        Injected::LoseResponse => {
+            let _ = next.run(req).await;
+            ApiError::proxy(596, "Connection timed out").into_response()
+        }
+    }
+}
+
+fn lock_timeout(guest: Option<(String, u32)>) -> ApiError {
+    match guest {
+        Some((kind, vmid)) if kind == "qemu" => ApiError::die(format!(
+            "can't lock file '/var/lock/qemu-server/lock-{vmid}.conf' - got timeout"
+        )),
+        Some((_, vmid)) => ApiError::die(format!(
+            "can't lock file '/run/lock/lxc/pve-config-{vmid}.lock' - got timeout"
+        )),
+        None => ApiError::die("got timeout"),
+    }
+}
+
+/// The caller, `None` for the calls PVE allows without auth, or a 401.
+fn authenticate(sim: &Sim, req: &Request, path: &str) -> ApiResult<Option<super::auth::Caller>> {
+    let rel = path.strip_prefix("/api2/json").unwrap_or(path);
+    if rel == "/access/ticket" && (req.method() == Method::GET || req.method() == Method::POST) {
+        return Ok(None);
+    }
+    let headers = req.headers();
+    if let Some(auth) = headers.get("authorization").and_then(|v| v.to_str().ok())
+        && auth.starts_with("PVEAPIToken")
+    {
+        return sim.auth.check_token(auth).map(Some);
+    }
+    let ticket = headers
+        .get_all("cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|c| c.trim().strip_prefix("PVEAuthCookie="))
+        .map(|t| {
+            percent_encoding::percent_decode_str(t)
+                .decode_utf8_lossy()
+                .into_owned()
+        });
+    let Some(ticket) = ticket else {
+        return Err(ApiError::unauthorized("No ticket"));
+    };
+    let caller = sim.auth.verify_ticket(&ticket)?;
+    if req.method() != Method::GET {
+        let csrf = headers
+            .get("csrfpreventiontoken")
+            .and_then(|v| v.to_str().ok());
+        sim.auth.verify_csrf(&caller.user, csrf)?;
+    }
+    Ok(Some(caller))
+}
+
+/// `{"data": ...}`.
+pub(crate) fn data(value: serde_json::Value) -> Response {
+    axum::Json(serde_json::json!({ "data": value })).into_response()
+}
+
+/// Parses the `{vmid}` path segment (`pve-vmid`: 100..999999999).
+pub(crate) fn parse_vmid(text: &str) -> ApiResult<u32> {
+    match text.parse::<u32>() {
+        Ok(n) if (100..=999_999_999).contains(&n) => Ok(n),
+        Ok(n) if n < 100 => Err(ApiError::param(
+            "vmid",
+            "value must have a minimum value of 100",
+        )),
+        _ => Err(ApiError::param(
+            "vmid",
+            format!("type check ('integer') failed - got '{text}'"),
+        )),
+    }
+}

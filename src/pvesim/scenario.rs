@@ -1,0 +1,310 @@
+//! The scenario file (YAML): nodes, storages, templates, existing guests and API credentials,
+//! with the defaults used when no file is given. `docs/pve-sim.md` documents the format.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::conf::Conf;
+use super::model::{Cluster, Guest, GuestKind, Node, now};
+use super::pending::{self, Env};
+use super::propstr;
+use super::storage::{Storage, Volume};
+
+/// A whole scenario.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Nodes; default: one node `pve`.
+    #[serde(default)]
+    pub nodes: Vec<NodeSpec>,
+    /// Existing guests.
+    #[serde(default)]
+    pub guests: Vec<GuestSpec>,
+    /// API tokens `user@realm!id` → secret; default `root@pam!atoll` = `secret`.
+    #[serde(default)]
+    pub tokens: BTreeMap<String, String>,
+    /// Users `user@realm` → password for ticket login; default `root@pam` = `secret`.
+    #[serde(default)]
+    pub users: BTreeMap<String, String>,
+}
+
+/// One node.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub name: String,
+    /// Bridge name → MTU; default `vmbr0: 1500`.
+    #[serde(default)]
+    pub bridges: BTreeMap<String, u32>,
+    /// Storages; default `local` (dir) and `local-lvm` (lvmthin).
+    #[serde(default)]
+    pub storages: Option<Vec<StorageSpec>>,
+    #[serde(default)]
+    pub offline: bool,
+}
+
+/// One storage on a node.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageSpec {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub stype: String,
+    pub content: Vec<String>,
+    /// Capacity, e.g. `100G` or bytes; default 100G.
+    #[serde(default)]
+    pub total: Option<String>,
+    #[serde(default)]
+    pub shared: bool,
+    /// Template file names present (`vztmpl`).
+    #[serde(default)]
+    pub templates: Vec<String>,
+    /// ISO file names present (`iso`).
+    #[serde(default)]
+    pub isos: Vec<String>,
+}
+
+/// One existing guest.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuestSpec {
+    pub vmid: u32,
+    #[serde(default = "default_node")]
+    pub node: String,
+    /// `lxc` or `qemu`.
+    #[serde(rename = "type", default = "default_type")]
+    pub kind: String,
+    /// `running` or `stopped`.
+    #[serde(default = "default_status")]
+    pub status: String,
+    /// Config keys (values may be YAML strings, numbers or booleans).
+    #[serde(default)]
+    pub config: BTreeMap<String, serde_yaml_ng::Value>,
+    /// Changes already pending.
+    #[serde(default)]
+    pub pending: BTreeMap<String, serde_yaml_ng::Value>,
+    #[serde(default)]
+    pub ha_managed: bool,
+}
+
+fn default_node() -> String {
+    "pve".to_owned()
+}
+fn default_type() -> String {
+    "lxc".to_owned()
+}
+fn default_status() -> String {
+    "stopped".to_owned()
+}
+
+/// The template every default `local` storage holds.
+pub const DEFAULT_TEMPLATE: &str = "debian-12-standard_12.7-1_amd64.tar.zst";
+
+fn default_storages() -> Vec<StorageSpec> {
+    vec![
+        StorageSpec {
+            id: "local".to_owned(),
+            stype: "dir".to_owned(),
+            content: vec!["vztmpl".to_owned(), "iso".to_owned(), "backup".to_owned()],
+            total: Some("100G".to_owned()),
+            shared: false,
+            templates: vec![DEFAULT_TEMPLATE.to_owned()],
+            isos: Vec::new(),
+        },
+        StorageSpec {
+            id: "local-lvm".to_owned(),
+            stype: "lvmthin".to_owned(),
+            content: vec!["rootdir".to_owned(), "images".to_owned()],
+            total: Some("500G".to_owned()),
+            shared: false,
+            templates: Vec::new(),
+            isos: Vec::new(),
+        },
+    ]
+}
+
+impl Scenario {
+    /// Reads a scenario file.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("reading scenario {}: {e}", path.display()))?;
+        serde_yaml_ng::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "parsing scenario {}: {e} (see docs/pve-sim.md for the format)",
+                path.display()
+            )
+        })
+    }
+
+    pub(crate) fn tokens(&self) -> BTreeMap<String, String> {
+        if self.tokens.is_empty() {
+            BTreeMap::from([("root@pam!atoll".to_owned(), "secret".to_owned())])
+        } else {
+            self.tokens.clone()
+        }
+    }
+
+    pub(crate) fn users(&self) -> BTreeMap<String, String> {
+        if self.users.is_empty() {
+            BTreeMap::from([("root@pam".to_owned(), "secret".to_owned())])
+        } else {
+            self.users.clone()
+        }
+    }
+
+    /// Builds the cluster state, or says which entry is wrong.
+    pub(crate) fn build(&self) -> anyhow::Result<Cluster> {
+        let mut cluster = Cluster::default();
+        let default_node = [NodeSpec {
+            name: "pve".to_owned(),
+            bridges: BTreeMap::new(),
+            storages: None,
+            offline: false,
+        }];
+        let nodes = if self.nodes.is_empty() {
+            &default_node[..]
+        } else {
+            &self.nodes[..]
+        };
+        for (i, spec) in nodes.iter().enumerate() {
+            add_node(&mut cluster, spec, i as u64)?;
+        }
+        for guest in &self.guests {
+            add_guest(&mut cluster, guest)?;
+        }
+        Ok(cluster)
+    }
+}
+
+fn add_node(cluster: &mut Cluster, spec: &NodeSpec, index: u64) -> anyhow::Result<()> {
+    let mut bridges = spec.bridges.clone();
+    if bridges.is_empty() {
+        bridges.insert("vmbr0".to_owned(), 1500);
+    }
+    let node = Node {
+        name: spec.name.clone(),
+        online: !spec.offline,
+        bridges,
+        pstart: 0x12C3D4 + index * 0x1000,
+    };
+    cluster.nodes.insert(spec.name.clone(), node);
+    for s in spec.storages.clone().unwrap_or_else(default_storages) {
+        let total = match &s.total {
+            Some(t) => propstr::parse_size(t).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "storage '{}' on node '{}': bad total '{t}' (use e.g. 100G)",
+                    s.id,
+                    spec.name
+                )
+            })?,
+            None => 100 << 30,
+        };
+        let mut storage = Storage {
+            id: s.id.clone(),
+            stype: s.stype.clone(),
+            content: s.content.iter().cloned().collect(),
+            total,
+            shared: s.shared,
+            volumes: BTreeMap::new(),
+        };
+        for (content, names) in [("vztmpl", &s.templates), ("iso", &s.isos)] {
+            for name in names {
+                let volid = format!("{}:{content}/{name}", s.id);
+                let volume = Volume {
+                    volid: volid.clone(),
+                    content: content.to_owned(),
+                    size: 120 << 20,
+                    vmid: None,
+                    ctime: now(),
+                };
+                storage.volumes.insert(volid, volume);
+            }
+        }
+        cluster
+            .storages
+            .insert((spec.name.clone(), s.id.clone()), storage);
+    }
+    Ok(())
+}
+
+fn yaml_to_string(value: &serde_yaml_ng::Value) -> String {
+    match value {
+        serde_yaml_ng::Value::Bool(b) => if *b { "1" } else { "0" }.to_owned(),
+        serde_yaml_ng::Value::Number(n) => n.to_string(),
+        serde_yaml_ng::Value::String(s) => s.clone(),
+        other => serde_yaml_ng::to_string(other)
+            .unwrap_or_default()
+            .trim()
+            .to_owned(),
+    }
+}
+
+fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
+    let vmid = spec.vmid;
+    let Some(node) = cluster.nodes.get(&spec.node).cloned() else {
+        anyhow::bail!(
+            "guest {vmid}: node '{}' is not declared under nodes",
+            spec.node
+        );
+    };
+    if cluster.guests.contains_key(&vmid) {
+        anyhow::bail!("guest {vmid} is declared twice (VMIDs are unique across the cluster)");
+    }
+    let kind = match spec.kind.as_str() {
+        "lxc" => GuestKind::Lxc,
+        "qemu" => GuestKind::Qemu,
+        other => anyhow::bail!("guest {vmid}: type '{other}' is not lxc or qemu"),
+    };
+    let mut conf = Conf::default();
+    for (k, v) in &spec.config {
+        let v = yaml_to_string(v);
+        let v = if k == "description" {
+            super::conf::normalize_description(&v).unwrap_or_default()
+        } else {
+            v
+        };
+        conf.pending.insert(k.clone(), v);
+    }
+    if kind == GuestKind::Lxc {
+        let mut env = Env {
+            node: &spec.node,
+            vmid,
+            storages: &mut cluster.storages,
+            bridges: &node.bridges,
+            now: now(),
+            events: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let errors = pending::apply(&mut conf, None, &mut env);
+        if let Some((key, err)) = errors.into_iter().next() {
+            anyhow::bail!("guest {vmid}: {key}: {err}");
+        }
+    } else {
+        conf.main = std::mem::take(&mut conf.pending);
+        super::qemu::normalize_new(&mut conf);
+    }
+    for (k, v) in &spec.pending {
+        conf.pending.insert(k.clone(), yaml_to_string(v));
+    }
+    let running = match spec.status.as_str() {
+        "running" => true,
+        "stopped" => false,
+        other => anyhow::bail!("guest {vmid}: status '{other}' is not running or stopped"),
+    };
+    cluster.next_pid += 1;
+    let guest = Guest {
+        vmid,
+        node: spec.node.clone(),
+        kind,
+        conf,
+        running,
+        started_at: running.then(now),
+        pid: running.then_some(10_000 + vmid),
+        ha_managed: spec.ha_managed,
+        events: Vec::new(),
+    };
+    cluster.guests.insert(vmid, guest);
+    Ok(())
+}
