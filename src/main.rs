@@ -4,24 +4,35 @@ use clap::{Parser, Subcommand};
 
 /// atoll: Atlantis-style pull-request automation for Proxmox VE.
 #[derive(Debug, Parser)]
-#[command(name = "atoll", version)]
+#[command(name = "atoll", version, about)]
 struct Cli {
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the Proxmox VE API simulator.
     PveSim(atoll::pvesim::cli::PveSimArgs),
+    /// Load and evaluate a project without contacting Proxmox; Terraform-style diagnostics.
+    Validate(atoll::tfconfig::cli::ValidateArgs),
 }
 
 fn main() -> ExitCode {
-    atoll::telemetry::init();
     let cli = Cli::parse();
-    let Some(command) = cli.command else {
-        return ExitCode::SUCCESS;
-    };
+    match cli.command {
+        Command::PveSim(args) => {
+            atoll::telemetry::init();
+            block_on(atoll::pvesim::cli::run(args))
+        }
+        Command::Validate(args) => {
+            let argv: Vec<String> = std::env::args().collect();
+            atoll::tfconfig::cli::run(&args, &argv)
+        }
+    }
+}
+
+fn block_on(fut: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -32,10 +43,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = match command {
-        Command::PveSim(args) => runtime.block_on(atoll::pvesim::cli::run(args)),
-    };
-    match result {
+    match runtime.block_on(fut) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -1,2 +1,235 @@
-//! Terraform files (bpg/proxmox) to desired resources, with Terraform-style diagnostics. Pure:
-//! never reads outside the checkout.
+//! Terraform configuration (bpg/proxmox) to desired resources, with Terraform's diagnostics.
+//!
+//! Owns: reading the `*.tf` files of a project directory and the local modules it calls,
+//! variables (tfvars precedence, `--var`/`--var-file`, type constraints with `optional()`),
+//! expression evaluation with unknown and sensitive values, Terraform's functions,
+//! `count`/`for_each`/`dynamic` expansion, the embedded resource schemas, and diagnostics.
+//!
+//! Must not: read anything outside the checkout (the file functions are sandboxed, module
+//! sources are confined), read `TF_VAR_*` or any other environment, run `terraform`, contact
+//! the network, or print sensitive values. Input is (checkout, project dir, workspace, CLI
+//! variables); output is [`Loaded`]. Everything is bounded: nesting, expansion and the number of
+//! values produced, so no input panics or hangs.
+
+mod body;
+pub mod cli;
+mod config;
+pub mod diag;
+pub mod eval;
+pub mod expand;
+pub mod funcs;
+mod graph;
+mod load;
+mod module;
+pub mod schema;
+pub mod types;
+pub mod value;
+mod vars;
+mod walk;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use config::Lifecycle;
+pub use diag::{Diagnostic, Severity, SourceMap, Span};
+pub use expand::InstanceKey;
+pub use value::{Type, Value};
+pub use vars::CliVar;
+
+/// What to load.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// The repository checkout; nothing outside it is read.
+    pub checkout: PathBuf,
+    /// The project directory, relative to the checkout (`environments/dev`).
+    pub project_dir: PathBuf,
+    /// The workspace (`terraform.workspace`, `env/{workspace}.tfvars`).
+    pub workspace: String,
+    /// `--var` and `--var-file` values in command-line order.
+    pub vars: Vec<CliVar>,
+}
+
+/// One resource instance of the desired state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResourceInstance {
+    /// Full address: `module.dev_lxcs.proxmox_virtual_environment_container.lxc["dev-nextcloud"]`.
+    pub address: String,
+    /// Module instance path (`module.dev_lxcs`), empty for the root module.
+    pub module: String,
+    pub resource_type: String,
+    pub name: String,
+    pub key: InstanceKey,
+    /// The planned attributes as an object: configured values converted to the schema's types,
+    /// unset arguments at their provider default, computed ones unknown, sensitive ones marked.
+    /// Nested blocks are lists of objects.
+    pub attributes: Value,
+    pub lifecycle: Lifecycle,
+    /// Addresses of the resource instances this one depends on (references and `depends_on`).
+    pub depends_on: Vec<String>,
+    /// `file:line` of the resource block, relative to the project directory.
+    pub declared_at: String,
+}
+
+/// A root module output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputValue {
+    pub value: Value,
+    pub sensitive: bool,
+}
+
+/// The result of a load: the desired state and every diagnostic found.
+#[derive(Debug)]
+pub struct Loaded {
+    pub resources: Vec<ResourceInstance>,
+    pub outputs: BTreeMap<String, OutputValue>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// The files read, for rendering diagnostics.
+    pub sources: SourceMap,
+}
+
+impl Loaded {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+
+    /// All diagnostics rendered as Terraform prints them, separated by blank lines.
+    pub fn render_diagnostics(&self) -> String {
+        self.diagnostics
+            .iter()
+            .map(|d| self.sources.render(d))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Loads and evaluates a project. Never panics on bad input; problems become diagnostics.
+pub fn load(input: &Input) -> Loaded {
+    let mut diags = Vec::new();
+    let mut sources = SourceMap::default();
+    let Some((checkout, root)) = locate(input, &mut diags) else {
+        return Loaded {
+            resources: Vec::new(),
+            outputs: BTreeMap::new(),
+            diagnostics: diags,
+            sources,
+        };
+    };
+    let tree = load::load_tree(&checkout, &root, &mut sources, &mut diags);
+    let ctx = eval::Ctx::new(
+        sources,
+        funcs::Sandbox::new(checkout, root.clone()),
+        eval::DEFAULT_BUDGET,
+    );
+    let raw = vars::collect_root(
+        &ctx,
+        &tree.config,
+        &root,
+        &input.workspace,
+        &input.vars,
+        &mut diags,
+    );
+    let mut env = module::Env::new(&tree, String::new(), input.workspace.clone());
+    let mut raw = raw;
+    for (name, decl) in &tree.config.variables {
+        let v = vars::finalize(
+            &ctx,
+            decl,
+            raw.remove(name),
+            &format!("var.{name}"),
+            true,
+            &mut diags,
+        );
+        env.vars.insert(name.clone(), v);
+    }
+    let mut walker = walk::Walker {
+        ctx: &ctx,
+        workspace: input.workspace.clone(),
+        resources: Vec::new(),
+        diags,
+    };
+    let walked = walker.module(&mut env, &Default::default());
+    let mut resources = walker.resources;
+    let diagnostics = walker.diags;
+    resolve_edges(&mut resources);
+    resources.sort_by(|a, b| a.address.cmp(&b.address));
+    drop(env);
+    Loaded {
+        resources,
+        outputs: walked.outputs,
+        diagnostics,
+        sources: ctx.sources.into_inner(),
+    }
+}
+
+/// Canonical checkout and root module directory, the latter confined to the former.
+fn locate(input: &Input, diags: &mut Vec<Diagnostic>) -> Option<(PathBuf, PathBuf)> {
+    let Ok(checkout) = input.checkout.canonicalize() else {
+        diags.push(Diagnostic::error(
+            "Checkout not found",
+            format!(
+                "The checkout directory {:?} does not exist or cannot be read.",
+                input.checkout
+            ),
+            None,
+        ));
+        return None;
+    };
+    let rel = &input.project_dir;
+    if rel.is_absolute()
+        || rel
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        diags.push(Diagnostic::error("Invalid project directory", format!("The project directory {rel:?} must be a relative path inside the repository, without \"..\"."), None));
+        return None;
+    }
+    let root = match checkout.join(rel).canonicalize() {
+        Ok(r) if r.starts_with(&checkout) && r.is_dir() => r,
+        Ok(_) => {
+            diags.push(Diagnostic::error("Invalid project directory", format!("The project directory {rel:?} is not a directory inside the repository checkout."), None));
+            return None;
+        }
+        Err(_) => {
+            diags.push(Diagnostic::error(
+                "Project directory not found",
+                format!("The project directory {rel:?} does not exist in the checkout."),
+                None,
+            ));
+            return None;
+        }
+    };
+    Some((checkout, root))
+}
+
+/// Turns recorded dependencies (`type.name`, `type.name["k"]`, `module.x`) into the addresses of
+/// existing instances.
+fn resolve_edges(resources: &mut [ResourceInstance]) {
+    let all: Vec<String> = resources.iter().map(|r| r.address.clone()).collect();
+    for r in resources.iter_mut() {
+        let mut out: Vec<String> = Vec::new();
+        for dep in &r.depends_on {
+            for a in &all {
+                let matches = a == dep
+                    || a.strip_prefix(dep.as_str())
+                        .is_some_and(|rest| rest.starts_with('[') || rest.starts_with('.'));
+                if matches && *a != r.address {
+                    out.push(a.clone());
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        r.depends_on = out;
+    }
+}
+
+/// The checkout containing `dir`: the nearest ancestor with a `.git` entry, else `dir` itself.
+pub fn find_checkout(dir: &Path) -> PathBuf {
+    let start = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    start
+        .ancestors()
+        .find(|a| a.join(".git").exists())
+        .map_or(start.clone(), Path::to_path_buf)
+}

@@ -1,0 +1,198 @@
+//! `atoll validate --dir DIR [--workspace W] [--var K=V] [--var-file F] [--json]`: loads and
+//! evaluates a project without contacting Proxmox, prints the diagnostics and the resource
+//! instances found, and exits 1 when there is an error.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::value::{Value, quote};
+use super::{CliVar, Input, Loaded, Severity, find_checkout, load};
+
+/// Arguments of `atoll validate`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ValidateArgs {
+    /// The project directory (root module) to load.
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// Workspace name (`terraform.workspace`, `env/<workspace>.tfvars`).
+    #[arg(long, default_value = "default")]
+    pub workspace: String,
+    /// Set a root variable: NAME=VALUE. Applied in command-line order with --var-file.
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Read root variable values from a .tfvars file. Applied in command-line order with --var.
+    #[arg(long = "var-file", value_name = "FILE")]
+    pub var_files: Vec<PathBuf>,
+    /// Print JSON: {"diagnostics":[...],"resources":[...]}, sensitive values redacted.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `validate`; `argv` is the raw command line, used only to interleave --var and
+/// --var-file in the order they were given.
+pub fn run(args: &ValidateArgs, argv: &[String]) -> ExitCode {
+    let mut cli = Vec::new();
+    let (mut vi, mut fi) = (0, 0);
+    for a in argv {
+        if a == "--var" || a.starts_with("--var=") {
+            if let Some(v) = args.vars.get(vi) {
+                cli.push(CliVar::Var(v.clone()));
+            }
+            vi += 1;
+        } else if a == "--var-file" || a.starts_with("--var-file=") {
+            if let Some(f) = args.var_files.get(fi) {
+                match std::fs::read_to_string(f) {
+                    Ok(text) => cli.push(CliVar::File {
+                        name: f.display().to_string(),
+                        text,
+                    }),
+                    Err(e) => {
+                        eprintln!(
+                            "Error: Failed to read variables file\n\nGiven variables file {} does not exist or cannot be read: {}.",
+                            f.display(),
+                            e.kind()
+                        );
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+            fi += 1;
+        }
+    }
+    let checkout = find_checkout(&args.dir);
+    let dir = args.dir.canonicalize().unwrap_or_else(|_| args.dir.clone());
+    let project_dir = dir
+        .strip_prefix(&checkout)
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let loaded = load(&Input {
+        checkout,
+        project_dir,
+        workspace: args.workspace.clone(),
+        vars: cli,
+    });
+    if args.json {
+        println!("{}", to_json(&loaded));
+    } else {
+        print!("{}", to_text(&loaded));
+    }
+    if loaded.has_errors() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The JSON document of `validate --json`.
+pub fn to_json(l: &Loaded) -> serde_json::Value {
+    let diags: Vec<serde_json::Value> = l
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let loc = d.subject.as_ref().and_then(|s| l.sources.locate(s));
+            serde_json::json!({
+                "severity": d.severity,
+                "summary": d.summary,
+                "detail": d.detail,
+                "file": loc.map(|(f, _, _)| f),
+                "line": loc.map(|(_, line, _)| line),
+                "column": loc.map(|(_, _, c)| c),
+            })
+        })
+        .collect();
+    let resources: Vec<serde_json::Value> = l
+        .resources
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "address": r.address,
+                "type": r.resource_type,
+                "attributes": r.attributes.to_json("(sensitive value)", "(known after apply)"),
+                "depends_on": r.depends_on,
+                "lifecycle": r.lifecycle,
+            })
+        })
+        .collect();
+    serde_json::json!({ "diagnostics": diags, "resources": resources })
+}
+
+/// The human output of `validate`: diagnostics, then instances with their attributes.
+pub fn to_text(l: &Loaded) -> String {
+    let mut out = String::new();
+    for d in &l.diagnostics {
+        out.push_str(&l.sources.render(d));
+        out.push('\n');
+    }
+    let errors = l
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    if errors == 0 {
+        out.push_str(&format!(
+            "Success! The configuration is valid: {} resource instance(s).\n",
+            l.resources.len()
+        ));
+    } else {
+        out.push_str(&format!("The configuration has {errors} error(s); {} resource instance(s) could be evaluated.\n", l.resources.len()));
+    }
+    if !l.outputs.is_empty() {
+        out.push_str("\nOutputs:\n\n");
+        let width = l.outputs.keys().map(String::len).max().unwrap_or(0);
+        for (k, o) in &l.outputs {
+            out.push_str(&format!("{k:<width$} = {}\n", o.value));
+        }
+    }
+    for r in &l.resources {
+        out.push_str(&format!(
+            "\n# {}\nresource {} {} {{\n",
+            r.address,
+            quote(&r.resource_type),
+            quote(&r.name)
+        ));
+        if let Some(m) = r.attributes.as_map() {
+            render_body(m, 1, &mut out);
+        }
+        out.push_str("}\n");
+    }
+    out
+}
+
+fn render_body(m: &std::collections::BTreeMap<String, Value>, depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    let is_blocks = |v: &Value| matches!(v.unmark().0, Value::List(_, items) if items.first().is_some_and(|i| matches!(i, Value::Object(_))));
+    let width = m
+        .iter()
+        .filter(|(_, v)| !is_blocks(v) && !v.is_null())
+        .map(|(k, _)| k.len())
+        .max()
+        .unwrap_or(0);
+    for (k, v) in m {
+        if is_blocks(v)
+            || v.is_null()
+            || matches!(v, Value::List(_, items) if items.is_empty() && k != "tags")
+                && is_block_name(v)
+        {
+            continue;
+        }
+        out.push_str(&format!("{pad}{k:<width$} = {v}\n"));
+    }
+    for (k, v) in m {
+        if let Value::List(_, items) = v.unmark().0 {
+            if !is_blocks(v) {
+                continue;
+            }
+            for item in items {
+                out.push_str(&format!("\n{pad}{k} {{\n"));
+                if let Some(inner) = item.as_map() {
+                    render_body(inner, depth + 1, out);
+                }
+                out.push_str(&format!("{pad}}}\n"));
+            }
+        }
+    }
+}
+
+fn is_block_name(v: &Value) -> bool {
+    matches!(v, Value::List(super::value::Type::Object(_), _))
+}

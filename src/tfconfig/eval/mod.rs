@@ -1,0 +1,245 @@
+//! The expression evaluator over the `hcl-edit` AST: scopes, references, operators, `for`,
+//! splats, templates and function calls, with unknown and sensitive propagation.
+//!
+//! It owns no configuration knowledge: root names (`var`, `local`, resources, ...) are resolved
+//! by a [`Names`] implementation supplied by the caller. Work is bounded by a budget in [`Ctx`].
+
+mod expr;
+mod ops;
+mod template;
+
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::ops::Range;
+
+use hcl_edit::expr::{Expression, TraversalOperator};
+use hcl_edit::{Decorated, Ident};
+
+use super::diag::{Diagnostic, SourceMap, Span};
+use super::funcs::Sandbox;
+use super::value::Value;
+
+/// Most value nodes one load may produce or copy before evaluation stops with a diagnostic.
+pub const DEFAULT_BUDGET: u64 = 20_000_000;
+/// Deepest expression nesting the evaluator follows (function and template recursion included).
+const MAX_DEPTH: usize = 200;
+
+/// State shared by every evaluation of one load.
+#[derive(Debug)]
+pub struct Ctx {
+    pub sources: RefCell<SourceMap>,
+    pub sandbox: Sandbox,
+    budget: Cell<u64>,
+    depth: Cell<usize>,
+}
+
+impl Ctx {
+    pub fn new(sources: SourceMap, sandbox: Sandbox, budget: u64) -> Self {
+        Ctx {
+            sources: RefCell::new(sources),
+            sandbox,
+            budget: Cell::new(budget),
+            depth: Cell::new(0),
+        }
+    }
+
+    /// Spends `n` units of the work budget.
+    pub fn charge(&self, n: u64) -> Result<(), String> {
+        let left = self.budget.get();
+        if n > left {
+            self.budget.set(0);
+            return Err(
+                "This configuration produces more values than atoll evaluates in one load \
+                        (a huge range(), for_each, count or a value that doubles at every step). \
+                        Reduce the size of the collections involved."
+                    .to_owned(),
+            );
+        }
+        self.budget.set(left - n);
+        Ok(())
+    }
+}
+
+/// Resolves the root of a reference (`var.x`, `local.y`, `aws_x.y`, `each.key`, ...).
+pub trait Names {
+    /// Resolves `root` plus as many leading operators as the name needs (for example `var.x`
+    /// consumes one `GetAttr`). Returns the value and the number of operators consumed.
+    fn resolve<'s>(
+        &'s self,
+        root: &Decorated<Ident>,
+        ops: &[Decorated<TraversalOperator>],
+        scope: &Scope<'_>,
+    ) -> Result<(Cow<'s, Value>, usize), Diagnostic>;
+}
+
+/// Names for constant contexts (tfvars, `--var`, defaults): every reference is refused.
+#[derive(Debug)]
+pub struct NoNames;
+
+impl Names for NoNames {
+    fn resolve<'s>(
+        &'s self,
+        root: &Decorated<Ident>,
+        _ops: &[Decorated<TraversalOperator>],
+        scope: &Scope<'_>,
+    ) -> Result<(Cow<'s, Value>, usize), Diagnostic> {
+        Err(scope.error(
+            "Variables not allowed",
+            "Variables may not be used here.",
+            hcl_edit::Span::span(root),
+        ))
+    }
+}
+
+/// One evaluation scope: the names resolver, the file (for diagnostics), and local bindings
+/// from `for` expressions, `dynamic` iterators and `templatefile` variables.
+pub struct Scope<'a> {
+    pub ctx: &'a Ctx,
+    pub names: &'a dyn Names,
+    pub file: usize,
+    pub functions_allowed: bool,
+    parent: Option<&'a Scope<'a>>,
+    bindings: Vec<(String, Value)>,
+}
+
+impl std::fmt::Debug for Scope<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope")
+            .field("file", &self.file)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Scope<'a> {
+    pub fn new(ctx: &'a Ctx, names: &'a dyn Names, file: usize) -> Self {
+        Scope {
+            ctx,
+            names,
+            file,
+            functions_allowed: true,
+            parent: None,
+            bindings: Vec::new(),
+        }
+    }
+
+    /// A constant scope: no references and no function calls (tfvars, `--var`).
+    pub fn constant(ctx: &'a Ctx, file: usize) -> Self {
+        Scope {
+            ctx,
+            names: &NoNames,
+            file,
+            functions_allowed: false,
+            parent: None,
+            bindings: Vec::new(),
+        }
+    }
+
+    /// A child scope with extra bindings.
+    pub fn child(&'a self, bindings: Vec<(String, Value)>) -> Scope<'a> {
+        Scope {
+            ctx: self.ctx,
+            names: self.names,
+            file: self.file,
+            functions_allowed: self.functions_allowed,
+            parent: Some(self),
+            bindings,
+        }
+    }
+
+    fn binding(&self, name: &str) -> Option<&Value> {
+        self.bindings
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+            .or_else(|| self.parent.and_then(|p| p.binding(name)))
+    }
+
+    /// A diagnostic about a range in this scope's file.
+    pub fn error(
+        &self,
+        summary: &str,
+        detail: impl Into<String>,
+        range: Option<Range<usize>>,
+    ) -> Diagnostic {
+        Diagnostic::error(
+            summary,
+            detail,
+            range.map(|range| Span {
+                file: self.file,
+                range,
+            }),
+        )
+    }
+
+    /// Evaluates an expression.
+    pub fn eval(&self, e: &Expression) -> Result<Value, Diagnostic> {
+        let depth = self.ctx.depth.get();
+        if depth >= MAX_DEPTH {
+            return Err(self.error(
+                "Expression too deeply nested",
+                format!("atoll evaluates expressions nested at most {MAX_DEPTH} levels deep (including function and template calls)."),
+                hcl_edit::Span::span(e),
+            ));
+        }
+        self.ctx.depth.set(depth + 1);
+        let out = expr::eval(self, e);
+        self.ctx.depth.set(depth);
+        out
+    }
+
+    pub(crate) fn charge(&self, n: u64, range: Option<Range<usize>>) -> Result<(), Diagnostic> {
+        self.ctx
+            .charge(n)
+            .map_err(|d| self.error("Evaluation limit reached", d, range))
+    }
+}
+
+/// Counts value nodes, stopping early once `cap` is passed.
+pub fn weight(v: &Value, cap: u64) -> u64 {
+    fn go(v: &Value, acc: &mut u64, cap: u64) {
+        *acc += 1;
+        if *acc > cap {
+            return;
+        }
+        match v {
+            Value::Sensitive(inner) => go(inner, acc, cap),
+            Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items) => {
+                for i in items {
+                    go(i, acc, cap);
+                    if *acc > cap {
+                        return;
+                    }
+                }
+            }
+            Value::Map(_, m) | Value::Object(m) => {
+                for i in m.values() {
+                    go(i, acc, cap);
+                    if *acc > cap {
+                        return;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut acc = 0;
+    go(v, &mut acc, cap);
+    acc
+}
+
+/// Collects the root references (`var.x`, `local.y`, `type.name`, `module.m`, `data.t.n`) an
+/// expression makes, as (root, first attribute, second attribute) names.
+pub fn references(e: &Expression, out: &mut Vec<(String, Option<String>, Option<String>)>) {
+    expr::references(e, out);
+}
+
+pub use ops::equals as ops_equals;
+
+/// Evaluates a parsed template (for `templatefile`).
+pub fn eval_template(
+    scope: &Scope<'_>,
+    t: &hcl_edit::template::Template,
+) -> Result<Value, Diagnostic> {
+    template::eval_template(scope, t, None)
+}

@@ -1,0 +1,230 @@
+//! `count` and `for_each` expansion into instance keys, with Terraform's errors, bounded.
+
+use std::fmt;
+
+use super::config::Expr;
+use super::diag::Diagnostic;
+use super::eval::Scope;
+use super::value::{Type, Value, quote};
+
+/// Most instances one `count`/`for_each` may produce.
+pub const MAX_INSTANCES: usize = 10_000;
+
+/// An instance key: none (no repetition), a `count` index or a `for_each` key.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(untagged)]
+pub enum InstanceKey {
+    None,
+    Int(usize),
+    Str(String),
+}
+
+impl fmt::Display for InstanceKey {
+    /// `""`, `[0]` or `["dev-nextcloud"]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InstanceKey::None => Ok(()),
+            InstanceKey::Int(i) => write!(f, "[{i}]"),
+            InstanceKey::Str(s) => write!(f, "[{}]", quote(s)),
+        }
+    }
+}
+
+/// One instance to evaluate: its key and the `each`/`count` objects it sees.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    pub key: InstanceKey,
+    pub each: Option<(Value, Value)>,
+    pub count: Option<usize>,
+}
+
+/// Which kind of object is repeated (for messages).
+#[derive(Clone, Copy, Debug)]
+pub enum Repeated {
+    Resource,
+    Module,
+}
+
+/// Expands `count` or `for_each` (at most one is set; the decoder reports both).
+pub(crate) fn instances(
+    scope: &Scope<'_>,
+    count: Option<&Expr>,
+    for_each: Option<&Expr>,
+    what: Repeated,
+) -> Result<Vec<Instance>, Diagnostic> {
+    if let Some(fe) = for_each {
+        return expand_for_each(scope, fe, what);
+    }
+    if let Some(c) = count {
+        return expand_count(scope, c);
+    }
+    Ok(vec![Instance {
+        key: InstanceKey::None,
+        each: None,
+        count: None,
+    }])
+}
+
+fn fe_err(scope: &Scope<'_>, e: &Expr, detail: impl Into<String>) -> Diagnostic {
+    scope.error(
+        "Invalid for_each argument",
+        detail,
+        hcl_edit::Span::span(&e.expr),
+    )
+}
+
+fn expand_for_each(
+    scope: &Scope<'_>,
+    e: &Expr,
+    what: Repeated,
+) -> Result<Vec<Instance>, Diagnostic> {
+    let v = scope.eval(&e.expr)?;
+    if v.contains_sensitive() {
+        return Err(fe_err(
+            scope,
+            e,
+            "Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If used, the sensitive value could be exposed as a resource instance key.",
+        ));
+    }
+    let noun = match what {
+        Repeated::Resource => "resource",
+        Repeated::Module => "module",
+    };
+    let unknown = || {
+        fe_err(
+            scope,
+            e,
+            format!(
+                "The \"for_each\" map includes keys derived from resource attributes that cannot be determined until apply, and so atoll cannot determine the full set of keys that will identify the instances of this {noun}.\n\nWhen working with unknown values in for_each, it's better to define the map keys statically in your configuration and place apply-time results only in the map values."
+            ),
+        )
+    };
+    let mut out = Vec::new();
+    match v {
+        Value::Null(_) => {
+            return Err(fe_err(
+                scope,
+                e,
+                "The given \"for_each\" argument value is unsuitable: the given \"for_each\" argument value is null. A map, or set of strings is allowed.",
+            ));
+        }
+        Value::Unknown(_) => return Err(unknown()),
+        Value::Map(_, m) | Value::Object(m) => {
+            for (k, val) in m {
+                out.push(Instance {
+                    key: InstanceKey::Str(k.clone()),
+                    each: Some((Value::String(k), val)),
+                    count: None,
+                });
+            }
+        }
+        Value::Set(ref t, ref items) => {
+            if !matches!(t, Type::String | Type::Dynamic)
+                || items
+                    .iter()
+                    .any(|i| !matches!(i, Value::String(_) | Value::Null(_) | Value::Unknown(_)))
+            {
+                return Err(fe_err(
+                    scope,
+                    e,
+                    format!(
+                        "The given \"for_each\" argument value is unsuitable: \"for_each\" supports maps and sets of strings, but you have provided a set containing type {}.",
+                        t.friendly()
+                    ),
+                ));
+            }
+            for item in items {
+                match item {
+                    Value::String(s) => out.push(Instance {
+                        key: InstanceKey::Str(s.clone()),
+                        each: Some((item.clone(), item.clone())),
+                        count: None,
+                    }),
+                    Value::Unknown(_) => return Err(unknown()),
+                    _ => {
+                        return Err(fe_err(
+                            scope,
+                            e,
+                            "The given \"for_each\" argument value is unsuitable: \"for_each\" sets must not contain null values.",
+                        ));
+                    }
+                }
+            }
+        }
+        other => {
+            return Err(fe_err(
+                scope,
+                e,
+                format!(
+                    "The given \"for_each\" argument value is unsuitable: the \"for_each\" argument must be a map, or set of strings, and you have provided a value of type {}.",
+                    other.ty().friendly()
+                ),
+            ));
+        }
+    }
+    if out.len() > MAX_INSTANCES {
+        return Err(fe_err(
+            scope,
+            e,
+            format!(
+                "The \"for_each\" value has {} elements; atoll expands at most {MAX_INSTANCES} instances per block.",
+                out.len()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+fn expand_count(scope: &Scope<'_>, e: &Expr) -> Result<Vec<Instance>, Diagnostic> {
+    let err = |d: &str| scope.error("Invalid count argument", d, hcl_edit::Span::span(&e.expr));
+    let v = scope.eval(&e.expr)?;
+    if v.contains_sensitive() {
+        return Err(err(
+            "Sensitive values, or values derived from sensitive values, cannot be used as count arguments. If used, the sensitive value could be exposed as a resource instance key.",
+        ));
+    }
+    let n = match v {
+        Value::Unknown(_) => {
+            return Err(err(
+                "The \"count\" value depends on resource attributes that cannot be determined until apply, so atoll cannot predict how many instances will be created.",
+            ));
+        }
+        Value::Null(_) => {
+            return Err(err(
+                "The given \"count\" argument value is unsuitable: the given \"count\" argument value is null. An integer is required.",
+            ));
+        }
+        Value::Number(n) => n,
+        Value::String(ref st) => st.parse::<f64>().map_err(|_| {
+            err("The given \"count\" argument value is unsuitable: number required.")
+        })?,
+        _ => {
+            return Err(err(
+                "The given \"count\" argument value is unsuitable: number required.",
+            ));
+        }
+    };
+    if n.fract() != 0.0 {
+        return Err(err(
+            "The given \"count\" argument value is unsuitable: a whole number is required.",
+        ));
+    }
+    if n < 0.0 {
+        return Err(err(
+            "The given \"count\" argument value is unsuitable: must be greater than or equal to zero.",
+        ));
+    }
+    if n > MAX_INSTANCES as f64 {
+        return Err(err(&format!(
+            "The \"count\" value is {}; atoll expands at most {MAX_INSTANCES} instances per block.",
+            super::value::format_number(n)
+        )));
+    }
+    Ok((0..n as usize)
+        .map(|i| Instance {
+            key: InstanceKey::Int(i),
+            each: None,
+            count: Some(i),
+        })
+        .collect())
+}

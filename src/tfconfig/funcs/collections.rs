@@ -1,0 +1,442 @@
+//! Collection and number functions: `length concat merge lookup keys values flatten distinct
+//! range zipmap set* coalesce tolist tomap toset` and friends.
+
+use std::collections::BTreeMap;
+
+use super::{FnError, FnResult, int_arg, num_arg, seq_arg, string_arg};
+use crate::tfconfig::eval::ops_equals;
+use crate::tfconfig::types::{Constraint, convert};
+use crate::tfconfig::value::{Type, Value, compare};
+
+/// Most elements `range()` and `setproduct()` may produce.
+pub(crate) const MAX_ELEMENTS: usize = 1_000_000;
+
+pub(super) fn call(name: &str, args: Vec<Value>) -> Option<FnResult> {
+    let r = match name {
+        "length" => length(&args),
+        "concat" => concat(&args),
+        "merge" => merge(args),
+        "lookup" => lookup(&args),
+        "element" => element(&args),
+        "keys" => map_of(&args, 0).map(|m| {
+            Value::List(
+                Type::String,
+                m.keys().map(|k| Value::string(k.clone())).collect(),
+            )
+        }),
+        "values" => map_of(&args, 0).map(|m| Value::Tuple(m.values().cloned().collect())),
+        "zipmap" => zipmap(&args),
+        "reverse" => seq_arg(&args, 0).map(|s| Value::Tuple(s.iter().rev().cloned().collect())),
+        "one" => one(&args),
+        "flatten" => flatten(&args),
+        "distinct" => seq_arg(&args, 0).map(|s| {
+            let mut out: Vec<Value> = Vec::new();
+            for v in s {
+                if !out.iter().any(|o| ops_equals(o, v)) {
+                    out.push(v.clone());
+                }
+            }
+            Value::Tuple(out)
+        }),
+        "compact" => seq_arg(&args, 0).map(|s| {
+            Value::List(
+                Type::String,
+                s.iter()
+                    .filter(|v| !v.is_null() && v.as_str() != Some(""))
+                    .cloned()
+                    .collect(),
+            )
+        }),
+        "tolist" => to(&args, Constraint::List(Box::new(Constraint::Any)), "list"),
+        "toset" => to(&args, Constraint::Set(Box::new(Constraint::Any)), "set"),
+        "tomap" => to(&args, Constraint::Map(Box::new(Constraint::Any)), "map"),
+        "slice" => slice(&args),
+        "setunion" | "setintersection" | "setsubtract" => setop(name, &args),
+        "setproduct" => setproduct(&args),
+        "coalescelist" => Ok(args
+            .iter()
+            .find(|a| a.as_seq().is_some_and(|s| !s.is_empty()))
+            .cloned()
+            .unwrap_or(Value::Tuple(Vec::new()))),
+        "contains" => {
+            seq_arg(&args, 0).map(|s| Value::Bool(s.iter().any(|v| ops_equals(v, &args[1]))))
+        }
+        "index" => seq_arg(&args, 0).and_then(|s| {
+            s.iter()
+                .position(|v| ops_equals(v, &args[1]))
+                .map(|i| Value::Number(i as f64))
+                .ok_or_else(|| FnError::Call("item not found".into()))
+        }),
+        "alltrue" => {
+            seq_arg(&args, 0).map(|s| Value::Bool(s.iter().all(|v| truthy(v) == Some(true))))
+        }
+        "anytrue" => {
+            seq_arg(&args, 0).map(|s| Value::Bool(s.iter().any(|v| truthy(v) == Some(true))))
+        }
+        "range" => range(&args),
+        "sort" => sort(&args),
+        "sum" => seq_arg(&args, 0).and_then(|s| {
+            if s.is_empty() {
+                return Err(FnError::Arg(0, "cannot sum an empty list".into()));
+            }
+            s.iter()
+                .enumerate()
+                .try_fold(0.0, |acc, (i, v)| {
+                    num_arg(std::slice::from_ref(v), 0)
+                        .map(|n| acc + n)
+                        .map_err(|_| FnError::Arg(0, format!("element {i} is not a number")))
+                })
+                .map(Value::Number)
+        }),
+        "max" | "min" => minmax(name, &args),
+        "abs" => num_arg(&args, 0).map(|n| Value::Number(n.abs())),
+        "ceil" => num_arg(&args, 0).map(|n| Value::Number(n.ceil())),
+        "floor" => num_arg(&args, 0).map(|n| Value::Number(n.floor())),
+        "signum" => {
+            num_arg(&args, 0).map(|n| Value::Number(if n == 0.0 { 0.0 } else { n.signum() }))
+        }
+        "pow" => {
+            num_arg(&args, 0).and_then(|a| num_arg(&args, 1).map(|b| Value::Number(a.powf(b))))
+        }
+        "log" => num_arg(&args, 0)
+            .and_then(|a| num_arg(&args, 1).map(|b| Value::Number(a.ln() / b.ln()))),
+        "parseint" => parseint(&args),
+        "coalesce" => args
+            .iter()
+            .find(|a| !a.is_null() && a.as_str() != Some(""))
+            .cloned()
+            .ok_or_else(|| FnError::Call("no non-null, non-empty-string arguments".into())),
+        "transpose" => transpose(&args),
+        _ => return None,
+    };
+    Some(r)
+}
+
+fn truthy(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) if s == "true" => Some(true),
+        _ => Some(false),
+    }
+}
+
+fn length(args: &[Value]) -> FnResult {
+    match &args[0] {
+        Value::String(s) => Ok(Value::Number(s.chars().count() as f64)),
+        Value::List(_, v) | Value::Set(_, v) | Value::Tuple(v) => Ok(Value::Number(v.len() as f64)),
+        Value::Map(_, m) | Value::Object(m) => Ok(Value::Number(m.len() as f64)),
+        Value::Null(_) => Err(FnError::Arg(0, "argument must not be null".into())),
+        _ => Err(FnError::Arg(
+            0,
+            "collection or structural type is required".into(),
+        )),
+    }
+}
+
+fn concat(args: &[Value]) -> FnResult {
+    let mut out = Vec::new();
+    for i in 0..args.len() {
+        out.extend(
+            seq_arg(args, i)
+                .map_err(|_| FnError::Arg(i, "all arguments must be lists or tuples".into()))?
+                .iter()
+                .cloned(),
+        );
+    }
+    Ok(Value::Tuple(out))
+}
+
+fn map_of(args: &[Value], i: usize) -> Result<&BTreeMap<String, Value>, FnError> {
+    args.get(i)
+        .and_then(Value::as_map)
+        .ok_or_else(|| FnError::Arg(i, "map or object required".into()))
+}
+
+fn merge(args: Vec<Value>) -> FnResult {
+    let mut out = BTreeMap::new();
+    let mut all_maps = true;
+    for (i, a) in args.into_iter().enumerate() {
+        match a {
+            Value::Null(_) => {}
+            Value::Map(_, m) => out.extend(m),
+            Value::Object(m) => {
+                all_maps = false;
+                out.extend(m);
+            }
+            _ => return Err(FnError::Arg(i, "arguments must be maps or objects".into())),
+        }
+    }
+    if all_maps {
+        return Ok(convert(
+            Value::Object(out.clone()),
+            &Constraint::Map(Box::new(Constraint::Any)),
+        )
+        .unwrap_or(Value::Object(out)));
+    }
+    Ok(Value::Object(out))
+}
+
+fn lookup(args: &[Value]) -> FnResult {
+    let m = map_of(args, 0)?;
+    let k = string_arg(args, 1)?;
+    match (m.get(&k), args.get(2)) {
+        (Some(v), _) => Ok(v.clone()),
+        (None, Some(d)) => Ok(d.clone()),
+        (None, None) => Err(FnError::Call(format!(
+            "lookup failed to find key {}",
+            crate::tfconfig::value::quote(&k)
+        ))),
+    }
+}
+
+fn element(args: &[Value]) -> FnResult {
+    let s = seq_arg(args, 0)?;
+    if s.is_empty() {
+        return Err(FnError::Arg(
+            0,
+            "cannot use element function with an empty list".into(),
+        ));
+    }
+    let i = int_arg(args, 1)?;
+    if i < 0 {
+        return Err(FnError::Arg(
+            1,
+            "cannot use element function with a negative index".into(),
+        ));
+    }
+    Ok(s[(i as usize) % s.len()].clone())
+}
+
+fn zipmap(args: &[Value]) -> FnResult {
+    let ks = seq_arg(args, 0)?;
+    let vs = seq_arg(args, 1)?;
+    if ks.len() != vs.len() {
+        return Err(FnError::Call(format!(
+            "number of keys ({}) does not match number of values ({})",
+            ks.len(),
+            vs.len()
+        )));
+    }
+    let mut out = BTreeMap::new();
+    for (k, v) in ks.iter().zip(vs) {
+        out.insert(
+            string_arg(std::slice::from_ref(k), 0)
+                .map_err(|_| FnError::Arg(0, "keys must be strings".into()))?,
+            v.clone(),
+        );
+    }
+    Ok(Value::Object(out))
+}
+
+fn one(args: &[Value]) -> FnResult {
+    let s = seq_arg(args, 0)?;
+    match s {
+        [] => Ok(Value::null()),
+        [x] => Ok(x.clone()),
+        _ => Err(FnError::Arg(
+            0,
+            "must be a list, set, or tuple value with either zero or one elements".into(),
+        )),
+    }
+}
+
+fn flatten(args: &[Value]) -> FnResult {
+    fn go(v: &[Value], out: &mut Vec<Value>, depth: usize) -> Result<(), FnError> {
+        if depth > 64 {
+            return Err(FnError::Call(
+                "lists are nested too deeply to flatten".into(),
+            ));
+        }
+        for x in v {
+            match x.as_seq() {
+                Some(inner) if !matches!(x, Value::Sensitive(_)) => go(inner, out, depth + 1)?,
+                _ => out.push(x.clone()),
+            }
+            if out.len() > MAX_ELEMENTS {
+                return Err(FnError::Call(
+                    "the result would have too many elements".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    go(seq_arg(args, 0)?, &mut out, 0)?;
+    Ok(Value::Tuple(out))
+}
+
+fn to(args: &[Value], c: Constraint, what: &str) -> FnResult {
+    convert(args[0].clone(), &c).map_err(|e| {
+        FnError::Arg(
+            0,
+            format!(
+                "cannot convert {} to {what}: {}",
+                args[0].ty().friendly(),
+                e.message()
+            ),
+        )
+    })
+}
+
+fn slice(args: &[Value]) -> FnResult {
+    let s = seq_arg(args, 0)?;
+    let a = int_arg(args, 1)?;
+    let b = int_arg(args, 2)?;
+    if a < 0 || b < a || b as usize > s.len() {
+        return Err(FnError::Call(format!(
+            "invalid slice indices {a}..{b} for a list of length {}",
+            s.len()
+        )));
+    }
+    Ok(Value::Tuple(s[a as usize..b as usize].to_vec()))
+}
+
+fn setop(name: &str, args: &[Value]) -> FnResult {
+    let mut acc: Vec<Value> = seq_arg(args, 0)?.to_vec();
+    for i in 1..args.len() {
+        let other = seq_arg(args, i)?;
+        match name {
+            "setunion" => acc.extend(other.iter().cloned()),
+            "setintersection" => acc.retain(|v| other.iter().any(|o| ops_equals(o, v))),
+            _ => acc.retain(|v| !other.iter().any(|o| ops_equals(o, v))),
+        }
+    }
+    let elem = acc.first().map_or(Type::Dynamic, Value::ty);
+    Ok(Value::new_set(elem, acc))
+}
+
+fn setproduct(args: &[Value]) -> FnResult {
+    let mut acc: Vec<Vec<Value>> = vec![Vec::new()];
+    for i in 0..args.len() {
+        let s = seq_arg(args, i)?;
+        if acc.len().saturating_mul(s.len()) > MAX_ELEMENTS {
+            return Err(FnError::Call(
+                "the result would have too many elements".into(),
+            ));
+        }
+        acc = acc
+            .into_iter()
+            .flat_map(|prefix| {
+                s.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push(v.clone());
+                    p
+                })
+            })
+            .collect();
+    }
+    Ok(Value::List(
+        Type::Dynamic,
+        acc.into_iter().map(Value::Tuple).collect(),
+    ))
+}
+
+fn range(args: &[Value]) -> FnResult {
+    let nums: Vec<f64> = (0..args.len())
+        .map(|i| num_arg(args, i))
+        .collect::<Result<_, _>>()?;
+    let (start, end, step) = match nums.as_slice() {
+        [e] => (0.0, *e, 1.0),
+        [s, e] => (*s, *e, if e >= s { 1.0 } else { -1.0 }),
+        [s, e, st] => (*s, *e, *st),
+        _ => {
+            return Err(FnError::Call(
+                "range expects one, two or three arguments".into(),
+            ));
+        }
+    };
+    if step == 0.0 || (step > 0.0 && start > end) || (step < 0.0 && start < end) {
+        if step == 0.0 {
+            return Err(FnError::Call("step must not be zero".into()));
+        }
+        return Err(FnError::Call(
+            "step must be in the direction of the end value".into(),
+        ));
+    }
+    let count = ((end - start) / step).ceil();
+    if !count.is_finite() || count > MAX_ELEMENTS as f64 {
+        return Err(FnError::Call(format!(
+            "more than {MAX_ELEMENTS} values were generated; either decrease the difference between start and end or use a smaller step"
+        )));
+    }
+    Ok(Value::List(
+        Type::Number,
+        (0..count as usize)
+            .map(|i| Value::Number(start + step * i as f64))
+            .collect(),
+    ))
+}
+
+fn sort(args: &[Value]) -> FnResult {
+    let s = seq_arg(args, 0)?;
+    let mut strs: Vec<String> = s
+        .iter()
+        .map(|v| string_arg(std::slice::from_ref(v), 0))
+        .collect::<Result<_, _>>()
+        .map_err(|_| FnError::Arg(0, "list of string required".into()))?;
+    strs.sort();
+    Ok(Value::List(
+        Type::String,
+        strs.into_iter().map(Value::String).collect(),
+    ))
+}
+
+fn minmax(name: &str, args: &[Value]) -> FnResult {
+    let nums: Vec<f64> = (0..args.len())
+        .map(|i| num_arg(args, i))
+        .collect::<Result<_, _>>()?;
+    let r = if name == "max" {
+        nums.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+    } else {
+        nums.iter().copied().fold(f64::INFINITY, f64::min)
+    };
+    if nums.is_empty() {
+        return Err(FnError::Call("must pass at least one number".into()));
+    }
+    Ok(Value::Number(r))
+}
+
+fn parseint(args: &[Value]) -> FnResult {
+    let s = string_arg(args, 0)?;
+    let base = int_arg(args, 1)?;
+    if !(2..=62).contains(&base) {
+        return Err(FnError::Arg(
+            1,
+            "base must be a whole number between 2 and 62 inclusive".into(),
+        ));
+    }
+    i64::from_str_radix(&s, base as u32)
+        .map(|n| Value::Number(n as f64))
+        .map_err(|_| {
+            FnError::Arg(
+                0,
+                format!(
+                    "cannot parse {} as a base {base} integer",
+                    crate::tfconfig::value::quote(&s)
+                ),
+            )
+        })
+}
+
+fn transpose(args: &[Value]) -> FnResult {
+    let m = map_of(args, 0)?;
+    let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for (k, v) in m {
+        for x in v
+            .as_seq()
+            .ok_or_else(|| FnError::Arg(0, "map of list of string required".into()))?
+        {
+            let key = string_arg(std::slice::from_ref(x), 0)?;
+            out.entry(key).or_default().push(Value::string(k.clone()));
+        }
+    }
+    Ok(Value::Map(
+        Type::List(Box::new(Type::String)),
+        out.into_iter()
+            .map(|(k, mut v)| {
+                v.sort_by(compare);
+                (k, Value::List(Type::String, v))
+            })
+            .collect(),
+    ))
+}

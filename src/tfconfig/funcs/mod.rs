@@ -1,0 +1,367 @@
+//! Terraform's built-in functions: arity checks, unknown and sensitive handling, and dispatch to
+//! the string, collection, encoding, network and (sandboxed) file families.
+
+mod collections;
+mod encoding;
+pub mod file;
+mod format;
+mod net;
+mod strings;
+
+use std::ops::Range;
+
+use hcl_edit::expr::Expression;
+
+pub use file::Sandbox;
+
+use super::diag::Diagnostic;
+use super::eval::Scope;
+use super::value::{Type, Value};
+
+/// Why a call failed: a bad argument (by position) or a failure of the call itself.
+#[derive(Debug)]
+pub(crate) enum FnError {
+    Arg(usize, String),
+    Call(String),
+    /// A diagnostic from inside a template (`templatefile`), passed through as is.
+    Diag(Box<Diagnostic>),
+}
+
+pub(crate) type FnResult = Result<Value, FnError>;
+
+/// Shape of a function: parameter names, whether the last one repeats, how it treats unknown
+/// and sensitive arguments, and its result type when unknown.
+struct Sig {
+    params: &'static [&'static str],
+    variadic: bool,
+    /// Structural functions only look at the top level of their arguments, so nested unknowns
+    /// and marks flow through them.
+    structural: bool,
+    ret: Type,
+}
+
+fn sig(name: &str) -> Option<Sig> {
+    use Type::{Bool as B, Dynamic as D, Number as N, String as S};
+    let s = |params: &'static [&'static str], variadic: bool, structural: bool, ret: Type| {
+        Some(Sig {
+            params,
+            variadic,
+            structural,
+            ret,
+        })
+    };
+    match name {
+        "length" => s(&["value"], false, true, N),
+        "concat" | "merge" | "setunion" | "setintersection" | "setproduct" | "coalescelist" => {
+            s(&["seqs"], true, true, D)
+        }
+        "lookup" => s(&["inputMap", "key", "default"], false, true, D),
+        "element" => s(&["list", "index"], false, true, D),
+        "keys" | "values" | "tolist" | "tomap" | "reverse" | "one" | "flatten" | "distinct"
+        | "toset" | "compact" | "transpose" => s(&["value"], false, true, D),
+        "zipmap" => s(&["keys", "values"], false, true, D),
+        "slice" => s(&["list", "start_index", "end_index"], false, true, D),
+        "setsubtract" => s(&["a", "b"], false, true, D),
+        "contains" => s(&["list", "value"], false, false, B),
+        "index" => s(&["list", "value"], false, false, N),
+        "alltrue" | "anytrue" => s(&["list"], false, false, B),
+        "range" => s(&["params"], true, false, D),
+        "sort" => s(&["list"], false, false, D),
+        "sum" => s(&["list"], false, false, N),
+        "max" | "min" => s(&["numbers"], true, false, N),
+        "abs" | "ceil" | "floor" | "signum" => s(&["num"], false, false, N),
+        "pow" => s(&["num", "power"], false, false, N),
+        "log" => s(&["num", "base"], false, false, N),
+        "parseint" => s(&["number", "base"], false, false, N),
+        "coalesce" => s(&["vals"], true, false, D),
+        "tostring" => s(&["v"], false, false, S),
+        "tonumber" => s(&["v"], false, false, N),
+        "tobool" => s(&["v"], false, false, B),
+        "format" => s(&["format", "args"], true, false, S),
+        "formatlist" => s(&["format", "args"], true, false, D),
+        "join" => s(&["separator", "lists"], true, false, S),
+        "split" => s(&["separator", "str"], false, false, D),
+        "replace" => s(&["str", "substr", "replace"], false, false, S),
+        "substr" => s(&["str", "offset", "length"], false, false, S),
+        "lower" | "upper" | "title" | "trimspace" | "chomp" | "strrev" | "base64encode"
+        | "base64decode" | "md5" | "sha1" | "sha256" | "sha512" | "base64sha256"
+        | "base64sha512" | "urlencode" | "jsonencode" | "yamlencode" | "textencodebase64" => {
+            s(&["str"], false, false, S)
+        }
+        "dirname" | "basename" | "pathexpand" | "abspath" | "file" | "filebase64" | "filemd5"
+        | "filesha1" | "filesha256" | "filesha512" => s(&["path"], false, false, S),
+        "cidrnetmask" => s(&["prefix"], false, false, S),
+        "jsondecode" | "yamldecode" => s(&["str"], false, false, D),
+        "fileexists" => s(&["path"], false, false, B),
+        "fileset" => s(&["path", "pattern"], false, false, D),
+        "templatefile" => s(&["path", "vars"], false, false, S),
+        "trim" | "trimprefix" | "trimsuffix" => s(&["str", "cutset"], false, false, S),
+        "startswith" | "endswith" | "strcontains" => s(&["str", "substr"], false, false, B),
+        "indent" => s(&["spaces", "str"], false, false, S),
+        "cidrhost" => s(&["prefix", "hostnum"], false, false, S),
+        "cidrsubnet" => s(&["prefix", "newbits", "netnum"], false, false, S),
+        "cidrsubnets" => s(&["prefix", "newbits"], true, false, D),
+        "uuid" | "timestamp" | "plantimestamp" => s(&[], false, false, S),
+        "sensitive" | "nonsensitive" => s(&["value"], false, true, D),
+        "issensitive" => s(&["value"], false, true, B),
+        _ => None,
+    }
+}
+
+fn arity_error(
+    s: &Scope<'_>,
+    name: &str,
+    sig: &Sig,
+    given: usize,
+    range: Option<Range<usize>>,
+) -> Diagnostic {
+    let (summary, detail) = if given < sig.params.len() {
+        let missing = sig.params.get(given).copied().unwrap_or("");
+        (
+            "Not enough function arguments",
+            format!(
+                "Function \"{name}\" expects {} argument(s). Missing value for \"{missing}\".",
+                sig.params.len()
+            ),
+        )
+    } else {
+        (
+            "Too many function arguments",
+            format!(
+                "Function \"{name}\" expects only {} argument(s).",
+                sig.params.len()
+            ),
+        )
+    };
+    s.error(summary, detail, range)
+}
+
+/// Calls a function with evaluated arguments.
+pub(crate) fn call(
+    s: &Scope<'_>,
+    name: &str,
+    args: Vec<Value>,
+    range: Option<Range<usize>>,
+) -> Result<Value, Diagnostic> {
+    let Some(sig) = sig(name) else {
+        return Err(s.error(
+            "Call to unknown function",
+            format!("There is no function named \"{name}\"."),
+            range,
+        ));
+    };
+    let min = if sig.variadic {
+        sig.params.len().saturating_sub(1)
+    } else if name == "lookup" {
+        2
+    } else {
+        sig.params.len()
+    };
+    if args.len() < min || (!sig.variadic && args.len() > sig.params.len()) {
+        return Err(arity_error(s, name, &sig, args.len(), range));
+    }
+    match name {
+        "sensitive" => {
+            return Ok(args
+                .into_iter()
+                .next()
+                .unwrap_or_else(Value::null)
+                .mark(true));
+        }
+        "nonsensitive" => {
+            return Ok(args
+                .into_iter()
+                .next()
+                .map(Value::deep_unmark)
+                .unwrap_or_else(Value::null));
+        }
+        "issensitive" => {
+            return Ok(Value::Bool(
+                args.first().is_some_and(Value::contains_sensitive),
+            ));
+        }
+        _ => {}
+    }
+    let unknown = if sig.structural {
+        args.iter().any(Value::is_unknown)
+    } else {
+        args.iter().any(Value::contains_unknown)
+    };
+    if unknown || matches!(name, "uuid" | "timestamp") {
+        let marked = args.iter().any(Value::contains_sensitive);
+        return Ok(Value::Unknown(sig.ret).mark(marked));
+    }
+    let (args, marked) = if sig.structural {
+        let mut marked = false;
+        let args = args
+            .into_iter()
+            .map(|a| {
+                let (v, m) = a.into_unmarked();
+                marked |= m;
+                v
+            })
+            .collect::<Vec<_>>();
+        (args, marked)
+    } else {
+        let marked = args.iter().any(Value::contains_sensitive);
+        (args.into_iter().map(Value::deep_unmark).collect(), marked)
+    };
+    let result = dispatch(s, name, args);
+    match result {
+        Ok(v) => {
+            s.charge(super::eval::weight(&v, 1_000_000), range)?;
+            Ok(v.mark(marked))
+        }
+        Err(FnError::Arg(i, msg)) => {
+            let p = sig
+                .params
+                .get(i)
+                .or(sig.params.last())
+                .copied()
+                .unwrap_or("value");
+            let detail = if marked {
+                format!(
+                    "Invalid value for \"{p}\" parameter: (sensitive value) {}",
+                    redact_hint(&msg)
+                )
+            } else {
+                format!("Invalid value for \"{p}\" parameter: {msg}.")
+            };
+            Err(s.error("Invalid function argument", detail, range))
+        }
+        Err(FnError::Diag(d)) => Err(*d),
+        Err(FnError::Call(msg)) => {
+            let msg = if marked { redact_hint(&msg) } else { msg };
+            Err(s.error(
+                "Error in function call",
+                format!("Call to function \"{name}\" failed: {msg}."),
+                range,
+            ))
+        }
+    }
+}
+
+fn redact_hint(_msg: &str) -> String {
+    "the argument is sensitive, so the details are not shown".to_owned()
+}
+
+fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
+    if let Some(r) = strings::call(name, &args) {
+        return r;
+    }
+    if let Some(r) = format::call(name, &args) {
+        return r;
+    }
+    if let Some(r) = collections::call(name, args.clone()) {
+        return r;
+    }
+    if let Some(r) = encoding::call(name, &args) {
+        return r;
+    }
+    if let Some(r) = net::call(name, &args) {
+        return r;
+    }
+    if let Some(r) = file::call(s, name, &args) {
+        return r;
+    }
+    Err(FnError::Call(format!("function {name} is not available")))
+}
+
+/// `try` and `can`: their arguments are evaluated here, one at a time, so errors are caught.
+pub(crate) fn call_lazy(
+    s: &Scope<'_>,
+    name: &str,
+    args: &[&Expression],
+    expand: bool,
+    range: Option<Range<usize>>,
+) -> Result<Value, Diagnostic> {
+    if expand {
+        return Err(s.error(
+            "Invalid expanding argument value",
+            format!("The \"{name}\" function does not accept an expanding argument."),
+            range,
+        ));
+    }
+    match (name, args) {
+        ("can", [one]) => match s.eval(one) {
+            Ok(v) if v.contains_unknown() => Ok(Value::Unknown(Type::Bool)),
+            Ok(_) => Ok(Value::Bool(true)),
+            Err(_) => Ok(Value::Bool(false)),
+        },
+        ("can", _) => Err(s.error(
+            "Invalid number of arguments",
+            "Function \"can\" expects 1 argument(s).",
+            range,
+        )),
+        ("try", []) => Err(s.error(
+            "Not enough function arguments",
+            "Function \"try\" expects at least one argument.",
+            range,
+        )),
+        (_, _) => {
+            for a in args {
+                if let Ok(v) = s.eval(a) {
+                    if v.is_unknown() {
+                        return Ok(Value::Unknown(Type::Dynamic));
+                    }
+                    return Ok(v);
+                }
+            }
+            Err(s.error(
+                "Error in function call",
+                "Call to function \"try\" failed: no expression succeeded.",
+                range,
+            ))
+        }
+    }
+}
+
+// Small argument helpers shared by the families.
+
+pub(crate) fn str_arg(args: &[Value], i: usize) -> Result<&str, FnError> {
+    match args.get(i) {
+        Some(Value::String(s)) => Ok(s),
+        Some(Value::Null(_)) => Err(FnError::Arg(i, "argument must not be null".into())),
+        _ => Err(FnError::Arg(i, "string required".into())),
+    }
+}
+
+/// A string argument, converting numbers and bools as Terraform does.
+pub(crate) fn string_arg(args: &[Value], i: usize) -> Result<String, FnError> {
+    match args.get(i) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Number(n)) => Ok(super::value::format_number(*n)),
+        Some(Value::Bool(b)) => Ok(b.to_string()),
+        Some(Value::Null(_)) => Err(FnError::Arg(i, "argument must not be null".into())),
+        _ => Err(FnError::Arg(i, "string required".into())),
+    }
+}
+
+pub(crate) fn num_arg(args: &[Value], i: usize) -> Result<f64, FnError> {
+    match args.get(i) {
+        Some(Value::Number(n)) => Ok(*n),
+        Some(Value::String(s)) => s
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| FnError::Arg(i, "a number is required".into())),
+        Some(Value::Null(_)) => Err(FnError::Arg(i, "argument must not be null".into())),
+        _ => Err(FnError::Arg(i, "a number is required".into())),
+    }
+}
+
+pub(crate) fn int_arg(args: &[Value], i: usize) -> Result<i64, FnError> {
+    let n = num_arg(args, i)?;
+    if n.fract() != 0.0 || n.abs() > 9.0e15 {
+        return Err(FnError::Arg(i, "a whole number is required".into()));
+    }
+    Ok(n as i64)
+}
+
+pub(crate) fn seq_arg(args: &[Value], i: usize) -> Result<&[Value], FnError> {
+    match args.get(i) {
+        Some(v) => v
+            .as_seq()
+            .ok_or_else(|| FnError::Arg(i, "list of any single type required".into())),
+        None => Err(FnError::Arg(i, "argument is missing".into())),
+    }
+}

@@ -1,0 +1,190 @@
+//! String functions: case, trimming, splitting, joining, substrings, conversions.
+
+use super::{FnError, FnResult, int_arg, seq_arg, str_arg, string_arg};
+use crate::tfconfig::types::{Constraint, convert};
+use crate::tfconfig::value::{Type, Value};
+
+/// Most characters a string function may produce.
+const MAX_STRING: usize = 16 * 1024 * 1024;
+
+pub(super) fn call(name: &str, args: &[Value]) -> Option<FnResult> {
+    let r = match name {
+        "lower" => string_arg(args, 0).map(|s| Value::String(s.to_lowercase())),
+        "upper" => string_arg(args, 0).map(|s| Value::String(s.to_uppercase())),
+        "title" => string_arg(args, 0).map(|s| Value::String(title(&s))),
+        "trimspace" => string_arg(args, 0).map(|s| Value::string(s.trim())),
+        "chomp" => string_arg(args, 0).map(|s| Value::string(s.trim_end_matches(['\n', '\r']))),
+        "strrev" => string_arg(args, 0).map(|s| Value::String(s.chars().rev().collect())),
+        "trim" => two(args).map(|(s, cut)| Value::string(s.trim_matches(|c| cut.contains(c)))),
+        "trimprefix" => {
+            two(args).map(|(s, p)| Value::string(s.strip_prefix(p.as_str()).unwrap_or(&s)))
+        }
+        "trimsuffix" => {
+            two(args).map(|(s, p)| Value::string(s.strip_suffix(p.as_str()).unwrap_or(&s)))
+        }
+        "startswith" => two(args).map(|(s, p)| Value::Bool(s.starts_with(&p))),
+        "endswith" => two(args).map(|(s, p)| Value::Bool(s.ends_with(&p))),
+        "strcontains" => two(args).map(|(s, p)| Value::Bool(s.contains(&p))),
+        "indent" => indent(args),
+        "split" => two(args).map(|(sep, s)| {
+            let parts = if s.is_empty() {
+                Vec::new()
+            } else {
+                s.split(sep.as_str()).map(Value::string).collect()
+            };
+            Value::List(Type::String, parts)
+        }),
+        "join" => join(args),
+        "replace" => replace(args),
+        "substr" => substr(args),
+        "tostring" => conv(args, &Constraint::String, "string"),
+        "tonumber" => conv(args, &Constraint::Number, "number"),
+        "tobool" => conv(args, &Constraint::Bool, "bool"),
+        _ => return None,
+    };
+    Some(r)
+}
+
+fn two(args: &[Value]) -> Result<(String, String), FnError> {
+    Ok((string_arg(args, 0)?, string_arg(args, 1)?))
+}
+
+fn title(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut start = true;
+    for c in s.chars() {
+        if start && c.is_alphabetic() {
+            out.extend(c.to_uppercase());
+        } else {
+            out.push(c);
+        }
+        start = !c.is_alphanumeric();
+    }
+    out
+}
+
+fn indent(args: &[Value]) -> FnResult {
+    let n = int_arg(args, 0)?;
+    if !(0..=1024).contains(&n) {
+        return Err(FnError::Arg(
+            0,
+            "indentation must be between 0 and 1024 spaces".into(),
+        ));
+    }
+    let s = string_arg(args, 1)?;
+    let pad = " ".repeat(n as usize);
+    let out = s
+        .split('\n')
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                l.to_owned()
+            } else {
+                format!("{pad}{l}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    limit(out)
+}
+
+fn limit(s: String) -> FnResult {
+    if s.len() > MAX_STRING {
+        return Err(FnError::Call(format!(
+            "the result would be longer than {MAX_STRING} bytes"
+        )));
+    }
+    Ok(Value::String(s))
+}
+
+fn join(args: &[Value]) -> FnResult {
+    let sep = string_arg(args, 0)?;
+    let mut parts = Vec::new();
+    for i in 1..args.len() {
+        for (j, v) in seq_arg(args, i)?.iter().enumerate() {
+            match v {
+                Value::Null(_) => {
+                    return Err(FnError::Arg(
+                        i,
+                        format!("element {j} is null; cannot concatenate null values"),
+                    ));
+                }
+                _ => parts.push(
+                    string_arg(std::slice::from_ref(v), 0)
+                        .map_err(|_| FnError::Arg(i, "list of string required".into()))?,
+                ),
+            }
+        }
+    }
+    if parts.len() > 1 {
+        let total: usize = parts.iter().map(String::len).sum::<usize>() + sep.len() * parts.len();
+        if total > MAX_STRING {
+            return Err(FnError::Call(format!(
+                "the result would be longer than {MAX_STRING} bytes"
+            )));
+        }
+    }
+    Ok(Value::String(parts.join(&sep)))
+}
+
+fn replace(args: &[Value]) -> FnResult {
+    let s = string_arg(args, 0)?;
+    let sub = string_arg(args, 1)?;
+    let rep = string_arg(args, 2)?;
+    if sub.len() > 1 && sub.starts_with('/') && sub.ends_with('/') {
+        return Err(FnError::Arg(
+            1,
+            "regular-expression patterns (/.../) are not supported by atoll; use a plain substring"
+                .into(),
+        ));
+    }
+    if sub.is_empty() {
+        return Ok(Value::String(s));
+    }
+    let count = s.matches(sub.as_str()).count();
+    if rep.len() > sub.len() && s.len() + count * (rep.len() - sub.len()) > MAX_STRING {
+        return Err(FnError::Call(format!(
+            "the result would be longer than {MAX_STRING} bytes"
+        )));
+    }
+    Ok(Value::String(s.replace(&sub, &rep)))
+}
+
+fn substr(args: &[Value]) -> FnResult {
+    let s = string_arg(args, 0)?;
+    let chars: Vec<char> = s.chars().collect();
+    let len = chars.len() as i64;
+    let mut off = int_arg(args, 1)?;
+    let mut n = int_arg(args, 2)?;
+    if off < 0 {
+        off += len;
+    }
+    if off < 0 || off > len {
+        return Err(FnError::Arg(1, "offset out of range".into()));
+    }
+    if n < 0 || off + n > len {
+        n = len - off;
+    }
+    Ok(Value::String(
+        chars[off as usize..(off + n) as usize].iter().collect(),
+    ))
+}
+
+fn conv(args: &[Value], c: &Constraint, what: &str) -> FnResult {
+    let v = args.first().cloned().unwrap_or_else(Value::null);
+    if v.is_null() {
+        return Ok(Value::Null(c.to_type()));
+    }
+    if !v.ty().is_primitive() {
+        return Err(FnError::Arg(
+            0,
+            format!("cannot convert {} to {what}", v.ty().friendly()),
+        ));
+    }
+    convert(v, c).map_err(|e| FnError::Arg(0, e.message()))
+}
+
+/// A string argument that must be a string (no conversion): used by the encoding family.
+pub(super) fn strict(args: &[Value], i: usize) -> Result<&str, FnError> {
+    str_arg(args, i)
+}

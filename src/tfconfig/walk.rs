@@ -1,0 +1,351 @@
+//! Walks a module instance in dependency order: locals, resources (expanded and evaluated
+//! against their schema), module calls (arguments checked against the child's variables, then
+//! the child walked per instance) and outputs.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::config::{ModuleCall, Resource};
+use super::diag::{Diagnostic, did_you_mean};
+use super::eval::{Ctx, Scope};
+use super::expand::{InstanceKey, Repeated, instances};
+use super::graph::Node;
+use super::load::ModuleTree;
+use super::module::{Env, InstanceNames, eval_recorded, node_order};
+use super::vars::{Raw, finalize};
+use super::{OutputValue, ResourceInstance, body, schema};
+use crate::tfconfig::value::{Type, Value};
+
+/// Collects instances and diagnostics across the whole module tree.
+#[derive(Debug)]
+pub(crate) struct Walker<'c> {
+    pub(crate) ctx: &'c Ctx,
+    pub(crate) workspace: String,
+    pub(crate) resources: Vec<ResourceInstance>,
+    pub(crate) diags: Vec<Diagnostic>,
+}
+
+/// What a walked module instance exposes: its outputs and what they depend on.
+#[derive(Debug, Default)]
+pub(crate) struct Walked {
+    pub(crate) outputs: BTreeMap<String, OutputValue>,
+    pub(crate) deps: BTreeSet<String>,
+}
+
+impl Walker<'_> {
+    /// Walks one module instance whose variables are already set in `env`.
+    pub(crate) fn module(&mut self, env: &mut Env<'_>, extra_deps: &BTreeSet<String>) -> Walked {
+        let mut walked = Walked::default();
+        let order = match node_order(env.config()) {
+            Ok(o) => o,
+            Err(d) => {
+                self.diags.push(d);
+                return walked;
+            }
+        };
+        let tree = env.tree;
+        for node in order {
+            match node {
+                Node::Local(name) => {
+                    let Some((e, _)) = tree.config.locals.get(&name) else {
+                        continue;
+                    };
+                    let (v, deps) = eval_recorded(env, self.ctx, e, None, None);
+                    let v = v.unwrap_or_else(|d| {
+                        self.diags.push(d);
+                        Value::unknown()
+                    });
+                    env.locals.insert(name.clone(), v);
+                    env.local_deps.insert(name, deps);
+                }
+                Node::Resource(i) => self.resource(env, &tree.config.resources[i], extra_deps),
+                Node::Call(name) => {
+                    let (Some(call), Some(child)) =
+                        (tree.config.calls.get(&name), tree.children.get(&name))
+                    else {
+                        continue;
+                    };
+                    self.call(env, call, child, extra_deps);
+                }
+                Node::Output(name) => {
+                    let Some(o) = tree.config.outputs.get(&name) else {
+                        continue;
+                    };
+                    let Some(e) = &o.value else { continue };
+                    let (v, deps) = eval_recorded(env, self.ctx, e, None, None);
+                    let v = match v {
+                        Ok(v) => v,
+                        Err(d) => {
+                            self.diags.push(d);
+                            if env.prefix.is_empty() {
+                                continue;
+                            }
+                            Value::unknown()
+                        }
+                    };
+                    if env.prefix.is_empty() && v.contains_sensitive() && !o.sensitive {
+                        self.diags.push(Diagnostic::error("Output refers to sensitive values", "To reduce the risk of accidentally exporting sensitive data that was intended to be only internal, atoll (like Terraform) requires that any root module output containing sensitive data be explicitly marked as sensitive, to confirm your intent.\n\nIf you do intend to export this data, annotate the output value as sensitive by adding the following argument:\n    sensitive = true", Some(o.span.clone())));
+                    }
+                    walked.deps.extend(deps);
+                    walked.outputs.insert(
+                        name,
+                        OutputValue {
+                            value: v.mark(o.sensitive),
+                            sensitive: o.sensitive,
+                        },
+                    );
+                }
+            }
+        }
+        walked
+    }
+
+    fn resource(&mut self, env: &mut Env<'_>, r: &Resource, extra_deps: &BTreeSet<String>) {
+        let key = if r.data {
+            format!("data.{}.{}", r.rtype, r.name)
+        } else {
+            format!("{}.{}", r.rtype, r.name)
+        };
+        let schema = if r.data {
+            None
+        } else {
+            schema::resource(&r.rtype)
+        };
+        let Some(schema) = schema else {
+            let what = if r.data {
+                "Data source"
+            } else {
+                "Resource type"
+            };
+            let detail = format!(
+                "{what} \"{}\" is not supported by atoll's Proxmox engine, which manages only: {}. Remove it from this project, or manage it in a stack that Terraform applies.",
+                r.rtype,
+                schema::SUPPORTED.join(", ")
+            );
+            self.diags.push(Diagnostic::error(
+                format!("Unsupported {}", what.to_lowercase()),
+                detail,
+                Some(r.type_span.clone()),
+            ));
+            env.resources.insert(key, Value::Unknown(Type::Dynamic));
+            return;
+        };
+        env.take_recorded();
+        let insts = {
+            let names = InstanceNames {
+                env,
+                each: None,
+                count: None,
+            };
+            let scope = Scope::new(self.ctx, &names, r.file);
+            instances(
+                &scope,
+                r.count.as_ref(),
+                r.for_each.as_ref(),
+                Repeated::Resource,
+            )
+        };
+        let insts = match insts {
+            Ok(i) => i,
+            Err(d) => {
+                self.diags.push(d);
+                env.resources.insert(key, Value::Unknown(Type::Dynamic));
+                return;
+            }
+        };
+        let base_deps = env.take_recorded();
+        let mut values: Vec<(InstanceKey, Value)> = Vec::with_capacity(insts.len());
+        let static_deps: BTreeSet<String> = r
+            .depends_on
+            .iter()
+            .map(|(t, _)| format!("{}{t}", env.prefix))
+            .collect();
+        for inst in insts {
+            let names = InstanceNames {
+                env,
+                each: inst.each.clone(),
+                count: inst.count,
+            };
+            let scope = Scope::new(self.ctx, &names, r.file);
+            let attrs = body::eval_body(
+                &scope,
+                &r.body,
+                &schema.body,
+                true,
+                r.open.range.clone(),
+                &mut self.diags,
+            );
+            let mut deps = env.take_recorded();
+            deps.extend(base_deps.iter().cloned());
+            deps.extend(static_deps.iter().cloned());
+            deps.extend(extra_deps.iter().cloned());
+            let address = format!("{}{key}{}", env.prefix, inst.key);
+            deps.remove(&address);
+            let declared_at = self
+                .ctx
+                .sources
+                .borrow()
+                .locate(&r.span)
+                .map(|(f, l, _)| format!("{f}:{l}"))
+                .unwrap_or_default();
+            self.resources.push(ResourceInstance {
+                address,
+                module: env.prefix.trim_end_matches('.').to_owned(),
+                resource_type: r.rtype.clone(),
+                name: r.name.clone(),
+                key: inst.key.clone(),
+                attributes: attrs.clone(),
+                lifecycle: r.lifecycle.clone(),
+                depends_on: deps.into_iter().collect(),
+                declared_at,
+            });
+            values.push((inst.key, attrs));
+        }
+        env.resources.insert(
+            key,
+            collect(r.for_each.is_some(), r.count.is_some(), values),
+        );
+    }
+
+    fn call(
+        &mut self,
+        env: &mut Env<'_>,
+        call: &ModuleCall,
+        child: &ModuleTree,
+        extra_deps: &BTreeSet<String>,
+    ) {
+        self.check_args(call, child);
+        env.take_recorded();
+        let insts = {
+            let names = InstanceNames {
+                env,
+                each: None,
+                count: None,
+            };
+            let scope = Scope::new(self.ctx, &names, call.span.file);
+            instances(
+                &scope,
+                call.count.as_ref(),
+                call.for_each.as_ref(),
+                Repeated::Module,
+            )
+        };
+        let insts = match insts {
+            Ok(i) => i,
+            Err(d) => {
+                self.diags.push(d);
+                env.modules.insert(call.name.clone(), Value::unknown());
+                return;
+            }
+        };
+        let mut child_extra = extra_deps.clone();
+        child_extra.extend(env.take_recorded());
+        child_extra.extend(
+            call.depends_on
+                .iter()
+                .map(|(t, _)| format!("{}{t}", env.prefix)),
+        );
+        let mut values = Vec::with_capacity(insts.len());
+        let mut all_deps = BTreeSet::new();
+        for inst in insts {
+            let prefix = format!("{}module.{}{}.", env.prefix, call.name, inst.key);
+            let mut cenv = Env::new(child, prefix.clone(), self.workspace.clone());
+            for (name, decl) in &child.config.variables {
+                let arg = call.args.iter().find(|(a, _, _)| a == name);
+                let raw = arg.map(|(_, _, e)| {
+                    let (v, deps) = eval_recorded(env, self.ctx, e, inst.each.clone(), inst.count);
+                    cenv.var_deps.insert(name.clone(), deps);
+                    let value = v.unwrap_or_else(|d| {
+                        self.diags.push(d);
+                        Value::unknown()
+                    });
+                    Raw {
+                        value,
+                        span: e.span(),
+                    }
+                });
+                let addr = format!("{prefix}var.{name}");
+                let v = if arg.is_some()
+                    && raw
+                        .as_ref()
+                        .is_some_and(|r| r.value.is_unknown() && r.value.ty() == Type::Dynamic)
+                {
+                    Value::unknown()
+                } else {
+                    finalize(self.ctx, decl, raw, &addr, false, &mut self.diags)
+                };
+                cenv.vars.insert(name.clone(), v);
+            }
+            let walked = self.module(&mut cenv, &child_extra);
+            all_deps.extend(walked.deps);
+            let obj = Value::Object(
+                walked
+                    .outputs
+                    .into_iter()
+                    .map(|(k, o)| (k, o.value))
+                    .collect(),
+            );
+            values.push((inst.key, obj));
+        }
+        env.module_deps.insert(call.name.clone(), all_deps);
+        env.modules.insert(
+            call.name.clone(),
+            collect(call.for_each.is_some(), call.count.is_some(), values),
+        );
+    }
+
+    /// `Unsupported argument` (with did-you-mean) and `Missing required argument`, as
+    /// Terraform reports them for a module call.
+    fn check_args(&mut self, call: &ModuleCall, child: &ModuleTree) {
+        let vars = &child.config.variables;
+        let given: BTreeSet<&str> = call.args.iter().map(|(a, _, _)| a.as_str()).collect();
+        for (name, span, _) in &call.args {
+            if vars.contains_key(name) {
+                continue;
+            }
+            let unset = vars
+                .keys()
+                .map(String::as_str)
+                .filter(|v| !given.contains(v));
+            self.diags.push(Diagnostic::error(
+                "Unsupported argument",
+                format!(
+                    "An argument named \"{name}\" is not expected here.{}",
+                    did_you_mean(name, unset)
+                ),
+                Some(span.clone()),
+            ));
+        }
+        for (name, v) in vars {
+            if v.default.is_none() && !given.contains(name.as_str()) {
+                self.diags.push(Diagnostic::error(
+                    "Missing required argument",
+                    format!("The argument \"{name}\" is required, but no definition was found."),
+                    Some(call.open_span.clone()),
+                ));
+            }
+        }
+    }
+}
+
+/// The reference value of a repeated object: the single instance, an object keyed by
+/// `for_each` key, or a tuple for `count`.
+fn collect(for_each: bool, count: bool, values: Vec<(InstanceKey, Value)>) -> Value {
+    if for_each {
+        Value::Object(
+            values
+                .into_iter()
+                .filter_map(|(k, v)| match k {
+                    InstanceKey::Str(s) => Some((s, v)),
+                    _ => None,
+                })
+                .collect(),
+        )
+    } else if count {
+        Value::Tuple(values.into_iter().map(|(_, v)| v).collect())
+    } else {
+        values
+            .into_iter()
+            .next()
+            .map_or_else(Value::unknown, |(_, v)| v)
+    }
+}
