@@ -4,14 +4,24 @@
 //! backends pass one shared conformance suite (`tests/store_conformance.rs`).
 //!
 //! This file fixes the surface other modules code against. The backends live in `sqlite.rs` and
-//! `postgres.rs`.
+//! `postgres.rs`; [`connect`] picks one from the URL scheme and runs its migrations. This module
+//! must not know what a job does, and nothing outside it writes SQL against its tables.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
+
+mod postgres;
+mod rows;
+mod schema;
+mod sqlite;
+
+pub use postgres::PgStore;
+pub use sqlite::SqliteStore;
 
 /// What went wrong talking to the store, by what the caller can do about it.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +38,43 @@ pub enum StoreError {
     /// Anything else: a bug or a corrupt row.
     #[error("store error: {0}")]
     Internal(String),
+    /// The store URL or its options are wrong; fix `store.url` in the configuration.
+    #[error("store configuration: {0}")]
+    Config(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        use sqlx::Error as E;
+        match err {
+            E::Io(_) | E::Tls(_) | E::PoolTimedOut | E::PoolClosed | E::WorkerCrashed => {
+                Self::Unavailable(err.to_string())
+            }
+            E::Protocol(_) => Self::Unavailable(err.to_string()),
+            E::Configuration(_) => Self::Config(err.to_string()),
+            E::RowNotFound => Self::NotFound(err.to_string()),
+            E::Database(ref db) if db.is_unique_violation() => Self::Conflict(db.to_string()),
+            E::Database(ref db) if is_unavailable_code(db.code().as_deref()) => {
+                Self::Unavailable(err.to_string())
+            }
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for StoreError {
+    fn from(err: sqlx::migrate::MigrateError) -> Self {
+        Self::Internal(format!("running migrations: {err}"))
+    }
+}
+
+/// SQLite `SQLITE_BUSY`/`SQLITE_LOCKED` and PostgreSQL connection/shutdown classes: try again.
+fn is_unavailable_code(code: Option<&str>) -> bool {
+    match code {
+        Some("5" | "6" | "517" | "261") => true,
+        Some(pg) => pg.starts_with("08") || pg.starts_with("57P"),
+        None => false,
+    }
 }
 
 /// Which forge a delivery came from.
@@ -110,6 +157,21 @@ impl JobState {
         }
     }
 
+    /// The state named by its stored form, as written by [`JobState::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::Queued,
+            Self::Running,
+            Self::Applying,
+            Self::Succeeded,
+            Self::Failed,
+            Self::Interrupted,
+            Self::Cancelled,
+        ]
+        .into_iter()
+        .find(|state| state.as_str() == s)
+    }
+
     pub fn is_terminal(self) -> bool {
         matches!(
             self,
@@ -158,6 +220,43 @@ pub struct LogLine {
 pub struct Reaped {
     pub requeued: Vec<Uuid>,
     pub interrupted: Vec<Uuid>,
+    /// Expired `running` jobs that had already been claimed [`MAX_ATTEMPTS`] times: a job that
+    /// keeps killing its worker is failed rather than retried forever.
+    pub failed: Vec<Uuid>,
+}
+
+/// How many times a job may be claimed before an expired lease fails it instead of requeueing.
+pub const MAX_ATTEMPTS: u32 = 5;
+
+/// Wakes claim loops when a job may have become claimable (enqueued, requeued, or a slot freed).
+/// Cheap to clone; a change made while nobody waits is remembered until the next `changed()`.
+pub type JobSignal = tokio::sync::watch::Receiver<u64>;
+
+/// Opens the store named by `url` (`sqlite://PATH`, `sqlite::memory:`, `postgres://...`),
+/// creating a SQLite file if missing, and brings its schema up to date.
+pub async fn connect(url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    let scheme = url.split_once(':').map_or("", |(scheme, _)| scheme);
+    match scheme {
+        "sqlite" => Ok(Arc::new(SqliteStore::open(url).await?)),
+        "postgres" | "postgresql" => Ok(Arc::new(PgStore::connect(url).await?)),
+        _ => Err(StoreError::Config(format!(
+            "unsupported store url scheme `{scheme}`: use `sqlite://PATH` or `postgres://USER@HOST/DB`"
+        ))),
+    }
+}
+
+/// The states a worker may move a job it holds from, to reach `target`. Claiming (to `running`)
+/// and the reaper's moves are not transitions.
+pub(crate) fn transition_sources(target: JobState) -> &'static [JobState] {
+    match target {
+        JobState::Queued => &[JobState::Running],
+        JobState::Applying => &[JobState::Running],
+        JobState::Interrupted => &[JobState::Applying],
+        JobState::Succeeded | JobState::Failed | JobState::Cancelled => {
+            &[JobState::Running, JobState::Applying]
+        }
+        JobState::Running => &[],
+    }
 }
 
 /// The persistence seam. Implemented by `SqliteStore` and `PgStore`.
@@ -190,7 +289,9 @@ pub trait Store: Send + Sync + Debug {
     async fn heartbeat(&self, job: Uuid, worker: &str, lease: Duration)
     -> Result<bool, StoreError>;
 
-    /// Moves a job this worker holds to `state` (e.g. `applying`, `succeeded`, `failed`).
+    /// Moves a job this worker holds to `state`: `applying` from `running`; `succeeded`,
+    /// `failed` or `cancelled` from either; `interrupted` from `applying`; `queued` from `running`
+    /// (gives it back). `false` when the job is not this worker's or not in a source state.
     async fn transition(
         &self,
         job: Uuid,
@@ -199,8 +300,14 @@ pub trait Store: Send + Sync + Debug {
         error: Option<&str>,
     ) -> Result<bool, StoreError>;
 
-    /// Expired leases: `running` back to `queued`, `applying` to `interrupted`.
+    /// Expired leases: `running` back to `queued` (or `failed` after [`MAX_ATTEMPTS`] claims),
+    /// `applying` to `interrupted`.
     async fn reap(&self) -> Result<Reaped, StoreError>;
+
+    /// A signal that changes when a job may have become claimable; claim loops wait on it or on
+    /// a poll interval, whichever comes first. PostgreSQL feeds it from `LISTEN`, so jobs queued
+    /// by another replica wake this one.
+    fn job_signal(&self) -> JobSignal;
 
     async fn get_job(&self, job: Uuid) -> Result<Option<Job>, StoreError>;
 
@@ -211,4 +318,50 @@ pub trait Store: Send + Sync + Debug {
 
     /// Log lines with `seq > after`, in order.
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn connect_refuses_an_unknown_scheme_without_echoing_the_url() {
+        let err = connect("mysql://root:hunter2@db/atoll").await.err();
+        let msg = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            msg.contains("unsupported store url scheme `mysql`"),
+            "{msg}"
+        );
+        assert!(!msg.contains("hunter2"), "the password leaked: {msg}");
+    }
+
+    #[tokio::test]
+    async fn connect_opens_an_in_memory_sqlite_store() {
+        let store = connect("sqlite::memory:").await;
+        assert!(store.is_ok_and(|_| true));
+    }
+
+    #[tokio::test]
+    async fn job_state_check_constraint_refuses_unknown_states() {
+        let store = SqliteStore::in_memory().await.map_err(|e| e.to_string());
+        let store = store.unwrap_or_else(|e| panic!("{e}"));
+        let err = store.insert_raw_state("exploded").await;
+        assert!(err.is_err_and(|e| e.to_string().contains("CHECK")));
+    }
+
+    #[test]
+    fn job_state_round_trips_through_its_stored_name() {
+        for state in [
+            JobState::Queued,
+            JobState::Running,
+            JobState::Applying,
+            JobState::Succeeded,
+            JobState::Failed,
+            JobState::Interrupted,
+            JobState::Cancelled,
+        ] {
+            assert_eq!(JobState::parse(state.as_str()), Some(state));
+        }
+        assert_eq!(JobState::parse("Queued"), None);
+    }
 }

@@ -1,0 +1,434 @@
+//! The PostgreSQL backend, for several replicas on one database. Claims serialise on a
+//! transaction-scoped advisory lock (so the caps hold across replicas) and pick rows with
+//! `FOR UPDATE SKIP LOCKED`; new work is announced with `NOTIFY` and heard with `LISTEN`.
+//! Lease times come from the database clock, so replicas agree on when a lease expires.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions, PgRow};
+use sqlx::{PgConnection, Row};
+use tokio::sync::watch;
+use tokio::task::AbortHandle;
+use uuid::Uuid;
+
+use super::rows::{self, INTERRUPTED_MESSAGE};
+use super::{
+    ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, MAX_ATTEMPTS, NewDelivery,
+    NewJob, Reaped, Store, StoreError, schema, transition_sources,
+};
+
+/// The `NOTIFY` channel that announces claimable work.
+const CHANNEL: &str = "atoll_jobs";
+const CONNECTIONS: u32 = 10;
+/// Wait before re-opening a lost `LISTEN` connection.
+const RELISTEN_BACKOFF: Duration = Duration::from_secs(1);
+/// Serialises claims per schema: `pg_advisory_xact_lock(CLAIM_LOCK, hashtext(current_schema()))`.
+const CLAIM_LOCK: i32 = 0x4154_4F4C; // "ATOL"
+const JOB_COLUMNS: &str =
+    "id, kind, repo, pr, state, payload, attempts, worker, created_at, lease_until, error";
+/// `clock_timestamp()` plus `$n` microseconds.
+macro_rules! lease_from_now {
+    ($n:literal) => {
+        concat!(
+            "clock_timestamp() + interval '1 microsecond' * $",
+            $n,
+            "::float8"
+        )
+    };
+}
+
+/// A store in a PostgreSQL database (the schema is the connection's `search_path`; set it with
+/// `?options[search_path]=NAME` in the URL).
+#[derive(Debug)]
+pub struct PgStore {
+    pool: PgPool,
+    signal: watch::Sender<u64>,
+    listener: AbortHandle,
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
+}
+
+impl PgStore {
+    /// Connects to `postgres://...`, runs migrations and starts listening for new work.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let options = PgConnectOptions::from_str(url)
+            .map_err(|e| StoreError::Config(format!("parsing postgres store url: {e}")))?;
+        let pool = PgPoolOptions::new()
+            .max_connections(CONNECTIONS)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options)
+            .await
+            .map_err(|e| StoreError::Unavailable(format!("connecting to postgres: {e}")))?;
+        schema::postgres().await?.run(&pool).await?;
+        let signal = watch::Sender::new(0);
+        let mut listener = PgListener::connect_with(&pool).await?;
+        listener.listen(CHANNEL).await?;
+        let task = tokio::spawn(listen(listener, pool.clone(), signal.clone()));
+        Ok(Self {
+            pool,
+            signal,
+            listener: task.abort_handle(),
+        })
+    }
+
+    fn wake(&self) {
+        bump(&self.signal);
+    }
+}
+
+fn bump(signal: &watch::Sender<u64>) {
+    signal.send_modify(|n| *n = n.wrapping_add(1));
+}
+
+/// Turns notifications into signal changes until the store is dropped; a lost connection is
+/// re-opened, and counted as a change because notifications may have been missed meanwhile.
+async fn listen(mut listener: PgListener, pool: PgPool, signal: watch::Sender<u64>) {
+    loop {
+        match listener.try_recv().await {
+            Ok(Some(_)) => bump(&signal),
+            Ok(None) => bump(&signal), // reconnects and re-listens on the next call
+            Err(err) => {
+                tracing::warn!(error = %err, "store: lost the postgres LISTEN connection; retrying");
+                bump(&signal);
+                tokio::time::sleep(RELISTEN_BACKOFF).await;
+                match PgListener::connect_with(&pool).await {
+                    Ok(mut fresh) => {
+                        if fresh.listen(CHANNEL).await.is_ok() {
+                            listener = fresh;
+                        }
+                    }
+                    Err(err) => tracing::warn!(error = %err, "store: re-opening LISTEN failed"),
+                }
+            }
+        }
+    }
+}
+
+async fn notify(conn: &mut PgConnection) -> Result<(), StoreError> {
+    sqlx::query("SELECT pg_notify($1, '')")
+        .bind(CHANNEL)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+async fn insert_job(conn: &mut PgConnection, job: &NewJob) -> Result<Option<Uuid>, StoreError> {
+    let id = Uuid::new_v4();
+    let inserted = sqlx::query(
+        "INSERT INTO jobs (id, kind, repo, pr, state, payload, dedup_key)
+         VALUES ($1, $2, $3, $4, 'queued', $5, $6) ON CONFLICT DO NOTHING",
+    )
+    .bind(id)
+    .bind(&job.kind)
+    .bind(&job.repo)
+    .bind(rows::pr_to_db(job.pr)?)
+    .bind(&job.payload)
+    .bind(&job.dedup_key)
+    .execute(conn)
+    .await?
+    .rows_affected();
+    Ok((inserted == 1).then_some(id))
+}
+
+fn job_from_row(row: &PgRow) -> Result<Job, StoreError> {
+    let attempts: i32 = row.try_get("attempts")?;
+    Ok(Job {
+        id: row.try_get("id")?,
+        kind: row.try_get("kind")?,
+        repo: row.try_get("repo")?,
+        pr: rows::pr_from_db(row.try_get("pr")?)?,
+        state: rows::state_from_db(row.try_get("state")?)?,
+        payload: row.try_get("payload")?,
+        attempts: rows::attempts_from_db(i64::from(attempts))?,
+        worker: row.try_get("worker")?,
+        created_at: row.try_get("created_at")?,
+        lease_until: row.try_get("lease_until")?,
+        error: row.try_get("error")?,
+    })
+}
+
+fn ids(rows: &[PgRow]) -> Result<Vec<Uuid>, StoreError> {
+    rows.iter().map(|row| Ok(row.try_get("id")?)).collect()
+}
+
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "leases far below 2^53 microseconds (285 years) are exact as f64"
+)]
+fn lease_micros(lease: Duration) -> f64 {
+    rows::micros(lease) as f64
+}
+
+#[async_trait]
+impl Store for PgStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn accept_delivery(
+        &self,
+        delivery: NewDelivery,
+        job: Option<NewJob>,
+    ) -> Result<DeliveryOutcome, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let job_id = match &job {
+            Some(job) => match insert_job(&mut tx, job).await? {
+                Some(id) => Some(id),
+                None => {
+                    tx.rollback().await?;
+                    return Ok(DeliveryOutcome::Duplicate);
+                }
+            },
+            None => None,
+        };
+        let recorded = sqlx::query(
+            "INSERT INTO deliveries (forge, delivery_id, event, repo, job_id)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+        )
+        .bind(delivery.forge.as_str())
+        .bind(&delivery.delivery_id)
+        .bind(&delivery.event)
+        .bind(&delivery.repo)
+        .bind(job_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if recorded == 0 {
+            tx.rollback().await?;
+            return Ok(DeliveryOutcome::Duplicate);
+        }
+        if job_id.is_some() {
+            notify(&mut tx).await?;
+        }
+        tx.commit().await?;
+        if job_id.is_some() {
+            self.wake();
+        }
+        Ok(DeliveryOutcome::Accepted { job: job_id })
+    }
+
+    async fn enqueue(&self, job: NewJob) -> Result<DeliveryOutcome, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let Some(id) = insert_job(&mut tx, &job).await? else {
+            tx.rollback().await?;
+            return Ok(DeliveryOutcome::Duplicate);
+        };
+        notify(&mut tx).await?;
+        tx.commit().await?;
+        self.wake();
+        Ok(DeliveryOutcome::Accepted { job: Some(id) })
+    }
+
+    async fn claim(
+        &self,
+        worker: &str,
+        kinds: &[&str],
+        lease: Duration,
+        limits: ClaimLimits,
+    ) -> Result<Option<Job>, StoreError> {
+        if kinds.is_empty() || limits.global == 0 || limits.per_repo == 0 {
+            return Ok(None);
+        }
+        let sql = format!(
+            "UPDATE jobs SET state = 'running', worker = $1, lease_until = {lease},
+                 attempts = attempts + 1, updated_at = clock_timestamp()
+             WHERE id = (
+                 SELECT j.id FROM jobs j
+                 WHERE j.state = 'queued' AND j.kind = ANY($3)
+                   AND (SELECT count(*) FROM jobs a WHERE a.state IN ('running', 'applying')) < $4
+                   AND (SELECT count(*) FROM jobs r
+                        WHERE r.state IN ('running', 'applying') AND r.repo = j.repo) < $5
+                 ORDER BY j.seq LIMIT 1
+                 FOR UPDATE SKIP LOCKED)
+             RETURNING {JOB_COLUMNS}",
+            lease = lease_from_now!(2),
+        );
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))")
+            .bind(CLAIM_LOCK)
+            .execute(&mut *tx)
+            .await?;
+        let row = sqlx::query(&sql)
+            .bind(worker)
+            .bind(lease_micros(lease))
+            .bind(kinds)
+            .bind(i64::from(limits.global))
+            .bind(i64::from(limits.per_repo))
+            .fetch_optional(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        row.as_ref().map(job_from_row).transpose()
+    }
+
+    async fn heartbeat(
+        &self,
+        job: Uuid,
+        worker: &str,
+        lease: Duration,
+    ) -> Result<bool, StoreError> {
+        let sql = format!(
+            "UPDATE jobs SET lease_until = {}, updated_at = clock_timestamp()
+             WHERE id = $2 AND worker = $3 AND state IN ('running', 'applying')",
+            lease_from_now!(1)
+        );
+        let updated = sqlx::query(&sql)
+            .bind(lease_micros(lease))
+            .bind(job)
+            .bind(worker)
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+        Ok(updated == 1)
+    }
+
+    async fn transition(
+        &self,
+        job: Uuid,
+        worker: &str,
+        state: JobState,
+        error: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let sources: Vec<&str> = transition_sources(state)
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
+        if sources.is_empty() {
+            return Ok(false);
+        }
+        let frees_a_slot = state != JobState::Applying;
+        let mut tx = self.pool.begin().await?;
+        let updated = sqlx::query(
+            "UPDATE jobs SET state = $1, error = $2, updated_at = clock_timestamp(),
+                 worker = CASE WHEN $3 THEN NULL ELSE worker END,
+                 lease_until = CASE WHEN $4 THEN lease_until ELSE NULL END,
+                 finished_at = CASE WHEN $5 THEN clock_timestamp() ELSE finished_at END
+             WHERE id = $6 AND worker = $7 AND state = ANY($8)",
+        )
+        .bind(state.as_str())
+        .bind(error)
+        .bind(state == JobState::Queued)
+        .bind(state == JobState::Applying)
+        .bind(state.is_terminal())
+        .bind(job)
+        .bind(worker)
+        .bind(&sources)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if updated == 1 && frees_a_slot {
+            notify(&mut tx).await?;
+        }
+        tx.commit().await?;
+        if updated == 1 && frees_a_slot {
+            self.wake();
+        }
+        Ok(updated == 1)
+    }
+
+    async fn reap(&self) -> Result<Reaped, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let reaped = reap_expired(&mut tx).await?;
+        if reaped != Reaped::default() {
+            notify(&mut tx).await?;
+        }
+        tx.commit().await?;
+        if reaped != Reaped::default() {
+            self.wake();
+        }
+        Ok(reaped)
+    }
+
+    fn job_signal(&self) -> JobSignal {
+        self.signal.subscribe()
+    }
+
+    async fn get_job(&self, job: Uuid) -> Result<Option<Job>, StoreError> {
+        let sql = format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1");
+        let row = sqlx::query(&sql)
+            .bind(job)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(job_from_row).transpose()
+    }
+
+    async fn list_jobs(&self, limit: u32) -> Result<Vec<Job>, StoreError> {
+        let sql = format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY seq DESC LIMIT $1");
+        let rows = sqlx::query(&sql)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(job_from_row).collect()
+    }
+
+    async fn append_log(&self, job: Uuid, line: &str) -> Result<i64, StoreError> {
+        let seq: Option<i64> = sqlx::query_scalar(
+            "WITH next AS (UPDATE jobs SET log_seq = log_seq + 1 WHERE id = $1 RETURNING log_seq)
+             INSERT INTO job_logs (job_id, seq, line) SELECT $1, log_seq, $2 FROM next
+             RETURNING seq",
+        )
+        .bind(job)
+        .bind(line)
+        .fetch_optional(&self.pool)
+        .await?;
+        seq.ok_or_else(|| StoreError::NotFound(format!("job {job} (appending a log line)")))
+    }
+
+    async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT seq, line FROM job_logs WHERE job_id = $1 AND seq > $2 ORDER BY seq",
+        )
+        .bind(job)
+        .bind(after)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(LogLine {
+                    seq: row.try_get("seq")?,
+                    line: row.try_get("line")?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The reaper's three moves, in one transaction.
+async fn reap_expired(tx: &mut PgConnection) -> Result<Reaped, StoreError> {
+    let failed = sqlx::query(
+        "UPDATE jobs SET state = 'failed', lease_until = NULL, error = $1,
+             finished_at = clock_timestamp(), updated_at = clock_timestamp()
+         WHERE state = 'running' AND lease_until <= clock_timestamp() AND attempts >= $2
+         RETURNING id",
+    )
+    .bind(rows::gave_up_message())
+    .bind(i32::try_from(MAX_ATTEMPTS).unwrap_or(i32::MAX))
+    .fetch_all(&mut *tx)
+    .await?;
+    let requeued = sqlx::query(
+        "UPDATE jobs SET state = 'queued', worker = NULL, lease_until = NULL,
+             updated_at = clock_timestamp()
+         WHERE state = 'running' AND lease_until <= clock_timestamp() RETURNING id",
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    let interrupted = sqlx::query(
+        "UPDATE jobs SET state = 'interrupted', lease_until = NULL, error = $1,
+             finished_at = clock_timestamp(), updated_at = clock_timestamp()
+         WHERE state = 'applying' AND lease_until <= clock_timestamp() RETURNING id",
+    )
+    .bind(INTERRUPTED_MESSAGE)
+    .fetch_all(&mut *tx)
+    .await?;
+    Ok(Reaped {
+        requeued: ids(&requeued)?,
+        interrupted: ids(&interrupted)?,
+        failed: ids(&failed)?,
+    })
+}

@@ -1,0 +1,76 @@
+//! The migrations of each backend, embedded in the binary and applied by sqlx's migrator (which
+//! records them in `_sqlx_migrations` and refuses a database whose applied scripts changed).
+//!
+//! They are listed here by hand rather than with `sqlx::migrate!`, which would pull in the sqlx
+//! proc-macro crate (and its database drivers) at build time for two files.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::pin::Pin;
+
+use sqlx::error::BoxDynError;
+use sqlx::migrate::{MigrateError, Migration, MigrationSource, MigrationType, Migrator};
+
+/// `(version, description, sql)` for SQLite, oldest first.
+const SQLITE: &[(i64, &str, &str)] = &[(
+    1,
+    "jobs",
+    include_str!("../../migrations/sqlite/0001_jobs.sql"),
+)];
+
+/// `(version, description, sql)` for PostgreSQL, oldest first.
+const POSTGRES: &[(i64, &str, &str)] = &[(
+    1,
+    "jobs",
+    include_str!("../../migrations/postgres/0001_jobs.sql"),
+)];
+
+pub(crate) async fn sqlite() -> Result<Migrator, MigrateError> {
+    Migrator::new(Embedded(SQLITE)).await
+}
+
+pub(crate) async fn postgres() -> Result<Migrator, MigrateError> {
+    Migrator::new(Embedded(POSTGRES)).await
+}
+
+/// A migration source compiled into the binary.
+#[derive(Debug)]
+struct Embedded(&'static [(i64, &'static str, &'static str)]);
+
+impl MigrationSource<'static> for Embedded {
+    fn resolve(
+        self,
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<Migration>, BoxDynError>> + Send + 'static>> {
+        let migrations = self
+            .0
+            .iter()
+            .map(|&(version, description, sql)| {
+                Migration::new(
+                    version,
+                    Cow::Borrowed(description),
+                    MigrationType::Simple,
+                    Cow::Borrowed(sql),
+                    false,
+                )
+            })
+            .collect();
+        Box::pin(std::future::ready(Ok(migrations)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migration_versions_increase_and_match_file_names() {
+        for scripts in [SQLITE, POSTGRES] {
+            let versions: Vec<i64> = scripts.iter().map(|s| s.0).collect();
+            let mut sorted = versions.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(versions, sorted, "versions must be unique and ascending");
+            assert!(scripts.iter().all(|s| !s.2.trim().is_empty()));
+        }
+    }
+}

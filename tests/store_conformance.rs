@@ -1,0 +1,95 @@
+//! One conformance suite for every `Store` backend: each case runs against SQLite, and against
+//! PostgreSQL when `ATOLL_TEST_DATABASE_URL` is set (`sqlite::...` and `postgres::...` tests).
+
+mod support;
+
+#[path = "store_conformance/cases.rs"]
+mod cases;
+
+per_backend!(
+    ping_answers,
+    duplicate_delivery_is_processed_once,
+    same_comment_id_with_new_delivery_id_queues_once,
+    same_delivery_id_from_another_forge_is_a_new_delivery,
+    delivery_without_job_is_recorded_once,
+    enqueue_without_delivery_dedups_by_key,
+    jobs_without_dedup_key_are_never_duplicates,
+    stored_job_keeps_its_fields,
+    list_jobs_returns_newest_first,
+    claim_returns_oldest_queued_job_of_requested_kinds,
+    claim_leases_job_to_worker_and_counts_attempt,
+    claim_respects_global_cap,
+    claim_respects_per_repo_cap,
+    concurrent_claims_never_hand_one_job_to_two_workers,
+    heartbeat_extends_only_the_holders_lease,
+    transition_follows_job_lifecycle,
+    transition_by_another_worker_is_refused,
+    terminal_job_cannot_be_moved_again,
+    released_job_is_claimable_again,
+    expired_running_job_is_requeued_with_attempts_counted,
+    expired_applying_job_is_interrupted_not_retried,
+    job_that_keeps_losing_its_worker_fails_after_max_attempts,
+    unexpired_lease_is_not_reaped,
+    job_log_lines_are_dense_ordered_and_resumable,
+    append_log_to_missing_job_is_not_found,
+    job_signal_fires_when_a_job_is_queued,
+    jobs_survive_reopening_the_store,
+);
+
+/// Cases that only PostgreSQL can pass: several replicas share one database.
+mod postgres_replicas {
+    use std::time::Duration;
+
+    use atoll::store::NewJob;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_job_queued_by_another_replica_wakes_this_one() {
+        let Some(db) = crate::support::postgres().await else {
+            return;
+        };
+        let replica = db.reopen().await;
+        let mut signal = db.store.job_signal();
+        signal.borrow_and_update();
+        let job = NewJob {
+            kind: "plan".to_owned(),
+            repo: "r".to_owned(),
+            pr: None,
+            dedup_key: None,
+            payload: serde_json::json!({}),
+        };
+        replica.enqueue(job).await.expect("enqueue on the replica");
+        tokio::time::timeout(Duration::from_secs(10), signal.changed())
+            .await
+            .expect("NOTIFY from the replica wakes this store within 10s")
+            .expect("signal sender alive");
+        db.finish().await;
+    }
+}
+
+/// Cases about the SQLite file itself.
+mod sqlite_file {
+    use atoll::store;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite_stores_creating_one_new_file_at_once_both_open_it() {
+        for round in 0..5 {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let url = format!("sqlite://{}", dir.path().join("new.db").display());
+            let (a, b) = tokio::join!(store::connect(&url), store::connect(&url));
+            a.unwrap_or_else(|e| panic!("round {round}, first opener: {e}"));
+            b.unwrap_or_else(|e| panic!("round {round}, second opener: {e}"));
+        }
+    }
+
+    #[tokio::test]
+    async fn sqlite_store_in_a_missing_directory_fails_with_a_clear_error() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!(
+            "sqlite://{}",
+            dir.path().join("no/such/dir/atoll.db").display()
+        );
+        let err = store::connect(&url).await.err().map(|e| e.to_string());
+        let msg = err.expect("opening must fail");
+        assert!(msg.contains("opening the sqlite database"), "{msg}");
+    }
+}
