@@ -19,9 +19,11 @@ mod postgres;
 mod rows;
 mod schema;
 mod sqlite;
+mod state;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
+pub use state::{ManagedResource, Secrets, StateScope, StateStore};
 
 /// What went wrong talking to the store, by what the caller can do about it.
 #[derive(Debug, thiserror::Error)]
@@ -261,7 +263,7 @@ pub(crate) fn transition_sources(target: JobState) -> &'static [JobState] {
 
 /// The persistence seam. Implemented by `SqliteStore` and `PgStore`.
 #[async_trait::async_trait]
-pub trait Store: Send + Sync + Debug {
+pub trait Store: StateStore + Send + Sync + Debug {
     /// Cheap round trip, for `/readyz`.
     async fn ping(&self) -> Result<(), StoreError>;
 

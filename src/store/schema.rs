@@ -12,18 +12,32 @@ use sqlx::error::BoxDynError;
 use sqlx::migrate::{MigrateError, Migration, MigrationSource, MigrationType, Migrator};
 
 /// `(version, description, sql)` for SQLite, oldest first.
-const SQLITE: &[(i64, &str, &str)] = &[(
-    1,
-    "jobs",
-    include_str!("../../migrations/sqlite/0001_jobs.sql"),
-)];
+const SQLITE: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "jobs",
+        include_str!("../../migrations/sqlite/0001_jobs.sql"),
+    ),
+    (
+        2,
+        "managed resources",
+        include_str!("../../migrations/sqlite/0002_managed_resources.sql"),
+    ),
+];
 
 /// `(version, description, sql)` for PostgreSQL, oldest first.
-const POSTGRES: &[(i64, &str, &str)] = &[(
-    1,
-    "jobs",
-    include_str!("../../migrations/postgres/0001_jobs.sql"),
-)];
+const POSTGRES: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "jobs",
+        include_str!("../../migrations/postgres/0001_jobs.sql"),
+    ),
+    (
+        2,
+        "managed resources",
+        include_str!("../../migrations/postgres/0002_managed_resources.sql"),
+    ),
+];
 
 pub(crate) async fn sqlite() -> Result<Migrator, MigrateError> {
     Migrator::new(Embedded(SQLITE)).await

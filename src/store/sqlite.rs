@@ -30,7 +30,7 @@ const JOB_COLUMNS: &str =
 /// A store in one SQLite file (or in memory, for tests).
 #[derive(Debug)]
 pub struct SqliteStore {
-    writer: SqlitePool,
+    pub(super) writer: SqlitePool,
     reader: SqlitePool,
     signal: watch::Sender<u64>,
 }

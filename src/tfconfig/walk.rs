@@ -19,6 +19,9 @@ use crate::tfconfig::value::{Type, Value};
 #[derive(Debug)]
 pub(crate) struct Walker<'c> {
     pub(crate) ctx: &'c Ctx,
+    /// Values of computed attributes already known from atoll's state (generated values,
+    /// download ids), by instance address.
+    pub(crate) known: &'c super::Known,
     pub(crate) workspace: String,
     pub(crate) resources: Vec<ResourceInstance>,
     pub(crate) diags: Vec<Diagnostic>,
@@ -180,6 +183,7 @@ impl Walker<'_> {
             deps.extend(extra_deps.iter().cloned());
             let address = format!("{}{key}{}", env.prefix, inst.key);
             deps.remove(&address);
+            let attrs = with_known(attrs, self.known.get(&address));
             let declared_at = self
                 .ctx
                 .sources
@@ -348,4 +352,21 @@ fn collect(for_each: bool, count: bool, values: Vec<(InstanceKey, Value)>) -> Va
             .next()
             .map_or_else(Value::unknown, |(_, v)| v)
     }
+}
+
+/// Fills attributes that evaluated to unknown with the values atoll already knows for this
+/// instance (a generated password from state, a download's volume id).
+fn with_known(attrs: Value, known: Option<&BTreeMap<String, Value>>) -> Value {
+    let (Some(known), Value::Object(mut fields)) = (known, attrs.clone()) else {
+        return attrs;
+    };
+    for (name, value) in known {
+        let unknown = fields
+            .get(name)
+            .is_some_and(|v| matches!(v.unmark().0, Value::Unknown(_)));
+        if unknown {
+            fields.insert(name.clone(), value.clone());
+        }
+    }
+    Value::Object(fields)
 }
