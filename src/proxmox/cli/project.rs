@@ -27,7 +27,6 @@ use crate::tfconfig::{self, Input};
 pub(super) struct Prepared {
     pub(super) state: ProjectState,
     pub(super) desired: DesiredState,
-    pub(super) inventory: Inventory,
     /// Guests adopted into state (not yet written).
     pub(super) adopted: Vec<StateEntry>,
     pub(super) plan: Plan,
@@ -98,7 +97,6 @@ pub(super) async fn prepare(
     Ok(Prepared {
         state: project_state,
         desired,
-        inventory,
         adopted,
         plan,
         protected,

@@ -103,6 +103,13 @@ pub(crate) async fn create(
             events: Vec::new(),
         };
         cluster.guests.insert(vmid, guest);
+        let mut created_from = BTreeMap::from([("ostemplate".to_owned(), ostemplate.clone())]);
+        for key in ["ssh-public-keys", "pool", "storage"] {
+            if let Some(value) = params.get(key)? {
+                created_from.insert(key.to_owned(), value.to_owned());
+            }
+        }
+        cluster.created_from.insert(vmid, created_from);
         cluster.new_task(&node, "vzcreate", &vmid.to_string(), &caller.upid_user())
     };
     let job = CreateJob {
