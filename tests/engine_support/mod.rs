@@ -58,6 +58,16 @@ impl Env {
         self.dir.path().join("repo/stack")
     }
 
+    /// Writes a settings file and makes every later command use it (`ATOLL_CONFIG`).
+    pub fn write_config(&mut self, yaml: &str) {
+        let path = self.dir.path().join("atoll.yaml");
+        std::fs::write(&path, yaml).expect("writing the config");
+        self.extra_env
+            .retain(|(k, _)| k != "ATOLL_CONFIG" && k != "ATOLL_PROTECT__DISCOVER");
+        self.extra_env
+            .push(("ATOLL_CONFIG".to_owned(), path.display().to_string()));
+    }
+
     pub fn store_url(&self) -> String {
         format!("sqlite://{}", self.dir.path().join("atoll.db").display())
     }
@@ -75,9 +85,11 @@ impl Env {
             .env("PROXMOX_VE_ENDPOINT", self.sim.url())
             .env("PROXMOX_VE_API_TOKEN", TOKEN)
             .env("ATOLL_STORE__URL", self.store_url())
-            .env("ATOLL_PROTECT__DISCOVER", "false")
             .current_dir(self.dir.path())
             .kill_on_drop(true);
+        if !self.extra_env.iter().any(|(k, _)| k == "ATOLL_CONFIG") {
+            cmd.env("ATOLL_PROTECT__DISCOVER", "false");
+        }
         for (k, v) in &self.extra_env {
             cmd.env(k, v);
         }
