@@ -67,28 +67,106 @@ pub async fn refresh(
     state: &[StateEntry],
     desired: &[Desired],
 ) -> Result<Inventory, InventoryError> {
+    let mut partial = refresh_state(api, state).await?;
+    partial.complete(api, state, desired).await?;
+    Ok(partial.inventory)
+}
+
+/// A refresh made before the configuration is known: `cluster/resources` and the guests in
+/// state. [`Partial::complete`] adds what the configuration needs.
+#[derive(Debug)]
+pub struct Partial {
+    inventory: Inventory,
+    detailed: BTreeSet<u32>,
+}
+
+/// Reads `cluster/resources` and the guests atoll's state names, so it can run while the
+/// configuration is still being evaluated.
+pub async fn refresh_state(
+    api: &dyn ProxmoxApi,
+    state: &[StateEntry],
+) -> Result<Partial, InventoryError> {
     let cluster = api.cluster_guests().await?;
-    let wanted = wanted_vmids(state, desired);
-    let detailed: Vec<LiveGuest> = stream::iter(
-        cluster
+    let mut partial = Partial {
+        inventory: Inventory::default(),
+        detailed: BTreeSet::new(),
+    };
+    for guest in &cluster {
+        partial.inventory.guests.insert(guest.vmid.get(), summary(guest));
+    }
+    let wanted = wanted_vmids(state, &[]);
+    partial.read(api, &cluster, &wanted).await?;
+    Ok(partial)
+}
+
+impl Partial {
+    async fn read(
+        &mut self,
+        api: &dyn ProxmoxApi,
+        cluster: &[ClusterGuest],
+        wanted: &BTreeSet<u32>,
+    ) -> Result<(), InventoryError> {
+        let todo = cluster
             .iter()
-            .filter(|g| wanted.contains(&g.vmid.get()))
-            .cloned(),
-    )
-    .map(|guest| read_guest(api, guest))
-    .buffer_unordered(IN_FLIGHT)
-    .try_filter_map(|guest| async move { Ok(guest) })
-    .try_collect()
-    .await?;
-    let mut inventory = Inventory::default();
-    for guest in cluster.iter().filter(|g| !wanted.contains(&g.vmid.get())) {
-        inventory.guests.insert(guest.vmid.get(), summary(guest));
+            .filter(|g| wanted.contains(&g.vmid.get()) && !self.detailed.contains(&g.vmid.get()))
+            .cloned();
+        let detailed: Vec<LiveGuest> = stream::iter(todo)
+            .map(|guest| read_guest(api, guest))
+            .buffer_unordered(IN_FLIGHT)
+            .try_filter_map(|guest| async move { Ok(guest) })
+            .try_collect()
+            .await?;
+        for guest in detailed {
+            self.detailed.insert(guest.vm_id);
+            self.inventory.guests.insert(guest.vm_id, guest);
+        }
+        Ok(())
     }
-    for guest in detailed {
-        inventory.guests.insert(guest.vm_id, guest);
+
+    /// Reads what the configuration adds: guests declared with a VMID that state does not
+    /// name, and the storages of downloads.
+    pub async fn complete(
+        &mut self,
+        api: &dyn ProxmoxApi,
+        state: &[StateEntry],
+        desired: &[Desired],
+    ) -> Result<(), InventoryError> {
+        let wanted = wanted_vmids(state, desired);
+        let missing: Vec<ClusterGuest> = self
+            .inventory
+            .guests
+            .values()
+            .filter(|g| wanted.contains(&g.vm_id) && !self.detailed.contains(&g.vm_id))
+            .filter_map(|g| cluster_entry(g))
+            .collect();
+        self.read(api, &missing, &wanted).await?;
+        self.inventory.volumes = read_volumes(api, wanted_storages(state, desired)).await?;
+        Ok(())
     }
-    inventory.volumes = read_volumes(api, wanted_storages(state, desired)).await?;
-    Ok(inventory)
+
+    pub fn into_inventory(self) -> Inventory {
+        self.inventory
+    }
+}
+
+/// The `cluster/resources` entry a summary was made from.
+fn cluster_entry(guest: &LiveGuest) -> Option<ClusterGuest> {
+    Some(ClusterGuest {
+        kind: match guest.kind {
+            GuestKind::Lxc => types::GuestKind::Lxc,
+            GuestKind::Qemu => types::GuestKind::Qemu,
+        },
+        vmid: types::VmId::new(guest.vm_id).ok()?,
+        node: guest.node.parse().ok()?,
+        name: guest.name.clone(),
+        status: match guest.power {
+            Power::Running => RunState::Running,
+            Power::Stopped => RunState::Stopped,
+        },
+        template: false,
+        tags: guest.config.get("tags").cloned(),
+        lock: None,
+    })
 }
 
 fn kind_of(kind: types::GuestKind) -> GuestKind {

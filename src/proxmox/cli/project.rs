@@ -13,7 +13,7 @@ use crate::proxmox::client::ProxmoxApi;
 use crate::proxmox::desired::{self, DesiredState};
 use crate::proxmox::discover::{LocalMacs, NoMatch, discover_self};
 use crate::proxmox::guard::{self, ProtectedSet, SelfGuest};
-use crate::proxmox::inventory::refresh;
+use crate::proxmox::inventory::refresh_state;
 use crate::proxmox::plan::{
     self, Action, AttributeChange, Drift, Inventory, Plan, PlanInput, PlanSource, ResourceChange,
     StateEntry,
@@ -35,12 +35,23 @@ pub(super) struct Prepared {
 
 /// Loads and evaluates the configuration with the values known from `state`.
 pub(super) fn load_desired(input: &Input, state: &ProjectState) -> anyhow::Result<DesiredState> {
-    let first = tfconfig::load(input);
+    let generated = state.generated_values();
+    let first = tfconfig::load_with_known(input, &desired::known_values(&[], &generated));
     if first.has_errors() {
         bail!("{}", first.render_diagnostics());
     }
-    let known = desired::known_values(&first.resources, &state.generated_values());
-    let loaded = tfconfig::load_with_known(input, &known);
+    // Download ids are known before apply: evaluate again with them when anything uses one.
+    let known = desired::known_values(&first.resources, &generated);
+    let needs_second = first.resources.iter().any(|r| {
+        r.depends_on
+            .iter()
+            .any(|dep| known.contains_key(dep) && !generated.contains_key(dep))
+    });
+    let loaded = if needs_second {
+        tfconfig::load_with_known(input, &known)
+    } else {
+        first
+    };
     if loaded.has_errors() {
         bail!("{}", loaded.render_diagnostics());
     }
@@ -74,8 +85,18 @@ pub(super) async fn prepare(
     protect: &Protect,
 ) -> anyhow::Result<Prepared> {
     let project_state = state.load().await.context("reading atoll's state")?;
-    let desired = load_desired(input, &project_state)?;
-    let inventory = refresh(api, &project_state.entries, &desired.resources).await?;
+    // Evaluate the configuration while the cluster is read.
+    let loading = {
+        let (input, known) = (input.clone(), project_state.clone());
+        tokio::task::spawn_blocking(move || load_desired(&input, &known))
+    };
+    let refreshed = refresh_state(api, &project_state.entries).await;
+    let desired = loading.await.context("evaluating the configuration")??;
+    let mut refreshed = refreshed?;
+    refreshed
+        .complete(api, &project_state.entries, &desired.resources)
+        .await?;
+    let inventory = refreshed.into_inventory();
     let adopted = adopt(&project_state.entries, &desired.resources, &inventory);
     let mut entries = project_state.entries.clone();
     entries.extend(adopted.iter().cloned());

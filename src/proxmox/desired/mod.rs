@@ -81,6 +81,18 @@ pub fn known_values(
     generated_in_state: &BTreeMap<String, BTreeMap<String, String>>,
 ) -> Known {
     let mut known = Known::new();
+    for (address, values) in generated_in_state {
+        // `random_password` results are sensitive; `random_string` ones are not
+        let sensitive = address.split('.').any(|part| part == "random_password");
+        let fields = values
+            .iter()
+            .map(|(k, v)| {
+                let secret = sensitive && k != "id";
+                (k.clone(), Value::string(v.clone()).mark(secret))
+            })
+            .collect();
+        known.insert(address.clone(), fields);
+    }
     for resource in resources {
         if is_download(&resource.resource_type)
             && let Ok(file) = download(resource)
@@ -89,17 +101,6 @@ pub fn known_values(
                 ("id".to_owned(), Value::string(file.volid())),
                 ("file_name".to_owned(), Value::string(file.file_name)),
             ]);
-            known.insert(resource.address.clone(), fields);
-        }
-        if let Some(values) = generated_in_state.get(&resource.address) {
-            let sensitive = resource.resource_type == "random_password";
-            let fields = values
-                .iter()
-                .map(|(k, v)| {
-                    let secret = sensitive && k != "id";
-                    (k.clone(), Value::string(v.clone()).mark(secret))
-                })
-                .collect();
             known.insert(resource.address.clone(), fields);
         }
     }
