@@ -104,7 +104,9 @@ async fn simulator(task: Duration) -> Simulator {
         auth_failure_delay: Duration::from_millis(10),
         ..SimOptions::default()
     };
-    Simulator::start(&scenario, options).await.expect("simulator")
+    Simulator::start(&scenario, options)
+        .await
+        .expect("simulator")
 }
 
 fn workdir() -> tempfile::TempDir {
@@ -124,21 +126,41 @@ async fn no_change_plan() {
     let setup = atoll(
         &sim,
         dir.path(),
-        &["apply", "--auto-approve", "--parallelism", "32", "--dir", &stack_arg],
+        &[
+            "apply",
+            "--auto-approve",
+            "--parallelism",
+            "32",
+            "--dir",
+            &stack_arg,
+        ],
     )
     .await;
     assert!(setup.ok, "setting up {count} containers failed");
-    let unloaded = atoll(&sim, dir.path(), &["plan", "--detailed-exitcode", "--dir", &stack_arg]).await;
+    let unloaded = atoll(
+        &sim,
+        dir.path(),
+        &["plan", "--detailed-exitcode", "--dir", &stack_arg],
+    )
+    .await;
     let latency = Duration::from_millis(5);
     sim.faults().set_latency(latency);
-    let run = atoll(&sim, dir.path(), &["plan", "--detailed-exitcode", "--dir", &stack_arg]).await;
+    let run = atoll(
+        &sim,
+        dir.path(),
+        &["plan", "--detailed-exitcode", "--dir", &stack_arg],
+    )
+    .await;
     let raw = raw_reads(&sim, count).await;
     // cluster/resources once, then config?current=1 and pending per guest
     let requests = 1 + 2 * count;
     let floor = latency * requests as u32 / WORKERS as u32;
     println!("no-change plan, {count} containers, 5 ms latency per request:");
     println!("  exit ok (no changes):  {}", run.ok);
-    println!("  elapsed:               {:.2} s", run.elapsed.as_secs_f64());
+    println!(
+        "  elapsed:               {:.2} s",
+        run.elapsed.as_secs_f64()
+    );
     println!(
         "  request floor:         {:.2} s ({requests} requests x 5 ms / {WORKERS} API workers)",
         floor.as_secs_f64()
@@ -147,7 +169,10 @@ async fn no_change_plan() {
         "  ratio to floor:        {:.2}x (target <= 1.5x)",
         run.elapsed.as_secs_f64() / floor.as_secs_f64()
     );
-    println!("  peak memory (VmHWM):   {:.1} MiB", run.peak_kib as f64 / 1024.0);
+    println!(
+        "  peak memory (VmHWM):   {:.1} MiB",
+        run.peak_kib as f64 / 1024.0
+    );
     println!(
         "  same plan, no latency: {:.2} s (load, evaluation, diff and process start)",
         unloaded.elapsed.as_secs_f64()
@@ -173,15 +198,27 @@ async fn create_hundred() {
     let run = atoll(
         &sim,
         dir.path(),
-        &["apply", "--auto-approve", "--parallelism", &parallelism, "--dir", &stack_arg],
+        &[
+            "apply",
+            "--auto-approve",
+            "--parallelism",
+            &parallelism,
+            "--dir",
+            &stack_arg,
+        ],
     )
     .await;
     // each guest: the create task, then the start task, one guest after the other per slot
     let rounds = count.div_ceil(per_node) as u32;
     let floor = task * 2 * rounds;
-    println!("apply creating {count} containers, 200 ms tasks, {per_node} guests at once per node:");
+    println!(
+        "apply creating {count} containers, 200 ms tasks, {per_node} guests at once per node:"
+    );
     println!("  exit ok:               {}", run.ok);
-    println!("  elapsed:               {:.2} s", run.elapsed.as_secs_f64());
+    println!(
+        "  elapsed:               {:.2} s",
+        run.elapsed.as_secs_f64()
+    );
     println!(
         "  per-node floor:        {:.2} s ({rounds} rounds x (create + start) x 200 ms)",
         floor.as_secs_f64()
@@ -190,7 +227,10 @@ async fn create_hundred() {
         "  ratio to floor:        {:.2}x",
         run.elapsed.as_secs_f64() / floor.as_secs_f64()
     );
-    println!("  peak memory (VmHWM):   {:.1} MiB", run.peak_kib as f64 / 1024.0);
+    println!(
+        "  peak memory (VmHWM):   {:.1} MiB",
+        run.peak_kib as f64 / 1024.0
+    );
     sim.shutdown();
 }
 
@@ -199,7 +239,10 @@ async fn raw_reads(sim: &Simulator, count: usize) -> Duration {
     use atoll::proxmox::client::{Auth, ClientSettings, ProxmoxClient};
     use atoll::proxmox::types::{GuestKind, VmId};
     use futures::StreamExt;
-    let settings = ClientSettings::new(sim.url(), Auth::ApiToken("root@pam!atoll=secret".to_owned().into()));
+    let settings = ClientSettings::new(
+        sim.url(),
+        Auth::ApiToken("root@pam!atoll=secret".to_owned().into()),
+    );
     let client = ProxmoxClient::new(&settings).expect("client");
     let node = "pve".parse().expect("node");
     let started = Instant::now();

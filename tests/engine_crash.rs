@@ -33,14 +33,23 @@ async fn killed_apply_leaves_exactly_the_remaining_work_and_reapply_converges() 
     env.write_tf(&twenty());
     let dir = env.project().display().to_string();
     let mut child = env
-        .command(&["apply", "--auto-approve", "--parallelism", "3", "--dir", &dir])
+        .command(&[
+            "apply",
+            "--auto-approve",
+            "--parallelism",
+            "3",
+            "--dir",
+            &dir,
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawning atoll apply");
-    wait_until("some containers to exist", Duration::from_secs(30), || async {
-        env.lxc_ids().await.len() >= 5
-    })
+    wait_until(
+        "some containers to exist",
+        Duration::from_secs(30),
+        || async { env.lxc_ids().await.len() >= 5 },
+    )
     .await;
     child.start_kill().expect("kill -9");
     let _ = child.wait().await;
@@ -55,7 +64,10 @@ async fn killed_apply_leaves_exactly_the_remaining_work_and_reapply_converges() 
     })
     .await;
     let existing = env.lxc_ids().await;
-    assert!(existing.len() < COUNT, "the kill came too late to test anything");
+    assert!(
+        existing.len() < COUNT,
+        "the kill came too late to test anything"
+    );
     let plan = env.plan_json().await;
     let changes = plan["resource_changes"].as_array().expect("changes");
     let creates = changes
@@ -70,7 +82,11 @@ async fn killed_apply_leaves_exactly_the_remaining_work_and_reapply_converges() 
     assert_eq!(creates, COUNT - existing.len(), "plan: {plan:#}");
     for change in &others {
         // a container created but not started yet: only its power state is left
-        assert_eq!(change["actions"], serde_json::json!(["update"]), "{change:#}");
+        assert_eq!(
+            change["actions"],
+            serde_json::json!(["update"]),
+            "{change:#}"
+        );
         let paths: Vec<&str> = change["attributes"]
             .as_array()
             .expect("attributes")

@@ -41,8 +41,14 @@ async fn failed_create_task_is_reported_and_only_the_others_are_in_state() {
     let out = env.atoll(&["apply", "--auto-approve"]).await;
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let report = stdout(&out);
-    assert!(report.contains("ok      proxmox_virtual_environment_container.c701"), "{report}");
-    assert!(report.contains("ok      proxmox_virtual_environment_container.c703"), "{report}");
+    assert!(
+        report.contains("ok      proxmox_virtual_environment_container.c701"),
+        "{report}"
+    );
+    assert!(
+        report.contains("ok      proxmox_virtual_environment_container.c703"),
+        "{report}"
+    );
     assert!(
         report.contains("FAILED  proxmox_virtual_environment_container.c702 (not changed)"),
         "{report}"
@@ -57,7 +63,10 @@ async fn failed_create_task_is_reported_and_only_the_others_are_in_state() {
         ]
     );
     let plan = env.plan().await;
-    assert!(plan.contains("Plan: 1 to add, 0 to change, 0 to destroy."), "{plan}");
+    assert!(
+        plan.contains("Plan: 1 to add, 0 to change, 0 to destroy."),
+        "{plan}"
+    );
     env.apply().await;
     assert_eq!(env.lxc_ids().await, vec![701, 702, 703]);
 }
@@ -81,7 +90,10 @@ async fn lock_timeouts_are_reported_per_guest_and_state_matches_the_cluster() {
     }
     // State still says what the cluster has: the next plan wants exactly the three changes.
     let plan = env.plan().await;
-    assert!(plan.contains("Plan: 0 to add, 3 to change, 0 to destroy."), "{plan}");
+    assert!(
+        plan.contains("Plan: 0 to add, 3 to change, 0 to destroy."),
+        "{plan}"
+    );
     env.apply().await;
     assert!(env.plan().await.contains("No changes."));
 }

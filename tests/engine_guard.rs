@@ -53,11 +53,28 @@ async fn disruptive_changes_to_a_protected_vm_id_are_blocked_at_plan_time() {
     let mut env = env_with_guest().await;
     env.write_config(PROTECT_ID);
     let cases = [
-        ("restart", guest("    cores = 1", "    nesting = true", "", true)),
-        ("link-reset", guest("    cores = 1", "    nesting = false", "    firewall = true", true)),
-        ("replace", guest("    cores = 1", "    nesting = false", "", false)),
+        (
+            "restart",
+            guest("    cores = 1", "    nesting = true", "", true),
+        ),
+        (
+            "link-reset",
+            guest(
+                "    cores = 1",
+                "    nesting = false",
+                "    firewall = true",
+                true,
+            ),
+        ),
+        (
+            "replace",
+            guest("    cores = 1", "    nesting = false", "", false),
+        ),
         ("destroy", String::new()),
-        ("live-change", guest("    cores = 2", "    nesting = false", "", true)),
+        (
+            "live-change",
+            guest("    cores = 2", "    nesting = false", "", true),
+        ),
     ];
     for (rule, tf) in cases {
         env.write_tf(&tf);
@@ -67,7 +84,11 @@ async fn disruptive_changes_to_a_protected_vm_id_are_blocked_at_plan_time() {
         assert!(reason.contains("protect.guests"), "{reason}");
         let out = env.atoll(&["apply", "--auto-approve"]).await;
         assert_eq!(out.status.code(), Some(1), "{rule}: {}", text(&out));
-        assert!(text(&out).contains("the guard refuses this plan"), "{}", text(&out));
+        assert!(
+            text(&out).contains("the guard refuses this plan"),
+            "{}",
+            text(&out)
+        );
     }
     assert_eq!(env.lxc_ids().await, vec![ID], "still there");
     assert_eq!(env.live_config(ID).await["cores"], "1");
@@ -92,7 +113,9 @@ async fn own_guest_found_by_mac_cannot_be_destroyed() {
         .find_map(|f| f.strip_prefix("hwaddr="))
         .expect("a MAC")
         .to_ascii_lowercase();
-    env.write_config(&format!("protect:\n  discover: true\n  local_macs: [\"{mac}\"]\n"));
+    env.write_config(&format!(
+        "protect:\n  discover: true\n  local_macs: [\"{mac}\"]\n"
+    ));
     env.write_tf("");
     let blocked = blocked(&env).await;
     assert_eq!(blocked["rule"], "destroy", "{blocked:#}");
@@ -111,7 +134,15 @@ async fn plan_made_before_the_guest_became_protected_is_refused_at_apply() {
     env.write_config(PROTECT_ID);
     let out = env.atoll(&["apply", "--plan", &saved_arg]).await;
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("the guard refuses this plan"), "{}", text(&out));
+    assert!(
+        text(&out).contains("the guard refuses this plan"),
+        "{}",
+        text(&out)
+    );
     let pending = env.live_config(ID).await;
-    assert!(!pending.get("features").is_some_and(|f| f.contains("nesting=1")));
+    assert!(
+        !pending
+            .get("features")
+            .is_some_and(|f| f.contains("nesting=1"))
+    );
 }

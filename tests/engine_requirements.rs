@@ -49,11 +49,22 @@ async fn one_apply_creates_a_running_container_with_key_hostname_and_network() {
     assert_eq!(status.status, atoll::proxmox::client::RunState::Running);
     let config = env.live_config(200).await;
     assert_eq!(config["hostname"], "web-1");
-    assert!(config["net0"].contains("ip=10.0.0.50/24"), "{}", config["net0"]);
+    assert!(
+        config["net0"].contains("ip=10.0.0.50/24"),
+        "{}",
+        config["net0"]
+    );
     assert!(config["net0"].contains("gw=10.0.0.1"), "{}", config["net0"]);
-    assert!(config["net0"].contains("bridge=vmbr0"), "{}", config["net0"]);
+    assert!(
+        config["net0"].contains("bridge=vmbr0"),
+        "{}",
+        config["net0"]
+    );
     let created = env.sim.created_from(200);
-    assert_eq!(created.get("ssh-public-keys").map(String::as_str), Some(KEY));
+    assert_eq!(
+        created.get("ssh-public-keys").map(String::as_str),
+        Some(KEY)
+    );
     assert!(env.plan().await.contains("No changes."));
 }
 
@@ -69,10 +80,14 @@ resource "proxmox_virtual_environment_download_file" "alpine" {
 }
 "#
     .to_owned()
-        + &container("a", Some(301), "")
-            .replace(TEMPLATE, "${proxmox_virtual_environment_download_file.alpine.id}")
-        + &container("b", Some(302), "")
-            .replace(TEMPLATE, "${proxmox_virtual_environment_download_file.alpine.id}");
+        + &container("a", Some(301), "").replace(
+            TEMPLATE,
+            "${proxmox_virtual_environment_download_file.alpine.id}",
+        )
+        + &container("b", Some(302), "").replace(
+            TEMPLATE,
+            "${proxmox_virtual_environment_download_file.alpine.id}",
+        );
     env.write_tf(&tf);
     let out = env.apply().await;
     let downloads = text(&out).matches(": download started").count();
@@ -144,7 +159,11 @@ nodes:
     env.write_tf(&container("z", Some(501), "").replace("\"local-lvm\"", "\"fast-zfs\""));
     env.apply().await;
     let config = env.live_config(501).await;
-    assert!(config["rootfs"].starts_with("fast-zfs:"), "{}", config["rootfs"]);
+    assert!(
+        config["rootfs"].starts_with("fast-zfs:"),
+        "{}",
+        config["rootfs"]
+    );
     assert!(env.plan().await.contains("No changes."));
 }
 

@@ -317,11 +317,11 @@ async fn predicted_effect_equals_what_the_simulator_did_for_every_attribute() {
         rows.push((case.attribute, case.running, predicted, observed));
     }
     print_table(&rows);
-    let disagreements: Vec<_> = rows
-        .iter()
-        .filter(|(_, _, p, o)| !agrees(p, o))
-        .collect();
-    assert!(disagreements.is_empty(), "disagreements: {disagreements:#?}");
+    let disagreements: Vec<_> = rows.iter().filter(|(_, _, p, o)| !agrees(p, o)).collect();
+    assert!(
+        disagreements.is_empty(),
+        "disagreements: {disagreements:#?}"
+    );
     // The restart ones apply once the guest restarts; then nothing is left.
     env.apply().await;
     assert!(env.plan().await.contains("No changes."));
@@ -346,9 +346,17 @@ fn print_table(rows: &[(&str, bool, String, &str)]) {
     );
     for (attribute, running, predicted, observed) in rows {
         let power = if *running { "running" } else { "stopped" };
-        let ok = if agrees(predicted, observed) { "yes" } else { "NO" };
+        let ok = if agrees(predicted, observed) {
+            "yes"
+        } else {
+            "NO"
+        };
         println!("{attribute:<40} {power:<8} {predicted:<11} {observed:<11} {ok}");
     }
     let agreed = rows.iter().filter(|(_, _, p, o)| agrees(p, o)).count();
-    println!("agreement: {agreed}/{} ({}%)", rows.len(), agreed * 100 / rows.len().max(1));
+    println!(
+        "agreement: {agreed}/{} ({}%)",
+        rows.len(),
+        agreed * 100 / rows.len().max(1)
+    );
 }

@@ -92,7 +92,10 @@ pub async fn refresh_state(
         detailed: BTreeSet::new(),
     };
     for guest in &cluster {
-        partial.inventory.guests.insert(guest.vmid.get(), summary(guest));
+        partial
+            .inventory
+            .guests
+            .insert(guest.vmid.get(), summary(guest));
     }
     let wanted = wanted_vmids(state, &[]);
     partial.read(api, &cluster, &wanted).await?;
@@ -137,7 +140,7 @@ impl Partial {
             .guests
             .values()
             .filter(|g| wanted.contains(&g.vm_id) && !self.detailed.contains(&g.vm_id))
-            .filter_map(|g| cluster_entry(g))
+            .filter_map(cluster_entry)
             .collect();
         self.read(api, &missing, &wanted).await?;
         self.inventory.volumes = read_volumes(api, wanted_storages(state, desired)).await?;
@@ -277,9 +280,11 @@ pub(crate) fn parse<T: std::str::FromStr<Err = types::PropertyError>>(
     what: &'static str,
     value: &str,
 ) -> Result<T, InventoryError> {
-    value.parse().map_err(|e: types::PropertyError| InventoryError::Invalid {
-        what,
-        value: value.to_owned(),
-        detail: e.to_string(),
-    })
+    value
+        .parse()
+        .map_err(|e: types::PropertyError| InventoryError::Invalid {
+            what,
+            value: value.to_owned(),
+            detail: e.to_string(),
+        })
 }

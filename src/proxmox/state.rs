@@ -76,7 +76,9 @@ impl ProjectState {
 pub enum StateError {
     #[error("reading or writing atoll's state: {0}")]
     Store(#[from] StoreError),
-    #[error("state row {address} is corrupt ({detail}); remove it with the store's tools or restore a backup")]
+    #[error(
+        "state row {address} is corrupt ({detail}); remove it with the store's tools or restore a backup"
+    )]
     Corrupt { address: String, detail: String },
 }
 
@@ -136,7 +138,10 @@ impl StateHandle {
                 volid: None,
                 attributes: document_json(&Document::Guest {
                     guest_kind: *kind,
-                    config: attributes.iter().map(|(k, v)| (k.clone(), stored(v))).collect(),
+                    config: attributes
+                        .iter()
+                        .map(|(k, v)| (k.clone(), stored(v)))
+                        .collect(),
                 }),
                 secrets: Secrets::default(),
             },

@@ -95,7 +95,10 @@ pub(crate) async fn scopes_are_separate_by_repo_dir_and_workspace(db: &TestStore
 pub(crate) async fn record_replaces_and_forget_removes(db: &TestStore) {
     let state = handle(db, "default");
     state.record(&guest("ct.a", 100, "1")).await.expect("first");
-    state.record(&guest("ct.a", 100, "8")).await.expect("second");
+    state
+        .record(&guest("ct.a", 100, "8"))
+        .await
+        .expect("second");
     assert_eq!(
         state.load().await.expect("load").entries,
         vec![guest("ct.a", 100, "8")]
@@ -108,17 +111,31 @@ pub(crate) async fn record_replaces_and_forget_removes(db: &TestStore) {
 pub(crate) async fn fingerprint_changes_with_every_write_and_only_then(db: &TestStore) {
     let state = handle(db, "default");
     let empty = state.load().await.expect("load").fingerprint;
-    state.record(&guest("ct.a", 100, "1")).await.expect("record");
+    state
+        .record(&guest("ct.a", 100, "1"))
+        .await
+        .expect("record");
     let one = state.load().await.expect("load").fingerprint;
     assert_ne!(empty, one);
-    assert_eq!(one, state.load().await.expect("load").fingerprint, "reads do not change it");
-    state.record(&guest("ct.a", 100, "2")).await.expect("record");
+    assert_eq!(
+        one,
+        state.load().await.expect("load").fingerprint,
+        "reads do not change it"
+    );
+    state
+        .record(&guest("ct.a", 100, "2"))
+        .await
+        .expect("record");
     let two = state.load().await.expect("load").fingerprint;
     assert_ne!(one, two);
     state.record_generated(&generated("a")).await.expect("gen");
     let three = state.load().await.expect("load").fingerprint;
     state.record_generated(&generated("b")).await.expect("gen");
-    assert_ne!(three, state.load().await.expect("load").fingerprint, "a new secret counts");
+    assert_ne!(
+        three,
+        state.load().await.expect("load").fingerprint,
+        "a new secret counts"
+    );
 }
 
 pub(crate) async fn generated_values_are_never_in_debug_output(db: &TestStore) {
@@ -146,8 +163,14 @@ pub(crate) async fn state_survives_reopening_the_store(db: &TestStore) {
 }
 
 pub(crate) async fn scopes_lists_every_scope_with_resources(db: &TestStore) {
-    handle(db, "a").record(&guest("ct.a", 100, "1")).await.expect("a");
-    handle(db, "b").record(&guest("ct.b", 101, "1")).await.expect("b");
+    handle(db, "a")
+        .record(&guest("ct.a", 100, "1"))
+        .await
+        .expect("a");
+    handle(db, "b")
+        .record(&guest("ct.b", 101, "1"))
+        .await
+        .expect("b");
     let scopes = db.store.state_scopes().await.expect("scopes");
     assert_eq!(scopes, vec![scope("a"), scope("b")]);
 }

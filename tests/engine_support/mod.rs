@@ -1,7 +1,11 @@
 //! Shared by the `engine_*` tests: the simulator on port 0, a project directory (its own
 //! checkout), a SQLite store file, and `atoll plan/apply/state` run as the real binary with
 //! the bpg environment pointing at the simulator.
-#![allow(dead_code, unreachable_pub, reason = "each engine test crate uses part of this")]
+#![allow(
+    dead_code,
+    unreachable_pub,
+    reason = "each engine test crate uses part of this"
+)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -135,7 +139,12 @@ impl Env {
     pub async fn live_config(&self, vmid: u32) -> BTreeMap<String, String> {
         let config = self
             .client
-            .guest_config(&node(), GuestKind::Lxc, VmId::new(vmid).expect("vmid"), true)
+            .guest_config(
+                &node(),
+                GuestKind::Lxc,
+                VmId::new(vmid).expect("vmid"),
+                true,
+            )
             .await
             .expect("guest config");
         config
@@ -178,7 +187,9 @@ pub fn text(output: &Output) -> String {
 
 /// A container resource block.
 pub fn container(name: &str, vm_id: Option<u32>, body: &str) -> String {
-    let id = vm_id.map(|id| format!("  vm_id = {id}\n")).unwrap_or_default();
+    let id = vm_id
+        .map(|id| format!("  vm_id = {id}\n"))
+        .unwrap_or_default();
     format!(
         r#"resource "proxmox_virtual_environment_container" "{name}" {{
   node_name = "pve"

@@ -21,7 +21,9 @@ pub(super) const CREATE_ONLY: &[&str] = &[
 
 /// Why a body could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{key} is still unknown at apply time; make a new plan once the value it depends on exists")]
+#[error(
+    "{key} is still unknown at apply time; make a new plan once the value it depends on exists"
+)]
 pub struct StillUnknown {
     pub key: String,
 }
@@ -113,7 +115,8 @@ pub(super) fn update_body(
     let mut body = UpdateBody::default();
     body.change.digest = live.digest.clone();
     for key in keys {
-        if CREATE_ONLY.contains(&key.as_str()) || matches!(key.as_str(), "started" | "node" | "vmid")
+        if CREATE_ONLY.contains(&key.as_str())
+            || matches!(key.as_str(), "started" | "node" | "vmid")
         {
             continue;
         }
@@ -196,7 +199,9 @@ fn rootfs(body: &mut UpdateBody, want: &str, have: Option<&str>) {
                 fields.insert(key.to_owned(), value.clone());
             }
         }
-        body.change.set.insert("rootfs".to_owned(), print(Some("volume"), &fields));
+        body.change
+            .set
+            .insert("rootfs".to_owned(), print(Some("volume"), &fields));
     }
 }
 

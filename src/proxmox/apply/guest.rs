@@ -69,7 +69,10 @@ impl Run<'_> {
         }
         let limit = self.node_limit(&change.node);
         let Ok(_permit) = limit.acquire().await else {
-            return (address.clone(), self.failed(&address, "apply was cancelled".into(), false));
+            return (
+                address.clone(),
+                self.failed(&address, "apply was cancelled".into(), false),
+            );
         };
         let mut changed = false;
         let mut notes = Vec::new();
@@ -140,7 +143,11 @@ impl Run<'_> {
         });
         // Recorded before the request: after a crash, refresh finds the guest by this VMID.
         let entry = entry_for(guest, id);
-        self.exec.state.record(&entry).await.map_err(|e| e.to_string())?;
+        self.exec
+            .state
+            .record(&entry)
+            .await
+            .map_err(|e| e.to_string())?;
         let request = LxcCreate {
             vmid: vm_id(id)?,
             options,
@@ -195,7 +202,11 @@ impl Run<'_> {
             step: "update",
         });
         let api = self.exec.api;
-        let keys: BTreeSet<String> = change.attributes.iter().map(|a| a.pve_key.clone()).collect();
+        let keys: BTreeSet<String> = change
+            .attributes
+            .iter()
+            .map(|a| a.pve_key.clone())
+            .collect();
         let live = api
             .guest_config(&node, GuestKind::Lxc, vmid, false)
             .await
@@ -221,7 +232,11 @@ impl Run<'_> {
                 .map_err(|e| format!("updating CT {id}: {e}"))?;
         }
         let entry = entry_for(guest, id);
-        self.exec.state.record(&entry).await.map_err(|e| e.to_string())?;
+        self.exec
+            .state
+            .record(&entry)
+            .await
+            .map_err(|e| e.to_string())?;
         let restarted = self.settle_power(guest, change, &node, id).await?;
         let applied: Vec<String> = change_body
             .set
@@ -266,7 +281,10 @@ impl Run<'_> {
             .map_err(|e| format!("reading the status of CT {id}: {e}"))?;
         let running = status.status == RunState::Running;
         match (guest.started, running) {
-            (true, false) => self.power(node, id, PowerAction::Start).await.map(|()| false),
+            (true, false) => self
+                .power(node, id, PowerAction::Start)
+                .await
+                .map(|()| false),
             (false, true) => {
                 let timeout = Some(self.exec.settings.shutdown_timeout);
                 let shutdown = PowerAction::Shutdown {
@@ -277,9 +295,10 @@ impl Run<'_> {
             }
             (true, true) => {
                 let needs = change.disruption == Some(Effect::Restart)
-                    && change.attributes.iter().any(|a| {
-                        a.effect == Some(Effect::Restart) && a.pve_key != "started"
-                    });
+                    && change
+                        .attributes
+                        .iter()
+                        .any(|a| a.effect == Some(Effect::Restart) && a.pve_key != "started");
                 if needs && self.exec.settings.restart == RestartPolicy::Auto {
                     let reboot = PowerAction::Reboot {
                         timeout: Some(self.exec.settings.shutdown_timeout),
@@ -335,7 +354,11 @@ impl Run<'_> {
         let status = match api.guest_status(&node, GuestKind::Lxc, vmid).await {
             Ok(status) => status,
             Err(PveError::NotFound(_)) => {
-                self.exec.state.forget(&change.address).await.map_err(|e| e.to_string())?;
+                self.exec
+                    .state
+                    .forget(&change.address)
+                    .await
+                    .map_err(|e| e.to_string())?;
                 return Ok(format!("CT {id} was already gone; removed from state"));
             }
             Err(e) => return Err(format!("reading the status of CT {id}: {e}")),
@@ -361,7 +384,11 @@ impl Run<'_> {
         api.wait_task(&upid)
             .await
             .map_err(|e| format!("destroying CT {id}: {e}"))?;
-        self.exec.state.forget(&change.address).await.map_err(|e| e.to_string())?;
+        self.exec
+            .state
+            .forget(&change.address)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(format!("destroyed CT {id} on {node}"))
     }
 }

@@ -135,11 +135,8 @@ impl Executor<'_> {
     /// ([`check_fresh`], `guard::recheck`); `desired` must be the configuration the plan was
     /// made from, with generated values filled in.
     pub async fn execute(&self, plan: &Plan, desired: &DesiredState) -> ApplyReport {
-        let by_address: BTreeMap<&str, &Desired> = desired
-            .resources
-            .iter()
-            .map(|d| (d.address(), d))
-            .collect();
+        let by_address: BTreeMap<&str, &Desired> =
+            desired.resources.iter().map(|d| (d.address(), d)).collect();
         let changes: BTreeMap<&str, &ResourceChange> = plan
             .resource_changes
             .iter()
@@ -161,7 +158,12 @@ impl Executor<'_> {
             nodes: plan
                 .resource_changes
                 .iter()
-                .map(|c| (c.node.clone(), Arc::new(Semaphore::new(self.settings.per_node.max(1)))))
+                .map(|c| {
+                    (
+                        c.node.clone(),
+                        Arc::new(Semaphore::new(self.settings.per_node.max(1))),
+                    )
+                })
                 .collect(),
             reserved: Mutex::new(BTreeSet::new()),
         };
@@ -179,10 +181,11 @@ impl Executor<'_> {
                 && ops.contains(&StepOp::Create)
                 && !results.contains_key(**a)
         });
-        let done = join_all(downloads.map(|(address, _)| {
-            run.download(changes[address], by_address.get(address).copied())
-        }))
-        .await;
+        let done =
+            join_all(downloads.map(|(address, _)| {
+                run.download(changes[address], by_address.get(address).copied())
+            }))
+            .await;
         results.extend(done);
         // 2. guests, each on its own, within the per-node limit
         let guests = per_resource

@@ -195,9 +195,18 @@ fn cli_vars(vars: &VarArgs) -> anyhow::Result<Vec<CliVar>> {
 async fn run_plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     let opened = open(&args.project).await?;
     let api = client(&opened.settings)?;
-    let input = project::input(&args.project.dir, &args.project.workspace, cli_vars(&args.vars)?);
-    let prepared =
-        project::prepare(api.as_ref(), &opened.state, &input, &opened.settings.protect).await?;
+    let input = project::input(
+        &args.project.dir,
+        &args.project.workspace,
+        cli_vars(&args.vars)?,
+    );
+    let prepared = project::prepare(
+        api.as_ref(),
+        &opened.state,
+        &input,
+        &opened.settings.protect,
+    )
+    .await?;
     let plan = &prepared.plan;
     if let Some(out) = &args.out {
         write_plan(out, plan)?;
@@ -207,7 +216,11 @@ async fn run_plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", render::plan_text(plan));
         if let Some(out) = &args.out {
-            println!("\nSaved the plan to {}; apply it with: atoll apply --plan {}", out.display(), out.display());
+            println!(
+                "\nSaved the plan to {}; apply it with: atoll apply --plan {}",
+                out.display(),
+                out.display()
+            );
         }
     }
     Ok(if args.detailed_exitcode && !plan.is_empty() {
@@ -226,12 +239,17 @@ fn read_plan(path: &Path) -> anyhow::Result<Plan> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading the plan {}", path.display()))?;
     serde_json::from_str(&text).with_context(|| {
-        format!("{} is not a plan saved by `atoll plan --out`", path.display())
+        format!(
+            "{} is not a plan saved by `atoll plan --out`",
+            path.display()
+        )
     })
 }
 
 fn approved() -> anyhow::Result<bool> {
-    print!("\nDo you want to perform these actions?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ");
+    print!(
+        "\nDo you want to perform these actions?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: "
+    );
     std::io::stdout().flush()?;
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
@@ -241,7 +259,11 @@ fn approved() -> anyhow::Result<bool> {
 async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
     let opened = open(&args.project).await?;
     let api = client(&opened.settings)?;
-    let input = project::input(&args.project.dir, &args.project.workspace, cli_vars(&args.vars)?);
+    let input = project::input(
+        &args.project.dir,
+        &args.project.workspace,
+        cli_vars(&args.vars)?,
+    );
     let protect = &opened.settings.protect;
     let prepared = project::prepare(api.as_ref(), &opened.state, &input, protect).await?;
     let plan = match &args.plan {
@@ -301,7 +323,12 @@ async fn settle_state(
     }
     let mut generated_any = false;
     for generated in &prepared.desired.generated {
-        if prepared.state.generated.iter().any(|g| g.address == generated.address) {
+        if prepared
+            .state
+            .generated
+            .iter()
+            .any(|g| g.address == generated.address)
+        {
             continue;
         }
         let entry = GeneratedEntry {

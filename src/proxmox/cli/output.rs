@@ -36,7 +36,10 @@ pub(super) fn apply_text(report: &ApplyReport) -> String {
                 }
                 line
             }
-            Outcome::Failed { error, changed: partly } => {
+            Outcome::Failed {
+                error,
+                changed: partly,
+            } => {
                 failed += 1;
                 let state = if *partly {
                     "partly changed"
@@ -105,7 +108,10 @@ pub(super) fn state_show(state: &ProjectState, address: &str) -> Option<String> 
                 attributes,
                 ..
             } => {
-                let _ = writeln!(out, "type   = {resource_type}\nnode   = {node}\nvm_id  = {vm_id}");
+                let _ = writeln!(
+                    out,
+                    "type   = {resource_type}\nnode   = {node}\nvm_id  = {vm_id}"
+                );
                 for (key, value) in attributes {
                     let shown = match value {
                         StateValue::Plain(text) => format!("{text:?}"),
@@ -121,7 +127,10 @@ pub(super) fn state_show(state: &ProjectState, address: &str) -> Option<String> 
                 arguments,
                 ..
             } => {
-                let _ = writeln!(out, "type   = {resource_type}\nnode   = {node}\nvolid  = {volid}");
+                let _ = writeln!(
+                    out,
+                    "type   = {resource_type}\nnode   = {node}\nvolid  = {volid}"
+                );
                 for (key, value) in arguments {
                     let _ = writeln!(out, "{key} = {value:?}");
                 }

@@ -166,7 +166,11 @@ pub(super) async fn protected_set(
 /// Generated values not in state yet show as creates, their value hidden.
 fn add_generated(plan: &mut Plan, desired: &DesiredState, state: &ProjectState) {
     for generated in &desired.generated {
-        if state.generated.iter().any(|g| g.address == generated.address) {
+        if state
+            .generated
+            .iter()
+            .any(|g| g.address == generated.address)
+        {
             continue;
         }
         let mut attributes: Vec<AttributeChange> = generated

@@ -120,7 +120,10 @@ pub fn load(
     let store_url = get("ATOLL_STORE__URL")
         .or(file.store.url)
         .unwrap_or_else(|| {
-            format!("sqlite://{}", PathBuf::from(data_dir).join("atoll.db").display())
+            format!(
+                "sqlite://{}",
+                PathBuf::from(data_dir).join("atoll.db").display()
+            )
         });
     let proxmox = proxmox(file.proxmox, &get)?;
     let discover = match get("ATOLL_PROTECT__DISCOVER") {
@@ -163,13 +166,28 @@ fn proxmox(
     let pick = |ours: &str, from_file: Option<String>, bpg: &str| {
         get(ours).or(from_file).or_else(|| get(bpg))
     };
-    let Some(endpoint) = pick("ATOLL_PROXMOX__ENDPOINT", file.endpoint, "PROXMOX_VE_ENDPOINT")
-    else {
+    let Some(endpoint) = pick(
+        "ATOLL_PROXMOX__ENDPOINT",
+        file.endpoint,
+        "PROXMOX_VE_ENDPOINT",
+    ) else {
         return Ok(None);
     };
-    let token = pick("ATOLL_PROXMOX__API_TOKEN", file.api_token, "PROXMOX_VE_API_TOKEN");
-    let username = pick("ATOLL_PROXMOX__USERNAME", file.username, "PROXMOX_VE_USERNAME");
-    let password = pick("ATOLL_PROXMOX__PASSWORD", file.password, "PROXMOX_VE_PASSWORD");
+    let token = pick(
+        "ATOLL_PROXMOX__API_TOKEN",
+        file.api_token,
+        "PROXMOX_VE_API_TOKEN",
+    );
+    let username = pick(
+        "ATOLL_PROXMOX__USERNAME",
+        file.username,
+        "PROXMOX_VE_USERNAME",
+    );
+    let password = pick(
+        "ATOLL_PROXMOX__PASSWORD",
+        file.password,
+        "PROXMOX_VE_PASSWORD",
+    );
     let auth = match (token, username, password) {
         (Some(token), _, _) => Auth::ApiToken(SecretString::from(token)),
         (None, Some(username), Some(password)) => Auth::Password {
@@ -177,9 +195,11 @@ fn proxmox(
             password: SecretString::from(password),
         },
         _ => {
-            return Err("proxmox.endpoint is set but no credentials: set proxmox.api_token \
+            return Err(
+                "proxmox.endpoint is set but no credentials: set proxmox.api_token \
                         (or PROXMOX_VE_API_TOKEN), or a username and password"
-                .to_owned());
+                    .to_owned(),
+            );
         }
     };
     let insecure = match get("ATOLL_PROXMOX__INSECURE").or_else(|| get("PROXMOX_VE_INSECURE")) {

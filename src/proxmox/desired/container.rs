@@ -36,8 +36,14 @@ pub(super) fn config(attrs: &Object, address: &str) -> Result<Config, DesiredErr
 
 fn refuse_unsupported(attrs: &Object, address: &str) -> Result<(), DesiredError> {
     for (name, why) in [
-        ("clone", "cloning is not supported yet; use operating_system.template_file_id"),
-        ("idmap", "bpg writes idmap over SSH, which atoll never does; remove the idmap blocks"),
+        (
+            "clone",
+            "cloning is not supported yet; use operating_system.template_file_id",
+        ),
+        (
+            "idmap",
+            "bpg writes idmap over SSH, which atoll never does; remove the idmap blocks",
+        ),
     ] {
         if !blocks(attrs, name).is_empty() {
             return Err(DesiredError::Unsupported {
@@ -55,7 +61,9 @@ fn top_level(config: &mut Config, attrs: &Object) {
         let text = m.text(attrs.get("description"))?;
         Some(text.replace("\r\n", "\n").trim().to_owned())
     });
-    put(config, "hookscript", |m| m.text(attrs.get("hook_script_file_id")));
+    put(config, "hookscript", |m| {
+        m.text(attrs.get("hook_script_file_id"))
+    });
     put(config, "pool", |m| {
         m.text(attrs.get("pool_id")).filter(|p| !p.is_empty())
     });
@@ -63,7 +71,8 @@ fn top_level(config: &mut Config, attrs: &Object) {
         m.flag(attrs.get("protection")).map(|f| bit(f).to_owned())
     });
     put(config, "onboot", |m| {
-        m.flag(attrs.get("start_on_boot")).map(|f| bit(f).to_owned())
+        m.flag(attrs.get("start_on_boot"))
+            .map(|f| bit(f).to_owned())
     });
     put(config, "template", |m| {
         m.flag(attrs.get("template")).map(|f| bit(f).to_owned())
@@ -73,10 +82,11 @@ fn top_level(config: &mut Config, attrs: &Object) {
     });
     put(config, "tags", |m| {
         let mut tags: Vec<String> = std::iter::once(super::MARKER_TAG.to_owned())
-            .chain(m
-            .texts(attrs.get("tags"))
-            .into_iter()
-            .map(|t| t.trim().to_owned()))
+            .chain(
+                m.texts(attrs.get("tags"))
+                    .into_iter()
+                    .map(|t| t.trim().to_owned()),
+            )
             .filter(|t| !t.is_empty())
             .collect();
         tags.sort();
@@ -106,7 +116,9 @@ fn cpu_memory_console(config: &mut Config, attrs: &Object) {
         }
     }
     if let Some(memory) = block(attrs, "memory") {
-        put(config, "memory", |m| m.number(memory.get("dedicated")).map(num));
+        put(config, "memory", |m| {
+            m.number(memory.get("dedicated")).map(num)
+        });
         put(config, "swap", |m| m.number(memory.get("swap")).map(num));
     }
     if let Some(console) = block(attrs, "console") {
@@ -114,7 +126,9 @@ fn cpu_memory_console(config: &mut Config, attrs: &Object) {
             m.flag(console.get("enabled")).map(|f| bit(f).to_owned())
         });
         put(config, "cmode", |m| m.text(console.get("type")));
-        put(config, "tty", |m| m.number(console.get("tty_count")).map(num));
+        put(config, "tty", |m| {
+            m.number(console.get("tty_count")).map(num)
+        });
     }
 }
 
@@ -142,7 +156,11 @@ fn features_startup(config: &mut Config, attrs: &Object) {
             return Some(String::new());
         };
         let mut fields = Vec::new();
-        for (name, field) in [("order", "order"), ("up_delay", "up"), ("down_delay", "down")] {
+        for (name, field) in [
+            ("order", "order"),
+            ("up_delay", "up"),
+            ("down_delay", "down"),
+        ] {
             if let Some(n) = m.number(startup.get(name)).filter(|n| *n >= 0.0) {
                 fields.push(format!("{field}={}", num(n)));
             }
@@ -229,7 +247,10 @@ fn networks(config: &mut Config, attrs: &Object) {
             }
             // Optional + computed: unknown means "not set", and PVE keeps or makes one.
             let mut mac_marks = Marks::default();
-            if let Some(mac) = mac_marks.text(nic.get("mac_address")).filter(|s| !s.is_empty()) {
+            if let Some(mac) = mac_marks
+                .text(nic.get("mac_address"))
+                .filter(|s| !s.is_empty())
+            {
                 fields.push(format!("hwaddr={mac}"));
             }
             for (name, field) in [("mtu", "mtu"), ("rate_limit", "rate"), ("vlan_id", "tag")] {

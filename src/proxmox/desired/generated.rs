@@ -128,7 +128,11 @@ mod tests {
         ]));
         let result = &values["result"];
         assert_eq!(result.chars().count(), 24);
-        assert!(result.chars().all(char::is_alphanumeric), "{}", result.len());
+        assert!(
+            result.chars().all(char::is_alphanumeric),
+            "{}",
+            result.len()
+        );
         assert!(result.chars().filter(char::is_ascii_digit).count() >= 3);
         assert_eq!(values["id"], "none");
     }

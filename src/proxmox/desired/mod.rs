@@ -33,7 +33,9 @@ pub enum DesiredError {
         what: String,
         why: String,
     },
-    #[error("{address}: {attribute} must be known when planning (it is computed by another resource); set it to a literal value")]
+    #[error(
+        "{address}: {attribute} must be known when planning (it is computed by another resource); set it to a literal value"
+    )]
     MustBeKnown { address: String, attribute: String },
 }
 
@@ -206,7 +208,7 @@ fn download(resource: &ResourceInstance) -> Result<DesiredDownload, DesiredError
     let file_name = get("file_name")
         .filter(|f| !f.is_empty())
         .or_else(|| file_name_from_url(&url));
-    let mut arguments = BTreeMap::from([("url".to_owned(), url.clone())]);
+    let mut arguments = BTreeMap::from([("url".to_owned(), url)]);
     for name in ["checksum", "checksum_algorithm", "decompression_algorithm"] {
         if let Some(value) = get(name).filter(|v| !v.is_empty()) {
             arguments.insert(name.to_owned(), value);
@@ -227,8 +229,16 @@ fn download(resource: &ResourceInstance) -> Result<DesiredDownload, DesiredError
 /// Terraform's `ignore_changes` paths (`cpu[0].units`) as bpg paths (`cpu.units`).
 fn lifecycle(from: &crate::tfconfig::Lifecycle) -> crate::proxmox::plan::Lifecycle {
     const SINGLE: &[&str] = &[
-        "cpu", "memory", "disk", "features", "console", "initialization", "dns",
-        "user_account", "operating_system", "startup",
+        "cpu",
+        "memory",
+        "disk",
+        "features",
+        "console",
+        "initialization",
+        "dns",
+        "user_account",
+        "operating_system",
+        "startup",
     ];
     let ignore_changes = from
         .ignore_changes
