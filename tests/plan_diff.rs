@@ -2,10 +2,8 @@
 
 mod plan_support;
 
-use atoll::proxmox::plan::{
-    Action, Desired, DesiredValue, Effect, PlanError, Power, Secret, StepOp, steps,
-};
-use plan_support::{PASSWORD, World, address, desired_guest, download};
+use atoll::proxmox::plan::{Action, Desired, DesiredValue, Effect, PlanError, Power, Secret};
+use plan_support::{PASSWORD, World, address, desired_guest};
 use serde_json::json;
 
 fn only(plan: &atoll::proxmox::plan::Plan) -> &atoll::proxmox::plan::ResourceChange {
@@ -206,6 +204,10 @@ fn stopping_a_running_guest_is_reported_as_taking_it_down() {
     let plan = world.plan();
     let change = only(&plan);
     assert_eq!(paths(change), vec![("started", Some(Effect::Restart))]);
+    assert_eq!(
+        plan.summary.restart, 0,
+        "a stop is not counted as a restart"
+    );
     assert_eq!(change.attributes[0].after, json!(false));
 }
 
@@ -301,7 +303,7 @@ fn a_guest_deleted_outside_atoll_is_created_again() {
 }
 
 #[test]
-fn a_nic_no_longer_configured_is_removed() {
+fn a_nic_no_longer_configured_is_removed_and_its_link_goes_away() {
     let mut world = World::applied();
     let net1 = "name=eth1,bridge=vmbr1,hwaddr=BC:24:11:5E:7A:02,ip=dhcp,type=veth";
     world
@@ -318,7 +320,7 @@ fn a_nic_no_longer_configured_is_removed() {
     let change = only(&plan);
     assert_eq!(
         paths(change),
-        vec![("network_interface[1]", Some(Effect::Live))]
+        vec![("network_interface[1]", Some(Effect::LinkReset))]
     );
     assert!(change.attributes[0].after.is_null());
 }
@@ -339,57 +341,6 @@ fn two_guests_with_the_same_vm_id_are_an_error() {
 }
 
 #[test]
-fn downloads_come_before_the_guests_that_use_them_and_replace_is_delete_then_create() {
-    let mut world = World::applied();
-    world.set("unprivileged", "0");
-    let template = download("debian");
-    let mut gitea = desired_guest("dev-gitea", 2101);
-    gitea.uses = vec![template.address.clone()];
-    world.desired.push(Desired::Guest(gitea));
-    world.desired.push(Desired::Download(template.clone()));
-    let plan = world.plan();
-    let order: Vec<(String, StepOp)> = steps(&plan)
-        .into_iter()
-        .map(|s| (s.address, s.op))
-        .collect();
-    let expected = vec![
-        (template.address, StepOp::Create),
-        (address("dev-nextcloud"), StepOp::Delete),
-        (address("dev-nextcloud"), StepOp::Create),
-        (address("dev-gitea"), StepOp::Create),
-    ];
-    assert_eq!(order, expected);
-}
-
-#[test]
-fn a_download_present_in_storage_and_state_is_unchanged() {
-    let mut world = World::applied();
-    let template = download("debian");
-    world
-        .inventory
-        .volumes
-        .insert("mk33".to_owned(), vec![template.volid()]);
-    world
-        .state
-        .push(atoll::proxmox::plan::StateEntry::Download {
-            address: template.address.clone(),
-            resource_type: template.resource_type.clone(),
-            node: "mk33".to_owned(),
-            volid: template.volid(),
-            arguments: template.arguments.clone(),
-        });
-    world.desired.push(Desired::Download(template.clone()));
-    assert!(world.plan().is_empty());
-    world.inventory.volumes.clear();
-    let plan = world.plan();
-    let again = plan
-        .resource_changes
-        .iter()
-        .find(|c| c.address == template.address);
-    assert_eq!(again.map(|c| c.actions.clone()), Some(vec![Action::Create]));
-}
-
-#[test]
 fn a_live_guest_on_another_node_than_desired_is_moved_by_replacement() {
     let mut world = World::applied();
     world.live_mut().node = "mk34".to_owned();
@@ -397,4 +348,29 @@ fn a_live_guest_on_another_node_than_desired_is_moved_by_replacement() {
     let change = only(&plan);
     assert!(change.is_replace());
     assert_eq!(paths(change), vec![("node_name", Some(Effect::Replace))]);
+}
+
+#[test]
+fn a_change_left_pending_by_an_earlier_apply_is_pending_drift_and_needs_a_restart() {
+    let mut world = World::applied();
+    world.set("features", "nesting=1");
+    if let Some(atoll::proxmox::plan::StateEntry::Guest { attributes, .. }) =
+        world.state.first_mut()
+    {
+        let applied = atoll::proxmox::plan::StateValue::Plain("nesting=1".to_owned());
+        attributes.insert("features".to_owned(), applied);
+    }
+    world.pending("features", "", "nesting=1");
+    let plan = world.plan();
+    let change = only(&plan);
+    assert_eq!(
+        paths(change),
+        vec![("features.nesting", Some(Effect::Restart))]
+    );
+    assert_eq!(change.drift.pending.len(), 1);
+    assert!(
+        change.drift.changed_outside.is_empty(),
+        "{:?}",
+        change.drift.changed_outside
+    );
 }

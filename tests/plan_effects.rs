@@ -114,7 +114,7 @@ fn plain_rows() -> Vec<Row> {
 fn net_rows() -> Vec<Row> {
     vec![
         ("net1", None, s("bridge=vmbr0,name=eth1"), None, Live),
-        ("net1", s("bridge=vmbr0,name=eth1"), None, None, Live),
+        ("net1", s("bridge=vmbr0,name=eth1"), None, None, LinkReset),
         (
             "net0",
             s(NET),

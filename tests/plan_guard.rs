@@ -235,3 +235,90 @@ fn discovery_fails_closed_when_several_guests_match() {
     let result = discover_self(&[OWN_MAC.to_owned()], [&a, &b]);
     assert!(matches!(result, Err(DiscoveryError::Ambiguous { ref matches }) if matches.len() == 2));
 }
+
+#[test]
+fn changes_blocked_at_plan_time_are_skipped_not_refused_at_apply() {
+    let mut world = World::applied();
+    world.set("features", "nesting=1");
+    let plan = guarded(&world, &by_vm_id(), LIVE_OK);
+    assert_eq!(plan.summary.blocked, 1);
+    assert!(recheck(&plan, &by_vm_id(), LIVE_OK).is_ok());
+    assert!(atoll::proxmox::plan::steps(&plan).is_empty());
+}
+
+#[test]
+fn an_address_change_of_a_protected_guest_is_blocked_even_when_live_changes_are_allowed() {
+    let mut world = World::applied();
+    world.set("net0", "name=eth0,bridge=vmbr0,ip=10.0.0.9/24,gw=10.0.0.1");
+    let plan = guarded(&world, &by_vm_id(), LIVE_OK);
+    assert_eq!(rule(&plan), Some(GuardRule::LinkReset));
+    assert!(reason(&plan).contains("ipv4.address"), "{}", reason(&plan));
+}
+
+/// atoll running in a VM: the VM is found by its `virtio=` MAC and QEMU's rules apply.
+fn vm_world(desired_config: &[(&str, &str)]) -> World {
+    use atoll::proxmox::plan::{
+        Desired, DesiredGuest, DesiredValue, Lifecycle, StateEntry, StateValue,
+    };
+    let config: std::collections::BTreeMap<String, DesiredValue> = desired_config
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), DesiredValue::Known((*v).to_owned())))
+        .collect();
+    let attributes = desired_config
+        .iter()
+        .map(|(k, _)| ((*k).to_owned(), StateValue::Plain(String::new())))
+        .collect();
+    let mut live = qemu(300, "virtio=BC:24:11:AA:BB:CC,bridge=vmbr0");
+    live.config.insert("cores".to_owned(), "2".to_owned());
+    live.config.insert("cpuunits".to_owned(), "100".to_owned());
+    let mut inventory = atoll::proxmox::plan::Inventory::default();
+    inventory.guests.insert(300, live);
+    let address = "proxmox_virtual_environment_vm.atoll".to_owned();
+    let state = vec![StateEntry::Guest {
+        address: address.clone(),
+        resource_type: "proxmox_virtual_environment_vm".to_owned(),
+        kind: GuestKind::Qemu,
+        node: "mk33".to_owned(),
+        vm_id: 300,
+        attributes,
+    }];
+    let desired = vec![Desired::Guest(DesiredGuest {
+        address,
+        resource_type: "proxmox_virtual_environment_vm".to_owned(),
+        kind: GuestKind::Qemu,
+        node: "mk33".to_owned(),
+        vm_id: Some(300),
+        config,
+        started: true,
+        lifecycle: Lifecycle::default(),
+        uses: Vec::new(),
+    })];
+    World {
+        desired,
+        state,
+        inventory,
+    }
+}
+
+#[test]
+fn atolls_own_vm_follows_qemu_rules_cpu_units_live_cores_restart() {
+    let macs = ["bc:24:11:aa:bb:cc".to_owned()];
+    for (config, expected) in [
+        (("cpuunits", "200"), None),
+        (("cores", "4"), Some(GuardRule::Restart)),
+    ] {
+        let world = vm_world(&[config]);
+        let own = discover_self(&macs, world.inventory.guests.values())
+            .expect("one guest matches")
+            .expect("the VM carries the local MAC");
+        let protected = ProtectedSet::resolve(&[], Some(&own), world.inventory.guests.values());
+        let plan = guarded(&world, &protected, LIVE_OK);
+        assert_eq!(
+            rule(&plan),
+            expected,
+            "{config:?}: {:#?}",
+            plan.resource_changes[0]
+        );
+        assert!(!plan.is_empty(), "{config:?} is a change");
+    }
+}

@@ -149,3 +149,35 @@ fn a_clean_plan_with_pending_drift_still_reports_the_drift() {
     );
     assert!(text.contains("No changes."), "{text}");
 }
+
+#[test]
+fn a_sensitive_value_pending_on_the_guest_is_not_shown_in_drift() {
+    let mut world = World::applied();
+    let secret = atoll::proxmox::plan::Secret::new("s3cret-description");
+    if let Some(atoll::proxmox::plan::StateEntry::Guest { attributes, .. }) =
+        world.state.first_mut()
+    {
+        let fingerprint = atoll::proxmox::plan::StateValue::Fingerprint(secret.fingerprint());
+        attributes.insert("description".to_owned(), fingerprint);
+    }
+    let value = atoll::proxmox::plan::DesiredValue::Sensitive(secret);
+    world
+        .guest_mut()
+        .config
+        .insert("description".to_owned(), value);
+    world
+        .live_mut()
+        .config
+        .insert("description".to_owned(), "s3cret-description\n".to_owned());
+    world.pending("description", "s3cret-description", "s3cret-description-v2");
+    let plan = world.plan();
+    let (text, json) = (plan_text(&plan), plan_json(&plan));
+    assert!(
+        text.contains("description already pending on the guest ((sensitive value))"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("s3cret") && !json.contains("s3cret"),
+        "{text}\n{json}"
+    );
+}

@@ -196,10 +196,10 @@ fn render_drift(out: &mut String, plan: &Plan) {
             );
         }
         for p in &change.drift.pending {
-            let queued = if p.delete {
-                "delete".to_owned()
-            } else {
-                value(&p.pending)
+            let queued = match (p.delete, p.sensitive) {
+                (true, _) => "delete".to_owned(),
+                (false, true) => "(sensitive value)".to_owned(),
+                (false, false) => value(&p.pending),
             };
             let _ = writeln!(
                 out,

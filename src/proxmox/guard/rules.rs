@@ -1,5 +1,6 @@
 //! The refusal rules (DESIGN.md "The self-host guard"): for a protected guest refuse destroy,
-//! replace, moving node, stop, any `restart` or `link-reset` effect, and `live`/`deferred`
+//! replace, moving node, stop, any `restart` or `link-reset` effect, an IP address or gateway
+//! change (live in PVE, but it cuts connections like a link reset), and `live`/`deferred`
 //! changes unless `allow_live_changes`.
 
 use super::{GuardPolicy, ProtectedBy, ProtectedGuest, ProtectedSet};
@@ -23,8 +24,10 @@ pub fn check(plan: &mut Plan, protected: &ProtectedSet, policy: GuardPolicy) {
     plan.recount();
 }
 
-/// Re-checks a saved plan against the protected set as it is now (apply time): any change the
-/// guard refuses now, or refused when planned, stops the apply before its first step.
+/// Re-checks a saved plan against the protected set as it is now (apply time): a change the
+/// plan allowed but the guard refuses now (the guest became protected, the policy changed)
+/// stops the apply before its first step. Changes already blocked in the plan have no apply
+/// steps (`plan::steps` skips them).
 pub fn recheck(
     plan: &Plan,
     protected: &ProtectedSet,
@@ -33,9 +36,10 @@ pub fn recheck(
     let refusals: Vec<(String, Blocked)> = plan
         .resource_changes
         .iter()
+        .filter(|change| change.blocked.is_none())
         .filter_map(|change| {
-            let blocked = evaluate(change, protected, policy).or_else(|| change.blocked.clone());
-            blocked.map(|b| (change.address.clone(), b))
+            let blocked = evaluate(change, protected, policy)?;
+            Some((change.address.clone(), blocked))
         })
         .collect();
     if refusals.is_empty() {
@@ -119,6 +123,21 @@ fn violation(change: &ResourceChange, policy: GuardPolicy) -> Option<(GuardRule,
         if !paths.is_empty() {
             return Some((rule, format!("{what} (for {})", paths.join(", "))));
         }
+    }
+    // PVE applies an address change live, but connections to the old address drop: for a
+    // protected guest that is as disruptive as a link reset (reference/proxmox.md section 6)
+    let addresses: Vec<&str> = change
+        .attributes
+        .iter()
+        .filter(|a| a.path.contains(".ipv4.") || a.path.contains(".ipv6."))
+        .map(|a| a.path.as_str())
+        .collect();
+    if !addresses.is_empty() {
+        let what = format!(
+            "change the network addresses of (for {})",
+            addresses.join(", ")
+        );
+        return Some((GuardRule::LinkReset, what));
     }
     if policy.allow_live_changes {
         return None;

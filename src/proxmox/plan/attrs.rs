@@ -111,6 +111,16 @@ pub(crate) fn compare(
         }
     }
     out.extend(removed_keys(config, state, live));
+    // a value atoll applied as sensitive stays hidden, whatever the guest now holds
+    for attribute in &mut out {
+        if matches!(
+            state.get(&attribute.pve_key),
+            Some(StateValue::Fingerprint(_))
+        ) {
+            attribute.before = Json::Null;
+            attribute.before_sensitive = true;
+        }
+    }
     out
 }
 
@@ -237,13 +247,18 @@ pub(crate) fn drift(state: &BTreeMap<String, StateValue>, live: &LiveGuest) -> D
             continue;
         }
         let (path, kind) = bpg_path(&entry.key, None);
-        let show = |raw: &Option<String>| raw.as_deref().map_or(Json::Null, |r| typed(kind, r));
+        let sensitive = matches!(state.get(&entry.key), Some(StateValue::Fingerprint(_)));
+        let show = |raw: &Option<String>| match raw.as_deref() {
+            Some(raw) if !sensitive => typed(kind, raw),
+            _ => Json::Null,
+        };
         drift.pending.push(PendingDrift {
             path,
             pve_key: entry.key.clone(),
             current: show(&entry.value),
             pending: show(&entry.pending),
             delete: entry.delete,
+            sensitive,
         });
     }
     for (key, applied) in state {
@@ -260,7 +275,16 @@ pub(crate) fn drift(state: &BTreeMap<String, StateValue>, live: &LiveGuest) -> D
             .or_else(|| lxc_default(key));
         let applied_norm = normalize_desired(key, applied, live_value);
         let live_norm = live_value.map(|raw| normalize(key, raw));
-        if live_norm.as_deref() != Some(applied_norm.as_str()) {
+        // a value atoll applied that PVE still holds pending is reported as pending, not here
+        let queued = live.pending.iter().any(|entry| {
+            entry.key == *key
+                && entry
+                    .pending
+                    .as_deref()
+                    .map(|p| normalize_desired(key, p, live_value))
+                    == Some(applied_norm.clone())
+        });
+        if !queued && live_norm.as_deref() != Some(applied_norm.as_str()) {
             let (path, kind) = bpg_path(key, None);
             drift.changed_outside.push(OutsideDrift {
                 path,

@@ -70,6 +70,9 @@ pub struct PendingDrift {
     pub current: Json,
     pub pending: Json,
     pub delete: bool,
+    /// The key holds a sensitive value: `current` and `pending` are not shown.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sensitive: bool,
 }
 
 /// A value that differs between atoll's state and the guest (changed outside atoll).
@@ -195,7 +198,12 @@ impl Plan {
                 }
                 _ => {}
             }
-            summary.restart += usize::from(change.disruption == Some(Effect::Restart));
+            // a stop (`started` -> false) takes the guest down but is not a restart
+            let restarts = change
+                .attributes
+                .iter()
+                .any(|a| a.effect == Some(Effect::Restart) && a.path != "started");
+            summary.restart += usize::from(restarts && !change.is_replace());
             summary.blocked += usize::from(change.blocked.is_some());
         }
         self.summary = summary;

@@ -19,8 +19,8 @@ pub enum Effect {
     /// Written to the config now, in effect only at the next start; PVE shows no pending
     /// marker (e.g. `hostname`, `mtu`); every change to a stopped guest.
     Deferred,
-    /// The guest's network link is recreated (MAC or name change) or re-plugged (bridge,
-    /// VLAN tag, firewall, link state): connections through it drop.
+    /// The guest's network link is recreated (MAC or name change), re-plugged (bridge,
+    /// VLAN tag, firewall, link state) or removed: connections through it drop.
     LinkReset,
     /// PVE keeps the change pending until the guest restarts; atoll restarts it.
     Restart,
@@ -181,14 +181,16 @@ fn lxc_running(key: &str, field: Option<&str>, added: bool, deleted: bool) -> Ef
         return Effect::Live;
     }
     if indexed(key, "net").is_some() {
-        return match (added || deleted, field.unwrap_or("")) {
-            (true, _) => Effect::Live,
-            (false, "hwaddr" | "name" | "bridge" | "tag" | "firewall" | "link_down") => {
+        return match (added, deleted, field.unwrap_or("")) {
+            // a new NIC is hot-plugged; removing one takes its link away
+            (true, _, _) => Effect::Live,
+            (_, true, _) => Effect::LinkReset,
+            (_, _, "hwaddr" | "name" | "bridge" | "tag" | "firewall" | "link_down") => {
                 Effect::LinkReset
             }
-            (false, "rate" | "ip" | "gw" | "ip6" | "gw6") => Effect::Live,
+            (_, _, "rate" | "ip" | "gw" | "ip6" | "gw6") => Effect::Live,
             // mtu, host-managed, trunks: stored, not applied to the live link
-            (false, _) => Effect::Deferred,
+            _ => Effect::Deferred,
         };
     }
     if indexed(key, "mp").is_some() || key == "rootfs" {

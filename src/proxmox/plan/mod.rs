@@ -24,6 +24,7 @@ pub use effect::{Effect, FieldChange, Power, classify_lxc, worst_lxc};
 pub use model::{
     Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind, Inventory, Lifecycle,
     LiveGuest, PendingEntry, PlanSource, Secret, StateEntry, StateValue, config_from_json,
+    pending_from_json,
 };
 pub use order::{Step, StepOp, steps};
 pub use qemu::{Hotplug, classify_qemu, qemu_mac};

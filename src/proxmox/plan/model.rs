@@ -216,3 +216,65 @@ pub fn config_from_json(
         })
         .collect()
 }
+
+/// `GET .../pending` (`[{key, value?, pending?, delete?}]`) as entries; values as text.
+pub fn pending_from_json(entries: &[serde_json::Value]) -> Vec<PendingEntry> {
+    let text = |value: Option<&serde_json::Value>| match value? {
+        serde_json::Value::String(text) => Some(text.clone()),
+        serde_json::Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    };
+    entries
+        .iter()
+        .filter_map(|entry| {
+            let key = entry.get("key")?.as_str()?.to_owned();
+            let delete = entry
+                .get("delete")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+                > 0;
+            Some(PendingEntry {
+                key,
+                value: text(entry.get("value")),
+                pending: text(entry.get("pending")),
+                delete,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pve_json_config_and_pending_become_text() {
+        let config =
+            serde_json::json!({"cores": 2, "cpulimit": "1.5", "digest": "ab", "hostname": "a"});
+        let config = config_from_json(config.as_object().expect("an object"));
+        let keys: Vec<(&str, &str)> = config
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            keys,
+            vec![("cores", "2"), ("cpulimit", "1.5"), ("hostname", "a")]
+        );
+        let pending = serde_json::json!([
+            {"key": "features", "value": "nesting=1", "pending": "nesting=1,keyctl=1"},
+            {"key": "mp0", "value": "local-lvm:vm-1-disk-1,mp=/d", "delete": 1},
+            {"key": "cores", "value": 2}
+        ]);
+        let pending = pending_from_json(pending.as_array().expect("an array"));
+        assert_eq!(pending[0].pending.as_deref(), Some("nesting=1,keyctl=1"));
+        assert!(pending[1].delete && !pending[2].delete);
+        assert_eq!(pending[2].value.as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn secrets_do_not_print_in_debug() {
+        let secret = Secret::new("hunter2");
+        assert_eq!(format!("{secret:?}"), "Secret(..)");
+        assert_eq!(secret.fingerprint().len(), 64);
+    }
+}
