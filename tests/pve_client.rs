@@ -1,85 +1,20 @@
 //! The Proxmox VE client against the in-process simulator (`atoll::pvesim`) over real HTTP on
-//! port 0, and over TLS with the simulator's CA file: the LXC lifecycle, PVE's errors as typed
-//! conflicts, and the fault tests (lock timeout retried, failed task, lost create response).
+//! port 0, and over TLS with the simulator's CA file: the LXC lifecycle, live versus pending
+//! changes, PVE's refusals as typed errors, ticket login, storage, QEMU reads.
 
-use std::collections::BTreeMap;
-use std::time::Duration;
+mod pve_client_support;
 
 use atoll::proxmox::client::{
-    Auth, ClientSettings, ConfigChange, ConflictKind, CreateOutcome, DeleteOptions, LxcCreate,
-    PowerAction, ProxmoxClient, PveError, RunState, Tls,
+    Auth, ClientSettings, ConfigChange, ConflictKind, DeleteOptions, PowerAction, ProxmoxClient,
+    PveError, RunState, Tls,
 };
-use atoll::proxmox::types::{Features, GuestKind, LxcNet, NodeName, StorageId, VmId};
-use atoll::pvesim::{DEFAULT_TEMPLATE, Scenario, SimOptions, Simulator, TaskFailure};
-
-fn fast_options() -> SimOptions {
-    SimOptions {
-        task_duration: Duration::from_millis(20),
-        auth_failure_delay: Duration::from_millis(10),
-        ..SimOptions::default()
-    }
-}
-
-fn client_for(sim: &Simulator, auth: Auth) -> ProxmoxClient {
-    let mut s = ClientSettings::new(sim.url(), auth);
-    s.retry.base_delay = Duration::from_millis(5);
-    s.retry.max_delay = Duration::from_millis(20);
-    s.tasks.first_delay = Duration::from_millis(5);
-    s.tasks.max_delay = Duration::from_millis(25);
-    s.tasks.timeout = Duration::from_secs(20);
-    ProxmoxClient::new(&s).expect("client")
-}
+use atoll::proxmox::types::{Features, GuestKind, StorageId};
+use atoll::pvesim::{DEFAULT_TEMPLATE, Scenario, SimOptions, Simulator};
+use pve_client_support::sim::*;
+use pve_client_support::vmid;
 
 fn token() -> Auth {
-    Auth::ApiToken("root@pam!atoll=secret".to_owned().into())
-}
-
-async fn start(yaml: &str) -> (Simulator, ProxmoxClient) {
-    let scenario: Scenario = serde_yaml_ng::from_str(yaml).expect("scenario");
-    let sim = Simulator::start(&scenario, fast_options())
-        .await
-        .expect("simulator");
-    let client = client_for(&sim, token());
-    (sim, client)
-}
-
-fn pve() -> NodeName {
-    "pve".parse().expect("node")
-}
-
-fn vmid(n: u32) -> VmId {
-    VmId::new(n).expect("vmid")
-}
-
-fn create_request(id: u32) -> LxcCreate {
-    let options: BTreeMap<String, String> = [
-        ("ostemplate", format!("local:vztmpl/{DEFAULT_TEMPLATE}")),
-        ("storage", "local-lvm".to_owned()),
-        ("hostname", format!("ct{id}")),
-        ("memory", "512".to_owned()),
-        ("net0", "name=eth0,bridge=vmbr0,ip=dhcp".to_owned()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v))
-    .collect();
-    LxcCreate {
-        vmid: vmid(id),
-        options,
-        password: Some("changeme-secret".to_owned().into()),
-    }
-}
-
-async fn create_running(client: &ProxmoxClient, id: u32) {
-    let outcome = client
-        .lxc_create_and_wait(&pve(), &create_request(id))
-        .await
-        .expect("create");
-    assert!(matches!(outcome, CreateOutcome::Created(_)), "{outcome:?}");
-    let upid = client
-        .lxc_power(&pve(), vmid(id), PowerAction::Start)
-        .await
-        .expect("start");
-    client.wait_task(&upid).await.expect("started");
+    sim_token()
 }
 
 #[tokio::test]
@@ -408,86 +343,34 @@ async fn tls_with_the_simulator_ca_file() {
     assert!(matches!(err, PveError::Settings(_)), "{err:?}");
 }
 
-mod faults {
-    use super::*;
-
-    #[tokio::test]
-    async fn transient_got_timeout_is_retried_and_succeeds() {
-        let (sim, client) = start("{}").await;
-        create_running(&client, 100).await;
-        sim.faults().inject_lock_timeouts(2);
-        let change = ConfigChange {
-            set: [("cores".to_owned(), "2".to_owned())].into(),
-            ..ConfigChange::default()
-        };
-        client
-            .lxc_update_config(&pve(), vmid(100), &change)
-            .await
-            .expect("third try succeeds");
-        let live = client
-            .guest_config(&pve(), GuestKind::Lxc, vmid(100), true)
-            .await
-            .expect("cfg");
-        assert_eq!(live.get("cores").as_deref(), Some("2"));
-    }
-
-    #[tokio::test]
-    async fn failed_task_surfaces_exit_status_and_log_tail() {
-        let (sim, client) = start("{}").await;
-        sim.faults().fail_tasks(TaskFailure {
-            task_type: Some("vzcreate".into()),
-            vmid: Some(100),
-            message: "lvcreate 'pve/vm-100-disk-0' error: out of space".into(),
-            times: 1,
-        });
-        let err = client
-            .lxc_create_and_wait(&pve(), &create_request(100))
-            .await
-            .expect_err("fails");
-        let PveError::Task {
-            exitstatus,
-            log_tail,
-            ..
-        } = &err
-        else {
-            panic!("{err:?}")
-        };
-        assert!(exitstatus.contains("out of space"), "{exitstatus}");
-        let last = log_tail.last().expect("log tail");
-        assert!(
-            last.starts_with("TASK ERROR:") && last.contains("out of space"),
-            "{log_tail:?}"
-        );
-    }
-
-    #[tokio::test]
-    async fn create_whose_response_was_lost_is_not_duplicated() {
-        let (sim, client) = start("{}").await;
-        sim.faults().lose_responses(1);
-        let outcome = client
-            .lxc_create_and_wait(&pve(), &create_request(100))
-            .await
-            .expect("create");
-        assert_eq!(
-            outcome,
-            CreateOutcome::Recovered,
-            "the lost create was found, not re-sent"
-        );
-        let guests = client.cluster_guests().await.expect("resources");
-        assert_eq!(guests.iter().filter(|g| g.vmid == vmid(100)).count(), 1);
-        let status = client
-            .guest_status(&pve(), GuestKind::Lxc, vmid(100))
-            .await
-            .expect("status");
-        assert_eq!(status.lock, None, "create finished");
-        let net: LxcNet = client
-            .guest_config(&pve(), GuestKind::Lxc, vmid(100), true)
-            .await
-            .expect("cfg")
-            .get("net0")
-            .expect("net0")
-            .parse()
-            .expect("net");
-        assert_eq!(net.name, "eth0");
-    }
+#[tokio::test]
+async fn qemu_config_and_status_are_readable_through_the_api_seam() {
+    let (_sim, client) = start(
+        r#"
+guests:
+  - {vmid: 300, type: qemu, status: running,
+     config: {name: builder, memory: 4096, cores: 2, net0: "virtio=BC:24:11:AA:BB:CC,bridge=vmbr0"}}
+"#,
+    )
+    .await;
+    let api: std::sync::Arc<dyn atoll::proxmox::client::ProxmoxApi> = std::sync::Arc::new(client);
+    let config = api
+        .guest_config(&pve(), GuestKind::Qemu, vmid(300), true)
+        .await
+        .expect("config");
+    assert_eq!(config.get("memory").as_deref(), Some("4096"));
+    assert!(config.digest.is_some());
+    let status = api
+        .guest_status(&pve(), GuestKind::Qemu, vmid(300))
+        .await
+        .expect("status");
+    assert_eq!(status.status, RunState::Running);
+    let wrong_kind = api
+        .guest_status(&pve(), GuestKind::Lxc, vmid(300))
+        .await
+        .expect_err("not a CT");
+    assert!(
+        matches!(wrong_kind, PveError::NotFound(_)),
+        "{wrong_kind:?}"
+    );
 }

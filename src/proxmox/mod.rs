@@ -19,3 +19,5 @@ pub mod inventory;
 pub mod plan;
 pub mod state;
 pub mod types;
+
+pub use client::{ClientSettings, ProxmoxApi, ProxmoxClient, PveError};

@@ -84,6 +84,7 @@ impl Conf {
     /// `load_current_config`: with `current` the live values, otherwise pending merged in.
     pub(crate) fn view(&self, current: bool) -> Keys {
         let mut keys = self.main.clone();
+        keys.retain(|k, v| k != "description" || !v.is_empty());
         if !current {
             for (k, v) in self.pending.iter().filter(|(k, _)| *k != "delete") {
                 keys.insert(k.clone(), v.clone());

@@ -78,10 +78,13 @@ fn status_line(message: &str) -> String {
     first.chars().filter(|c| !c.is_control()).collect()
 }
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let mut body =
-            serde_json::json!({ "data": null, "message": format!("{}\n", self.message) });
+impl ApiError {
+    /// The response; `legacy` leaves out `message` (libpve-http-server before 5.2).
+    pub(crate) fn render(&self, legacy: bool) -> Response {
+        let mut body = serde_json::json!({ "data": null });
+        if !legacy {
+            body["message"] = serde_json::json!(format!("{}\n", self.message));
+        }
         if let Some(errors) = &self.errors {
             body["errors"] = serde_json::json!(errors);
         }
@@ -92,7 +95,14 @@ impl IntoResponse for ApiError {
         {
             response.extensions_mut().insert(reason);
         }
+        response.extensions_mut().insert(self.clone());
         response
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        self.render(false)
     }
 }
 

@@ -27,7 +27,7 @@ pub struct FaultSettings {
     pub path_latency: Vec<(String, Duration)>,
     /// Probability (0..=1) that a request fails with a transient error before it runs.
     pub error_rate: f64,
-    /// The next N requests that touch a guest fail with `can't lock file ... - got timeout`.
+    /// The next N writes to a guest fail with `can't lock file ... - got timeout`.
     pub lock_timeouts: u32,
     /// The next N writes (non-GET) run, but their response is lost (596 to the client).
     pub lost_responses: u32,
@@ -35,6 +35,12 @@ pub struct FaultSettings {
     pub task_failures: Vec<TaskFailure>,
     /// Nodes that do not answer (595 for requests addressed to them).
     pub offline_nodes: BTreeSet<String>,
+    /// Error bodies without `message`, as libpve-http-server before 5.2 sent them (the
+    /// message is then only in the HTTP status line).
+    pub legacy_error_bodies: bool,
+    /// The guest the client runs on: a write that drops its network link or stops/reboots it
+    /// is carried out, but the client's connection is cut (596) instead of answered.
+    pub self_guest: Option<u32>,
 }
 
 /// A handle to change faults while the simulator runs.
@@ -85,7 +91,7 @@ impl Faults {
         self.lock().error_rate = rate.clamp(0.0, 1.0);
     }
 
-    /// Makes the next `n` guest requests fail with a config-lock `got timeout`.
+    /// Makes the next `n` writes to a guest fail with a config-lock `got timeout`.
     pub fn inject_lock_timeouts(&self, n: u32) {
         self.lock().lock_timeouts = n;
     }
@@ -110,6 +116,24 @@ impl Faults {
         }
     }
 
+    /// Switches between the legacy (`{"data":null}`) and current error bodies.
+    pub fn set_legacy_error_bodies(&self, legacy: bool) {
+        self.lock().legacy_error_bodies = legacy;
+    }
+
+    /// Marks the guest the client runs on (see [`FaultSettings::self_guest`]).
+    pub fn set_self_guest(&self, vmid: Option<u32>) {
+        self.lock().self_guest = vmid;
+    }
+
+    pub(crate) fn self_guest(&self) -> Option<u32> {
+        self.lock().self_guest
+    }
+
+    pub(crate) fn legacy_error_bodies(&self) -> bool {
+        self.lock().legacy_error_bodies
+    }
+
     pub(crate) fn is_offline(&self, node: &str) -> bool {
         self.lock().offline_nodes.contains(node)
     }
@@ -125,10 +149,11 @@ impl Faults {
                 .sum::<Duration>()
     }
 
-    /// Decides the fault for one request (consuming one-shot counters).
-    pub(crate) fn decide(&self, touches_guest: bool, is_write: bool) -> Injected {
+    /// Decides the fault for one request (consuming one-shot counters). Only writes to a guest
+    /// take its config lock, so only they can get `got timeout`.
+    pub(crate) fn decide(&self, guest_write: bool, is_write: bool) -> Injected {
         let mut s = self.lock();
-        if touches_guest && s.lock_timeouts > 0 {
+        if guest_write && s.lock_timeouts > 0 {
             s.lock_timeouts -= 1;
             return Injected::LockTimeout;
         }
@@ -137,7 +162,7 @@ impl Faults {
             return Injected::LoseResponse;
         }
         if s.error_rate > 0.0 && rand::random::<f64>() < s.error_rate {
-            return if touches_guest {
+            return if guest_write {
                 Injected::LockTimeout
             } else {
                 Injected::Transient

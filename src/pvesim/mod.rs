@@ -12,6 +12,7 @@ mod conf;
 mod error;
 mod faults;
 mod model;
+mod netconf;
 mod pending;
 mod propstr;
 mod qemu;
@@ -22,6 +23,7 @@ mod server;
 mod storage;
 mod tasks;
 mod tls;
+mod volumes;
 mod worker;
 
 pub use faults::{FaultSettings, Faults, TaskFailure};

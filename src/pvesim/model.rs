@@ -65,6 +65,8 @@ pub(crate) struct Guest {
     pub(crate) running: bool,
     pub(crate) started_at: Option<u64>,
     pub(crate) pid: Option<u32>,
+    /// When the guest last started (drives the DHCP delay of `/interfaces`).
+    pub(crate) booted: Option<std::time::Instant>,
     pub(crate) ha_managed: bool,
     pub(crate) events: Vec<GuestEvent>,
 }
@@ -161,11 +163,13 @@ pub(crate) fn now() -> u64 {
 }
 
 impl Cluster {
-    /// The node, or PVE's error for an unknown node name.
+    /// The node, or the error pveproxy gives when it cannot resolve an unknown node name.
     pub(crate) fn node(&self, node: &str) -> ApiResult<&Node> {
-        self.nodes
-            .get(node)
-            .ok_or_else(|| ApiError::param("node", format!("no such node '{node}'")))
+        self.nodes.get(node).ok_or_else(|| {
+            ApiError::die(format!(
+                "hostname lookup '{node}' failed - failed to get address info for: {node}: Name or service not known"
+            ))
+        })
     }
 
     /// A guest addressed as `/nodes/{node}/{kind}/{vmid}`: must exist on that node.
@@ -175,6 +179,7 @@ impl Cluster {
         kind: GuestKind,
         vmid: u32,
     ) -> ApiResult<&mut Guest> {
+        self.node(node)?;
         match self.guests.get_mut(&vmid) {
             Some(g) if g.node == node && g.kind == kind => Ok(g),
             _ => Err(ApiError::die(format!(

@@ -8,8 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::conf::Conf;
 use super::error::{ApiError, ApiResult};
 use super::model::GuestEvent;
+use super::netconf::{canonical_net, net_event};
 use super::propstr;
 use super::storage::Storage;
+use super::volumes::{add_unused, alloc_mountpoint, free_volume, volume_of};
 
 /// Written to config at once on a running CT, never pending.
 const FASTPLUG: &[&str] = &[
@@ -52,13 +54,33 @@ pub(crate) fn update(
     req: &Update,
     env: &mut Env<'_>,
 ) -> ApiResult<()> {
-    let vmid = env.vmid;
     for opt in &req.revert {
         conf.pending.remove(opt);
         conf.remove_from_pending_delete(opt);
     }
+    let mut modified = queue_deletes(conf, &req.delete, env)?;
+    modified.extend(queue_sets(conf, &req.set, env)?);
+    conf.cleanup_pending();
+    let errors = if running {
+        hotplug(conf, Some(&modified), env)
+    } else {
+        apply(conf, Some(&modified), env)
+    };
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::params(errors))
+    }
+}
+
+/// The delete half of `update_pct_config`: checks, then `add_to_pending_delete`.
+fn queue_deletes(
+    conf: &mut Conf,
+    delete: &[String],
+    env: &mut Env<'_>,
+) -> ApiResult<BTreeSet<String>> {
     let mut modified = BTreeSet::new();
-    for opt in &req.delete {
+    for opt in delete {
         if !conf.main.contains_key(opt) && !conf.pending.contains_key(opt) {
             env.warnings.push(format!(
                 "cannot delete '{opt}' - not set in current configuration!"
@@ -78,18 +100,29 @@ pub(crate) fn update(
                 )));
             }
             o if o.starts_with("mp") || o.starts_with("unused") => {
-                check_protection(conf, &format!("can't remove CT {vmid} drive '{opt}'"))?;
+                let msg = format!("can't remove CT {} drive '{opt}'", env.vmid);
+                check_protection(conf, &msg)?;
             }
             _ => {}
         }
         conf.add_to_pending_delete(opt);
     }
-    for (opt, value) in &req.set {
+    Ok(modified)
+}
+
+/// The set half of `update_pct_config`: checks and normalisation, then into pending.
+fn queue_sets(
+    conf: &mut Conf,
+    set: &BTreeMap<String, String>,
+    env: &Env<'_>,
+) -> ApiResult<BTreeSet<String>> {
+    let mut modified = BTreeSet::new();
+    for (opt, value) in set {
         modified.insert(opt.clone());
         let mut value = value.clone();
         match opt.as_str() {
             o if o == "rootfs" || o.starts_with("mp") => {
-                check_protection(conf, &format!("can't update CT {vmid} drive '{opt}'"))?;
+                check_protection(conf, &format!("can't update CT {} drive '{opt}'", env.vmid))?;
                 check_volume_storage(&value, env)?;
             }
             "nameserver" | "searchdomain" => value = propstr::split_list(&value).join(" "),
@@ -105,17 +138,7 @@ pub(crate) fn update(
         conf.pending.insert(opt.clone(), value);
         conf.remove_from_pending_delete(opt);
     }
-    conf.cleanup_pending();
-    let errors = if running {
-        hotplug(conf, Some(&modified), env)
-    } else {
-        apply(conf, Some(&modified), env)
-    };
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::params(errors))
-    }
+    Ok(modified)
 }
 
 fn check_protection(conf: &Conf, msg: &str) -> ApiResult<()> {
@@ -159,16 +182,6 @@ fn check_mtu(opt: &str, value: &str, env: &Env<'_>) -> ApiResult<()> {
     Ok(())
 }
 
-/// `parse_lxc_network` + `print_lxc_network`: canonical text, `type=veth`, a MAC if missing.
-pub(crate) fn canonical_net(value: &str) -> String {
-    let mut props = propstr::parse(value, None).unwrap_or_default();
-    props.insert("type".to_owned(), "veth".to_owned());
-    props
-        .entry("hwaddr".to_owned())
-        .or_insert_with(propstr::random_mac);
-    propstr::print(&props, None, &["name"])
-}
-
 fn selected(selection: Option<&BTreeSet<String>>, opt: &str) -> bool {
     selection.is_none_or(|s| s.contains(opt))
 }
@@ -179,24 +192,53 @@ pub(crate) fn hotplug(
     selection: Option<&BTreeSet<String>>,
     env: &mut Env<'_>,
 ) -> BTreeMap<String, String> {
-    let mut errors = BTreeMap::new();
-    let fast: Vec<String> = conf
-        .pending
-        .keys()
-        .filter(|k| FASTPLUG.contains(&k.as_str()) && selected(selection, k))
-        .cloned()
-        .collect();
-    for opt in fast {
+    let fast = selected_keys(conf, selection)
+        .into_iter()
+        .filter(|k| FASTPLUG.contains(&k.as_str()));
+    for opt in fast.collect::<Vec<_>>() {
         if let Some(v) = conf.pending.remove(&opt) {
             conf.main.insert(opt.clone(), v);
             env.events.push(GuestEvent::Written(opt));
         }
     }
-    for opt in conf
+    hot_deletes(conf, selection, env);
+    let mut errors = BTreeMap::new();
+    for opt in selected_keys(conf, selection) {
+        let Some(value) = conf.pending.get(&opt).cloned() else {
+            continue;
+        };
+        match hot_set(conf, &opt, value, env) {
+            Ok(Some((value, event))) => {
+                conf.pending.remove(&opt);
+                conf.main.insert(opt, value);
+                env.events.push(event);
+            }
+            Ok(None) => {}
+            Err(msg) => {
+                errors.insert(opt.clone(), format!("unable to hotplug {opt}: {msg}"));
+            }
+        }
+    }
+    errors
+}
+
+/// Pending (non-`delete`) keys in the selection.
+fn selected_keys(conf: &Conf, selection: Option<&BTreeSet<String>>) -> Vec<String> {
+    conf.pending
+        .keys()
+        .filter(|k| *k != "delete" && selected(selection, k))
+        .cloned()
+        .collect()
+}
+
+/// The delete pass of `vmconfig_hotplug_pending`; what is not hot stays queued.
+fn hot_deletes(conf: &mut Conf, selection: Option<&BTreeSet<String>>, env: &mut Env<'_>) {
+    let deletes: Vec<String> = conf
         .pending_delete()
         .into_keys()
         .filter(|k| selected(selection, k))
-    {
+        .collect();
+    for opt in deletes {
         let event = match opt.as_str() {
             o if FASTPLUG.contains(&o) => GuestEvent::Written(opt.clone()),
             o if o.starts_with("unused") => {
@@ -214,63 +256,28 @@ pub(crate) fn hotplug(
         conf.remove_from_pending_delete(&opt);
         env.events.push(event);
     }
-    let keys: Vec<String> = conf
-        .pending
-        .keys()
-        .filter(|k| *k != "delete" && selected(selection, k))
-        .cloned()
-        .collect();
-    for opt in keys {
-        let Some(value) = conf.pending.get(&opt).cloned() else {
-            continue;
-        };
-        let result = match opt.as_str() {
-            "cpulimit" | "cpuunits" | "memory" | "swap" => {
-                Ok(Some((value, GuestEvent::HotApplied(opt.clone()))))
-            }
-            o if o.starts_with("net") => {
-                let canonical = canonical_net(&value);
-                let event = net_event(&opt, conf.main.get(&opt).map(String::as_str), &canonical);
-                Ok(Some((canonical, event)))
-            }
-            o if o.starts_with("mp") && !conf.main.contains_key(o) => alloc_mountpoint(&value, env)
-                .map(|v| Some((v, GuestEvent::HotApplied(opt.clone())))),
-            o if o.starts_with("dev") && !conf.main.contains_key(o) => {
-                Ok(Some((value, GuestEvent::HotApplied(opt.clone()))))
-            }
-            _ => Ok(None),
-        };
-        match result {
-            Ok(Some((value, event))) => {
-                conf.pending.remove(&opt);
-                conf.main.insert(opt, value);
-                env.events.push(event);
-            }
-            Ok(None) => {}
-            Err(msg) => {
-                errors.insert(opt.clone(), format!("unable to hotplug {opt}: {msg}"));
-            }
-        }
-    }
-    errors
 }
 
-/// What `PVE::LXC::update_net` does to the running link for a new canonical `netN` value.
-fn net_event(opt: &str, old: Option<&str>, new: &str) -> GuestEvent {
-    let Some(old) = old else {
-        return GuestEvent::LinkCreated(opt.to_owned());
-    };
-    let a = propstr::parse(old, None).unwrap_or_default();
-    let b = propstr::parse(new, None).unwrap_or_default();
-    let differs = |keys: &[&str]| keys.iter().any(|k| a.get(*k) != b.get(*k));
-    if differs(&["hwaddr", "name"]) {
-        GuestEvent::LinkRecreated(opt.to_owned())
-    } else if differs(&["bridge", "tag", "firewall", "link_down", "trunks"]) {
-        GuestEvent::LinkReplugged(opt.to_owned())
-    } else if differs(&["rate", "ip", "gw", "ip6", "gw6"]) {
-        GuestEvent::HotApplied(opt.to_owned())
-    } else {
-        GuestEvent::Written(opt.to_owned())
+/// One key of the set pass: the value to write and what it did, `None` to keep it pending.
+fn hot_set(
+    conf: &Conf,
+    opt: &str,
+    value: String,
+    env: &mut Env<'_>,
+) -> Result<Option<(String, GuestEvent)>, String> {
+    let hot = |v: String| Ok(Some((v, GuestEvent::HotApplied(opt.to_owned()))));
+    match opt {
+        "cpulimit" | "cpuunits" | "memory" | "swap" => hot(value),
+        o if o.starts_with("net") => {
+            let canonical = canonical_net(&value);
+            let event = net_event(opt, conf.main.get(opt).map(String::as_str), &canonical);
+            Ok(Some((canonical, event)))
+        }
+        o if o.starts_with("mp") && !conf.main.contains_key(o) => {
+            hot(alloc_mountpoint(&value, env)?)
+        }
+        o if o.starts_with("dev") && !conf.main.contains_key(o) => hot(value),
+        _ => Ok(None),
     }
 }
 
@@ -280,18 +287,20 @@ pub(crate) fn apply(
     selection: Option<&BTreeSet<String>>,
     env: &mut Env<'_>,
 ) -> BTreeMap<String, String> {
-    for opt in conf
+    let deletes: Vec<String> = conf
         .pending_delete()
         .into_keys()
         .filter(|k| selected(selection, k))
-    {
+        .collect();
+    for opt in deletes {
+        let volid = conf.main.get(&opt).cloned();
         if opt.starts_with("mp")
-            && let Some(volid) = conf.main.get(&opt).and_then(|v| volume_of(v))
+            && let Some(volid) = volid.as_deref().and_then(volume_of)
             && !volid.starts_with('/')
         {
             add_unused(conf, &volid);
         } else if opt.starts_with("unused")
-            && let Some(volid) = conf.main.get(&opt).cloned()
+            && let Some(volid) = volid
         {
             free_volume(env, &volid);
         }
@@ -301,31 +310,11 @@ pub(crate) fn apply(
     }
     conf.cleanup_pending();
     let mut errors = BTreeMap::new();
-    let keys: Vec<String> = conf
-        .pending
-        .keys()
-        .filter(|k| *k != "delete" && selected(selection, k))
-        .cloned()
-        .collect();
-    for opt in keys {
+    for opt in selected_keys(conf, selection) {
         let Some(value) = conf.pending.get(&opt).cloned() else {
             continue;
         };
-        let result = if opt.starts_with("mp") || opt == "rootfs" {
-            let old = conf.main.get(&opt).and_then(|v| volume_of(v));
-            alloc_mountpoint(&value, env).inspect(|new| {
-                if let Some(old) =
-                    old.filter(|o| volume_of(new).as_ref() != Some(o) && !o.starts_with('/'))
-                {
-                    add_unused(conf, &old);
-                }
-            })
-        } else if opt.starts_with("net") {
-            Ok(canonical_net(&value))
-        } else {
-            Ok(value)
-        };
-        match result {
+        match apply_value(conf, &opt, value, env) {
             Ok(value) => {
                 conf.pending.remove(&opt);
                 conf.main.insert(opt.clone(), value);
@@ -342,62 +331,67 @@ pub(crate) fn apply(
     errors
 }
 
-fn volume_of(value: &str) -> Option<String> {
-    propstr::parse(value, Some("volume"))
-        .ok()?
-        .get("volume")
-        .cloned()
-}
-
-/// `add_unused_volume`: the first free `unusedN` slot gets the volume.
-fn add_unused(conf: &mut Conf, volid: &str) {
-    if conf
-        .main
-        .iter()
-        .any(|(k, v)| k.starts_with("unused") && v == volid)
-    {
-        return;
-    }
-    if let Some(n) = (0..256).find(|n| !conf.main.contains_key(&format!("unused{n}"))) {
-        conf.main.insert(format!("unused{n}"), volid.to_owned());
-    }
-}
-
-fn free_volume(env: &mut Env<'_>, volid: &str) {
-    if let Some(sid) = super::storage::storage_of(volid)
-        && let Some(storage) = env.storages.get_mut(&(env.node.to_owned(), sid.to_owned()))
-    {
-        storage.volumes.remove(volid);
-    }
-}
-
-/// `apply_pending_mountpoint`: a `storage:size` volume is allocated and printed with its volid.
-pub(crate) fn alloc_mountpoint(value: &str, env: &mut Env<'_>) -> Result<String, String> {
-    let mut props = propstr::parse(value, Some("volume"))?;
-    let volume = props.get("volume").cloned().unwrap_or_default();
-    let Some((sid, size)) = new_disk(&volume) else {
-        return Ok(value.to_owned());
-    };
-    let sid = sid.to_owned();
-    let storage = env
-        .storages
-        .get_mut(&(env.node.to_owned(), sid.clone()))
-        .ok_or_else(|| format!("storage '{sid}' does not exist"))?;
-    let bytes = (size * 1024.0 * 1024.0 * 1024.0).round() as u64;
-    let volid = storage.alloc_disk(env.vmid, bytes, env.now)?;
-    props.insert("volume".to_owned(), volid);
-    props.insert("size".to_owned(), propstr::format_size(bytes));
-    let required: &[&str] = if props.contains_key("mp") {
-        &["mp"]
+/// One key of the apply pass: volumes are allocated (a replaced one becomes `unusedN`), NICs
+/// printed canonically, everything else taken as it is.
+fn apply_value(
+    conf: &mut Conf,
+    opt: &str,
+    value: String,
+    env: &mut Env<'_>,
+) -> Result<String, String> {
+    if opt.starts_with("mp") || opt == "rootfs" {
+        let old = conf.main.get(opt).and_then(|v| volume_of(v));
+        let new = alloc_mountpoint(&value, env)?;
+        if let Some(old) =
+            old.filter(|o| volume_of(&new).as_ref() != Some(o) && !o.starts_with('/'))
+        {
+            add_unused(conf, &old);
+        }
+        Ok(new)
+    } else if opt.starts_with("net") {
+        Ok(canonical_net(&value))
     } else {
-        &[]
-    };
-    Ok(propstr::print(&props, Some("volume"), required))
+        Ok(value)
+    }
 }
 
-/// `NEW_DISK_RE`: `storage:<GiB>`.
-fn new_disk(volume: &str) -> Option<(&str, f64)> {
-    let (sid, size) = volume.split_once(':')?;
-    let gib: f64 = size.parse().ok()?;
-    (!sid.is_empty() && size.chars().all(|c| c.is_ascii_digit() || c == '.')).then_some((sid, gib))
+/// A new container's config (create, scenario): disks allocated first (`create_disks`), the
+/// rest through `update_pct_config` on a stopped CT, then the read-only `unprivileged` flag.
+/// Returns the first error's message.
+pub(crate) fn initial(set: &BTreeMap<String, String>, env: &mut Env<'_>) -> Result<Conf, String> {
+    let mut set = set.clone();
+    let unprivileged = set.remove("unprivileged");
+    // `foreach_volume` order: rootfs first, then mp0, mp1, ... (numerically)
+    let mut disks: Vec<String> = set
+        .keys()
+        .filter(|k| *k == "rootfs" || k.starts_with("mp"))
+        .cloned()
+        .collect();
+    disks.sort_by_key(|k| {
+        k.strip_prefix("mp")
+            .and_then(|n| n.parse::<u32>().ok())
+            .map_or(0, |n| n + 1)
+    });
+    let mut conf = Conf::default();
+    for key in disks {
+        if let Some(value) = set.remove(&key) {
+            let value = alloc_mountpoint(&value, env)?;
+            conf.main.insert(key, value);
+        }
+    }
+    let req = Update {
+        set,
+        delete: Vec::new(),
+        revert: Vec::new(),
+    };
+    update(&mut conf, false, &req, env).map_err(|e| {
+        match e.errors.and_then(|m| m.into_values().next()) {
+            Some(first) => first,
+            None => e.message,
+        }
+    })?;
+    if let Some(u) = unprivileged {
+        conf.main.insert("unprivileged".to_owned(), u);
+    }
+    Ok(conf)
 }

@@ -102,30 +102,19 @@ pub(crate) fn update(
     set: &[(String, String)],
     delete: &[String],
 ) -> Vec<GuestEvent> {
-    let mut events = Vec::new();
-    for key in delete {
-        conf.add_to_pending_delete(key);
-    }
-    for (key, value) in set {
-        let value = if is_net(key) && net_mac(value).is_none() {
-            with_mac(value)
-        } else {
-            value.clone()
-        };
-        conf.pending.insert(key.clone(), value);
-        conf.remove_from_pending_delete(key);
-    }
-    conf.cleanup_pending();
+    queue(conf, set, delete);
     let features = hotplug_features(conf);
+    let mut events = Vec::new();
     for key in conf.pending_delete().into_keys() {
         if !running || FASTPLUG.contains(&key.as_str()) || hot_delete(&key, &features) {
             conf.main.remove(&key);
             conf.remove_from_pending_delete(&key);
-            events.push(if running {
+            let applied = if running {
                 GuestEvent::HotApplied(key)
             } else {
                 GuestEvent::PendingApplied(key)
-            });
+            };
+            events.push(applied);
         }
     }
     let keys: Vec<String> = conf
@@ -157,6 +146,23 @@ pub(crate) fn update(
         }
     }
     events
+}
+
+/// Everything goes to pending first (NICs without a MAC get one), then `cleanup_pending`.
+fn queue(conf: &mut Conf, set: &[(String, String)], delete: &[String]) {
+    for key in delete {
+        conf.add_to_pending_delete(key);
+    }
+    for (key, value) in set {
+        let value = if is_net(key) && net_mac(value).is_none() {
+            with_mac(value)
+        } else {
+            value.clone()
+        };
+        conf.pending.insert(key.clone(), value);
+        conf.remove_from_pending_delete(key);
+    }
+    conf.cleanup_pending();
 }
 
 fn hot_delete(key: &str, features: &BTreeSet<String>) -> bool {

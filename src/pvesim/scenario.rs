@@ -243,12 +243,9 @@ fn yaml_to_string(value: &serde_yaml_ng::Value) -> String {
 
 fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
     let vmid = spec.vmid;
-    let Some(node) = cluster.nodes.get(&spec.node).cloned() else {
-        anyhow::bail!(
-            "guest {vmid}: node '{}' is not declared under nodes",
-            spec.node
-        );
-    };
+    if !(100..=999_999_999).contains(&vmid) {
+        anyhow::bail!("guest {vmid}: vmid must be between 100 and 999999999");
+    }
     if cluster.guests.contains_key(&vmid) {
         anyhow::bail!("guest {vmid} is declared twice (VMIDs are unique across the cluster)");
     }
@@ -257,43 +254,15 @@ fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
         "qemu" => GuestKind::Qemu,
         other => anyhow::bail!("guest {vmid}: type '{other}' is not lxc or qemu"),
     };
-    let mut conf = Conf::default();
-    for (k, v) in &spec.config {
-        let v = yaml_to_string(v);
-        let v = if k == "description" {
-            super::conf::normalize_description(&v).unwrap_or_default()
-        } else {
-            v
-        };
-        conf.pending.insert(k.clone(), v);
-    }
-    if kind == GuestKind::Lxc {
-        let mut env = Env {
-            node: &spec.node,
-            vmid,
-            storages: &mut cluster.storages,
-            bridges: &node.bridges,
-            now: now(),
-            events: Vec::new(),
-            warnings: Vec::new(),
-        };
-        let errors = pending::apply(&mut conf, None, &mut env);
-        if let Some((key, err)) = errors.into_iter().next() {
-            anyhow::bail!("guest {vmid}: {key}: {err}");
-        }
-    } else {
-        conf.main = std::mem::take(&mut conf.pending);
-        super::qemu::normalize_new(&mut conf);
-    }
-    for (k, v) in &spec.pending {
-        conf.pending.insert(k.clone(), yaml_to_string(v));
-    }
     let running = match spec.status.as_str() {
         "running" => true,
         "stopped" => false,
         other => anyhow::bail!("guest {vmid}: status '{other}' is not running or stopped"),
     };
-    cluster.next_pid += 1;
+    let mut conf = guest_conf(cluster, spec, kind)?;
+    for (k, v) in &spec.pending {
+        conf.pending.insert(k.clone(), yaml_to_string(v));
+    }
     let guest = Guest {
         vmid,
         node: spec.node.clone(),
@@ -302,9 +271,123 @@ fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
         running,
         started_at: running.then(now),
         pid: running.then_some(10_000 + vmid),
+        booted: running.then(std::time::Instant::now),
         ha_managed: spec.ha_managed,
         events: Vec::new(),
     };
     cluster.guests.insert(vmid, guest);
     Ok(())
+}
+
+/// The config of a declared guest: an LXC one is built like a create (disks allocated, values
+/// normalised, MACs generated); a QEMU one gets MACs for its NICs.
+fn guest_conf(cluster: &mut Cluster, spec: &GuestSpec, kind: GuestKind) -> anyhow::Result<Conf> {
+    let vmid = spec.vmid;
+    let Some(node) = cluster.nodes.get(&spec.node).cloned() else {
+        anyhow::bail!(
+            "guest {vmid}: node '{}' is not declared under nodes",
+            spec.node
+        );
+    };
+    let mut set = BTreeMap::new();
+    for (k, v) in &spec.config {
+        let v = yaml_to_string(v);
+        let v = match k.as_str() {
+            "description" => super::conf::normalize_description(&v).unwrap_or_default(),
+            _ => v,
+        };
+        set.insert(k.clone(), v);
+    }
+    if kind == GuestKind::Qemu {
+        let mut conf = Conf {
+            main: set,
+            pending: BTreeMap::new(),
+        };
+        super::qemu::normalize_new(&mut conf);
+        return Ok(conf);
+    }
+    for (key, value) in &set {
+        let kind = super::schema::lxc_kind(key)
+            .ok_or_else(|| anyhow::anyhow!("guest {vmid}: '{key}' is not an LXC config key"))?;
+        super::schema::check(kind, value)
+            .map_err(|e| anyhow::anyhow!("guest {vmid}: {key}: {e}"))?;
+    }
+    let lock = set.remove("lock");
+    let mut env = Env {
+        node: &spec.node,
+        vmid,
+        storages: &mut cluster.storages,
+        bridges: &node.bridges,
+        now: now(),
+        events: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut conf =
+        pending::initial(&set, &mut env).map_err(|e| anyhow::anyhow!("guest {vmid}: {e}"))?;
+    if let Some(lock) = lock {
+        conf.main.insert("lock".to_owned(), lock);
+    }
+    Ok(conf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(yaml: &str) -> anyhow::Result<Cluster> {
+        let scenario: Scenario = serde_yaml_ng::from_str(yaml)?;
+        scenario.build()
+    }
+
+    #[test]
+    fn default_scenario_has_node_pve_with_local_and_local_lvm() {
+        let cluster = build("{}").unwrap_or_default();
+        let keys: Vec<(String, String)> = cluster.storages.keys().cloned().collect();
+        assert_eq!(
+            keys,
+            [
+                ("pve".to_owned(), "local".to_owned()),
+                ("pve".to_owned(), "local-lvm".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn guest_on_an_undeclared_node_is_refused() {
+        let err = build("guests: [{vmid: 100, node: nope}]")
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("guest 100: node 'nope' is not declared under nodes")
+        );
+    }
+
+    #[test]
+    fn bad_config_values_name_the_guest_and_key() {
+        let err = build("guests: [{vmid: 100, config: {net0: 'bridge=vmbr0'}}]")
+            .err()
+            .map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.starts_with("guest 100: net0: invalid format")));
+    }
+
+    #[test]
+    fn scenario_guest_is_normalised_like_a_create() {
+        let cluster = build("guests: [{vmid: 100, config: {rootfs: 'local-lvm:8', tags: 'B;a', net0: 'name=eth0'}}]")
+            .unwrap_or_default();
+        let main = cluster
+            .guests
+            .get(&100)
+            .map(|g| g.conf.main.clone())
+            .unwrap_or_default();
+        assert_eq!(
+            main.get("rootfs").map(String::as_str),
+            Some("local-lvm:vm-100-disk-0,size=8G")
+        );
+        assert_eq!(main.get("tags").map(String::as_str), Some("a;b"));
+        assert!(
+            main.get("net0")
+                .is_some_and(|n| n.contains("hwaddr=BC:24:11:"))
+        );
+    }
 }

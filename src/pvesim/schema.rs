@@ -19,6 +19,8 @@ pub(crate) enum Kind {
     Dev,
     Features,
     Unused,
+    DnsName,
+    Tags,
 }
 
 const NET_KEYS: &[&str] = &[
@@ -115,8 +117,10 @@ pub(crate) fn lxc_kind(key: &str) -> Option<Kind> {
         "ostype" => Some(Kind::Enum(OSTYPES)),
         "cmode" => Some(Kind::Enum(&["shell", "console", "tty"])),
         "lock" => Some(Kind::Enum(LOCKS)),
-        "startup" | "hostname" | "description" | "searchdomain" | "nameserver" | "timezone"
-        | "entrypoint" | "env" | "hookscript" | "tags" => Some(Kind::Str),
+        "hostname" => Some(Kind::DnsName),
+        "tags" => Some(Kind::Tags),
+        "startup" | "description" | "searchdomain" | "nameserver" | "timezone" | "entrypoint"
+        | "env" | "hookscript" => Some(Kind::Str),
         "features" => Some(Kind::Features),
         "rootfs" => Some(Kind::Volume { rootfs: true }),
         k if indexed(k, "net", 32) => Some(Kind::Net),
@@ -155,6 +159,12 @@ pub(crate) fn check(kind: Kind, value: &str) -> Result<String, String> {
             allowed.join(", ")
         )),
         Kind::Enum(_) | Kind::Str | Kind::Unused => Ok(value.to_owned()),
+        Kind::DnsName if is_dns_name(value) => Ok(value.to_owned()),
+        Kind::DnsName => {
+            Err("invalid format - value does not look like a valid DNS name".to_owned())
+        }
+        Kind::Tags if propstr::split_list(value).iter().all(|t| is_tag(t)) => Ok(value.to_owned()),
+        Kind::Tags => Err("invalid format - invalid characters in tag".to_owned()),
         Kind::Net => check_props(value, None, NET_KEYS, &["name"])
             .and_then(|p| check_net(&p))
             .map(|()| value.to_owned()),
@@ -165,6 +175,28 @@ pub(crate) fn check(kind: Kind, value: &str) -> Result<String, String> {
         Kind::Features => check_props(value, None, FEATURE_KEYS, &[]).map(|_| value.to_owned()),
         Kind::Dev => check_props(value, Some("path"), DEV_KEYS, &[]).map(|_| value.to_owned()),
     }
+}
+
+/// `pve_verify_dns_name`: dot-separated labels of letters, digits and inner hyphens.
+fn is_dns_name(name: &str) -> bool {
+    name.split('.').all(|label| {
+        let bytes = label.as_bytes();
+        !bytes.is_empty()
+            && bytes
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+            && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+            && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
+    })
+}
+
+/// `PVE_TAG_RE`: `[a-z0-9_][a-z0-9_\-+.]*`, case-insensitive.
+fn is_tag(tag: &str) -> bool {
+    let mut chars = tag.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || "_-+.".contains(c))
 }
 
 fn range(n: f64, min: f64, max: f64) -> Result<(), String> {
@@ -290,6 +322,18 @@ mod tests {
         assert_eq!(
             check(kind, "8"),
             Err("value must have a minimum value of 16".to_owned())
+        );
+    }
+
+    #[test]
+    fn hostnames_and_tags_are_checked_like_pve() {
+        assert!(check(Kind::DnsName, "web-01.example").is_ok());
+        assert!(check(Kind::DnsName, "-web").is_err());
+        assert!(check(Kind::DnsName, "web_01").is_err());
+        assert!(check(Kind::Tags, "Prod;web+1").is_ok());
+        assert_eq!(
+            check(Kind::Tags, "bad!tag"),
+            Err("invalid format - invalid characters in tag".to_owned())
         );
     }
 

@@ -62,6 +62,36 @@ pub(crate) struct Sim {
 }
 
 impl Sim {
+    fn new(scenario: &Scenario, opts: &SimOptions) -> anyhow::Result<Self> {
+        let cluster = scenario.build()?;
+        let entry_node = cluster
+            .nodes
+            .keys()
+            .next()
+            .cloned()
+            .unwrap_or_else(|| "pve".to_owned());
+        let per_node = opts.workers_per_node.max(1);
+        let workers = cluster
+            .nodes
+            .keys()
+            .map(|n| (n.clone(), Arc::new(Semaphore::new(per_node))))
+            .collect();
+        let auth = Auth::new(scenario.tokens(), scenario.users(), opts.ticket_lifetime);
+        let faults = Faults::new(opts.faults.clone());
+        for node in cluster.nodes.values().filter(|n| !n.online) {
+            faults.set_node_offline(&node.name, true);
+        }
+        let opts = opts.clone();
+        Ok(Self {
+            cluster: Mutex::new(cluster),
+            auth,
+            faults,
+            workers,
+            entry_node,
+            opts,
+        })
+    }
+
     /// Locks the cluster state (never held across an await).
     pub(crate) fn cluster(&self) -> MutexGuard<'_, Cluster> {
         self.cluster
@@ -83,83 +113,43 @@ pub struct Simulator {
     sim: Arc<Sim>,
     addr: SocketAddr,
     ca_pem: Option<String>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    handle: Option<axum_server::Handle>,
+    handle: axum_server::Handle,
 }
 
 impl Simulator {
     /// Starts the simulator in this process; it accepts connections when this returns.
     pub async fn start(scenario: &Scenario, opts: SimOptions) -> anyhow::Result<Self> {
-        let cluster = scenario.build()?;
-        let entry_node = cluster
-            .nodes
-            .keys()
-            .next()
-            .cloned()
-            .unwrap_or_else(|| "pve".to_owned());
-        let workers = cluster
-            .nodes
-            .keys()
-            .map(|n| {
-                (
-                    n.clone(),
-                    Arc::new(Semaphore::new(opts.workers_per_node.max(1))),
-                )
-            })
-            .collect();
-        let auth = Auth::new(scenario.tokens(), scenario.users(), opts.ticket_lifetime);
-        let faults = Faults::new(opts.faults.clone());
-        for node in cluster.nodes.values().filter(|n| !n.online) {
-            faults.set_node_offline(&node.name, true);
-        }
-        let sim = Arc::new(Sim {
-            cluster: Mutex::new(cluster),
-            auth,
-            faults,
-            workers,
-            entry_node,
-            opts: opts.clone(),
-        });
-        let app = routes::router(sim.clone());
+        let sim = Arc::new(Sim::new(scenario, &opts)?);
+        let app = routes::router(sim.clone()).into_make_service();
         let listener = std::net::TcpListener::bind(opts.listen)
             .map_err(|e| anyhow::anyhow!("binding {}: {e} (is the port in use?)", opts.listen))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        if opts.tls {
+        let handle = axum_server::Handle::new();
+        let ca_pem = if opts.tls {
             let (config, ca_pem) = super::tls::server_config(addr)?;
-            let handle = axum_server::Handle::new();
             let server = axum_server::from_tcp_rustls(listener, config).handle(handle.clone());
             tokio::spawn(async move {
-                if let Err(e) = server.serve(app.into_make_service()).await {
+                if let Err(e) = server.serve(app).await {
                     tracing::error!(error = %e, "pve-sim https server stopped");
                 }
             });
-            Ok(Self {
-                sim,
-                addr,
-                ca_pem: Some(ca_pem),
-                shutdown: None,
-                handle: Some(handle),
-            })
+            Some(ca_pem)
         } else {
-            let listener = tokio::net::TcpListener::from_std(listener)?;
-            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+            let server = axum_server::from_tcp(listener).handle(handle.clone());
             tokio::spawn(async move {
-                let serve = axum::serve(listener, app).with_graceful_shutdown(async {
-                    let _ = rx.await;
-                });
-                if let Err(e) = serve.await {
+                if let Err(e) = server.serve(app).await {
                     tracing::error!(error = %e, "pve-sim http server stopped");
                 }
             });
-            Ok(Self {
-                sim,
-                addr,
-                ca_pem: None,
-                shutdown: Some(tx),
-                handle: None,
-            })
-        }
+            None
+        };
+        Ok(Self {
+            sim,
+            addr,
+            ca_pem,
+            handle,
+        })
     }
 
     /// The bound address.
@@ -215,22 +205,13 @@ impl Simulator {
     }
 
     /// Stops serving.
-    pub fn shutdown(mut self) {
-        self.stop();
-    }
-
-    fn stop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(handle) = self.handle.take() {
-            handle.shutdown();
-        }
+    pub fn shutdown(self) {
+        self.handle.shutdown();
     }
 }
 
 impl Drop for Simulator {
     fn drop(&mut self) {
-        self.stop();
+        self.handle.shutdown();
     }
 }

@@ -6,6 +6,8 @@
     reason = "shared by several test crates, each using a subset"
 )]
 
+pub mod sim;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

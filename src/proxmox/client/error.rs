@@ -190,6 +190,8 @@ fn classify_detail(status: u16, detail: Detail, errors: BTreeMap<String, String>
         }
         400 => PveError::Validation { detail, errors },
         500 if m.contains("does not exist") || m.contains("no such") => PveError::NotFound(detail),
+        // pveproxy cannot route to a node name the cluster does not know.
+        500 if m.starts_with("hostname lookup") => PveError::NotFound(detail),
         _ => PveError::Rejected { status, detail },
     }
 }
@@ -309,6 +311,11 @@ mod tests {
                 kind: ConflictKind::PowerState,
                 ..
             }
+        ));
+        let node = "hostname lookup 'pve9' failed - failed to get address info for: pve9: Name or service not known";
+        assert!(matches!(
+            classify(op(), 500, Some(node), b""),
+            PveError::NotFound(_)
         ));
         let plain = classify(op(), 500, Some("no options specified"), b"");
         assert!(matches!(plain, PveError::Rejected { status: 500, .. }));

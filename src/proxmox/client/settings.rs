@@ -175,6 +175,13 @@ impl ClientSettings {
                 "node_concurrency must be at least 1".into(),
             ));
         }
+        if let Auth::Password { username, .. } = &self.auth
+            && !username.contains('@')
+        {
+            return Err(PveError::Settings(format!(
+                "username '{username}' needs a realm, e.g. {username}@pam"
+            )));
+        }
         if let Auth::ApiToken(token) = &self.auth {
             let t = token.expose_secret();
             let shape_ok = t.split_once('=').is_some_and(|(id, secret)| {
@@ -283,6 +290,14 @@ mod tests {
             ("PROXMOX_VE_INSECURE", "maybe"),
         ]));
         assert!(bad_flag.is_err());
+        let no_realm = Auth::Password {
+            username: "root".into(),
+            password: "pw".to_owned().into(),
+        };
+        let err = ClientSettings::new("https://pve:8006", no_realm)
+            .validate()
+            .expect_err("realm");
+        assert!(err.to_string().contains("root@pam"), "{err}");
         let path = ClientSettings::new("https://pve:8006/other", Auth::ApiToken("a@b!c=d".into()));
         assert!(path.validate().is_err());
         let scheme = ClientSettings::new("pve:8006", Auth::ApiToken("a@b!c=d".into()));

@@ -18,16 +18,11 @@ pub(crate) async fn ticket(state: SimState, params: Params) -> ApiResult<Respons
         Some(realm) if !username.contains('@') => format!("{username}@{realm}"),
         _ => username.to_owned(),
     };
-    match sim.auth.login(&username, password) {
-        Ok((ticket, csrf)) => Ok(data(serde_json::json!({
-            "username": username, "ticket": ticket, "CSRFPreventionToken": csrf,
-            "cap": {}, "clustername": "pve-sim",
-        }))),
-        Err(e) => {
-            tokio::time::sleep(sim.opts.auth_failure_delay).await;
-            Err(e)
-        }
-    }
+    let (ticket, csrf) = sim.auth.login(&username, password)?;
+    Ok(data(serde_json::json!({
+        "username": username, "ticket": ticket, "CSRFPreventionToken": csrf,
+        "cap": {}, "clustername": "pve-sim",
+    })))
 }
 
 /// `GET /access/ticket`: the login form placeholder PVE serves.

@@ -113,7 +113,8 @@ pub(crate) async fn nextid(state: SimState, params: Params) -> ApiResult<Respons
             if cluster.guests.contains_key(&vmid) {
                 return Err(ApiError::param("vmid", format!("VM {vmid} already exists")));
             }
-            Ok(data(json!(vmid)))
+            // PVE returns the parameter itself here, a string
+            Ok(data(json!(vmid.to_string())))
         }
         None => Ok(data(json!(cluster.next_id()))),
     }

@@ -97,6 +97,7 @@ pub(crate) fn power_on(g: &mut Guest) {
     g.running = true;
     g.started_at = Some(now());
     g.pid = Some(10_000 + g.vmid);
+    g.booted = Some(std::time::Instant::now());
     g.events.push(GuestEvent::Started);
 }
 
@@ -104,6 +105,7 @@ fn power_off(g: &mut Guest) {
     g.running = false;
     g.started_at = None;
     g.pid = None;
+    g.booted = None;
     g.events.push(GuestEvent::Stopped);
 }
 

@@ -4,8 +4,11 @@
 
 mod access;
 mod cluster;
+mod download;
 mod lxc;
 mod lxc_create;
+mod lxc_disk;
+mod lxc_net;
 mod lxc_status;
 mod params;
 mod qemu;
@@ -25,6 +28,7 @@ pub(crate) use params::Params;
 
 use super::error::{ApiError, ApiResult};
 use super::faults::Injected;
+use super::model::GuestEvent;
 use super::server::Sim;
 
 /// Shared state in handlers.
@@ -32,8 +36,6 @@ pub(crate) type SimState = State<Arc<Sim>>;
 
 /// The whole API.
 pub(crate) fn router(sim: Arc<Sim>) -> Router {
-    let lxc = "/nodes/{node}/lxc/{vmid}";
-    let qm = "/nodes/{node}/qemu/{vmid}";
     let api = Router::new()
         .route("/version", get(cluster::version))
         .route(
@@ -43,34 +45,6 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
         .route("/nodes", get(cluster::nodes))
         .route("/cluster/resources", get(cluster::resources))
         .route("/cluster/nextid", get(cluster::nextid))
-        .route("/nodes/{node}/lxc", get(lxc::list).post(lxc::create))
-        .route(lxc, get(lxc::index).delete(lxc::destroy))
-        .route(
-            &format!("{lxc}/config"),
-            get(lxc::config).put(lxc::update_config),
-        )
-        .route(&format!("{lxc}/pending"), get(lxc::pending))
-        .route(&format!("{lxc}/resize"), put(lxc::resize))
-        .route(&format!("{lxc}/interfaces"), get(lxc::interfaces))
-        .route(&format!("{lxc}/status/current"), get(lxc_status::current))
-        .route(
-            &format!("{lxc}/status/{{action}}"),
-            post(lxc_status::action),
-        )
-        .route("/nodes/{node}/qemu", get(qemu::list))
-        .route(
-            &format!("{qm}/config"),
-            get(qemu::config)
-                .put(qemu::update_config)
-                .post(qemu::update_config_async),
-        )
-        .route(&format!("{qm}/pending"), get(qemu::pending))
-        .route(&format!("{qm}/status/current"), get(qemu::current))
-        .route(&format!("{qm}/status/{{action}}"), post(qemu::action))
-        .route(
-            &format!("{qm}/agent/network-get-interfaces"),
-            get(qemu::agent_interfaces),
-        )
         .route("/nodes/{node}/tasks/{upid}/status", get(tasks::status))
         .route("/nodes/{node}/tasks/{upid}/log", get(tasks::log))
         .route("/nodes/{node}/storage", get(storage::list))
@@ -80,18 +54,54 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
         )
         .route(
             "/nodes/{node}/storage/{storage}/download-url",
-            post(storage::download_url),
+            post(download::download_url),
         )
         .route(
             "/nodes/{node}/query-url-metadata",
             get(storage::query_url_metadata),
         )
+        .merge(lxc_routes())
+        .merge(qemu_routes())
         .fallback(not_implemented)
+        .method_not_allowed_fallback(not_implemented)
         .layer(middleware::from_fn_with_state(sim.clone(), pipeline))
         .with_state(sim);
     Router::new()
         .nest("/api2/json", api)
         .fallback(not_implemented)
+}
+
+fn lxc_routes() -> Router<Arc<Sim>> {
+    let ct = "/nodes/{node}/lxc/{vmid}";
+    Router::new()
+        .route("/nodes/{node}/lxc", get(lxc::list).post(lxc::create))
+        .route(ct, get(lxc::index).delete(lxc::destroy))
+        .route(
+            &format!("{ct}/config"),
+            get(lxc::config).put(lxc::update_config),
+        )
+        .route(&format!("{ct}/pending"), get(lxc::pending))
+        .route(&format!("{ct}/resize"), put(lxc_disk::resize))
+        .route(&format!("{ct}/interfaces"), get(lxc_net::interfaces))
+        .route(&format!("{ct}/status/current"), get(lxc_status::current))
+        .route(&format!("{ct}/status/{{action}}"), post(lxc_status::action))
+}
+
+fn qemu_routes() -> Router<Arc<Sim>> {
+    let vm = "/nodes/{node}/qemu/{vmid}";
+    let config = get(qemu::config)
+        .put(qemu::update_config)
+        .post(qemu::update_config_async);
+    Router::new()
+        .route("/nodes/{node}/qemu", get(qemu::list))
+        .route(&format!("{vm}/config"), config)
+        .route(&format!("{vm}/pending"), get(qemu::pending))
+        .route(&format!("{vm}/status/current"), get(qemu::current))
+        .route(&format!("{vm}/status/{{action}}"), post(qemu::action))
+        .route(
+            &format!("{vm}/agent/network-get-interfaces"),
+            get(qemu::agent_interfaces),
+        )
 }
 
 async fn not_implemented(method: Method, uri: axum::http::Uri) -> ApiError {
@@ -113,18 +123,29 @@ fn target(path: &str) -> (Option<String>, Option<(String, u32)>) {
     (node, guest)
 }
 
-async fn pipeline(State(sim): SimState, mut req: Request, next: Next) -> Response {
+async fn pipeline(State(sim): SimState, req: Request, next: Next) -> Response {
+    let response = serve(&sim, req, next).await;
+    if response.status() == axum::http::StatusCode::UNAUTHORIZED {
+        // a failed login: answered late, like pveproxy, without holding a worker
+        tokio::time::sleep(sim.opts.auth_failure_delay).await;
+    }
+    if sim.faults.legacy_error_bodies()
+        && let Some(err) = response.extensions().get::<ApiError>()
+    {
+        return err.render(true);
+    }
+    response
+}
+
+async fn serve(sim: &Sim, mut req: Request, next: Next) -> Response {
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
-    match authenticate(&sim, &req, &path) {
+    match authenticate(sim, &req, &path) {
         Ok(Some(caller)) => {
             req.extensions_mut().insert(caller);
         }
         Ok(None) => {}
-        Err(e) => {
-            tokio::time::sleep(sim.opts.auth_failure_delay).await;
-            return e.into_response();
-        }
+        Err(e) => return e.into_response(),
     }
     let (node, guest) = target(&path);
     if let Some(n) = &node
@@ -142,7 +163,9 @@ async fn pipeline(State(sim): SimState, mut req: Request, next: Next) -> Respons
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    match sim.faults.decide(guest.is_some(), method != Method::GET) {
+    let is_write = method != Method::GET;
+    match sim.faults.decide(guest.is_some() && is_write, is_write) {
+        Injected::None if is_write => run_watching_self(sim, guest, &path, req, next).await,
         Injected::None => next.run(req).await,
         Injected::LockTimeout => lock_timeout(guest).into_response(),
         Injected::Transient => ApiError::proxy(596, "Connection timed out").into_response(),
@@ -151,6 +174,47 @@ async fn pipeline(State(sim): SimState, mut req: Request, next: Next) -> Respons
             ApiError::proxy(596, "Connection timed out").into_response()
         }
     }
+}
+
+/// Runs a write; when it drops the network link of the guest the simulated client runs on
+/// (`FaultSettings::self_guest`) or stops/reboots it, the change happens but the client's
+/// connection is cut: it gets `596 Connection reset by peer` instead of the answer.
+async fn run_watching_self(
+    sim: &Sim,
+    guest: Option<(String, u32)>,
+    path: &str,
+    req: Request,
+    next: Next,
+) -> Response {
+    let Some(vmid) = guest
+        .map(|(_, id)| id)
+        .filter(|id| sim.faults.self_guest() == Some(*id))
+    else {
+        return next.run(req).await;
+    };
+    let seen = sim
+        .cluster()
+        .guests
+        .get(&vmid)
+        .map_or(0, |g| g.events.len());
+    let response = next.run(req).await;
+    let power = ["/status/stop", "/status/shutdown", "/status/reboot"]
+        .iter()
+        .any(|p| path.ends_with(p));
+    let link = sim.cluster().guests.get(&vmid).is_some_and(|g| {
+        g.events.iter().skip(seen).any(|e| {
+            matches!(
+                e,
+                GuestEvent::LinkRecreated(_)
+                    | GuestEvent::LinkReplugged(_)
+                    | GuestEvent::LinkDeleted(_)
+            )
+        })
+    });
+    if response.status().is_success() && (power || link) {
+        return ApiError::proxy(596, "Connection reset by peer").into_response();
+    }
+    response
 }
 
 fn lock_timeout(guest: Option<(String, u32)>) -> ApiError {

@@ -190,6 +190,7 @@ pub(crate) async fn action(
             guest.running = action != "stop" && action != "shutdown";
             guest.started_at = guest.running.then(now);
             guest.pid = guest.running.then_some(20_000 + vmid);
+            guest.booted = guest.running.then(std::time::Instant::now);
             Ok(0)
         }),
     );
