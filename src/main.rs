@@ -25,6 +25,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    atoll::telemetry::init();
     let cli = Cli::parse();
     match cli.command {
         Command::PveSim(args) => {

@@ -64,6 +64,7 @@ fixture!(
     function_errors,
     functions,
     ignored_files,
+    json_syntax,
     lifecycle,
     missing_required,
     module_arg_typo,

@@ -10,7 +10,7 @@ use hcl_edit::Span as _;
 use hcl_edit::structure::{Block, Body};
 
 use super::diag::{Diagnostic, did_you_mean};
-use super::eval::Scope;
+use super::eval::{Scope, iteration_pairs};
 use super::schema::{BlockSchema, BodySchema};
 use super::types::convert;
 use super::value::{Type, Value};
@@ -160,8 +160,10 @@ pub(crate) fn block_type(bs: &BlockSchema) -> Type {
     Type::Object(m)
 }
 
+/// Evaluates the blocks of one type into a list of objects. The list's element type is left
+/// dynamic (the schema has the block type): carrying the object type in every instance would
+/// cost more memory than the values themselves.
 fn eval_blocks(s: &Scope<'_>, body: &Body, bs: &BlockSchema, diags: &mut Vec<Diagnostic>) -> Value {
-    let ty = block_type(bs);
     let mut items = Vec::new();
     let mut first_extra: Option<Range<usize>> = None;
     for block in body.blocks() {
@@ -176,7 +178,7 @@ fn eval_blocks(s: &Scope<'_>, body: &Body, bs: &BlockSchema, diags: &mut Vec<Dia
         {
             match eval_dynamic(s, block, bs, diags) {
                 Some(more) => items.extend(more),
-                None => return Value::Unknown(Type::List(Box::new(ty))),
+                None => return Value::Unknown(Type::List(Box::new(block_type(bs)))),
             }
         }
     }
@@ -200,7 +202,7 @@ fn eval_blocks(s: &Scope<'_>, body: &Body, bs: &BlockSchema, diags: &mut Vec<Dia
             &mut ignore,
         ));
     }
-    Value::List(ty, items)
+    Value::List(Type::Dynamic, items)
 }
 
 /// Expands `dynamic "name" { for_each = ...; iterator = it; content { ... } }`. `None` when the
@@ -249,33 +251,14 @@ fn eval_dynamic(
         }
     };
     let (coll, marked) = coll.into_unmarked();
-    let pairs: Vec<(Value, Value)> = match coll {
-        Value::Unknown(_) => return None,
-        Value::List(_, items) | Value::Tuple(items) => items
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| (Value::Number(i as f64), v))
-            .collect(),
-        Value::Set(_, items) => items.into_iter().map(|v| (v.clone(), v)).collect(),
-        Value::Map(_, m) | Value::Object(m) => {
-            m.into_iter().map(|(k, v)| (Value::String(k), v)).collect()
-        }
-        other => {
-            diags.push(s.error(
-                "Invalid dynamic for_each value",
-                format!(
-                    "Cannot use a {} value in for_each. An iterable collection is required.",
-                    other.ty().friendly()
-                ),
-                fe.value.span(),
-            ));
+    let pairs = match iteration_pairs(s, coll, "a dynamic block's for_each", fe.value.span()) {
+        Ok(Some(p)) => p,
+        Ok(None) => return None,
+        Err(d) => {
+            diags.push(d);
             return Some(Vec::new());
         }
     };
-    if let Err(d) = s.charge(pairs.len() as u64, fe.value.span()) {
-        diags.push(d);
-        return Some(Vec::new());
-    }
     let open = open_brace(s, content);
     let mut out = Vec::with_capacity(pairs.len());
     for (k, v) in pairs {

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::schema::{self, BodySchema};
 use super::value::{Value, quote};
 use super::{CliVar, Input, Loaded, Severity, find_checkout, load};
 
@@ -59,8 +60,14 @@ pub fn run(args: &ValidateArgs, argv: &[String]) -> ExitCode {
             fi += 1;
         }
     }
-    let checkout = find_checkout(&args.dir);
-    let dir = args.dir.canonicalize().unwrap_or_else(|_| args.dir.clone());
+    let Some(dir) = args.dir.canonicalize().ok().filter(|d| d.is_dir()) else {
+        eprintln!(
+            "Error: Project directory not found\n\nThe directory {} does not exist or is not a directory.",
+            args.dir.display()
+        );
+        return ExitCode::FAILURE;
+    };
+    let checkout = find_checkout(&dir);
     let project_dir = dir
         .strip_prefix(&checkout)
         .map(PathBuf::from)
@@ -150,49 +157,46 @@ pub fn to_text(l: &Loaded) -> String {
             quote(&r.resource_type),
             quote(&r.name)
         ));
-        if let Some(m) = r.attributes.as_map() {
-            render_body(m, 1, &mut out);
+        if let (Some(m), Some(schema)) = (r.attributes.as_map(), schema::resource(&r.resource_type))
+        {
+            render_body(m, &schema.body, 1, &mut out);
         }
         out.push_str("}\n");
     }
     out
 }
 
-fn render_body(m: &std::collections::BTreeMap<String, Value>, depth: usize, out: &mut String) {
+/// Renders an object of attributes and nested blocks, using the schema to tell them apart.
+fn render_body(
+    m: &std::collections::BTreeMap<String, Value>,
+    schema: &BodySchema,
+    depth: usize,
+    out: &mut String,
+) {
     let pad = "  ".repeat(depth);
-    let is_blocks = |v: &Value| matches!(v.unmark().0, Value::List(_, items) if items.first().is_some_and(|i| matches!(i, Value::Object(_))));
-    let width = m
+    let attrs: Vec<(&String, &Value)> = m
         .iter()
-        .filter(|(_, v)| !is_blocks(v) && !v.is_null())
-        .map(|(k, _)| k.len())
-        .max()
-        .unwrap_or(0);
-    for (k, v) in m {
-        if is_blocks(v)
-            || v.is_null()
-            || matches!(v, Value::List(_, items) if items.is_empty() && k != "tags")
-                && is_block_name(v)
-        {
-            continue;
-        }
+        .filter(|(k, v)| schema.block(k).is_none() && !v.is_null())
+        .collect();
+    let width = attrs.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in attrs {
         out.push_str(&format!("{pad}{k:<width$} = {v}\n"));
     }
-    for (k, v) in m {
-        if let Value::List(_, items) = v.unmark().0 {
-            if !is_blocks(v) {
-                continue;
-            }
-            for item in items {
-                out.push_str(&format!("\n{pad}{k} {{\n"));
-                if let Some(inner) = item.as_map() {
-                    render_body(inner, depth + 1, out);
+    for bs in &schema.blocks {
+        match m.get(bs.name).map(|v| v.unmark().0) {
+            Some(Value::List(_, items)) => {
+                for item in items {
+                    out.push_str(&format!("\n{pad}{} {{\n", bs.name));
+                    if let Some(inner) = item.as_map() {
+                        render_body(inner, &bs.body, depth + 1, out);
+                    }
+                    out.push_str(&format!("{pad}}}\n"));
                 }
-                out.push_str(&format!("{pad}}}\n"));
             }
+            Some(Value::Unknown(_)) => {
+                out.push_str(&format!("\n{pad}{} {{ (known after apply) }}\n", bs.name));
+            }
+            _ => {}
         }
     }
-}
-
-fn is_block_name(v: &Value) -> bool {
-    matches!(v, Value::List(super::value::Type::Object(_), _))
 }

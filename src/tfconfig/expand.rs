@@ -79,89 +79,11 @@ fn expand_for_each(
     what: Repeated,
 ) -> Result<Vec<Instance>, Diagnostic> {
     let v = scope.eval(&e.expr)?;
-    if v.contains_sensitive() {
-        return Err(fe_err(
-            scope,
-            e,
-            "Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If used, the sensitive value could be exposed as a resource instance key.",
-        ));
-    }
     let noun = match what {
         Repeated::Resource => "resource",
         Repeated::Module => "module",
     };
-    let unknown = || {
-        fe_err(
-            scope,
-            e,
-            format!(
-                "The \"for_each\" map includes keys derived from resource attributes that cannot be determined until apply, and so atoll cannot determine the full set of keys that will identify the instances of this {noun}.\n\nWhen working with unknown values in for_each, it's better to define the map keys statically in your configuration and place apply-time results only in the map values."
-            ),
-        )
-    };
-    let mut out = Vec::new();
-    match v {
-        Value::Null(_) => {
-            return Err(fe_err(
-                scope,
-                e,
-                "The given \"for_each\" argument value is unsuitable: the given \"for_each\" argument value is null. A map, or set of strings is allowed.",
-            ));
-        }
-        Value::Unknown(_) => return Err(unknown()),
-        Value::Map(_, m) | Value::Object(m) => {
-            for (k, val) in m {
-                out.push(Instance {
-                    key: InstanceKey::Str(k.clone()),
-                    each: Some((Value::String(k), val)),
-                    count: None,
-                });
-            }
-        }
-        Value::Set(ref t, ref items) => {
-            if !matches!(t, Type::String | Type::Dynamic)
-                || items
-                    .iter()
-                    .any(|i| !matches!(i, Value::String(_) | Value::Null(_) | Value::Unknown(_)))
-            {
-                return Err(fe_err(
-                    scope,
-                    e,
-                    format!(
-                        "The given \"for_each\" argument value is unsuitable: \"for_each\" supports maps and sets of strings, but you have provided a set containing type {}.",
-                        t.friendly()
-                    ),
-                ));
-            }
-            for item in items {
-                match item {
-                    Value::String(s) => out.push(Instance {
-                        key: InstanceKey::Str(s.clone()),
-                        each: Some((item.clone(), item.clone())),
-                        count: None,
-                    }),
-                    Value::Unknown(_) => return Err(unknown()),
-                    _ => {
-                        return Err(fe_err(
-                            scope,
-                            e,
-                            "The given \"for_each\" argument value is unsuitable: \"for_each\" sets must not contain null values.",
-                        ));
-                    }
-                }
-            }
-        }
-        other => {
-            return Err(fe_err(
-                scope,
-                e,
-                format!(
-                    "The given \"for_each\" argument value is unsuitable: the \"for_each\" argument must be a map, or set of strings, and you have provided a value of type {}.",
-                    other.ty().friendly()
-                ),
-            ));
-        }
-    }
+    let out = for_each_instances(v, noun).map_err(|detail| fe_err(scope, e, detail))?;
     if out.len() > MAX_INSTANCES {
         return Err(fe_err(
             scope,
@@ -173,6 +95,69 @@ fn expand_for_each(
         ));
     }
     Ok(out)
+}
+
+const UNSUITABLE: &str = "The given \"for_each\" argument value is unsuitable:";
+
+/// The instances of a `for_each` value, or the detail of Terraform's error.
+fn for_each_instances(v: Value, noun: &str) -> Result<Vec<Instance>, String> {
+    let sensitive_keys = match &v {
+        Value::Sensitive(_) => true,
+        Value::Set(_, items) => items.iter().any(Value::contains_sensitive),
+        _ => false,
+    };
+    if sensitive_keys {
+        return Err("Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If used, the sensitive value could be exposed as a resource instance key.".into());
+    }
+    let unknown = || {
+        format!(
+            "The \"for_each\" map includes keys derived from resource attributes that cannot be determined until apply, and so atoll cannot determine the full set of keys that will identify the instances of this {noun}.\n\nWhen working with unknown values in for_each, it's better to define the map keys statically in your configuration and place apply-time results only in the map values."
+        )
+    };
+    let instance = |k: String, each: (Value, Value)| Instance {
+        key: InstanceKey::Str(k),
+        each: Some(each),
+        count: None,
+    };
+    match v {
+        Value::Null(_) => Err(format!(
+            "{UNSUITABLE} the given \"for_each\" argument value is null. A map, or set of strings is allowed."
+        )),
+        Value::Unknown(_) => Err(unknown()),
+        Value::Map(_, m) | Value::Object(m) => Ok(m
+            .into_iter()
+            .map(|(k, val)| instance(k.clone(), (Value::String(k), val)))
+            .collect()),
+        Value::Set(t, items) => {
+            let strings = matches!(t, Type::String | Type::Dynamic)
+                && items
+                    .iter()
+                    .all(|i| matches!(i, Value::String(_) | Value::Null(_) | Value::Unknown(_)));
+            if !strings {
+                return Err(format!(
+                    "{UNSUITABLE} \"for_each\" supports maps and sets of strings, but you have provided a set containing type {}.",
+                    t.friendly()
+                ));
+            }
+            items
+                .into_iter()
+                .map(|item| match item {
+                    Value::String(s) => Ok(instance(
+                        s.clone(),
+                        (Value::String(s.clone()), Value::String(s)),
+                    )),
+                    Value::Unknown(_) => Err(unknown()),
+                    _ => Err(format!(
+                        "{UNSUITABLE} \"for_each\" sets must not contain null values."
+                    )),
+                })
+                .collect()
+        }
+        other => Err(format!(
+            "{UNSUITABLE} the \"for_each\" argument must be a map, or set of strings, and you have provided a value of type {}.",
+            other.ty().friendly()
+        )),
+    }
 }
 
 fn expand_count(scope: &Scope<'_>, e: &Expr) -> Result<Vec<Instance>, Diagnostic> {

@@ -10,6 +10,12 @@
 //! the network, or print sensitive values. Input is (checkout, project dir, workspace, CLI
 //! variables); output is [`Loaded`]. Everything is bounded: nesting, expansion and the number of
 //! values produced, so no input panics or hangs.
+//!
+//! Known limits: numbers are `f64` (exact integers up to 2^53, not arbitrary precision);
+//! `length()` counts characters, not grapheme clusters; override files, provider-defined
+//! functions, `moved`/`import`/`removed`/`check` blocks and `dynamic` blocks in `.tf.json`
+//! are reported as unsupported; data sources and resource types other than the schemas in
+//! [`schema`] are diagnostics, not evaluated.
 
 mod body;
 pub mod cli;
@@ -61,10 +67,13 @@ pub struct ResourceInstance {
     pub key: InstanceKey,
     /// The planned attributes as an object: configured values converted to the schema's types,
     /// unset arguments at their provider default, computed ones unknown, sensitive ones marked.
-    /// Nested blocks are lists of objects.
+    /// Nested blocks are lists of objects (element type left dynamic: see [`schema::resource`]
+    /// for block types, defaults and which arguments force replacement); a block type whose
+    /// `dynamic` collection is unknown is an unknown list.
     pub attributes: Value,
     pub lifecycle: Lifecycle,
-    /// Addresses of the resource instances this one depends on (references and `depends_on`).
+    /// What this instance depends on (references and `depends_on`): instance addresses, or a
+    /// resource or module address standing for all of its instances (see [`dependency_covers`]).
     pub depends_on: Vec<String>,
     /// `file:line` of the resource block, relative to the project directory.
     pub declared_at: String,
@@ -159,10 +168,19 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
         workspace: input.workspace.clone(),
         resources: Vec::new(),
         diags,
+        pending: Vec::new(),
     };
     let walked = walker.module(&mut env, &Default::default());
     let mut resources = walker.resources;
-    let diagnostics = walker.diags;
+    let mut diagnostics = walker.diags;
+    // Once the budget is spent every later evaluation fails the same way: report it once.
+    let mut budget_reported = false;
+    diagnostics.retain(|d| {
+        let budget = d.summary == "Evaluation limit reached";
+        let keep = !(budget && budget_reported);
+        budget_reported |= budget;
+        keep
+    });
     resolve_edges(&mut resources);
     resources.sort_by(|a, b| a.address.cmp(&b.address));
     drop(env);
@@ -214,25 +232,33 @@ fn locate(input: &Input, diags: &mut Vec<Diagnostic>) -> Option<(PathBuf, PathBu
     Some((checkout, root))
 }
 
-/// Turns recorded dependencies (`type.name`, `type.name["k"]`, `module.x`) into the addresses of
-/// existing instances.
+/// True when dependency entry `dep` (an instance address, or a resource or module address that
+/// stands for all of its instances) covers the instance at `address`.
+pub fn dependency_covers(dep: &str, address: &str) -> bool {
+    address == dep
+        || address
+            .strip_prefix(dep)
+            .is_some_and(|rest| rest.starts_with('[') || rest.starts_with('.'))
+}
+
+/// Keeps the recorded dependencies (`type.name`, `type.name["k"]`, `module.x`) that cover at
+/// least one other existing instance. Whole-resource entries stay whole (they are not expanded
+/// to every instance: that would be quadratic in size).
 fn resolve_edges(resources: &mut [ResourceInstance]) {
-    let all: Vec<String> = resources.iter().map(|r| r.address.clone()).collect();
+    let all: std::collections::BTreeSet<String> =
+        resources.iter().map(|r| r.address.clone()).collect();
     for r in resources.iter_mut() {
-        let mut out: Vec<String> = Vec::new();
-        for dep in &r.depends_on {
-            for a in &all {
-                let matches = a == dep
-                    || a.strip_prefix(dep.as_str())
-                        .is_some_and(|rest| rest.starts_with('[') || rest.starts_with('.'));
-                if matches && *a != r.address {
-                    out.push(a.clone());
-                }
-            }
-        }
-        out.sort();
-        out.dedup();
-        r.depends_on = out;
+        let deps = std::mem::take(&mut r.depends_on);
+        r.depends_on = deps
+            .into_iter()
+            .filter(|dep| {
+                all.range(dep.clone()..)
+                    .take_while(|a| a.starts_with(dep.as_str()))
+                    .any(|a| *a != r.address && dependency_covers(dep, a))
+            })
+            .collect();
+        r.depends_on.sort();
+        r.depends_on.dedup();
     }
 }
 
@@ -243,4 +269,22 @@ pub fn find_checkout(dir: &Path) -> PathBuf {
         .ancestors()
         .find(|a| a.join(".git").exists())
         .map_or(start.clone(), Path::to_path_buf)
+}
+
+/// Evaluates one standalone expression: no references, all functions, and file functions that
+/// see an empty checkout. For tests, fuzzing and tooling; errors come back rendered.
+pub fn evaluate_expression(src: &str) -> Result<Value, String> {
+    let mut sources = SourceMap::default();
+    let file = sources.add("<expression>".to_owned(), src.to_owned());
+    let expr = hcl_edit::parser::parse_expr(src).map_err(|e| e.message().to_owned())?;
+    let nowhere = PathBuf::from("/nonexistent/atoll-empty-checkout");
+    let ctx = eval::Ctx::new(
+        sources,
+        funcs::Sandbox::new(nowhere.clone(), nowhere),
+        eval::DEFAULT_BUDGET,
+    );
+    let scope = eval::Scope::new(&ctx, &eval::NoNames, file);
+    scope
+        .eval(&expr)
+        .map_err(|d| ctx.sources.borrow().render(&d))
 }

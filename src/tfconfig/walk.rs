@@ -25,6 +25,9 @@ pub(crate) struct Walker<'c> {
     pub(crate) workspace: String,
     pub(crate) resources: Vec<ResourceInstance>,
     pub(crate) diags: Vec<Diagnostic>,
+    /// Instances whose attributes still live in their module's `Env` (index into `resources`,
+    /// resource key); moved out when the module walk ends, so values are stored once.
+    pub(crate) pending: Vec<(usize, String)>,
 }
 
 /// What a walked module instance exposes: its outputs and what they depend on.
@@ -46,6 +49,7 @@ impl Walker<'_> {
             }
         };
         let tree = env.tree;
+        let first_pending = self.pending.len();
         for node in order {
             match node {
                 Node::Local(name) => {
@@ -99,6 +103,11 @@ impl Walker<'_> {
                 }
             }
         }
+        for (index, key) in self.pending.drain(first_pending..) {
+            if let Some(r) = self.resources.get_mut(index) {
+                r.attributes = take_instance(&mut env.resources, &key, &r.key);
+            }
+        }
         walked
     }
 
@@ -108,27 +117,8 @@ impl Walker<'_> {
         } else {
             format!("{}.{}", r.rtype, r.name)
         };
-        let schema = if r.data {
-            None
-        } else {
-            schema::resource(&r.rtype)
-        };
-        let Some(schema) = schema else {
-            let what = if r.data {
-                "Data source"
-            } else {
-                "Resource type"
-            };
-            let detail = format!(
-                "{what} \"{}\" is not supported by atoll's Proxmox engine, which manages only: {}. Remove it from this project, or manage it in a stack that Terraform applies.",
-                r.rtype,
-                schema::SUPPORTED.join(", ")
-            );
-            self.diags.push(Diagnostic::error(
-                format!("Unsupported {}", what.to_lowercase()),
-                detail,
-                Some(r.type_span.clone()),
-            ));
+        let Some(schema) = schema::resource(&r.rtype).filter(|_| !r.data) else {
+            self.diags.push(unsupported(r));
             env.resources.insert(key, Value::Unknown(Type::Dynamic));
             return;
         };
@@ -155,13 +145,14 @@ impl Walker<'_> {
                 return;
             }
         };
-        let base_deps = env.take_recorded();
+        let mut shared = env.take_recorded();
+        shared.extend(
+            r.depends_on
+                .iter()
+                .map(|(t, _)| format!("{}{t}", env.prefix)),
+        );
+        shared.extend(extra_deps.iter().cloned());
         let mut values: Vec<(InstanceKey, Value)> = Vec::with_capacity(insts.len());
-        let static_deps: BTreeSet<String> = r
-            .depends_on
-            .iter()
-            .map(|(t, _)| format!("{}{t}", env.prefix))
-            .collect();
         for inst in insts {
             let names = InstanceNames {
                 env,
@@ -169,45 +160,50 @@ impl Walker<'_> {
                 count: inst.count,
             };
             let scope = Scope::new(self.ctx, &names, r.file);
-            let attrs = body::eval_body(
-                &scope,
-                &r.body,
-                &schema.body,
-                true,
-                r.open.range.clone(),
-                &mut self.diags,
-            );
+            let open = r.open.range.clone();
+            let attrs = body::eval_body(&scope, &r.body, &schema.body, true, open, &mut self.diags);
             let mut deps = env.take_recorded();
-            deps.extend(base_deps.iter().cloned());
-            deps.extend(static_deps.iter().cloned());
-            deps.extend(extra_deps.iter().cloned());
+            deps.extend(shared.iter().cloned());
             let address = format!("{}{key}{}", env.prefix, inst.key);
-            deps.remove(&address);
             let attrs = with_known(attrs, self.known.get(&address));
-            let declared_at = self
-                .ctx
-                .sources
-                .borrow()
-                .locate(&r.span)
-                .map(|(f, l, _)| format!("{f}:{l}"))
-                .unwrap_or_default();
-            self.resources.push(ResourceInstance {
-                address,
-                module: env.prefix.trim_end_matches('.').to_owned(),
-                resource_type: r.rtype.clone(),
-                name: r.name.clone(),
-                key: inst.key.clone(),
-                attributes: attrs.clone(),
-                lifecycle: r.lifecycle.clone(),
-                depends_on: deps.into_iter().collect(),
-                declared_at,
-            });
+            self.push_instance(env, r, &key, &inst.key, deps);
             values.push((inst.key, attrs));
         }
-        env.resources.insert(
-            key,
-            collect(r.for_each.is_some(), r.count.is_some(), values),
-        );
+        let value = collect(r.for_each.is_some(), r.count.is_some(), values);
+        env.resources.insert(key, value);
+    }
+
+    /// Records an instance; its attributes are moved in when the module walk ends.
+    fn push_instance(
+        &mut self,
+        env: &Env<'_>,
+        r: &Resource,
+        key: &str,
+        ik: &InstanceKey,
+        mut deps: BTreeSet<String>,
+    ) {
+        let address = format!("{}{key}{ik}", env.prefix);
+        deps.remove(&address);
+        let declared_at = self
+            .ctx
+            .sources
+            .borrow()
+            .locate(&r.span)
+            .map(|(f, l, _)| format!("{f}:{l}"))
+            .unwrap_or_default();
+        self.resources.push(ResourceInstance {
+            address,
+            module: env.prefix.trim_end_matches('.').to_owned(),
+            resource_type: r.rtype.clone(),
+            name: r.name.clone(),
+            key: ik.clone(),
+            attributes: Value::null(),
+            lifecycle: r.lifecycle.clone(),
+            depends_on: deps.into_iter().collect(),
+            declared_at,
+        });
+        self.pending
+            .push((self.resources.len() - 1, key.to_owned()));
     }
 
     fn call(
@@ -331,6 +327,25 @@ impl Walker<'_> {
     }
 }
 
+/// "not supported by atoll's Proxmox engine", naming the type.
+fn unsupported(r: &Resource) -> Diagnostic {
+    let what = if r.data {
+        "Data source"
+    } else {
+        "Resource type"
+    };
+    let detail = format!(
+        "{what} \"{}\" is not supported by atoll's Proxmox engine, which manages only: {}. Remove it from this project, or manage it in a stack that Terraform applies.",
+        r.rtype,
+        schema::SUPPORTED.join(", ")
+    );
+    Diagnostic::error(
+        format!("Unsupported {}", what.to_lowercase()),
+        detail,
+        Some(r.type_span.clone()),
+    )
+}
+
 /// The reference value of a repeated object: the single instance, an object keyed by
 /// `for_each` key, or a tuple for `count`.
 fn collect(for_each: bool, count: bool, values: Vec<(InstanceKey, Value)>) -> Value {
@@ -352,6 +367,20 @@ fn collect(for_each: bool, count: bool, values: Vec<(InstanceKey, Value)>) -> Va
             .next()
             .map_or_else(Value::unknown, |(_, v)| v)
     }
+}
+
+/// Moves one instance's value out of its module's resource map (leaving null behind).
+fn take_instance(resources: &mut BTreeMap<String, Value>, key: &str, ik: &InstanceKey) -> Value {
+    let Some(v) = resources.get_mut(key) else {
+        return Value::unknown();
+    };
+    let slot = match (ik, v) {
+        (InstanceKey::None, v) => Some(v),
+        (InstanceKey::Str(k), Value::Object(m)) => m.get_mut(k),
+        (InstanceKey::Int(i), Value::Tuple(items)) => items.get_mut(*i),
+        _ => None,
+    };
+    slot.map_or_else(Value::unknown, |s| std::mem::replace(s, Value::null()))
 }
 
 /// Fills attributes that evaluated to unknown with the values atoll already knows for this

@@ -3,12 +3,13 @@
 
 use std::collections::BTreeMap;
 
+use hcl_edit::Span as _;
 use hcl_edit::expr::{Expression, ForExpr, FuncCall, ObjectKey, TraversalOperator};
-use hcl_edit::{Decorated, Span as _};
 
 use super::super::funcs;
 use super::super::value::{Type, Value, quote};
-use super::{Scope, ops, template, weight};
+use super::traverse::{apply_ops, traverse};
+use super::{Scope, ops, template};
 use crate::tfconfig::diag::Diagnostic;
 
 pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
@@ -25,35 +26,7 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(Value::Tuple(vals))
         }
-        Expression::Object(obj) => {
-            s.charge(obj.len() as u64, e.span())?;
-            let mut out = BTreeMap::new();
-            let mut marked = false;
-            for (k, v) in obj.iter() {
-                let key = match k {
-                    ObjectKey::Ident(id) => id.as_str().to_owned(),
-                    ObjectKey::Expression(ke) => {
-                        let (kv, m) = s.eval(ke)?.into_unmarked();
-                        marked |= m;
-                        match kv {
-                            Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic)),
-                            Value::String(k) => k,
-                            Value::Number(n) => super::super::value::format_number(n),
-                            Value::Bool(b) => b.to_string(),
-                            _ => {
-                                return Err(s.error(
-                                    "Incorrect key type",
-                                    "Can't use this value as a key: string required.",
-                                    ke.span(),
-                                ));
-                            }
-                        }
-                    }
-                };
-                out.insert(key, s.eval(v.expr())?);
-            }
-            Ok(Value::Object(out).mark(marked))
-        }
+        Expression::Object(obj) => eval_object(s, obj, e),
         Expression::StringTemplate(t) => template::eval_string_template(s, t, e.span()),
         Expression::HeredocTemplate(h) => template::eval_template(s, &h.template, e.span()),
         Expression::Parenthesis(p) => s.eval(p.inner()),
@@ -65,36 +38,7 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
                 apply_ops(s, base, &t.operators)
             }
         },
-        Expression::Conditional(c) => {
-            let cond = s.eval(&c.cond_expr)?;
-            let (cv, marked) = cond.into_unmarked();
-            let cv = match cv {
-                Value::String(ref st) if st == "true" => Value::Bool(true),
-                Value::String(ref st) if st == "false" => Value::Bool(false),
-                other => other,
-            };
-            match cv {
-                Value::Bool(true) => Ok(s.eval(&c.true_expr)?.mark(marked)),
-                Value::Bool(false) => Ok(s.eval(&c.false_expr)?.mark(marked)),
-                Value::Unknown(_) => {
-                    let t = s
-                        .eval(&c.true_expr)
-                        .map(|v| v.ty())
-                        .unwrap_or(Type::Dynamic);
-                    Ok(Value::Unknown(t).mark(marked))
-                }
-                Value::Null(_) => Err(s.error(
-                    "Null condition",
-                    "The condition value is null. Conditions must either be true or false.",
-                    c.cond_expr.span(),
-                )),
-                _ => Err(s.error(
-                    "Incorrect condition type",
-                    "The condition expression must be of type bool.",
-                    c.cond_expr.span(),
-                )),
-            }
-        }
+        Expression::Conditional(c) => eval_conditional(s, c),
         Expression::FuncCall(call) => eval_call(s, call, e),
         Expression::UnaryOp(u) => {
             let v = s.eval(&u.expr)?;
@@ -103,295 +47,78 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
         Expression::BinaryOp(b) => {
             let op = *b.operator.value();
             let lhs = s.eval(&b.lhs_expr)?;
-            // && and || short-circuit like Terraform's (they do not: both sides are evaluated)
+            // Like HCL, && and || evaluate both operands (no short-circuit).
             let rhs = s.eval(&b.rhs_expr)?;
             ops::binary(s, op, lhs, rhs, (b.lhs_expr.span(), b.rhs_expr.span()))
         }
-        Expression::ForExpr(f) => eval_for(s, f, e),
+        Expression::ForExpr(f) => eval_for(s, f),
     }
 }
 
-fn traverse(
+fn eval_object(
     s: &Scope<'_>,
-    root: &Decorated<hcl_edit::Ident>,
-    ops: &[Decorated<TraversalOperator>],
+    obj: &hcl_edit::expr::Object,
     e: &Expression,
 ) -> Result<Value, Diagnostic> {
-    if let Some(bound) = s.binding(root.as_str()) {
-        let base = bound.clone();
-        s.charge(weight(&base, 1_000_000), e.span())?;
-        return apply_ops(s, base, ops);
-    }
-    let (base, used) = s.names.resolve(root, ops, s)?;
-    let rest = ops.get(used..).unwrap_or(&[]);
-    // Walk known attribute/index steps by reference before copying anything.
-    let (value, marked, consumed) = walk_borrowed(s, &base, rest)?;
-    let owned = value.clone();
-    s.charge(weight(&owned, 1_000_000), e.span())?;
-    let rest = rest.get(consumed..).unwrap_or(&[]);
-    apply_ops(s, owned.mark(marked), rest)
-}
-
-/// Follows `GetAttr`/`Index` steps through known values without copying. Stops at the first
-/// step that needs the owned path (splats, unknowns, errors).
-fn walk_borrowed<'v>(
-    s: &Scope<'_>,
-    mut v: &'v Value,
-    ops: &[Decorated<TraversalOperator>],
-) -> Result<(&'v Value, bool, usize), Diagnostic> {
+    s.charge(obj.len() as u64, e.span())?;
+    let mut out = BTreeMap::new();
     let mut marked = false;
-    for (i, op) in ops.iter().enumerate() {
-        if let Value::Sensitive(inner) = v {
-            marked = true;
-            v = inner;
-        }
-        let next = match (op.value(), v) {
-            (TraversalOperator::GetAttr(name), Value::Object(m) | Value::Map(_, m)) => {
-                m.get(name.as_str())
-            }
-            (TraversalOperator::Index(ie), Value::Object(m) | Value::Map(_, m)) => {
-                match s.eval(ie)?.unmark().0 {
-                    Value::String(k) => m.get(k),
-                    _ => None,
+    for (k, v) in obj.iter() {
+        let key = match k {
+            ObjectKey::Ident(id) => id.as_str().to_owned(),
+            ObjectKey::Expression(ke) => {
+                let (kv, m) = s.eval(ke)?.into_unmarked();
+                marked |= m;
+                match kv {
+                    Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic)),
+                    Value::String(k) => k,
+                    Value::Number(n) => super::super::value::format_number(n),
+                    Value::Bool(b) => b.to_string(),
+                    _ => {
+                        return Err(s.error(
+                            "Incorrect key type",
+                            "Can't use this value as a key: string required.",
+                            ke.span(),
+                        ));
+                    }
                 }
             }
-            (TraversalOperator::Index(ie), Value::List(_, items) | Value::Tuple(items)) => {
-                match s.eval(ie)?.unmark().0.as_number() {
-                    Some(n) if n >= 0.0 && n.fract() == 0.0 => items.get(n as usize),
-                    _ => None,
-                }
-            }
-            _ => None,
         };
-        match next {
-            Some(n) => v = n,
-            None => return Ok((v, marked, i)),
-        }
+        out.insert(key, s.eval(v.expr())?);
     }
-    Ok((v, marked, ops.len()))
+    Ok(Value::Object(out).mark(marked))
 }
 
-/// Applies traversal operators to an owned value, with Terraform's errors.
-pub(super) fn apply_ops(
-    s: &Scope<'_>,
-    mut v: Value,
-    ops: &[Decorated<TraversalOperator>],
-) -> Result<Value, Diagnostic> {
-    let mut i = 0;
-    while i < ops.len() {
-        let op = &ops[i];
-        match op.value() {
-            TraversalOperator::FullSplat(_) | TraversalOperator::AttrSplat(_) => {
-                let full = matches!(op.value(), TraversalOperator::FullSplat(_));
-                let end = if full {
-                    ops.len()
-                } else {
-                    ops[i + 1..]
-                        .iter()
-                        .position(|o| {
-                            !matches!(
-                                o.value(),
-                                TraversalOperator::GetAttr(_) | TraversalOperator::LegacyIndex(_)
-                            )
-                        })
-                        .map_or(ops.len(), |p| i + 1 + p)
-                };
-                v = splat(s, v, &ops[i + 1..end])?;
-                i = end;
-                continue;
-            }
-            TraversalOperator::GetAttr(name) => v = get_attr(s, v, name.as_str(), op.span())?,
-            TraversalOperator::LegacyIndex(n) => {
-                v = index(s, v, Value::Number(*n.value() as f64), op.span())?
-            }
-            TraversalOperator::Index(ie) => {
-                let key = s.eval(ie)?;
-                v = index(s, v, key, ie.span())?;
-            }
+/// Only the chosen branch is evaluated; an unknown condition gives an unknown of the true
+/// branch's type.
+fn eval_conditional(s: &Scope<'_>, c: &hcl_edit::expr::Conditional) -> Result<Value, Diagnostic> {
+    let (cv, marked) = s.eval(&c.cond_expr)?.into_unmarked();
+    let cv = match cv {
+        Value::String(ref st) if st == "true" => Value::Bool(true),
+        Value::String(ref st) if st == "false" => Value::Bool(false),
+        other => other,
+    };
+    match cv {
+        Value::Bool(true) => Ok(s.eval(&c.true_expr)?.mark(marked)),
+        Value::Bool(false) => Ok(s.eval(&c.false_expr)?.mark(marked)),
+        Value::Unknown(_) => {
+            let t = s
+                .eval(&c.true_expr)
+                .map(|v| v.ty())
+                .unwrap_or(Type::Dynamic);
+            Ok(Value::Unknown(t).mark(marked))
         }
-        i += 1;
+        Value::Null(_) => Err(s.error(
+            "Null condition",
+            "The condition value is null. Conditions must either be true or false.",
+            c.cond_expr.span(),
+        )),
+        _ => Err(s.error(
+            "Incorrect condition type",
+            "The condition expression must be of type bool.",
+            c.cond_expr.span(),
+        )),
     }
-    Ok(v)
-}
-
-fn splat(
-    s: &Scope<'_>,
-    v: Value,
-    ops: &[Decorated<TraversalOperator>],
-) -> Result<Value, Diagnostic> {
-    let (v, marked) = v.into_unmarked();
-    let out = match v {
-        Value::Null(_) => Value::Tuple(Vec::new()),
-        Value::Unknown(_) => Value::Unknown(Type::Dynamic),
-        Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            for item in items {
-                out.push(apply_ops(s, item, ops)?);
-            }
-            Value::Tuple(out)
-        }
-        other => Value::Tuple(vec![apply_ops(s, other, ops)?]),
-    };
-    Ok(out.mark(marked))
-}
-
-fn get_attr(
-    s: &Scope<'_>,
-    v: Value,
-    name: &str,
-    range: Option<std::ops::Range<usize>>,
-) -> Result<Value, Diagnostic> {
-    let (v, marked) = v.into_unmarked();
-    let out = match v {
-        Value::Object(mut m) => match m.remove(name) {
-            Some(x) => x,
-            None => {
-                return Err(s.error(
-                    "Unsupported attribute",
-                    format!(
-                        "This object does not have an attribute named {}.",
-                        quote(name)
-                    ),
-                    range,
-                ));
-            }
-        },
-        Value::Map(_, mut m) => match m.remove(name) {
-            Some(x) => x,
-            None => {
-                return Err(s.error(
-                    "Missing map element",
-                    format!(
-                        "This map does not have an element with the key {}.",
-                        quote(name)
-                    ),
-                    range,
-                ));
-            }
-        },
-        Value::Unknown(Type::Object(attrs)) => match attrs.get(name) {
-            Some(t) => Value::Unknown(t.clone()),
-            None => {
-                return Err(s.error(
-                    "Unsupported attribute",
-                    format!(
-                        "This object does not have an attribute named {}.",
-                        quote(name)
-                    ),
-                    range,
-                ));
-            }
-        },
-        Value::Unknown(Type::Map(t)) => Value::Unknown(*t),
-        Value::Unknown(_) => Value::Unknown(Type::Dynamic),
-        Value::Null(_) => {
-            return Err(s.error(
-                "Attempt to get attribute from null value",
-                "This value is null, so it does not have any attributes.",
-                range,
-            ));
-        }
-        Value::List(..) | Value::Set(..) | Value::Tuple(_) => {
-            return Err(s.error(
-                "Unsupported attribute",
-                format!("Can't access attributes on a list of objects. Did you mean to access attribute {} for a specific element of the list, or across all elements of the list?", quote(name)),
-                range,
-            ));
-        }
-        other => {
-            return Err(s.error(
-                "Unsupported attribute",
-                format!(
-                    "Can't access attributes on a primitive-typed value ({}).",
-                    other.ty().friendly()
-                ),
-                range,
-            ));
-        }
-    };
-    Ok(out.mark(marked))
-}
-
-/// Indexes a collection by a key value (`x["k"]`, `x[0]`).
-pub(super) fn index(
-    s: &Scope<'_>,
-    v: Value,
-    key: Value,
-    range: Option<std::ops::Range<usize>>,
-) -> Result<Value, Diagnostic> {
-    let (v, vm) = v.into_unmarked();
-    let (key, km) = key.into_unmarked();
-    let marked = vm || km;
-    if let Value::Unknown(_) = key {
-        return Ok(Value::Unknown(Type::Dynamic).mark(marked));
-    }
-    let invalid = |detail: &str| s.error("Invalid index", detail, range.clone());
-    let out = match v {
-        Value::Null(_) => {
-            return Err(s.error(
-                "Attempt to index null value",
-                "This value is null, so it does not have any indices.",
-                range,
-            ));
-        }
-        Value::Unknown(Type::List(t) | Type::Map(t)) => Value::Unknown(*t),
-        Value::Unknown(_) => Value::Unknown(Type::Dynamic),
-        Value::Map(_, mut m) | Value::Object(mut m) => {
-            let k = match key {
-                Value::String(k) => k,
-                Value::Number(n) => super::super::value::format_number(n),
-                _ => {
-                    return Err(invalid(
-                        "The given key does not identify an element in this collection value: string required.",
-                    ));
-                }
-            };
-            match m.remove(&k) {
-                Some(x) => x,
-                None => {
-                    return Err(invalid(
-                        "The given key does not identify an element in this collection value.",
-                    ));
-                }
-            }
-        }
-        Value::List(_, mut items) | Value::Tuple(mut items) => {
-            let n = match &key {
-                Value::Number(n) => Some(*n),
-                Value::String(st) => st.parse::<f64>().ok(),
-                _ => None,
-            };
-            let Some(n) = n.filter(|n| n.fract() == 0.0) else {
-                return Err(invalid(
-                    "The given key does not identify an element in this collection value: a number is required.",
-                ));
-            };
-            if n < 0.0 {
-                return Err(invalid(
-                    "The given key does not identify an element in this collection value: a negative number is not a valid index for a sequence.",
-                ));
-            }
-            let idx = n as usize;
-            if idx >= items.len() {
-                return Err(invalid(
-                    "The given key does not identify an element in this collection value: the given index is greater than or equal to the length of the collection.",
-                ));
-            }
-            items.swap_remove(idx)
-        }
-        Value::Set(..) => {
-            return Err(invalid(
-                "Elements of a set are identified only by their value and don't have any separate index or key to select with, so it's only possible to perform operations across all elements of the set.",
-            ));
-        }
-        other => {
-            return Err(invalid(&format!(
-                "This value does not have any indices (it is a {}).",
-                other.ty().friendly()
-            )));
-        }
-    };
-    Ok(out.mark(marked))
 }
 
 fn eval_call(s: &Scope<'_>, call: &FuncCall, e: &Expression) -> Result<Value, Diagnostic> {
@@ -439,112 +166,142 @@ fn eval_call(s: &Scope<'_>, call: &FuncCall, e: &Expression) -> Result<Value, Di
     funcs::call(s, name, vals, e.span())
 }
 
-fn eval_for(s: &Scope<'_>, f: &ForExpr, e: &Expression) -> Result<Value, Diagnostic> {
-    let coll = s.eval(&f.intro.collection_expr)?;
-    let (coll, marked) = coll.into_unmarked();
-    let pairs: Vec<(Value, Value)> =
-        match coll {
-            Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic).mark(marked)),
-            Value::Null(_) => {
-                return Err(s.error(
-                    "Iteration over null value",
-                    "A null value cannot be used as the collection in a 'for' expression.",
-                    f.intro.collection_expr.span(),
-                ));
-            }
-            Value::List(_, items) | Value::Tuple(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| (Value::Number(i as f64), v))
-                .collect(),
-            Value::Set(_, items) => items.into_iter().map(|v| (v.clone(), v)).collect(),
-            Value::Map(_, m) | Value::Object(m) => {
-                m.into_iter().map(|(k, v)| (Value::String(k), v)).collect()
-            }
-            other => return Err(s.error(
+/// The (key, value) pairs a `for` iterates: index/element for sequences, element/element for
+/// sets, key/value for maps and objects (lexical order). `Ok(None)` for an unknown collection.
+pub(crate) fn iteration_pairs(
+    s: &Scope<'_>,
+    coll: Value,
+    what: &str,
+    range: Option<std::ops::Range<usize>>,
+) -> Result<Option<Vec<(Value, Value)>>, Diagnostic> {
+    let pairs: Vec<(Value, Value)> = match coll {
+        Value::Unknown(_) => return Ok(None),
+        Value::Null(_) => {
+            return Err(s.error(
+                "Iteration over null value",
+                format!("A null value cannot be used as the collection in {what}."),
+                range,
+            ));
+        }
+        Value::List(_, items) | Value::Tuple(items) => items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (Value::Number(i as f64), v))
+            .collect(),
+        Value::Set(_, items) => items.into_iter().map(|v| (v.clone(), v)).collect(),
+        Value::Map(_, m) | Value::Object(m) => {
+            m.into_iter().map(|(k, v)| (Value::String(k), v)).collect()
+        }
+        other => {
+            return Err(s.error(
                 "Iteration over non-iterable value",
                 format!(
-                    "A value of type {} cannot be used as the collection in a 'for' expression.",
+                    "A value of type {} cannot be used as the collection in {what}.",
                     other.ty().friendly()
                 ),
-                f.intro.collection_expr.span(),
-            )),
-        };
-    s.charge(pairs.len() as u64, e.span())?;
+                range,
+            ));
+        }
+    };
+    s.charge(pairs.len() as u64, range)?;
+    Ok(Some(pairs))
+}
+
+/// What a `for` expression builds: a tuple, an object, or an object of groups (`...`).
+#[derive(Default)]
+struct ForOut {
+    list: Vec<Value>,
+    obj: BTreeMap<String, Value>,
+    groups: BTreeMap<String, Vec<Value>>,
+}
+
+fn eval_for(s: &Scope<'_>, f: &ForExpr) -> Result<Value, Diagnostic> {
+    let (coll, marked) = s.eval(&f.intro.collection_expr)?.into_unmarked();
+    let range = f.intro.collection_expr.span();
+    let Some(pairs) = iteration_pairs(s, coll, "a 'for' expression", range)? else {
+        return Ok(Value::Unknown(Type::Dynamic).mark(marked));
+    };
     let key_name = f.intro.key_var.as_ref().map(|k| k.as_str().to_owned());
     let val_name = f.intro.value_var.as_str().to_owned();
-    let mut list = Vec::new();
-    let mut obj: BTreeMap<String, Value> = BTreeMap::new();
-    let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut out = ForOut::default();
     for (k, v) in pairs {
         let mut b = vec![(val_name.clone(), v)];
         if let Some(kn) = &key_name {
             b.push((kn.clone(), k));
         }
         let child = s.child(b);
-        if let Some(cond) = &f.cond {
-            let (c, _) = child.eval(&cond.expr)?.into_unmarked();
-            match c {
-                Value::Bool(true) => {}
-                Value::Bool(false) => continue,
-                Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic).mark(marked)),
-                _ => {
-                    return Err(s.error(
-                        "Invalid 'for' condition",
-                        "The 'if' clause value must be a bool.",
-                        cond.expr.span(),
-                    ));
-                }
-            }
-        }
-        let value = child.eval(&f.value_expr)?;
-        match &f.key_expr {
-            None => list.push(value),
-            Some(ke) => {
-                let (kv, _) = child.eval(ke)?.into_unmarked();
-                let key = match kv {
-                    Value::String(k) => k,
-                    Value::Number(n) => super::super::value::format_number(n),
-                    Value::Bool(b) => b.to_string(),
-                    Value::Unknown(_) => return Ok(Value::Unknown(Type::Dynamic).mark(marked)),
-                    _ => {
-                        return Err(s.error(
-                            "Invalid object key",
-                            "Key expression in 'for' expression must be a string.",
-                            ke.span(),
-                        ));
-                    }
-                };
-                if f.grouping {
-                    groups.entry(key).or_default().push(value);
-                } else {
-                    match obj.entry(key) {
-                        std::collections::btree_map::Entry::Occupied(o) => {
-                            return Err(s.error(
-                                "Duplicate object key",
-                                format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", quote(o.key())),
-                                ke.span(),
-                            ));
-                        }
-                        std::collections::btree_map::Entry::Vacant(v) => {
-                            v.insert(value);
-                        }
-                    }
-                }
-            }
+        match for_item(&child, f, &mut out)? {
+            Step::Next => {}
+            Step::Unknown => return Ok(Value::Unknown(Type::Dynamic).mark(marked)),
         }
     }
-    let out = match &f.key_expr {
-        None => Value::Tuple(list),
+    let result = match &f.key_expr {
+        None => Value::Tuple(out.list),
         Some(_) if f.grouping => Value::Object(
-            groups
+            out.groups
                 .into_iter()
                 .map(|(k, v)| (k, Value::Tuple(v)))
                 .collect(),
         ),
-        Some(_) => Value::Object(obj),
+        Some(_) => Value::Object(out.obj),
     };
-    Ok(out.mark(marked))
+    Ok(result.mark(marked))
+}
+
+enum Step {
+    Next,
+    Unknown,
+}
+
+/// One iteration of a `for` expression: condition, value and key.
+fn for_item(child: &Scope<'_>, f: &ForExpr, out: &mut ForOut) -> Result<Step, Diagnostic> {
+    if let Some(cond) = &f.cond {
+        match child.eval(&cond.expr)?.into_unmarked().0 {
+            Value::Bool(true) => {}
+            Value::Bool(false) => return Ok(Step::Next),
+            Value::Unknown(_) => return Ok(Step::Unknown),
+            _ => {
+                return Err(child.error(
+                    "Invalid 'for' condition",
+                    "The 'if' clause value must be a bool.",
+                    cond.expr.span(),
+                ));
+            }
+        }
+    }
+    let value = child.eval(&f.value_expr)?;
+    let Some(ke) = &f.key_expr else {
+        out.list.push(value);
+        return Ok(Step::Next);
+    };
+    let key = match child.eval(ke)?.into_unmarked().0 {
+        Value::String(k) => k,
+        Value::Number(n) => super::super::value::format_number(n),
+        Value::Bool(b) => b.to_string(),
+        Value::Unknown(_) => return Ok(Step::Unknown),
+        _ => {
+            return Err(child.error(
+                "Invalid object key",
+                "Key expression in 'for' expression must be a string.",
+                ke.span(),
+            ));
+        }
+    };
+    if f.grouping {
+        out.groups.entry(key).or_default().push(value);
+        return Ok(Step::Next);
+    }
+    match out.obj.entry(key) {
+        std::collections::btree_map::Entry::Occupied(o) => Err(child.error(
+            "Duplicate object key",
+            format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", quote(o.key())),
+            ke.span(),
+        )),
+        std::collections::btree_map::Entry::Vacant(v) => {
+            v.insert(value);
+            Ok(Step::Next)
+        }
+    }
 }
 
 /// Collects references, see [`super::references`].

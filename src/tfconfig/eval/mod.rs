@@ -7,6 +7,7 @@
 mod expr;
 mod ops;
 mod template;
+mod traverse;
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
@@ -41,6 +42,11 @@ impl Ctx {
             budget: Cell::new(budget),
             depth: Cell::new(0),
         }
+    }
+
+    /// Units of work left in the budget.
+    pub fn remaining(&self) -> u64 {
+        self.budget.get()
     }
 
     /// Spends `n` units of the work budget.
@@ -188,6 +194,23 @@ impl<'a> Scope<'a> {
         out
     }
 
+    /// Charges the budget for copying `v`, refusing values nested too deeply.
+    pub(crate) fn charge_value(
+        &self,
+        v: &Value,
+        range: Option<Range<usize>>,
+    ) -> Result<(), Diagnostic> {
+        let (n, deep) = measure(v, self.ctx.remaining());
+        if deep {
+            return Err(self.error(
+                "Value nested too deeply",
+                format!("This value is nested more than {MAX_VALUE_DEPTH} levels deep, which atoll does not evaluate."),
+                range,
+            ));
+        }
+        self.charge(n, range)
+    }
+
     pub(crate) fn charge(&self, n: u64, range: Option<Range<usize>>) -> Result<(), Diagnostic> {
         self.ctx
             .charge(n)
@@ -195,27 +218,38 @@ impl<'a> Scope<'a> {
     }
 }
 
-/// Counts value nodes, stopping early once `cap` is passed.
-pub fn weight(v: &Value, cap: u64) -> u64 {
-    fn go(v: &Value, acc: &mut u64, cap: u64) {
+/// Deepest value nesting allowed (values only grow deeper through references, where this is
+/// checked), so recursive clone, drop and rendering stay well inside any thread's stack.
+pub const MAX_VALUE_DEPTH: usize = 256;
+
+/// Counts value nodes (long strings count more), stopping early once `cap` is passed or the
+/// nesting passes [`MAX_VALUE_DEPTH`]. Returns the count and whether the value is too deep.
+pub fn measure(v: &Value, cap: u64) -> (u64, bool) {
+    fn go(v: &Value, acc: &mut u64, cap: u64, depth: usize, deep: &mut bool) {
         *acc += 1;
-        if *acc > cap {
+        if let Value::String(s) = v {
+            *acc += s.len() as u64 / 64;
+        }
+        if depth > MAX_VALUE_DEPTH {
+            *deep = true;
+        }
+        if *acc > cap || *deep {
             return;
         }
         match v {
-            Value::Sensitive(inner) => go(inner, acc, cap),
+            Value::Sensitive(inner) => go(inner, acc, cap, depth, deep),
             Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items) => {
                 for i in items {
-                    go(i, acc, cap);
-                    if *acc > cap {
+                    go(i, acc, cap, depth + 1, deep);
+                    if *acc > cap || *deep {
                         return;
                     }
                 }
             }
             Value::Map(_, m) | Value::Object(m) => {
                 for i in m.values() {
-                    go(i, acc, cap);
-                    if *acc > cap {
+                    go(i, acc, cap, depth + 1, deep);
+                    if *acc > cap || *deep {
                         return;
                     }
                 }
@@ -223,9 +257,9 @@ pub fn weight(v: &Value, cap: u64) -> u64 {
             _ => {}
         }
     }
-    let mut acc = 0;
-    go(v, &mut acc, cap);
-    acc
+    let (mut acc, mut deep) = (0, false);
+    go(v, &mut acc, cap, 0, &mut deep);
+    (acc, deep)
 }
 
 /// Collects the root references (`var.x`, `local.y`, `type.name`, `module.m`, `data.t.n`) an
@@ -234,6 +268,7 @@ pub fn references(e: &Expression, out: &mut Vec<(String, Option<String>, Option<
     expr::references(e, out);
 }
 
+pub(crate) use expr::iteration_pairs;
 pub use ops::equals as ops_equals;
 
 /// Evaluates a parsed template (for `templatefile`).

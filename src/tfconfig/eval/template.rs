@@ -163,28 +163,12 @@ impl Render {
         self.strip_before(f.strip.strip_start());
         let (coll, marked) = s.eval(&f.collection_expr)?.into_unmarked();
         self.marked |= marked;
-        let pairs: Vec<(Value, Value)> = match coll {
-            Value::Unknown(_) => {
-                self.unknown = true;
-                return Ok(());
-            }
-            Value::List(_, items) | Value::Tuple(items) | Value::Set(_, items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| (Value::Number(i as f64), v))
-                .collect(),
-            Value::Map(_, m) | Value::Object(m) => {
-                m.into_iter().map(|(k, v)| (Value::String(k), v)).collect()
-            }
-            _ => {
-                return Err(s.error(
-                    "Invalid template directive",
-                    "The collection of a %{for} directive must be a list, set, map or object.",
-                    f.collection_expr.span(),
-                ));
-            }
+        let range = f.collection_expr.span();
+        let Some(pairs) = super::expr::iteration_pairs(s, coll, "a %{for} directive", range)?
+        else {
+            self.unknown = true;
+            return Ok(());
         };
-        s.charge(pairs.len() as u64, f.collection_expr.span())?;
         for (k, v) in pairs {
             let mut b = vec![(f.value_var.as_str().to_owned(), v)];
             if let Some(kv) = &f.key_var {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{FnError, FnResult, int_arg, num_arg, seq_arg, string_arg};
+use super::{FnError, FnResult, int_arg, seq_arg, string_arg};
 use crate::tfconfig::eval::ops_equals;
 use crate::tfconfig::types::{Constraint, convert};
 use crate::tfconfig::value::{Type, Value, compare};
@@ -73,34 +73,7 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Option<FnResult> {
         "anytrue" => {
             seq_arg(&args, 0).map(|s| Value::Bool(s.iter().any(|v| truthy(v) == Some(true))))
         }
-        "range" => range(&args),
         "sort" => sort(&args),
-        "sum" => seq_arg(&args, 0).and_then(|s| {
-            if s.is_empty() {
-                return Err(FnError::Arg(0, "cannot sum an empty list".into()));
-            }
-            s.iter()
-                .enumerate()
-                .try_fold(0.0, |acc, (i, v)| {
-                    num_arg(std::slice::from_ref(v), 0)
-                        .map(|n| acc + n)
-                        .map_err(|_| FnError::Arg(0, format!("element {i} is not a number")))
-                })
-                .map(Value::Number)
-        }),
-        "max" | "min" => minmax(name, &args),
-        "abs" => num_arg(&args, 0).map(|n| Value::Number(n.abs())),
-        "ceil" => num_arg(&args, 0).map(|n| Value::Number(n.ceil())),
-        "floor" => num_arg(&args, 0).map(|n| Value::Number(n.floor())),
-        "signum" => {
-            num_arg(&args, 0).map(|n| Value::Number(if n == 0.0 { 0.0 } else { n.signum() }))
-        }
-        "pow" => {
-            num_arg(&args, 0).and_then(|a| num_arg(&args, 1).map(|b| Value::Number(a.powf(b))))
-        }
-        "log" => num_arg(&args, 0)
-            .and_then(|a| num_arg(&args, 1).map(|b| Value::Number(a.ln() / b.ln()))),
-        "parseint" => parseint(&args),
         "coalesce" => args
             .iter()
             .find(|a| !a.is_null() && a.as_str() != Some(""))
@@ -331,42 +304,6 @@ fn setproduct(args: &[Value]) -> FnResult {
     ))
 }
 
-fn range(args: &[Value]) -> FnResult {
-    let nums: Vec<f64> = (0..args.len())
-        .map(|i| num_arg(args, i))
-        .collect::<Result<_, _>>()?;
-    let (start, end, step) = match nums.as_slice() {
-        [e] => (0.0, *e, 1.0),
-        [s, e] => (*s, *e, if e >= s { 1.0 } else { -1.0 }),
-        [s, e, st] => (*s, *e, *st),
-        _ => {
-            return Err(FnError::Call(
-                "range expects one, two or three arguments".into(),
-            ));
-        }
-    };
-    if step == 0.0 || (step > 0.0 && start > end) || (step < 0.0 && start < end) {
-        if step == 0.0 {
-            return Err(FnError::Call("step must not be zero".into()));
-        }
-        return Err(FnError::Call(
-            "step must be in the direction of the end value".into(),
-        ));
-    }
-    let count = ((end - start) / step).ceil();
-    if !count.is_finite() || count > MAX_ELEMENTS as f64 {
-        return Err(FnError::Call(format!(
-            "more than {MAX_ELEMENTS} values were generated; either decrease the difference between start and end or use a smaller step"
-        )));
-    }
-    Ok(Value::List(
-        Type::Number,
-        (0..count as usize)
-            .map(|i| Value::Number(start + step * i as f64))
-            .collect(),
-    ))
-}
-
 fn sort(args: &[Value]) -> FnResult {
     let s = seq_arg(args, 0)?;
     let mut strs: Vec<String> = s
@@ -379,43 +316,6 @@ fn sort(args: &[Value]) -> FnResult {
         Type::String,
         strs.into_iter().map(Value::String).collect(),
     ))
-}
-
-fn minmax(name: &str, args: &[Value]) -> FnResult {
-    let nums: Vec<f64> = (0..args.len())
-        .map(|i| num_arg(args, i))
-        .collect::<Result<_, _>>()?;
-    let r = if name == "max" {
-        nums.iter().copied().fold(f64::NEG_INFINITY, f64::max)
-    } else {
-        nums.iter().copied().fold(f64::INFINITY, f64::min)
-    };
-    if nums.is_empty() {
-        return Err(FnError::Call("must pass at least one number".into()));
-    }
-    Ok(Value::Number(r))
-}
-
-fn parseint(args: &[Value]) -> FnResult {
-    let s = string_arg(args, 0)?;
-    let base = int_arg(args, 1)?;
-    if !(2..=62).contains(&base) {
-        return Err(FnError::Arg(
-            1,
-            "base must be a whole number between 2 and 62 inclusive".into(),
-        ));
-    }
-    i64::from_str_radix(&s, base as u32)
-        .map(|n| Value::Number(n as f64))
-        .map_err(|_| {
-            FnError::Arg(
-                0,
-                format!(
-                    "cannot parse {} as a base {base} integer",
-                    crate::tfconfig::value::quote(&s)
-                ),
-            )
-        })
 }
 
 fn transpose(args: &[Value]) -> FnResult {

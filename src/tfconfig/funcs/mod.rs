@@ -6,6 +6,8 @@ mod encoding;
 pub mod file;
 mod format;
 mod net;
+mod numbers;
+mod regex;
 mod strings;
 
 use std::ops::Range;
@@ -13,6 +15,11 @@ use std::ops::Range;
 use hcl_edit::expr::Expression;
 
 pub use file::Sandbox;
+
+/// Converts decoded JSON to a value (objects to objects, arrays to tuples).
+pub fn json_value(j: &serde_json::Value) -> Value {
+    encoding::from_json(j)
+}
 
 use super::diag::Diagnostic;
 use super::eval::Scope;
@@ -96,6 +103,8 @@ fn sig(name: &str) -> Option<Sig> {
         "fileset" => s(&["path", "pattern"], false, false, D),
         "templatefile" => s(&["path", "vars"], false, false, S),
         "trim" | "trimprefix" | "trimsuffix" => s(&["str", "cutset"], false, false, S),
+        "regex" => s(&["pattern", "string"], false, false, D),
+        "regexall" => s(&["pattern", "string"], false, false, D),
         "startswith" | "endswith" | "strcontains" => s(&["str", "substr"], false, false, B),
         "indent" => s(&["spaces", "str"], false, false, S),
         "cidrhost" => s(&["prefix", "hostnum"], false, false, S),
@@ -150,37 +159,16 @@ pub(crate) fn call(
             range,
         ));
     };
-    let min = if sig.variadic {
-        sig.params.len().saturating_sub(1)
-    } else if name == "lookup" {
-        2
-    } else {
-        sig.params.len()
+    let min = match (sig.variadic, name) {
+        (true, _) => sig.params.len().saturating_sub(1),
+        (false, "lookup") => 2,
+        (false, _) => sig.params.len(),
     };
     if args.len() < min || (!sig.variadic && args.len() > sig.params.len()) {
         return Err(arity_error(s, name, &sig, args.len(), range));
     }
-    match name {
-        "sensitive" => {
-            return Ok(args
-                .into_iter()
-                .next()
-                .unwrap_or_else(Value::null)
-                .mark(true));
-        }
-        "nonsensitive" => {
-            return Ok(args
-                .into_iter()
-                .next()
-                .map(Value::deep_unmark)
-                .unwrap_or_else(Value::null));
-        }
-        "issensitive" => {
-            return Ok(Value::Bool(
-                args.first().is_some_and(Value::contains_sensitive),
-            ));
-        }
-        _ => {}
+    if let Some(v) = special(name, &args) {
+        return Ok(v);
     }
     let unknown = if sig.structural {
         args.iter().any(Value::is_unknown)
@@ -191,7 +179,38 @@ pub(crate) fn call(
         let marked = args.iter().any(Value::contains_sensitive);
         return Ok(Value::Unknown(sig.ret).mark(marked));
     }
-    let (args, marked) = if sig.structural {
+    let (args, marked) = unmark_args(args, sig.structural);
+    match dispatch(s, name, args) {
+        Ok(v) => {
+            s.charge_value(&v, range)?;
+            Ok(v.mark(marked))
+        }
+        Err(e) => Err(call_error(s, name, &sig, e, marked, range)),
+    }
+}
+
+/// Functions about marks, and `plantimestamp` (known during plan, unlike `timestamp`).
+fn special(name: &str, args: &[Value]) -> Option<Value> {
+    let first = || args.first().cloned().unwrap_or_else(Value::null);
+    Some(match name {
+        "sensitive" => first().mark(true),
+        "nonsensitive" => first().deep_unmark(),
+        "issensitive" => Value::Bool(args.first().is_some_and(Value::contains_sensitive)),
+        "plantimestamp" => {
+            let now = time::OffsetDateTime::now_utc()
+                .replace_nanosecond(0)
+                .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+            let fmt = time::format_description::well_known::Rfc3339;
+            Value::String(now.format(&fmt).unwrap_or_default())
+        }
+        _ => return None,
+    })
+}
+
+/// Removes marks before a call: the top level only for structural functions (nested marks
+/// flow through them), deeply otherwise. Returns whether the result must be marked.
+fn unmark_args(args: Vec<Value>, structural: bool) -> (Vec<Value>, bool) {
+    if structural {
         let mut marked = false;
         let args = args
             .into_iter()
@@ -200,19 +219,25 @@ pub(crate) fn call(
                 marked |= m;
                 v
             })
-            .collect::<Vec<_>>();
+            .collect();
         (args, marked)
     } else {
         let marked = args.iter().any(Value::contains_sensitive);
         (args.into_iter().map(Value::deep_unmark).collect(), marked)
-    };
-    let result = dispatch(s, name, args);
-    match result {
-        Ok(v) => {
-            s.charge(super::eval::weight(&v, 1_000_000), range)?;
-            Ok(v.mark(marked))
-        }
-        Err(FnError::Arg(i, msg)) => {
+    }
+}
+
+/// Terraform's diagnostics for a failed call; sensitive arguments are never described.
+fn call_error(
+    s: &Scope<'_>,
+    name: &str,
+    sig: &Sig,
+    e: FnError,
+    marked: bool,
+    range: Option<Range<usize>>,
+) -> Diagnostic {
+    match e {
+        FnError::Arg(i, msg) => {
             let p = sig
                 .params
                 .get(i)
@@ -221,22 +246,22 @@ pub(crate) fn call(
                 .unwrap_or("value");
             let detail = if marked {
                 format!(
-                    "Invalid value for \"{p}\" parameter: (sensitive value) {}",
+                    "Invalid value for \"{p}\" parameter: {}.",
                     redact_hint(&msg)
                 )
             } else {
                 format!("Invalid value for \"{p}\" parameter: {msg}.")
             };
-            Err(s.error("Invalid function argument", detail, range))
+            s.error("Invalid function argument", detail, range)
         }
-        Err(FnError::Diag(d)) => Err(*d),
-        Err(FnError::Call(msg)) => {
+        FnError::Diag(d) => *d,
+        FnError::Call(msg) => {
             let msg = if marked { redact_hint(&msg) } else { msg };
-            Err(s.error(
+            s.error(
                 "Error in function call",
                 format!("Call to function \"{name}\" failed: {msg}."),
                 range,
-            ))
+            )
         }
     }
 }
@@ -252,7 +277,10 @@ fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
     if let Some(r) = format::call(name, &args) {
         return r;
     }
-    if let Some(r) = collections::call(name, args.clone()) {
+    if let Some(r) = numbers::call(name, &args) {
+        return r;
+    }
+    if let Some(r) = regex::call(name, &args) {
         return r;
     }
     if let Some(r) = encoding::call(name, &args) {
@@ -264,7 +292,8 @@ fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
     if let Some(r) = file::call(s, name, &args) {
         return r;
     }
-    Err(FnError::Call(format!("function {name} is not available")))
+    collections::call(name, args)
+        .unwrap_or_else(|| Err(FnError::Call(format!("function {name} is not available"))))
 }
 
 /// `try` and `can`: their arguments are evaluated here, one at a time, so errors are caught.

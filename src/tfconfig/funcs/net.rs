@@ -107,7 +107,11 @@ fn subnet(p: &Prefix, newbits: i64, num: i64) -> Result<String, FnError> {
         )));
     }
     let shift = p.bits - nl;
-    let addr = p.addr | ((num as u128) << shift);
+    let addr = if shift >= 128 {
+        p.addr
+    } else {
+        p.addr | ((num as u128) << shift)
+    };
     Ok(format!("{}/{nl}", show(addr, p.bits)))
 }
 
@@ -135,22 +139,27 @@ fn cidrsubnets(args: &[Value]) -> FnResult {
         let nl = p.len + nb as u32;
         let step: u128 = 1u128 << (p.bits - nl);
         // align up to the subnet size
-        let aligned = next.div_ceil(step) * step;
-        let end_of_parent = p.addr
-            + if p.bits - p.len >= 128 {
-                u128::MAX
-            } else {
-                (1u128 << (p.bits - p.len)) - 1
-            };
-        if aligned > end_of_parent || aligned + step - 1 > end_of_parent {
-            return Err(FnError::Arg(
+        let no_space = || {
+            FnError::Arg(
                 i,
                 "not enough remaining address space for a subnet with a prefix of this length"
                     .into(),
-            ));
+            )
+        };
+        let aligned = next.div_ceil(step).checked_mul(step).ok_or_else(no_space)?;
+        let host_bits = p.bits - p.len;
+        let parent_size_minus_one = if host_bits >= 128 {
+            u128::MAX
+        } else {
+            (1u128 << host_bits) - 1
+        };
+        let end_of_parent = p.addr.saturating_add(parent_size_minus_one);
+        let last = aligned.checked_add(step - 1).ok_or_else(no_space)?;
+        if last > end_of_parent {
+            return Err(no_space());
         }
         out.push(Value::String(format!("{}/{nl}", show(aligned, p.bits))));
-        next = aligned + step;
+        next = last.saturating_add(1);
     }
     Ok(Value::List(Type::String, out))
 }

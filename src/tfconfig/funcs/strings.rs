@@ -132,11 +132,7 @@ fn replace(args: &[Value]) -> FnResult {
     let sub = string_arg(args, 1)?;
     let rep = string_arg(args, 2)?;
     if sub.len() > 1 && sub.starts_with('/') && sub.ends_with('/') {
-        return Err(FnError::Arg(
-            1,
-            "regular-expression patterns (/.../) are not supported by atoll; use a plain substring"
-                .into(),
-        ));
+        return super::regex::replace_all(&s, &sub[1..sub.len() - 1], &rep, MAX_STRING);
     }
     if sub.is_empty() {
         return Ok(Value::String(s));

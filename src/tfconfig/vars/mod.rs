@@ -3,14 +3,16 @@
 //! wins); and finalisation of any module's variable: type constraint with `optional()`
 //! defaults, `nullable`, `validation`, `sensitive`. `TF_VAR_*` is never read.
 
+mod sources;
+
 use std::borrow::Cow;
-use std::collections::BTreeMap;
-use std::path::Path;
+
+pub(crate) use sources::collect_root;
 
 use hcl_edit::expr::{Expression, TraversalOperator};
 use hcl_edit::{Decorated, Ident, Span as _};
 
-use super::config::{Module, Variable};
+use super::config::Variable;
 use super::diag::{Diagnostic, Span};
 use super::eval::{Ctx, Names, Scope};
 use super::types::{Constraint, TypeExprError, apply_defaults, convert, parse_type};
@@ -74,7 +76,11 @@ pub(crate) fn finalize(
     let declared_at = ctx.sources.borrow().fmt_range(&v.span);
     let default = v.default.as_ref().and_then(|d| {
         let scope = Scope::constant(ctx, d.file);
-        match scope.eval(&d.expr).map(|x| apply_defaults(x, &c)).map(|x| convert(x, &c)) {
+        let raw = scope.eval(&d.expr).map(|value| Raw { value, span: d.span() });
+        if let Ok(r) = &raw {
+            warn_undeclared(r, &c, addr, diags);
+        }
+        match raw.map(|r| apply_defaults(r.value, &c)).map(|x| convert(x, &c)) {
             Ok(Ok(x)) => Some(x),
             Ok(Err(e)) => {
                 diags.push(Diagnostic::error("Invalid default value for variable", format!("This default value is not compatible with the variable's type constraint: {}.", e.message()), d.span()));
@@ -98,6 +104,7 @@ pub(crate) fn finalize(
             }
         };
     };
+    warn_undeclared(&given, &c, addr, diags);
     let value = if given.value.is_null() {
         given.value
     } else {
@@ -217,191 +224,17 @@ fn validate(ctx: &Ctx, v: &Variable, value: &Value, addr: &str, diags: &mut Vec<
     }
 }
 
-/// Collects root variable values from files in `root_dir` and the command line.
-pub(crate) fn collect_root(
-    ctx: &Ctx,
-    m: &Module,
-    root_dir: &Path,
-    workspace: &str,
-    cli: &[CliVar],
-    diags: &mut Vec<Diagnostic>,
-) -> BTreeMap<String, Raw> {
-    let mut out = BTreeMap::new();
-    let mut files: Vec<String> = vec!["terraform.tfvars".to_owned()];
-    let mut auto: Vec<String> = std::fs::read_dir(root_dir)
-        .map(|rd| {
-            rd.flatten()
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.ends_with(".auto.tfvars"))
-                .collect()
-        })
-        .unwrap_or_default();
-    auto.sort();
-    files.extend(auto);
-    files.push(format!("env/{workspace}.tfvars"));
-    for name in files {
-        let path = root_dir.join(&name);
-        if !path.is_file() {
-            continue;
-        }
-        match std::fs::read_to_string(&path) {
-            Ok(text) => read_tfvars(ctx, m, &name, text, false, &mut out, diags),
-            Err(e) => diags.push(Diagnostic::error(
-                "Failed to read variables file",
-                format!(
-                    "Given variables file {name} could not be read: {}.",
-                    e.kind()
-                ),
-                None,
-            )),
-        }
-    }
-    for c in cli {
-        match c {
-            CliVar::File { name, text } => {
-                read_tfvars(ctx, m, name, text.clone(), true, &mut out, diags)
-            }
-            CliVar::Var(arg) => cli_var(ctx, m, arg, &mut out, diags),
-        }
-    }
-    out
-}
-
-fn read_tfvars(
-    ctx: &Ctx,
-    m: &Module,
-    name: &str,
-    text: String,
-    explicit: bool,
-    out: &mut BTreeMap<String, Raw>,
-    diags: &mut Vec<Diagnostic>,
-) {
-    let file = ctx.sources.borrow_mut().add(name.to_owned(), text);
-    let parsed = hcl_edit::parser::parse_body(ctx.sources.borrow().text(file));
-    let body = match parsed {
-        Ok(b) => b,
-        Err(e) => {
-            let off = e.location().offset();
-            diags.push(Diagnostic::error(
-                "Invalid HCL syntax",
-                format!("{}.", e.message()),
-                Some(Span {
-                    file,
-                    range: off..off + 1,
-                }),
-            ));
-            return;
-        }
-    };
-    for b in body.blocks() {
-        let (summary, detail) = if b.ident.as_str() == "variable" {
-            ("Variable declaration in .tfvars file", "A .tfvars file is used to assign values to variables that have already been declared in .tf files, not to declare new variables. To declare variable \"x\", place this block in one of your .tf files, such as variables.tf.\n\nTo set a value for this variable in this file, write an attribute instead.".to_owned())
-        } else {
-            (
-                "Unexpected block",
-                format!(
-                    "Blocks of type \"{}\" are not expected in a variables file; only attributes assigning variable values are allowed.",
-                    b.ident.as_str()
-                ),
-            )
-        };
-        diags.push(Diagnostic::error(
-            summary,
-            detail,
-            b.ident.span().map(|range| Span { file, range }),
+/// Our own warning (Terraform is silent): object attributes the type does not declare are
+/// dropped by conversion, which hides typos such as `memroy = 4096`.
+fn warn_undeclared(given: &Raw, c: &Constraint, addr: &str, diags: &mut Vec<Diagnostic>) {
+    for (path, name, hint) in super::types::undeclared_attributes(&given.value, c) {
+        let hint = hint
+            .map(|h| format!(" Did you mean \"{h}\"?"))
+            .unwrap_or_default();
+        diags.push(Diagnostic::warning(
+            "Attribute not declared in the variable's type",
+            format!("The value for {addr}{path} has an attribute \"{name}\" that its type does not declare, so it is ignored.{hint}"),
+            given.span.clone(),
         ));
-    }
-    let scope = Scope::constant(ctx, file);
-    for a in body.attributes() {
-        let key = a.key.as_str();
-        let span = a.key.span().map(|range| Span { file, range });
-        if !m.variables.contains_key(key) {
-            let detail = format!(
-                "The root module does not declare a variable named \"{key}\" but a value was found in file \"{name}\". If you meant to use this value, add a \"variable\" block to the configuration."
-            );
-            diags.push(if explicit {
-                Diagnostic::error("Value for undeclared variable", detail, span)
-            } else {
-                Diagnostic::warning("Value for undeclared variable", detail, span)
-            });
-            continue;
-        }
-        match scope.eval(&a.value) {
-            Ok(v) => {
-                out.insert(
-                    key.to_owned(),
-                    Raw {
-                        value: v,
-                        span: a.value.span().map(|range| Span { file, range }),
-                    },
-                );
-            }
-            Err(d) => diags.push(d),
-        }
-    }
-}
-
-fn cli_var(
-    ctx: &Ctx,
-    m: &Module,
-    arg: &str,
-    out: &mut BTreeMap<String, Raw>,
-    diags: &mut Vec<Diagnostic>,
-) {
-    let Some((name, raw)) = arg.split_once('=') else {
-        diags.push(Diagnostic::error("Invalid --var option", format!("The given --var option {arg:?} is not correctly specified. Must be a variable name and value separated by an equals sign, like --var=\"key=value\"."), None));
-        return;
-    };
-    let name = name.trim();
-    let Some(decl) = m.variables.get(name) else {
-        diags.push(Diagnostic::error("Value for undeclared variable", format!("A variable named \"{name}\" was assigned on the command line, but the root module does not declare a variable of that name. To use this value, add a \"variable\" block to the configuration."), None));
-        return;
-    };
-    let string_typed = decl
-        .type_expr
-        .as_ref()
-        .is_some_and(|t| matches!(&t.expr, Expression::Variable(v) if v.as_str() == "string"));
-    if string_typed {
-        out.insert(
-            name.to_owned(),
-            Raw {
-                value: Value::string(raw),
-                span: None,
-            },
-        );
-        return;
-    }
-    let file = ctx
-        .sources
-        .borrow_mut()
-        .add(format!("<value for var.{name}>"), raw.to_owned());
-    let parsed = hcl_edit::parser::parse_expr(raw);
-    match parsed {
-        Ok(e) => match Scope::constant(ctx, file).eval(&e) {
-            Ok(v) => {
-                out.insert(
-                    name.to_owned(),
-                    Raw {
-                        value: v,
-                        span: None,
-                    },
-                );
-            }
-            Err(d) => diags.push(d),
-        },
-        Err(e) => {
-            let off = e.location().offset();
-            diags.push(Diagnostic::error(
-                "Invalid expression for --var",
-                format!(
-                    "The value for var.{name} is not a valid expression: {}.",
-                    e.message()
-                ),
-                Some(Span {
-                    file,
-                    range: off..off + 1,
-                }),
-            ));
-        }
     }
 }

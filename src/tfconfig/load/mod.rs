@@ -2,6 +2,8 @@
 //! `hcl-edit`, decoded and merged into one module; local module sources loaded recursively,
 //! confined to the checkout, with cycles and depth bounded.
 
+mod json;
+
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
@@ -76,7 +78,15 @@ fn load_dir(
     for name in list_files(dir, &prefix, diags) {
         let path = dir.join(&name);
         let display = format!("{prefix}{name}");
-        let text = match read_limited(&path) {
+        let converted = read_limited(checkout, &path).and_then(|t| {
+            if name.ends_with(".json") {
+                json::to_native(&t)
+                    .map_err(|e| format!("it is not valid Terraform JSON syntax: {e}"))
+            } else {
+                Ok(t)
+            }
+        });
+        let text = match converted {
             Ok(t) => t,
             Err(why) => {
                 diags.push(Diagnostic::error(
@@ -135,7 +145,13 @@ fn capitalise(s: &str) -> String {
         .unwrap_or_default()
 }
 
-fn read_limited(path: &Path) -> Result<String, String> {
+/// Reads a configuration file, refusing one that is (or passes through) a symlink leading
+/// outside the checkout: its text could otherwise be quoted back in a diagnostic.
+fn read_limited(checkout: &Path, path: &Path) -> Result<String, String> {
+    let real = path.canonicalize().map_err(|e| e.kind().to_string())?;
+    if !real.starts_with(checkout) {
+        return Err("it is a symbolic link that leads outside the repository checkout".into());
+    }
     let meta = std::fs::metadata(path).map_err(|e| e.kind().to_string())?;
     if !meta.is_file() {
         return Err("not a regular file".into());
@@ -147,7 +163,7 @@ fn read_limited(path: &Path) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "not valid UTF-8".into())
 }
 
-/// The `.tf` files of a directory, sorted; `.tf.json` and override files are reported.
+/// The `.tf` and `.tf.json` files of a directory, sorted; override files are reported.
 fn list_files(dir: &Path, prefix: &str, diags: &mut Vec<Diagnostic>) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         diags.push(Diagnostic::error(
@@ -173,10 +189,8 @@ fn list_files(dir: &Path, prefix: &str, diags: &mut Vec<Diagnostic>) -> Vec<Stri
     names.sort();
     let mut out = Vec::new();
     for n in names {
-        if n.ends_with(".tf.json") {
-            diags.push(Diagnostic::error("JSON configuration syntax is not supported", format!("atoll reads only native-syntax configuration files; convert \"{prefix}{n}\" to a .tf file."), None));
-        } else if n.ends_with(".tf") {
-            let stem = n.trim_end_matches(".tf");
+        if n.ends_with(".tf") || n.ends_with(".tf.json") {
+            let stem = n.trim_end_matches(".json").trim_end_matches(".tf");
             if stem == "override" || stem.ends_with("_override") {
                 diags.push(Diagnostic::error("Override files are not supported", format!("atoll does not merge override files; fold the contents of \"{prefix}{n}\" into the primary configuration files."), None));
             } else {

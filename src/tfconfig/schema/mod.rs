@@ -1,0 +1,229 @@
+//! Embedded resource schemas for what atoll's Proxmox engine manages, pinned to bpg/proxmox
+//! v0.111: `proxmox_virtual_environment_container`, `proxmox_download_file` (and its deprecated
+//! name `proxmox_virtual_environment_download_file`), `random_password`, `random_string` and
+//! `tls_private_key`. Each argument carries its bpg default and whether changing it forces
+//! replacement, for the plan engine.
+
+mod builders;
+mod container;
+
+use builders::*;
+use container::container;
+
+use super::types::Constraint;
+use super::value::Value;
+
+/// How changing an argument affects the resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replace {
+    /// Updated in place.
+    Never,
+    /// Any change replaces the resource.
+    Always,
+    /// Only a decrease replaces it (`disk.size`: PVE cannot shrink a volume).
+    OnDecrease,
+}
+
+/// One attribute of a resource or nested block.
+#[derive(Clone, Debug)]
+pub struct AttrSchema {
+    pub name: &'static str,
+    pub ty: Constraint,
+    pub required: bool,
+    /// Set by the provider when not configured (known after apply on create).
+    pub computed: bool,
+    /// Computed and not configurable.
+    pub read_only: bool,
+    pub default: Option<Value>,
+    pub replace: Replace,
+    pub sensitive: bool,
+}
+
+/// A nested block type (SDKv2 `TypeList` of a resource).
+#[derive(Clone, Debug)]
+pub struct BlockSchema {
+    pub name: &'static str,
+    pub max_items: Option<usize>,
+    /// Adding or removing the block replaces the resource.
+    pub replace_on_presence: bool,
+    /// When absent from the configuration, the provider plans one block with its defaults.
+    pub default_when_absent: bool,
+    pub body: BodySchema,
+}
+
+/// Attributes and nested blocks of a resource or block.
+#[derive(Clone, Debug, Default)]
+pub struct BodySchema {
+    pub attrs: Vec<AttrSchema>,
+    pub blocks: Vec<BlockSchema>,
+}
+
+impl BodySchema {
+    pub fn attr(&self, name: &str) -> Option<&AttrSchema> {
+        self.attrs.iter().find(|a| a.name == name)
+    }
+
+    pub fn block(&self, name: &str) -> Option<&BlockSchema> {
+        self.blocks.iter().find(|b| b.name == name)
+    }
+}
+
+/// A resource type's schema.
+#[derive(Clone, Debug)]
+pub struct ResourceSchema {
+    pub type_name: &'static str,
+    pub body: BodySchema,
+    /// Values are generated at apply time (random_*, tls_private_key).
+    pub generated: bool,
+}
+
+/// The schema for a resource type, if atoll's engine manages it.
+pub fn resource(type_name: &str) -> Option<ResourceSchema> {
+    match type_name {
+        "proxmox_virtual_environment_container" => Some(container()),
+        "proxmox_download_file" => Some(download_file("proxmox_download_file")),
+        "proxmox_virtual_environment_download_file" => {
+            Some(download_file("proxmox_virtual_environment_download_file"))
+        }
+        "random_password" => Some(random(true)),
+        "random_string" => Some(random(false)),
+        "tls_private_key" => Some(tls_private_key()),
+        _ => None,
+    }
+}
+
+/// Every resource type atoll supports.
+pub const SUPPORTED: &[&str] = &[
+    "proxmox_virtual_environment_container",
+    "proxmox_download_file",
+    "proxmox_virtual_environment_download_file",
+    "random_password",
+    "random_string",
+    "tls_private_key",
+];
+
+fn download_file(type_name: &'static str) -> ResourceSchema {
+    let attrs = vec![
+        ro("id", s()),
+        ro("size", n()),
+        fnew(req("content_type", s())),
+        fnew(req("datastore_id", s())),
+        fnew(req("node_name", s())),
+        fnew(req("url", s())),
+        fnew(opt("checksum", s())),
+        fnew(opt("checksum_algorithm", s())),
+        fnew(opt("decompression_algorithm", s())),
+        fnew(oc("file_name", s())),
+        db("overwrite", true),
+        db("overwrite_unmanaged", false),
+        dn("upload_timeout", 600.0),
+        db("verify", true),
+    ];
+    ResourceSchema {
+        type_name,
+        body: BodySchema {
+            attrs,
+            blocks: vec![],
+        },
+        generated: false,
+    }
+}
+
+fn random(password: bool) -> ResourceSchema {
+    let mut attrs = vec![
+        ro("id", s()),
+        fnew(req("length", n())),
+        fnew(db("special", true)),
+        fnew(db("upper", true)),
+        fnew(db("lower", true)),
+        fnew(db("numeric", true)),
+        fnew(dn("min_lower", 0.0)),
+        fnew(dn("min_upper", 0.0)),
+        fnew(dn("min_numeric", 0.0)),
+        fnew(dn("min_special", 0.0)),
+        fnew(opt("override_special", s())),
+        fnew(opt("keepers", ms())),
+    ];
+    if password {
+        attrs.push(sens(ro("result", s())));
+        attrs.push(sens(ro("bcrypt_hash", s())));
+    } else {
+        attrs.push(ro("result", s()));
+    }
+    let type_name = if password {
+        "random_password"
+    } else {
+        "random_string"
+    };
+    ResourceSchema {
+        type_name,
+        body: BodySchema {
+            attrs,
+            blocks: vec![],
+        },
+        generated: true,
+    }
+}
+
+fn tls_private_key() -> ResourceSchema {
+    let attrs = vec![
+        ro("id", s()),
+        fnew(req("algorithm", s())),
+        fnew(dn("rsa_bits", 2048.0)),
+        fnew(ds("ecdsa_curve", "P224")),
+        sens(ro("private_key_pem", s())),
+        sens(ro("private_key_openssh", s())),
+        sens(ro("private_key_pem_pkcs8", s())),
+        ro("public_key_pem", s()),
+        ro("public_key_openssh", s()),
+        ro("public_key_fingerprint_md5", s()),
+        ro("public_key_fingerprint_sha256", s()),
+    ];
+    ResourceSchema {
+        type_name: "tls_private_key",
+        body: BodySchema {
+            attrs,
+            blocks: vec![],
+        },
+        generated: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn container_exposes_defaults_and_replacement() {
+        let c = resource("proxmox_virtual_environment_container").expect("container schema");
+        let node = c.body.attr("node_name").expect("node_name");
+        assert!(node.required && node.replace == Replace::Always);
+        let cores = c
+            .body
+            .block("cpu")
+            .and_then(|b| b.body.attr("cores"))
+            .expect("cpu.cores");
+        assert_eq!(cores.default, Some(Value::Number(1.0)));
+        assert_eq!(cores.replace, Replace::Never);
+        let size = c
+            .body
+            .block("disk")
+            .and_then(|b| b.body.attr("size"))
+            .expect("disk.size");
+        assert_eq!(size.replace, Replace::OnDecrease);
+        let pw = c
+            .body
+            .block("initialization")
+            .and_then(|b| b.body.block("user_account"))
+            .and_then(|b| b.body.attr("password"))
+            .expect("password");
+        assert!(pw.sensitive && pw.replace == Replace::Always);
+    }
+
+    #[test]
+    fn download_file_is_known_under_both_names() {
+        assert!(resource("proxmox_download_file").is_some());
+        assert!(resource("proxmox_virtual_environment_download_file").is_some());
+        assert!(resource("proxmox_virtual_environment_vm").is_none());
+    }
+}

@@ -1,0 +1,98 @@
+//! The evaluator's semantics on standalone expressions: Terraform's conversions, ordering,
+//! templates, and unknown and sensitive propagation.
+
+use atoll::tfconfig::{Type, Value, evaluate_expression};
+
+fn eval(src: &str) -> Value {
+    evaluate_expression(src).unwrap_or_else(|e| panic!("{src}: {e}"))
+}
+
+fn shown(src: &str) -> String {
+    eval(src).to_string()
+}
+
+#[test]
+fn strings_convert_to_numbers_in_arithmetic_and_numbers_compare_by_value() {
+    assert_eq!(eval("\"5\" + 1"), Value::Number(6.0));
+    assert_eq!(eval("1 == 1.0"), Value::Bool(true));
+    assert_eq!(eval("1 == \"1\""), Value::Bool(false));
+}
+
+#[test]
+fn maps_and_objects_iterate_in_lexical_key_order() {
+    assert_eq!(
+        shown("[for k, v in {zeta = 1, alpha = 2} : k]"),
+        r#"["alpha", "zeta"]"#
+    );
+    assert_eq!(shown("keys({b = 1, a = 2})"), r#"["a", "b"]"#);
+    assert_eq!(shown("values({b = 1, a = 2})"), "[2, 1]");
+}
+
+#[test]
+fn a_single_interpolation_keeps_its_type_and_templates_join_strings() {
+    assert_eq!(eval("\"${1 + 1}\""), Value::Number(2.0));
+    assert_eq!(eval("\"n=${1 + 1}\""), Value::string("n=2"));
+    assert_eq!(
+        eval("\"%{ for x in [1, 2] }${x},%{ endfor }\""),
+        Value::string("1,2,")
+    );
+    assert_eq!(eval("\"a  ${~ \"b\" ~}  c\""), Value::string("abc"));
+}
+
+#[test]
+fn null_in_a_template_is_an_error_with_terraforms_message() {
+    let err = evaluate_expression("\"a-${null}\"").expect_err("null interpolation");
+    assert!(
+        err.replace('\n', " ")
+            .contains("Cannot include a null value in a string template."),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_values_propagate_with_their_type() {
+    assert_eq!(eval("uuid()"), Value::Unknown(Type::String));
+    assert_eq!(eval("\"id-${uuid()}\""), Value::Unknown(Type::String));
+    assert_eq!(eval("length(uuid())"), Value::Unknown(Type::Number));
+    assert_eq!(eval("uuid() == \"x\""), Value::Unknown(Type::Bool));
+    assert!(eval("uuid() == \"x\" ? 1 : 2").is_unknown());
+    assert!(eval("[for x in [uuid()] : x]").contains_unknown());
+    assert!(eval("try(uuid(), \"fallback\")").is_unknown());
+}
+
+#[test]
+fn sensitive_marks_propagate_through_derived_values_until_nonsensitive() {
+    assert!(eval("\"pw=${sensitive(\"s3cret\")}\"").contains_sensitive());
+    assert!(eval("upper(sensitive(\"s3cret\"))").contains_sensitive());
+    assert!(eval("{ a = sensitive(1) }").contains_sensitive());
+    assert!(eval("length(sensitive(\"abc\"))").contains_sensitive());
+    assert!(!eval("nonsensitive(sensitive(\"abc\"))").contains_sensitive());
+    assert!(!shown("\"pw=${sensitive(\"s3cret\")}\"").contains("s3cret"));
+}
+
+#[test]
+fn try_and_can_catch_dynamic_errors_lazily() {
+    assert_eq!(
+        eval("try({a = 1}.b, \"fallback\")"),
+        Value::string("fallback")
+    );
+    assert_eq!(eval("can(tonumber(\"x\"))"), Value::Bool(false));
+    assert_eq!(eval("can(tonumber(\"1\"))"), Value::Bool(true));
+}
+
+#[test]
+fn splats_and_for_expressions_follow_hcl() {
+    assert_eq!(shown("[{a = 1}, {a = 2}][*].a"), "[1, 2]");
+    assert_eq!(shown("null[*]"), "[]");
+    assert_eq!(shown("{a = 1}[*].a"), "[1]");
+    assert_eq!(
+        shown("{for s in [\"a\", \"b\", \"a\"] : s => s...}"),
+        r#"{a = ["a", "a"], b = ["b"]}"#
+    );
+    assert_eq!(shown("[for x in [1, 2, 3] : x * 2 if x != 2]"), "[2, 6]");
+}
+
+#[test]
+fn conditionals_evaluate_only_the_chosen_branch() {
+    assert_eq!(eval("true ? 1 : {}.missing"), Value::Number(1.0));
+}
