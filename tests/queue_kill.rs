@@ -3,6 +3,7 @@
 //! `interrupted` (never retried), and a redelivery is still a duplicate.
 //!
 //! The child process is this test binary itself, running the ignored `child_serve_until_killed`.
+//! Runs against SQLite, and PostgreSQL when `ATOLL_TEST_DATABASE_URL` is set.
 
 mod support;
 
@@ -121,10 +122,26 @@ async fn started(store: &dyn Store) -> Option<Vec<Job>> {
     ready.then_some(jobs)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn job_accepted_before_kill_9_survives_and_runs_after_restart() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = format!("sqlite://{}", dir.path().join("atoll.db").display());
+mod sqlite {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn job_accepted_before_kill_9_survives_and_runs_after_restart() {
+        let db = crate::support::sqlite().await;
+        super::kill_and_restart(&db.url).await;
+    }
+}
+
+mod postgres {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn job_accepted_before_kill_9_survives_and_runs_after_restart() {
+        let Some(db) = crate::support::postgres().await else {
+            return;
+        };
+        super::kill_and_restart(&db.url).await;
+        db.finish().await;
+    }
+}
+
+async fn kill_and_restart(url: &str) {
     let exe = std::env::current_exe().expect("test binary path");
     let child = Command::new(exe)
         .args([
@@ -133,13 +150,13 @@ async fn job_accepted_before_kill_9_survives_and_runs_after_restart() {
             "--ignored",
             "--nocapture",
         ])
-        .env(CHILD_ENV, &url)
+        .env(CHILD_ENV, url)
         .stdout(Stdio::null())
         .spawn()
         .expect("spawning the child");
     let mut child = Killed(child);
 
-    let observer = store::connect(&url).await.expect("parent opens the store");
+    let observer = store::connect(url).await.expect("parent opens the store");
     let jobs = eventually(WITHIN, "the child to run plan and apply", || {
         started(&*observer)
     })
@@ -150,7 +167,7 @@ async fn job_accepted_before_kill_9_survives_and_runs_after_restart() {
 
     let ids = |kind: &str| by_kind(&jobs, kind).map(|job| job.id).expect("job by kind");
     let (plan, apply, later) = (ids("plan"), ids("apply"), ids("later"));
-    let restarted: Arc<dyn Store> = store::connect(&url).await.expect("reopen after kill");
+    let restarted: Arc<dyn Store> = store::connect(url).await.expect("reopen after kill");
     let pool = Queue::new(restarted.clone(), settings())
         .handle("plan", Scripted)
         .handle("apply", Scripted)

@@ -20,4 +20,5 @@ per_backend!(
     handler_is_told_when_its_lease_is_lost,
     shutdown_stops_claiming_and_waits_for_running_jobs,
     shutdown_after_grace_gives_back_running_and_interrupts_applying,
+    interrupted_apply_is_reported_to_the_caller,
 );

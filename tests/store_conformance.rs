@@ -12,6 +12,8 @@ per_backend!(
     same_comment_id_with_new_delivery_id_queues_once,
     same_delivery_id_from_another_forge_is_a_new_delivery,
     delivery_without_job_is_recorded_once,
+    concurrent_duplicate_deliveries_queue_exactly_one_job,
+    a_failing_write_does_not_fail_writes_committed_with_it,
     enqueue_without_delivery_dedups_by_key,
     jobs_without_dedup_key_are_never_duplicates,
     stored_job_keeps_its_fields,
@@ -81,6 +83,44 @@ mod sqlite_file {
         }
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite_store_locked_by_another_process_answers_unavailable_not_hangs() {
+        use atoll::store::{DeliveryOutcome, ForgeKind, NewDelivery, StoreError};
+        use sqlx::Connection;
+
+        let db = crate::support::sqlite().await;
+        let mut other = sqlx::SqliteConnection::connect(&db.url)
+            .await
+            .expect("raw connection");
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut other)
+            .await
+            .expect("take the write lock");
+        let delivery = || NewDelivery {
+            forge: ForgeKind::Github,
+            delivery_id: "locked".to_owned(),
+            event: "ping".to_owned(),
+            repo: "r".to_owned(),
+        };
+        let waited = std::time::Duration::from_secs(30);
+        let locked = tokio::time::timeout(waited, db.store.accept_delivery(delivery(), None)).await;
+        let result = locked.expect("an answer within 30s, not a hang");
+        assert!(
+            matches!(result, Err(StoreError::Unavailable(_))),
+            "{result:?}"
+        );
+        sqlx::query("ROLLBACK")
+            .execute(&mut other)
+            .await
+            .expect("release the lock");
+        let after = db
+            .store
+            .accept_delivery(delivery(), None)
+            .await
+            .expect("accept");
+        assert_eq!(after, DeliveryOutcome::Accepted { job: None });
+    }
+
     #[tokio::test]
     async fn sqlite_store_in_a_missing_directory_fails_with_a_clear_error() {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -91,5 +131,72 @@ mod sqlite_file {
         let err = store::connect(&url).await.err().map(|e| e.to_string());
         let msg = err.expect("opening must fail");
         assert!(msg.contains("opening the sqlite database"), "{msg}");
+    }
+}
+
+/// The `LISTEN` connection of a PostgreSQL store comes back after the server drops it.
+mod postgres_listener {
+    use std::time::Duration;
+
+    use atoll::store::NewJob;
+    use sqlx::Connection;
+    use tokio::time::{Instant, timeout};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_wake_ups_resume_after_the_listen_connection_is_killed() {
+        let Some(db) = crate::support::postgres().await else {
+            return;
+        };
+        let replica = db.reopen().await;
+        let mut signal = db.store.job_signal();
+        signal.borrow_and_update();
+        let base = std::env::var(crate::support::PG_ENV).expect("set, since the store exists");
+        let mut admin = sqlx::PgConnection::connect(&base)
+            .await
+            .expect("admin connection");
+        let schema = db
+            .url
+            .rsplit('=')
+            .next()
+            .expect("schema in the url")
+            .to_owned();
+        let killed: i64 = sqlx::query_scalar(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE application_name = $1 AND query ILIKE 'LISTEN%'",
+        )
+        .bind(&schema)
+        .fetch_one(&mut admin)
+        .await
+        .expect("terminating this test's LISTEN connections");
+        assert!(killed >= 1, "found no LISTEN connection to kill");
+        // The store notices the loss (and says so, since notifications may have been missed).
+        timeout(Duration::from_secs(10), signal.changed())
+            .await
+            .expect("the loss is noticed within 10s")
+            .expect("signal alive");
+        // Then a job queued on the replica wakes it again, once it listens anew.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            signal.borrow_and_update();
+            let job = NewJob {
+                kind: "plan".to_owned(),
+                repo: "r".to_owned(),
+                pr: None,
+                dedup_key: None,
+                payload: serde_json::json!({}),
+            };
+            replica.enqueue(job).await.expect("enqueue on the replica");
+            if timeout(Duration::from_millis(300), signal.changed())
+                .await
+                .is_ok()
+            {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no wake-up 20s after the LISTEN connection died"
+            );
+        }
+        db.finish().await;
     }
 }

@@ -5,6 +5,29 @@
 //!
 //! It must not hold a database transaction across a job's work, retry an `applying` job, or
 //! run a job whose lease it no longer holds without telling the handler.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use atoll::queue::{JobContext, JobHandler, Queue, QueueSettings};
+//!
+//! struct Plan;
+//!
+//! #[async_trait::async_trait]
+//! impl JobHandler for Plan {
+//!     async fn run(&self, ctx: JobContext) -> anyhow::Result<()> {
+//!         ctx.log("refreshing inventory").await?;
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let store = atoll::store::connect("sqlite:///var/lib/atoll/atoll.db").await?;
+//! let queue = Queue::new(store, QueueSettings::default()).handle("plan", Plan).start();
+//! tokio::signal::ctrl_c().await?; // or SIGTERM
+//! let report = queue.shutdown().await; // stop claiming; wait up to the grace period
+//! # let _ = report;
+//! # Ok(())
+//! # }
+//! ```
 
 mod context;
 mod pool;
@@ -14,9 +37,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use tokio::sync::mpsc;
 use uuid::Uuid;
 
-use crate::store::{ClaimLimits, Store};
+use crate::store::{ClaimLimits, Reaped, Store};
 
 pub use context::{JobContext, QueueError, StopReason};
 pub use pool::QueueHandle;
@@ -80,6 +104,7 @@ pub struct Queue {
     store: Arc<dyn Store>,
     settings: QueueSettings,
     handlers: BTreeMap<String, Arc<dyn JobHandler>>,
+    reaped: Option<mpsc::UnboundedSender<Reaped>>,
 }
 
 impl std::fmt::Debug for Queue {
@@ -97,6 +122,7 @@ impl Queue {
             store,
             settings,
             handlers: BTreeMap::new(),
+            reaped: None,
         }
     }
 
@@ -107,8 +133,23 @@ impl Queue {
         self
     }
 
+    /// Sends every non-empty pass of this pool's reaper to `reports`, so the caller can tell a
+    /// pull request that its apply was interrupted. Another replica's reaper reports to its own.
+    #[must_use]
+    pub fn report_reaped(mut self, reports: mpsc::UnboundedSender<Reaped>) -> Self {
+        self.reaped = Some(reports);
+        self
+    }
+
     /// Starts the claim loop and the reaper on the current tokio runtime.
     pub fn start(self) -> QueueHandle {
-        pool::start(self.store, self.settings, self.handlers)
+        if self.settings.heartbeat >= self.settings.lease {
+            tracing::warn!(
+                heartbeat = ?self.settings.heartbeat,
+                lease = ?self.settings.lease,
+                "queue: the heartbeat is not shorter than the lease; running jobs will lose it"
+            );
+        }
+        pool::start(self.store, self.settings, self.handlers, self.reaped)
     }
 }

@@ -4,14 +4,14 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio::task::{AbortHandle, JoinError, JoinHandle, JoinSet};
 use tracing::Instrument;
 use uuid::Uuid;
 
 use super::context::JobContext;
 use super::{JobHandler, QueueSettings, ShutdownReport};
-use crate::store::{Job, JobSignal, JobState, Store, StoreError};
+use crate::store::{Job, JobSignal, JobState, Reaped, Store, StoreError};
 
 const SHUTDOWN_DURING_APPLY: &str = "the server shut down while this job was applying and the \
      grace period ended; the change may be partly made and is not retried: check the guests, \
@@ -51,6 +51,7 @@ struct Shared {
     settings: QueueSettings,
     worker: Arc<str>,
     handlers: BTreeMap<String, Arc<dyn JobHandler>>,
+    reaped: Option<mpsc::UnboundedSender<Reaped>>,
     /// Jobs this pool holds, so shutdown can give back the ones it had to abort.
     inflight: Mutex<HashSet<Uuid>>,
 }
@@ -74,6 +75,7 @@ pub(super) fn start(
     store: Arc<dyn Store>,
     settings: QueueSettings,
     handlers: BTreeMap<String, Arc<dyn JobHandler>>,
+    reaped: Option<mpsc::UnboundedSender<Reaped>>,
 ) -> QueueHandle {
     let (shutdown, stop) = watch::channel(false);
     let shared = Arc::new(Shared {
@@ -81,6 +83,7 @@ pub(super) fn start(
         worker: Arc::from(settings.worker.as_str()),
         settings,
         handlers,
+        reaped,
         inflight: Mutex::new(HashSet::new()),
     });
     QueueHandle {
@@ -109,9 +112,10 @@ async fn claim_loop(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Shu
     let mut running = JoinSet::new();
     while !stopping(&stop) {
         while running.try_join_next().is_some() {}
+        // Mark the signal seen before claiming, so work queued during the claim wakes the next
+        // wait; with every slot busy, a finishing job wakes it instead.
+        signal.borrow_and_update();
         if running.len() < slots {
-            // Mark the signal seen first, so work queued during the claim wakes the next wait.
-            signal.borrow_and_update();
             let claimed = shared
                 .store
                 .claim(&shared.worker, &kinds, settings.lease, settings.limits)
@@ -295,6 +299,12 @@ async fn reap_loop(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
                 }
                 for job in &reaped.requeued {
                     tracing::info!(job.id = %job, "queue: lease expired while running; requeued");
+                }
+                if let Some(reports) = &shared.reaped
+                    && reaped != Reaped::default()
+                {
+                    // A closed receiver means nobody asks any more; that is not an error.
+                    let _ = reports.send(reaped);
                 }
             }
             Err(err) => tracing::warn!(error = %err, "queue: reaping expired leases failed"),

@@ -6,6 +6,14 @@
 //! This file fixes the surface other modules code against. The backends live in `sqlite.rs` and
 //! `postgres.rs`; [`connect`] picks one from the URL scheme and runs its migrations. This module
 //! must not know what a job does, and nothing outside it writes SQL against its tables.
+//!
+//! - `sqlite://PATH` (created if missing) or `sqlite::memory:`: one server. WAL, `synchronous=FULL`
+//!   (a 202 means the job is on disk; `?synchronous=normal` keeps it across a crash of the process
+//!   but not of the machine, for commits without an fsync), one writer connection with group
+//!   commit, busy timeout for other processes. Wake-ups are in-process only; other processes see new jobs by polling.
+//! - `postgres://USER@HOST/DB`: several replicas. Add `?options[search_path]=SCHEMA` to use a
+//!   schema other than `public`. Leases use the database clock; claims serialise on an advisory
+//!   lock per schema so the caps hold across replicas; `LISTEN/NOTIFY` wakes the other replicas.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -15,10 +23,13 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+mod pg_signal;
 mod postgres;
 mod rows;
 mod schema;
 mod sqlite;
+mod sqlite_commit;
+mod sqlite_writes;
 mod state;
 
 pub use postgres::PgStore;
@@ -26,7 +37,7 @@ pub use sqlite::SqliteStore;
 pub use state::{ManagedResource, Secrets, StateScope, StateStore};
 
 /// What went wrong talking to the store, by what the caller can do about it.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The database cannot be reached or answered with an I/O error; retrying later may work.
     #[error("store unavailable: {0}")]

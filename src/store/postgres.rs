@@ -7,23 +7,18 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions, PgRow};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{PgConnection, Row};
-use tokio::sync::watch;
-use tokio::task::AbortHandle;
 use uuid::Uuid;
 
+use super::pg_signal::PgSignal;
 use super::rows::{self, INTERRUPTED_MESSAGE};
 use super::{
     ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, MAX_ATTEMPTS, NewDelivery,
     NewJob, Reaped, Store, StoreError, schema, transition_sources,
 };
 
-/// The `NOTIFY` channel that announces claimable work.
-const CHANNEL: &str = "atoll_jobs";
 const CONNECTIONS: u32 = 10;
-/// Wait before re-opening a lost `LISTEN` connection.
-const RELISTEN_BACKOFF: Duration = Duration::from_secs(1);
 /// Serialises claims per schema: `pg_advisory_xact_lock(CLAIM_LOCK, hashtext(current_schema()))`.
 const CLAIM_LOCK: i32 = 0x4154_4F4C; // "ATOL"
 const JOB_COLUMNS: &str =
@@ -44,14 +39,7 @@ macro_rules! lease_from_now {
 #[derive(Debug)]
 pub struct PgStore {
     pub(super) pool: PgPool,
-    signal: watch::Sender<u64>,
-    listener: AbortHandle,
-}
-
-impl Drop for PgStore {
-    fn drop(&mut self) {
-        self.listener.abort();
-    }
+    signal: PgSignal,
 }
 
 impl PgStore {
@@ -66,56 +54,9 @@ impl PgStore {
             .await
             .map_err(|e| StoreError::Unavailable(format!("connecting to postgres: {e}")))?;
         schema::postgres().await?.run(&pool).await?;
-        let signal = watch::Sender::new(0);
-        let mut listener = PgListener::connect_with(&pool).await?;
-        listener.listen(CHANNEL).await?;
-        let task = tokio::spawn(listen(listener, pool.clone(), signal.clone()));
-        Ok(Self {
-            pool,
-            signal,
-            listener: task.abort_handle(),
-        })
+        let signal = PgSignal::start(&pool).await?;
+        Ok(Self { pool, signal })
     }
-
-    fn wake(&self) {
-        bump(&self.signal);
-    }
-}
-
-fn bump(signal: &watch::Sender<u64>) {
-    signal.send_modify(|n| *n = n.wrapping_add(1));
-}
-
-/// Turns notifications into signal changes until the store is dropped; a lost connection is
-/// re-opened, and counted as a change because notifications may have been missed meanwhile.
-async fn listen(mut listener: PgListener, pool: PgPool, signal: watch::Sender<u64>) {
-    loop {
-        match listener.try_recv().await {
-            Ok(Some(_)) => bump(&signal),
-            Ok(None) => bump(&signal), // reconnects and re-listens on the next call
-            Err(err) => {
-                tracing::warn!(error = %err, "store: lost the postgres LISTEN connection; retrying");
-                bump(&signal);
-                tokio::time::sleep(RELISTEN_BACKOFF).await;
-                match PgListener::connect_with(&pool).await {
-                    Ok(mut fresh) => {
-                        if fresh.listen(CHANNEL).await.is_ok() {
-                            listener = fresh;
-                        }
-                    }
-                    Err(err) => tracing::warn!(error = %err, "store: re-opening LISTEN failed"),
-                }
-            }
-        }
-    }
-}
-
-async fn notify(conn: &mut PgConnection) -> Result<(), StoreError> {
-    sqlx::query("SELECT pg_notify($1, '')")
-        .bind(CHANNEL)
-        .execute(conn)
-        .await?;
-    Ok(())
 }
 
 async fn insert_job(conn: &mut PgConnection, job: &NewJob) -> Result<Option<Uuid>, StoreError> {
@@ -204,25 +145,19 @@ impl Store for PgStore {
             tx.rollback().await?;
             return Ok(DeliveryOutcome::Duplicate);
         }
-        if job_id.is_some() {
-            notify(&mut tx).await?;
-        }
         tx.commit().await?;
         if job_id.is_some() {
-            self.wake();
+            self.signal.announce();
         }
         Ok(DeliveryOutcome::Accepted { job: job_id })
     }
 
     async fn enqueue(&self, job: NewJob) -> Result<DeliveryOutcome, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let Some(id) = insert_job(&mut tx, &job).await? else {
-            tx.rollback().await?;
+        let mut conn = self.pool.acquire().await?;
+        let Some(id) = insert_job(&mut conn, &job).await? else {
             return Ok(DeliveryOutcome::Duplicate);
         };
-        notify(&mut tx).await?;
-        tx.commit().await?;
-        self.wake();
+        self.signal.announce();
         Ok(DeliveryOutcome::Accepted { job: Some(id) })
     }
 
@@ -303,7 +238,6 @@ impl Store for PgStore {
             return Ok(false);
         }
         let frees_a_slot = state != JobState::Applying;
-        let mut tx = self.pool.begin().await?;
         let updated = sqlx::query(
             "UPDATE jobs SET state = $1, error = $2, updated_at = clock_timestamp(),
                  worker = CASE WHEN $3 THEN NULL ELSE worker END,
@@ -319,15 +253,11 @@ impl Store for PgStore {
         .bind(job)
         .bind(worker)
         .bind(&sources)
-        .execute(&mut *tx)
+        .execute(&self.pool)
         .await?
         .rows_affected();
         if updated == 1 && frees_a_slot {
-            notify(&mut tx).await?;
-        }
-        tx.commit().await?;
-        if updated == 1 && frees_a_slot {
-            self.wake();
+            self.signal.announce();
         }
         Ok(updated == 1)
     }
@@ -335,12 +265,9 @@ impl Store for PgStore {
     async fn reap(&self) -> Result<Reaped, StoreError> {
         let mut tx = self.pool.begin().await?;
         let reaped = reap_expired(&mut tx).await?;
-        if reaped != Reaped::default() {
-            notify(&mut tx).await?;
-        }
         tx.commit().await?;
         if reaped != Reaped::default() {
-            self.wake();
+            self.signal.announce();
         }
         Ok(reaped)
     }

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{JobState, MAX_ATTEMPTS, StoreError};
@@ -58,4 +59,9 @@ pub(crate) fn micros(duration: Duration) -> i64 {
 /// The kind names as one JSON array parameter, so a list binds as a single value.
 pub(crate) fn json_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
     serde_json::Value::from(items.into_iter().collect::<Vec<_>>()).to_string()
+}
+
+/// Now, in Unix microseconds (SQLite's time columns).
+pub(crate) fn now_micros() -> i64 {
+    i64::try_from(OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000).unwrap_or(i64::MAX)
 }

@@ -1,5 +1,6 @@
-//! The SQLite backend: one file in WAL mode, one writer connection (so writes queue in the
-//! process instead of failing with `SQLITE_BUSY`) and a few reader connections.
+//! The SQLite backend: one file in WAL mode, one writer connection fed by the group-commit
+//! queue (`sqlite_commit.rs`, so writes queue in the process instead of failing with
+//! `SQLITE_BUSY`), and a few reader connections.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -7,42 +8,44 @@ use std::time::Duration;
 use async_trait::async_trait;
 use sqlx::Row;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
-    SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use time::OffsetDateTime;
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use super::rows::{self, INTERRUPTED_MESSAGE};
+use super::rows;
+use super::sqlite_commit::{Committer, Write, Written};
+use super::sqlite_writes::{Claim, JOB_COLUMNS, job_from_row};
 use super::{
-    ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, MAX_ATTEMPTS, NewDelivery,
-    NewJob, Reaped, Store, StoreError, schema, transition_sources,
+    ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, NewDelivery, NewJob, Reaped,
+    Store, StoreError, schema,
 };
 
 /// How long a writer waits for another process holding the database lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const READERS: u32 = 4;
 const MIGRATE_TRIES: u32 = 4;
-const JOB_COLUMNS: &str =
-    "id, kind, repo, pr, state, payload, attempts, worker, created_at, lease_until, error";
 
 /// A store in one SQLite file (or in memory, for tests).
 #[derive(Debug)]
 pub struct SqliteStore {
-    pub(super) writer: SqlitePool,
-    reader: SqlitePool,
+    pub(super) reader: SqlitePool,
     signal: watch::Sender<u64>,
+    pub(super) committer: Committer,
 }
 
 impl SqliteStore {
     /// Opens `sqlite://PATH` (created if missing) or `sqlite::memory:` and runs migrations.
+    /// `?synchronous=normal` trades durability across power loss (not across a crash of the
+    /// process) for commits without an fsync; the default is `full`.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
+        let (url, synchronous) = split_synchronous(url)?;
+        let url = url.as_str();
         let options = SqliteConnectOptions::from_str(url)
             .map_err(|e| StoreError::Config(format!("parsing sqlite store url: {e}")))?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
+            .synchronous(synchronous)
             .busy_timeout(BUSY_TIMEOUT)
             .foreign_keys(true);
         let in_memory = url.contains(":memory:") || url.contains("mode=memory");
@@ -65,10 +68,11 @@ impl SqliteStore {
                 .await
                 .map_err(|e| unavailable("opening sqlite reader connections", e))?
         };
+        let signal = watch::Sender::new(0);
         Ok(Self {
-            writer,
+            committer: Committer::start(writer, signal.clone()),
             reader,
-            signal: watch::Sender::new(0),
+            signal,
         })
     }
 
@@ -76,34 +80,37 @@ impl SqliteStore {
     pub async fn in_memory() -> Result<Self, StoreError> {
         Self::open("sqlite::memory:").await
     }
+}
 
-    fn wake(&self) {
-        self.signal.send_modify(|n| *n = n.wrapping_add(1));
+/// Takes our own `synchronous=full|normal` parameter out of the URL (sqlx refuses unknown ones).
+fn split_synchronous(url: &str) -> Result<(String, SqliteSynchronous), StoreError> {
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_owned(), SqliteSynchronous::Full));
+    };
+    let mut synchronous = SqliteSynchronous::Full;
+    let mut rest = Vec::new();
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("synchronous", value)) => {
+                synchronous = match value.to_ascii_lowercase().as_str() {
+                    "full" => SqliteSynchronous::Full,
+                    "normal" => SqliteSynchronous::Normal,
+                    _ => {
+                        return Err(StoreError::Config(format!(
+                            "sqlite store url: `synchronous` must be `full` or `normal`, not `{value}`"
+                        )));
+                    }
+                };
+            }
+            _ => rest.push(pair),
+        }
     }
-
-    async fn insert_job(
-        &self,
-        conn: &mut sqlx::SqliteConnection,
-        job: &NewJob,
-        now: i64,
-    ) -> Result<Option<Uuid>, StoreError> {
-        let id = Uuid::new_v4();
-        let inserted = sqlx::query(
-            "INSERT INTO jobs (id, kind, repo, pr, state, payload, dedup_key, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7, ?7) ON CONFLICT DO NOTHING",
-        )
-        .bind(id.to_string())
-        .bind(&job.kind)
-        .bind(&job.repo)
-        .bind(rows::pr_to_db(job.pr)?)
-        .bind(job.payload.to_string())
-        .bind(&job.dedup_key)
-        .bind(now)
-        .execute(&mut *conn)
-        .await?
-        .rows_affected();
-        Ok((inserted == 1).then_some(id))
-    }
+    let url = if rest.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}?{}", rest.join("&"))
+    };
+    Ok((url, synchronous))
 }
 
 /// Brings the schema up to date. sqlx takes no lock for SQLite, so a second process opening a
@@ -134,38 +141,24 @@ fn unavailable(doing: &str, err: sqlx::Error) -> StoreError {
     }
 }
 
-fn now_micros() -> i64 {
-    i64::try_from(OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000).unwrap_or(i64::MAX)
+fn outcome(written: Written) -> Result<DeliveryOutcome, StoreError> {
+    match written {
+        Written::Outcome(outcome) => Ok(outcome),
+        other => Err(unexpected(&other)),
+    }
 }
 
-fn time_from_micros(micros: i64) -> Result<OffsetDateTime, StoreError> {
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1_000)
-        .map_err(|e| StoreError::Internal(format!("stored time {micros}: {e}")))
+fn moved(written: Written) -> Result<bool, StoreError> {
+    match written {
+        Written::Moved(moved) => Ok(moved),
+        other => Err(unexpected(&other)),
+    }
 }
 
-fn job_from_row(row: &SqliteRow) -> Result<Job, StoreError> {
-    let payload: String = row.try_get("payload")?;
-    let lease_until: Option<i64> = row.try_get("lease_until")?;
-    Ok(Job {
-        id: rows::uuid_from_db(row.try_get("id")?)?,
-        kind: row.try_get("kind")?,
-        repo: row.try_get("repo")?,
-        pr: rows::pr_from_db(row.try_get("pr")?)?,
-        state: rows::state_from_db(row.try_get("state")?)?,
-        payload: serde_json::from_str(&payload)
-            .map_err(|e| StoreError::Internal(format!("stored job payload: {e}")))?,
-        attempts: rows::attempts_from_db(row.try_get("attempts")?)?,
-        worker: row.try_get("worker")?,
-        created_at: time_from_micros(row.try_get("created_at")?)?,
-        lease_until: lease_until.map(time_from_micros).transpose()?,
-        error: row.try_get("error")?,
-    })
-}
-
-fn ids(rows: &[SqliteRow]) -> Result<Vec<Uuid>, StoreError> {
-    rows.iter()
-        .map(|row| rows::uuid_from_db(row.try_get("id")?))
-        .collect()
+fn unexpected(written: &dyn std::fmt::Debug) -> StoreError {
+    StoreError::Internal(format!(
+        "sqlite writer answered {written:?} to the wrong request"
+    ))
 }
 
 #[async_trait]
@@ -180,51 +173,15 @@ impl Store for SqliteStore {
         delivery: NewDelivery,
         job: Option<NewJob>,
     ) -> Result<DeliveryOutcome, StoreError> {
-        let now = now_micros();
-        let mut tx = self.writer.begin().await?;
-        let job_id = match &job {
-            Some(job) => match self.insert_job(&mut tx, job, now).await? {
-                Some(id) => Some(id),
-                None => {
-                    tx.rollback().await?;
-                    return Ok(DeliveryOutcome::Duplicate);
-                }
-            },
-            None => None,
-        };
-        let recorded = sqlx::query(
-            "INSERT INTO deliveries (forge, delivery_id, event, repo, job_id, received_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+        outcome(
+            self.committer
+                .write(Write::Accept { delivery, job })
+                .await?,
         )
-        .bind(delivery.forge.as_str())
-        .bind(&delivery.delivery_id)
-        .bind(&delivery.event)
-        .bind(&delivery.repo)
-        .bind(job_id.map(|id| id.to_string()))
-        .bind(now)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if recorded == 0 {
-            tx.rollback().await?;
-            return Ok(DeliveryOutcome::Duplicate);
-        }
-        tx.commit().await?;
-        if job_id.is_some() {
-            self.wake();
-        }
-        Ok(DeliveryOutcome::Accepted { job: job_id })
     }
 
     async fn enqueue(&self, job: NewJob) -> Result<DeliveryOutcome, StoreError> {
-        let mut conn = self.writer.acquire().await?;
-        match self.insert_job(&mut conn, &job, now_micros()).await? {
-            Some(id) => {
-                self.wake();
-                Ok(DeliveryOutcome::Accepted { job: Some(id) })
-            }
-            None => Ok(DeliveryOutcome::Duplicate),
-        }
+        outcome(self.committer.write(Write::Enqueue(job)).await?)
     }
 
     async fn claim(
@@ -237,29 +194,17 @@ impl Store for SqliteStore {
         if kinds.is_empty() || limits.global == 0 || limits.per_repo == 0 {
             return Ok(None);
         }
-        let now = now_micros();
-        let sql = format!(
-            "UPDATE jobs SET state = 'running', worker = ?1, lease_until = ?2,
-                 attempts = attempts + 1, updated_at = ?3
-             WHERE seq = (
-                 SELECT j.seq FROM jobs j
-                 WHERE j.state = 'queued' AND j.kind IN (SELECT value FROM json_each(?4))
-                   AND (SELECT COUNT(*) FROM jobs a WHERE a.state IN ('running', 'applying')) < ?5
-                   AND (SELECT COUNT(*) FROM jobs r
-                        WHERE r.state IN ('running', 'applying') AND r.repo = j.repo) < ?6
-                 ORDER BY j.seq LIMIT 1)
-             RETURNING {JOB_COLUMNS}"
-        );
-        let row = sqlx::query(&sql)
-            .bind(worker)
-            .bind(now.saturating_add(rows::micros(lease)))
-            .bind(now)
-            .bind(rows::json_list(kinds.iter().copied()))
-            .bind(i64::from(limits.global))
-            .bind(i64::from(limits.per_repo))
-            .fetch_optional(&self.writer)
-            .await?;
-        row.as_ref().map(job_from_row).transpose()
+        let claim = Claim {
+            worker: worker.to_owned(),
+            kinds: rows::json_list(kinds.iter().copied()),
+            lease: rows::micros(lease),
+            global: i64::from(limits.global),
+            per_repo: i64::from(limits.per_repo),
+        };
+        match self.committer.write(Write::Claim(claim)).await? {
+            Written::Claimed(job) => Ok(job),
+            other => Err(unexpected(&other)),
+        }
     }
 
     async fn heartbeat(
@@ -268,19 +213,13 @@ impl Store for SqliteStore {
         worker: &str,
         lease: Duration,
     ) -> Result<bool, StoreError> {
-        let now = now_micros();
-        let updated = sqlx::query(
-            "UPDATE jobs SET lease_until = ?1, updated_at = ?2
-             WHERE id = ?3 AND worker = ?4 AND state IN ('running', 'applying')",
+        let worker = worker.to_owned();
+        let lease = rows::micros(lease);
+        moved(
+            self.committer
+                .write(Write::Heartbeat { job, worker, lease })
+                .await?,
         )
-        .bind(now.saturating_add(rows::micros(lease)))
-        .bind(now)
-        .bind(job.to_string())
-        .bind(worker)
-        .execute(&self.writer)
-        .await?
-        .rows_affected();
-        Ok(updated == 1)
     }
 
     async fn transition(
@@ -290,74 +229,20 @@ impl Store for SqliteStore {
         state: JobState,
         error: Option<&str>,
     ) -> Result<bool, StoreError> {
-        let sources = transition_sources(state);
-        if sources.is_empty() {
-            return Ok(false);
-        }
-        let updated = sqlx::query(
-            "UPDATE jobs SET state = ?1, error = ?2, updated_at = ?3,
-                 worker = CASE WHEN ?4 THEN NULL ELSE worker END,
-                 lease_until = CASE WHEN ?5 THEN lease_until ELSE NULL END,
-                 finished_at = CASE WHEN ?6 THEN ?3 ELSE finished_at END
-             WHERE id = ?7 AND worker = ?8 AND state IN (SELECT value FROM json_each(?9))",
-        )
-        .bind(state.as_str())
-        .bind(error)
-        .bind(now_micros())
-        .bind(state == JobState::Queued)
-        .bind(state == JobState::Applying)
-        .bind(state.is_terminal())
-        .bind(job.to_string())
-        .bind(worker)
-        .bind(rows::json_list(sources.iter().map(|s| s.as_str())))
-        .execute(&self.writer)
-        .await?
-        .rows_affected();
-        if updated == 1 && state != JobState::Applying {
-            self.wake();
-        }
-        Ok(updated == 1)
+        let write = Write::Transition {
+            job,
+            worker: worker.to_owned(),
+            state,
+            error: error.map(str::to_owned),
+        };
+        moved(self.committer.write(write).await?)
     }
 
     async fn reap(&self) -> Result<Reaped, StoreError> {
-        let now = now_micros();
-        let mut tx = self.writer.begin().await?;
-        let failed = sqlx::query(
-            "UPDATE jobs SET state = 'failed', lease_until = NULL, error = ?1, finished_at = ?2,
-                 updated_at = ?2
-             WHERE state = 'running' AND lease_until <= ?2 AND attempts >= ?3 RETURNING id",
-        )
-        .bind(rows::gave_up_message())
-        .bind(now)
-        .bind(i64::from(MAX_ATTEMPTS))
-        .fetch_all(&mut *tx)
-        .await?;
-        let requeued = sqlx::query(
-            "UPDATE jobs SET state = 'queued', worker = NULL, lease_until = NULL, updated_at = ?1
-             WHERE state = 'running' AND lease_until <= ?1 RETURNING id",
-        )
-        .bind(now)
-        .fetch_all(&mut *tx)
-        .await?;
-        let interrupted = sqlx::query(
-            "UPDATE jobs SET state = 'interrupted', lease_until = NULL, error = ?1,
-                 finished_at = ?2, updated_at = ?2
-             WHERE state = 'applying' AND lease_until <= ?2 RETURNING id",
-        )
-        .bind(INTERRUPTED_MESSAGE)
-        .bind(now)
-        .fetch_all(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        let reaped = Reaped {
-            requeued: ids(&requeued)?,
-            interrupted: ids(&interrupted)?,
-            failed: ids(&failed)?,
-        };
-        if reaped != Reaped::default() {
-            self.wake();
+        match self.committer.write(Write::Reap).await? {
+            Written::Reaped(reaped) => Ok(reaped),
+            other => Err(unexpected(&other)),
         }
-        Ok(reaped)
     }
 
     fn job_signal(&self) -> JobSignal {
@@ -383,18 +268,11 @@ impl Store for SqliteStore {
     }
 
     async fn append_log(&self, job: Uuid, line: &str) -> Result<i64, StoreError> {
-        let seq: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO job_logs (job_id, seq, line, at)
-             SELECT ?1, COALESCE((SELECT MAX(seq) FROM job_logs WHERE job_id = ?1), 0) + 1, ?2, ?3
-             WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1)
-             RETURNING seq",
-        )
-        .bind(job.to_string())
-        .bind(line)
-        .bind(now_micros())
-        .fetch_optional(&self.writer)
-        .await?;
-        seq.ok_or_else(|| StoreError::NotFound(format!("job {job} (appending a log line)")))
+        let line = line.to_owned();
+        match self.committer.write(Write::Log { job, line }).await? {
+            Written::Seq(seq) => Ok(seq),
+            other => Err(unexpected(&other)),
+        }
     }
 
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError> {
@@ -426,8 +304,26 @@ impl SqliteStore {
         )
         .bind(Uuid::new_v4().to_string())
         .bind(state)
-        .execute(&self.writer)
+        .execute(&self.reader)
         .await
         .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synchronous_parameter_is_taken_out_of_the_url() {
+        let (url, sync) = split_synchronous("sqlite:///d/a.db?synchronous=NORMAL&mode=rwc")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(url, "sqlite:///d/a.db?mode=rwc");
+        assert!(matches!(sync, SqliteSynchronous::Normal));
+        let (url, sync) = split_synchronous("sqlite:///d/a.db").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(url, "sqlite:///d/a.db");
+        assert!(matches!(sync, SqliteSynchronous::Full));
+        let err = split_synchronous("sqlite:///d/a.db?synchronous=off").err();
+        assert!(err.is_some_and(|e| e.to_string().contains("`full` or `normal`")));
     }
 }

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use secrecy::{ExposeSecret, SecretString};
 use sqlx::Row;
 
+use super::sqlite_commit::{Write, Written};
 use super::{PgStore, SqliteStore, StoreError};
 
 /// Whose state: a repository (`host/owner/repo`, or `local` for the command line), a project
@@ -120,9 +121,69 @@ fn from_pg(row: &sqlx::postgres::PgRow) -> Result<ManagedResource, StoreError> {
     })
 }
 
-fn now_micros() -> i64 {
-    let now = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000;
-    i64::try_from(now).unwrap_or(i64::MAX)
+
+/// A state write queued on the SQLite group committer.
+#[derive(Debug)]
+pub(super) enum StateWrite {
+    Put(StateScope, ManagedResource),
+    Remove(StateScope, String),
+}
+
+/// Runs one state write inside the committer's transaction; `true` when a row changed.
+pub(super) async fn sqlite_write(
+    conn: &mut sqlx::SqliteConnection,
+    write: &StateWrite,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let done = match write {
+        StateWrite::Put(scope, resource) => {
+            sqlx::query(
+                "INSERT INTO managed_resources (repo, project_dir, workspace, address, \
+                 resource_type, node, vm_id, volid, attributes, secrets, updated_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+                 ON CONFLICT (repo, project_dir, workspace, address) DO UPDATE SET \
+                 resource_type = excluded.resource_type, node = excluded.node, \
+                 vm_id = excluded.vm_id, volid = excluded.volid, \
+                 attributes = excluded.attributes, secrets = excluded.secrets, \
+                 updated_at = excluded.updated_at",
+            )
+            .bind(&scope.repo)
+            .bind(&scope.project_dir)
+            .bind(&scope.workspace)
+            .bind(&resource.address)
+            .bind(&resource.resource_type)
+            .bind(&resource.node)
+            .bind(resource.vm_id.map(i64::from))
+            .bind(&resource.volid)
+            .bind(resource.attributes.to_string())
+            .bind(resource.secrets.to_json())
+            .bind(now)
+            .execute(&mut *conn)
+            .await?
+        }
+        StateWrite::Remove(scope, address) => {
+            sqlx::query(
+                "DELETE FROM managed_resources \
+                 WHERE repo = ? AND project_dir = ? AND workspace = ? AND address = ?",
+            )
+            .bind(&scope.repo)
+            .bind(&scope.project_dir)
+            .bind(&scope.workspace)
+            .bind(address)
+            .execute(&mut *conn)
+            .await?
+        }
+    };
+    Ok(done.rows_affected() > 0)
+}
+
+fn moved(written: Written) -> Result<bool, StoreError> {
+    match written {
+        Written::Moved(changed) => Ok(changed),
+        other => Err(StoreError::Internal(format!(
+            "unexpected answer to a state write: {other:?}"
+        ))),
+    }
 }
 
 #[async_trait]
@@ -136,7 +197,7 @@ impl StateStore for SqliteStore {
             .bind(&scope.repo)
             .bind(&scope.project_dir)
             .bind(&scope.workspace)
-            .fetch_all(&self.writer)
+            .fetch_all(&self.reader)
             .await?;
         rows.iter().map(from_sqlite).collect()
     }
@@ -146,43 +207,13 @@ impl StateStore for SqliteStore {
         scope: &StateScope,
         resource: &ManagedResource,
     ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO managed_resources (repo, project_dir, workspace, address, resource_type, \
-             node, vm_id, volid, attributes, secrets, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-             ON CONFLICT (repo, project_dir, workspace, address) DO UPDATE SET \
-             resource_type = excluded.resource_type, node = excluded.node, \
-             vm_id = excluded.vm_id, volid = excluded.volid, attributes = excluded.attributes, \
-             secrets = excluded.secrets, updated_at = excluded.updated_at",
-        )
-        .bind(&scope.repo)
-        .bind(&scope.project_dir)
-        .bind(&scope.workspace)
-        .bind(&resource.address)
-        .bind(&resource.resource_type)
-        .bind(&resource.node)
-        .bind(resource.vm_id.map(i64::from))
-        .bind(&resource.volid)
-        .bind(resource.attributes.to_string())
-        .bind(resource.secrets.to_json())
-        .bind(now_micros())
-        .execute(&self.writer)
-        .await?;
-        Ok(())
+        let write = StateWrite::Put(scope.clone(), resource.clone());
+        moved(self.committer.write(Write::State(write)).await?).map(|_| ())
     }
 
     async fn state_remove(&self, scope: &StateScope, address: &str) -> Result<bool, StoreError> {
-        let done = sqlx::query(
-            "DELETE FROM managed_resources \
-             WHERE repo = ? AND project_dir = ? AND workspace = ? AND address = ?",
-        )
-        .bind(&scope.repo)
-        .bind(&scope.project_dir)
-        .bind(&scope.workspace)
-        .bind(address)
-        .execute(&self.writer)
-        .await?;
-        Ok(done.rows_affected() > 0)
+        let write = StateWrite::Remove(scope.clone(), address.to_owned());
+        moved(self.committer.write(Write::State(write)).await?)
     }
 
     async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
@@ -190,7 +221,7 @@ impl StateStore for SqliteStore {
             "SELECT DISTINCT repo, project_dir, workspace FROM managed_resources \
              ORDER BY repo, project_dir, workspace",
         )
-        .fetch_all(&self.writer)
+        .fetch_all(&self.reader)
         .await?;
         rows.iter()
             .map(|row| {

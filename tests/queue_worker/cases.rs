@@ -72,7 +72,7 @@ pub(crate) async fn queued_job_runs_to_success_with_durable_log(db: &TestStore) 
     let log = store.job_log(id, 0).await.expect("log");
     let lines: Vec<&str> = log.iter().map(|l| l.line.as_str()).collect();
     assert_eq!(lines, ["refresh", "diff"]);
-    assert_eq!(pool.shutdown().await.finished, 0);
+    pool.shutdown().await;
 }
 
 pub(crate) async fn handler_error_marks_job_failed_with_its_message(db: &TestStore) {
@@ -255,4 +255,45 @@ pub(crate) async fn shutdown_after_grace_gives_back_running_and_interrupts_apply
     let interrupted = job(store, apply).await;
     assert_eq!(interrupted.state, JobState::Interrupted);
     assert!(interrupted.error.is_some_and(|e| e.contains("not retried")));
+}
+
+pub(crate) async fn interrupted_apply_is_reported_to_the_caller(db: &TestStore) {
+    let store = &*db.store;
+    let id = enqueue(store, "apply", "r", json!({})).await;
+    let wide = ClaimLimits {
+        global: 9,
+        per_repo: 9,
+    };
+    let dead = store
+        .claim("dead", &["apply"], Duration::from_secs(60), wide)
+        .await;
+    assert!(dead.expect("claim").is_some());
+    assert!(
+        store
+            .transition(id, "dead", JobState::Applying, None)
+            .await
+            .expect("applying")
+    );
+    assert!(
+        store
+            .heartbeat(id, "dead", Duration::ZERO)
+            .await
+            .expect("expire the lease")
+    );
+    let (tx, mut reports) = mpsc::unbounded_channel();
+    let pool = Queue::new(db.store.clone(), settings())
+        .handle("apply", Scripted)
+        .report_reaped(tx)
+        .start();
+    let report = tokio::time::timeout(WITHIN, reports.recv()).await;
+    let report = report
+        .expect("a report within the deadline")
+        .expect("a report");
+    assert_eq!(report.interrupted, vec![id]);
+    pool.shutdown().await;
+    assert_eq!(
+        job(store, id).await.state,
+        JobState::Interrupted,
+        "never run again"
+    );
 }

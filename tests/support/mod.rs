@@ -72,7 +72,8 @@ pub(crate) async fn postgres() -> Option<TestStore> {
         .await
         .unwrap_or_else(|e| panic!("creating test schema {schema}: {e}"));
     let sep = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{sep}options[search_path]={schema}");
+    // The application name marks this test's connections in `pg_stat_activity`.
+    let url = format!("{base}{sep}application_name={schema}&options[search_path]={schema}");
     let store = store::connect(&url)
         .await
         .unwrap_or_else(|e| panic!("opening postgres test store: {e}"));

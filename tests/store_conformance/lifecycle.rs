@@ -1,0 +1,285 @@
+//! After the claim: heartbeats, transitions, the reaper, logs and wake-ups.
+
+use std::time::Duration;
+
+use atoll::store::{JobState, MAX_ATTEMPTS, StoreError};
+use uuid::Uuid;
+
+use super::{EXPIRED, LEASE, WIDE, queue, state};
+use crate::support::TestStore;
+
+pub(crate) async fn heartbeat_extends_only_the_holders_lease(db: &TestStore) {
+    let s = &*db.store;
+    let id = queue(s, "plan", "r").await;
+    let job = s
+        .claim("w1", &["plan"], Duration::from_secs(5), WIDE)
+        .await
+        .expect("claim");
+    let before = job.expect("job").lease_until.expect("lease");
+    assert!(s.heartbeat(id, "w1", LEASE).await.expect("heartbeat"));
+    let after = s
+        .get_job(id)
+        .await
+        .expect("get")
+        .expect("job")
+        .lease_until
+        .expect("lease");
+    assert!(
+        after > before + Duration::from_secs(30),
+        "{after} should be well after {before}"
+    );
+    assert!(!s.heartbeat(id, "w2", LEASE).await.expect("other worker"));
+    assert!(
+        !s.heartbeat(Uuid::new_v4(), "w1", LEASE)
+            .await
+            .expect("missing job")
+    );
+    assert!(
+        s.transition(id, "w1", JobState::Succeeded, None)
+            .await
+            .expect("done")
+    );
+    assert!(!s.heartbeat(id, "w1", LEASE).await.expect("finished job"));
+}
+
+pub(crate) async fn transition_follows_job_lifecycle(db: &TestStore) {
+    let s = &*db.store;
+    let id = queue(s, "apply", "r").await;
+    assert!(
+        !s.transition(id, "w", JobState::Applying, None)
+            .await
+            .expect("unclaimed")
+    );
+    s.claim("w", &["apply"], LEASE, WIDE)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert!(
+        !s.transition(id, "w", JobState::Running, None)
+            .await
+            .expect("to running")
+    );
+    assert!(
+        !s.transition(id, "w", JobState::Interrupted, None)
+            .await
+            .expect("not applying")
+    );
+    assert!(
+        s.transition(id, "w", JobState::Applying, None)
+            .await
+            .expect("applying")
+    );
+    assert_eq!(state(s, id).await, JobState::Applying);
+    let failed = s
+        .transition(id, "w", JobState::Failed, Some("pve said no"))
+        .await;
+    assert!(failed.expect("failed"));
+    let job = s.get_job(id).await.expect("get").expect("job");
+    assert_eq!(
+        (job.state, job.error.as_deref()),
+        (JobState::Failed, Some("pve said no"))
+    );
+    assert_eq!(job.lease_until, None, "a finished job holds no lease");
+    assert_eq!(job.worker.as_deref(), Some("w"), "who ran it is kept");
+}
+
+pub(crate) async fn transition_by_another_worker_is_refused(db: &TestStore) {
+    let s = &*db.store;
+    let id = queue(s, "plan", "r").await;
+    s.claim("w1", &["plan"], LEASE, WIDE)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert!(
+        !s.transition(id, "w2", JobState::Succeeded, None)
+            .await
+            .expect("w2")
+    );
+    assert_eq!(state(s, id).await, JobState::Running);
+}
+
+pub(crate) async fn terminal_job_cannot_be_moved_again(db: &TestStore) {
+    let s = &*db.store;
+    let id = queue(s, "plan", "r").await;
+    s.claim("w", &["plan"], LEASE, WIDE)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert!(
+        s.transition(id, "w", JobState::Cancelled, None)
+            .await
+            .expect("cancel")
+    );
+    for target in [JobState::Succeeded, JobState::Queued, JobState::Applying] {
+        assert!(
+            !s.transition(id, "w", target, None)
+                .await
+                .expect("after terminal")
+        );
+    }
+    assert_eq!(state(s, id).await, JobState::Cancelled);
+}
+
+pub(crate) async fn released_job_is_claimable_again(db: &TestStore) {
+    let s = &*db.store;
+    let id = queue(s, "plan", "r").await;
+    s.claim("w1", &["plan"], LEASE, WIDE)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert!(
+        s.transition(id, "w1", JobState::Queued, None)
+            .await
+            .expect("release")
+    );
+    let job = s.get_job(id).await.expect("get").expect("job");
+    assert_eq!(
+        (job.state, job.worker, job.lease_until),
+        (JobState::Queued, None, None)
+    );
+    let again = s
+        .claim("w2", &["plan"], LEASE, WIDE)
+        .await
+        .expect("reclaim")
+        .expect("job");
+    assert_eq!((again.id, again.attempts), (id, 2));
+}
+
+pub(crate) async fn expired_running_job_is_requeued_with_attempts_counted(db: &TestStore) {
+    let s = &*db.store;
+    let id = queue(s, "plan", "r").await;
+    s.claim("dead", &["plan"], EXPIRED, WIDE)
+        .await
+        .expect("claim")
+        .expect("job");
+    let reaped = s.reap().await.expect("reap");
+    assert_eq!(reaped.requeued, vec![id]);
+    assert!(reaped.interrupted.is_empty() && reaped.failed.is_empty());
+    let job = s.get_job(id).await.expect("get").expect("job");
+    assert_eq!(
+        (job.state, job.worker, job.attempts),
+        (JobState::Queued, None, 1)
+    );
+    // The old holder has lost it; a new claim counts a second attempt.
+    assert!(
+        !s.transition(id, "dead", JobState::Succeeded, None)
+            .await
+            .expect("stale")
+    );
+    let again = s
+        .claim("alive", &["plan"], LEASE, WIDE)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert_eq!((again.id, again.attempts), (id, 2));
+}
+
+pub(crate) async fn expired_applying_job_is_interrupted_not_retried(db: &TestStore) {
+    let s = &*db.store;
+    let id = queue(s, "apply", "r").await;
+    s.claim("dead", &["apply"], LEASE, WIDE)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert!(
+        s.transition(id, "dead", JobState::Applying, None)
+            .await
+            .expect("applying")
+    );
+    assert!(
+        s.heartbeat(id, "dead", EXPIRED)
+            .await
+            .expect("expire the lease")
+    );
+    let reaped = s.reap().await.expect("reap");
+    assert_eq!(reaped.interrupted, vec![id]);
+    assert!(reaped.requeued.is_empty());
+    let job = s.get_job(id).await.expect("get").expect("job");
+    assert_eq!(job.state, JobState::Interrupted);
+    assert!(
+        job.error
+            .as_deref()
+            .is_some_and(|e| e.contains("not retried"))
+    );
+    assert!(
+        s.claim("w", &["apply"], LEASE, WIDE)
+            .await
+            .expect("claim")
+            .is_none()
+    );
+    assert_eq!(s.reap().await.expect("reap again"), Default::default());
+}
+
+pub(crate) async fn job_that_keeps_losing_its_worker_fails_after_max_attempts(db: &TestStore) {
+    let s = &*db.store;
+    let id = queue(s, "plan", "r").await;
+    for attempt in 1..=MAX_ATTEMPTS {
+        let job = s
+            .claim("crashy", &["plan"], EXPIRED, WIDE)
+            .await
+            .expect("claim");
+        assert_eq!(job.expect("job").attempts, attempt);
+        let reaped = s.reap().await.expect("reap");
+        if attempt < MAX_ATTEMPTS {
+            assert_eq!(reaped.requeued, vec![id], "attempt {attempt}");
+        } else {
+            assert_eq!(reaped.failed, vec![id], "attempt {attempt}");
+        }
+    }
+    let job = s.get_job(id).await.expect("get").expect("job");
+    assert_eq!(job.state, JobState::Failed);
+    assert!(job.error.is_some_and(|e| e.contains("lease")));
+}
+
+pub(crate) async fn unexpired_lease_is_not_reaped(db: &TestStore) {
+    let s = &*db.store;
+    let id = queue(s, "plan", "r").await;
+    s.claim("w", &["plan"], LEASE, WIDE)
+        .await
+        .expect("claim")
+        .expect("job");
+    assert_eq!(s.reap().await.expect("reap"), Default::default());
+    assert_eq!(state(s, id).await, JobState::Running);
+}
+
+pub(crate) async fn job_log_lines_are_dense_ordered_and_resumable(db: &TestStore) {
+    let s = &*db.store;
+    let id = queue(s, "plan", "r").await;
+    let other = queue(s, "plan", "r").await;
+    for (i, line) in ["one", "two", "", "four <b>&"].iter().enumerate() {
+        assert_eq!(s.append_log(id, line).await.expect("append"), i as i64 + 1);
+    }
+    assert_eq!(s.append_log(other, "x").await.expect("other job"), 1);
+    let all = s.job_log(id, 0).await.expect("log");
+    let lines: Vec<(i64, &str)> = all.iter().map(|l| (l.seq, l.line.as_str())).collect();
+    assert_eq!(
+        lines,
+        vec![(1, "one"), (2, "two"), (3, ""), (4, "four <b>&")]
+    );
+    let rest = s.job_log(id, 2).await.expect("resume");
+    assert_eq!(rest.iter().map(|l| l.seq).collect::<Vec<_>>(), vec![3, 4]);
+    assert!(s.job_log(id, 4).await.expect("caught up").is_empty());
+}
+
+pub(crate) async fn append_log_to_missing_job_is_not_found(db: &TestStore) {
+    let err = db.store.append_log(Uuid::new_v4(), "lost").await;
+    assert!(matches!(err, Err(StoreError::NotFound(_))), "got {err:?}");
+}
+
+pub(crate) async fn job_signal_fires_when_a_job_is_queued(db: &TestStore) {
+    let mut signal = db.store.job_signal();
+    signal.borrow_and_update();
+    queue(&*db.store, "plan", "r").await;
+    tokio::time::timeout(Duration::from_secs(10), signal.changed())
+        .await
+        .expect("signal within 10s")
+        .expect("signal sender alive");
+}
+
+pub(crate) async fn jobs_survive_reopening_the_store(db: &TestStore) {
+    let id = queue(&*db.store, "plan", "r").await;
+    db.store.append_log(id, "line").await.expect("append");
+    let reopened = db.reopen().await;
+    assert_eq!(state(&*reopened, id).await, JobState::Queued);
+    assert_eq!(reopened.job_log(id, 0).await.expect("log").len(), 1);
+}
