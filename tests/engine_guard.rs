@@ -85,7 +85,7 @@ async fn disruptive_changes_to_a_protected_vm_id_are_blocked_at_plan_time() {
         let out = env.atoll(&["apply", "--auto-approve"]).await;
         assert_eq!(out.status.code(), Some(1), "{rule}: {}", text(&out));
         assert!(
-            text(&out).contains("the guard refuses this plan"),
+            text(&out).contains("blocked by the guard"),
             "{}",
             text(&out)
         );

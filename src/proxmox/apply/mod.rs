@@ -215,6 +215,17 @@ impl Executor<'_> {
                 results.insert((*address).to_owned(), run.forget_download(address).await);
             }
         }
+        // 4. what the guard blocked did not run: say so, resource by resource
+        for change in &plan.resource_changes {
+            if let Some(blocked) = &change.blocked {
+                let reason = format!("blocked by the guard: {}", blocked.reason);
+                run.emit(ApplyEvent::Failed {
+                    address: change.address.clone(),
+                    error: reason.clone(),
+                });
+                results.insert(change.address.clone(), Outcome::Skipped { reason });
+            }
+        }
         let results = plan
             .resource_changes
             .iter()

@@ -280,10 +280,11 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
         None => {
             print!("{}", render::plan_text(&prepared.plan));
             guard::recheck(&prepared.plan, &prepared.protected, protect.policy)?;
-            if !has_steps(&prepared.plan) {
+            let steps = has_steps(&prepared.plan);
+            if !steps && prepared.plan.summary.blocked == 0 {
                 return Ok(ExitCode::SUCCESS);
             }
-            if !args.auto_approve && !approved()? {
+            if steps && !args.auto_approve && !approved()? {
                 println!("\nApply cancelled.");
                 return Ok(ExitCode::FAILURE);
             }
