@@ -26,7 +26,7 @@ fn vm_id(id: u32) -> StepResult<VmId> {
 }
 
 /// The state entry for a guest applied as `guest` with VMID `id`.
-pub(super) fn entry_for(guest: &DesiredGuest, id: u32) -> StateEntry {
+pub fn entry_for(guest: &DesiredGuest, id: u32) -> StateEntry {
     let attributes = guest
         .config
         .iter()

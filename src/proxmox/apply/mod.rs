@@ -16,6 +16,7 @@ use futures::future::join_all;
 use tokio::sync::{Mutex, Semaphore};
 
 pub use body::StillUnknown;
+pub use guest::entry_for;
 pub use preflight::{PreflightError, adopt, check_fresh};
 
 use crate::proxmox::client::{DownloadUrl, ProxmoxApi};

@@ -282,6 +282,7 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
             guard::recheck(&prepared.plan, &prepared.protected, protect.policy)?;
             let steps = has_steps(&prepared.plan);
             if !steps && prepared.plan.summary.blocked == 0 {
+                record_adopted(&opened.state, &prepared).await?;
                 return Ok(ExitCode::SUCCESS);
             }
             if steps && !args.auto_approve && !approved()? {
@@ -312,6 +313,35 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Writes the guests adopted by this run (found by VMID and marker) to state in full.
+async fn record_adopted(state: &StateHandle, prepared: &project::Prepared) -> anyhow::Result<()> {
+    for adopted in &prepared.adopted {
+        let desired = prepared.desired.resources.iter().find_map(|d| match d {
+            crate::proxmox::plan::Desired::Guest(g) if g.address == adopted.address() => Some(g),
+            _ => None,
+        });
+        // Only a guest that already matches is recorded in full; one with changes is recorded
+        // bare, and in full once its update has run.
+        let matches = prepared
+            .plan
+            .resource_changes
+            .iter()
+            .any(|c| c.address == adopted.address() && c.is_no_op());
+        let entry = match (desired.filter(|_| matches), adopted) {
+            (Some(guest), crate::proxmox::plan::StateEntry::Guest { vm_id, node, .. }) => {
+                let mut entry = crate::proxmox::apply::entry_for(guest, *vm_id);
+                if let crate::proxmox::plan::StateEntry::Guest { node: n, .. } = &mut entry {
+                    n.clone_from(node);
+                }
+                entry
+            }
+            _ => adopted.clone(),
+        };
+        state.record(&entry).await?;
+    }
+    Ok(())
+}
+
 /// Before the first change: record adopted guests, generate missing values, and reload the
 /// configuration so they are known.
 async fn settle_state(
@@ -319,9 +349,7 @@ async fn settle_state(
     input: &crate::tfconfig::Input,
     prepared: &project::Prepared,
 ) -> anyhow::Result<crate::proxmox::desired::DesiredState> {
-    for entry in &prepared.adopted {
-        state.record(entry).await?;
-    }
+    record_adopted(state, prepared).await?;
     let mut generated_any = false;
     for generated in &prepared.desired.generated {
         if prepared
