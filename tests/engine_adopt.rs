@@ -11,7 +11,9 @@ use engine_support::{Env, container, text};
 const ADDRESS: &str = "proxmox_virtual_environment_container.kept";
 
 async fn forget(env: &Env, address: &str) {
-    let store = atoll::store::connect(&env.store_url()).await.expect("store");
+    let store = atoll::store::connect(&env.store_url())
+        .await
+        .expect("store");
     let scope = StateScope {
         repo: "local".to_owned(),
         project_dir: "stack".to_owned(),
@@ -28,7 +30,10 @@ async fn guest_missing_from_state_with_the_marker_is_adopted_not_created_again()
     env.apply().await;
     forget(&env, ADDRESS).await;
     let plan = env.plan().await;
-    assert!(plan.contains("No changes."), "adopted, nothing to do: {plan}");
+    assert!(
+        plan.contains("No changes."),
+        "adopted, nothing to do: {plan}"
+    );
     env.apply().await;
     let listed = env.atoll(&["state", "list"]).await;
     assert!(

@@ -107,7 +107,10 @@ resource "proxmox_virtual_environment_container" "ct" {
 #[test]
 fn container_attributes_become_pve_keys_and_property_strings() {
     let config = config(FULL);
-    assert_eq!(known(&config, "rootfs"), "zfs:12,acl=1,mountoptions=noatime;discard");
+    assert_eq!(
+        known(&config, "rootfs"),
+        "zfs:12,acl=1,mountoptions=noatime;discard"
+    );
     assert_eq!(known(&config, "storage"), "zfs");
     assert_eq!(known(&config, "cores"), "2");
     assert_eq!(known(&config, "cpuunits"), "512");
@@ -120,10 +123,16 @@ fn container_attributes_become_pve_keys_and_property_strings() {
         known(&config, "net0"),
         "name=eth0,bridge=vmbr0,firewall=1,hwaddr=BC:24:11:00:00:01,tag=20,ip=10.0.0.5/24,gw=10.0.0.1"
     );
-    assert!(!config.contains_key("net1"), "a disabled interface is not sent");
+    assert!(
+        !config.contains_key("net1"),
+        "a disabled interface is not sent"
+    );
     assert_eq!(known(&config, "mp0"), "local-lvm:10,mp=/srv,backup=1");
     assert_eq!(known(&config, "dev0"), "/dev/fuse,mode=0666");
-    assert_eq!(known(&config, "ssh-public-keys"), "ssh-ed25519 A\nssh-ed25519 B");
+    assert_eq!(
+        known(&config, "ssh-public-keys"),
+        "ssh-ed25519 A\nssh-ed25519 B"
+    );
     assert_eq!(known(&config, "tags"), "Web;atoll;ci");
     assert_eq!(known(&config, "env"), "A=1\u{0}B=2");
     assert_eq!(known(&config, "ostemplate"), "local:vztmpl/debian.tar.zst");
@@ -148,7 +157,10 @@ resource "proxmox_virtual_environment_container" "ct" {
 }
 "#,
     );
-    assert!(!config.contains_key("cpuunits"), "cpu.units unset: PVE keeps its own");
+    assert!(
+        !config.contains_key("cpuunits"),
+        "cpu.units unset: PVE keeps its own"
+    );
     assert_eq!(known(&config, "net0"), "name=eth0,bridge=vmbr0");
     assert_eq!(known(&config, "rootfs"), "local:4", "bpg's disk defaults");
 }

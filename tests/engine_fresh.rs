@@ -37,7 +37,11 @@ async fn saved_plan_is_refused_when_the_configuration_changed() {
     env.write_tf(&cores(4));
     let out = env.atoll(&["apply", "--plan", &saved]).await;
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("different configuration"), "{}", text(&out));
+    assert!(
+        text(&out).contains("different configuration"),
+        "{}",
+        text(&out)
+    );
     env.write_tf(&cores(2));
     let out = env.atoll(&["apply", "--plan", &saved]).await;
     assert!(out.status.success(), "{}", text(&out));

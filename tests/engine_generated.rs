@@ -29,7 +29,9 @@ resource "random_password" "root" {
 }
 
 async fn stored_password(env: &Env) -> String {
-    let store = atoll::store::connect(&env.store_url()).await.expect("store");
+    let store = atoll::store::connect(&env.store_url())
+        .await
+        .expect("store");
     let scope = StateScope {
         repo: "local".to_owned(),
         project_dir: "stack".to_owned(),
@@ -45,22 +47,19 @@ async fn generated_password_is_created_once_used_and_never_shown() {
     let env = Env::start().await;
     env.write_tf(&tf());
     let plan = env.plan().await;
-    assert!(plan.contains("random_password.root will be created"), "{plan}");
+    assert!(
+        plan.contains("random_password.root will be created"),
+        "{plan}"
+    );
     assert!(plan.contains("(sensitive value)"), "{plan}");
     let applied = env.apply().await;
     let password = stored_password(&env).await;
     assert_eq!(password.chars().count(), 20);
     assert!(password.chars().all(char::is_alphanumeric));
     assert_eq!(env.lxc_ids().await, vec![901]);
-    let show = env
-        .atoll(&["state", "show", "random_password.root"])
-        .await;
+    let show = env.atoll(&["state", "show", "random_password.root"]).await;
     let guest = env
-        .atoll(&[
-            "state",
-            "show",
-            "proxmox_virtual_environment_container.pw",
-        ])
+        .atoll(&["state", "show", "proxmox_virtual_environment_container.pw"])
         .await;
     let again = env.plan().await;
     assert!(again.contains("No changes."), "{again}");
@@ -74,7 +73,11 @@ async fn generated_password_is_created_once_used_and_never_shown() {
     ] {
         assert!(!out.contains(&password), "{what} printed the password");
     }
-    assert!(text(&show).contains("result = (sensitive value)"), "{}", text(&show));
+    assert!(
+        text(&show).contains("result = (sensitive value)"),
+        "{}",
+        text(&show)
+    );
     assert!(
         text(&guest).contains("config.password = (sensitive value)"),
         "{}",

@@ -121,7 +121,6 @@ fn from_pg(row: &sqlx::postgres::PgRow) -> Result<ManagedResource, StoreError> {
     })
 }
 
-
 /// A state write queued on the SQLite group committer.
 #[derive(Debug)]
 pub(super) enum StateWrite {

@@ -7,12 +7,12 @@
 
 mod body;
 mod guest;
+mod phases;
 mod preflight;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use futures::future::join_all;
 use tokio::sync::{Mutex, Semaphore};
 
 pub use body::StillUnknown;
@@ -22,9 +22,7 @@ pub use preflight::{PreflightError, adopt, check_fresh};
 use crate::proxmox::client::{DownloadUrl, ProxmoxApi};
 use crate::proxmox::desired::DesiredState;
 use crate::proxmox::inventory::parse;
-use crate::proxmox::plan::{
-    Action, Desired, DesiredDownload, Plan, ResourceChange, StateEntry, StepOp, steps,
-};
+use crate::proxmox::plan::{Action, Desired, DesiredDownload, Plan, ResourceChange, StateEntry};
 use crate::proxmox::state::StateHandle;
 
 /// What apply does when a change needs a restart (`restart: auto | never`).
@@ -136,97 +134,25 @@ impl Executor<'_> {
     /// ([`check_fresh`], `guard::recheck`); `desired` must be the configuration the plan was
     /// made from, with generated values filled in.
     pub async fn execute(&self, plan: &Plan, desired: &DesiredState) -> ApplyReport {
-        let by_address: BTreeMap<&str, &Desired> =
-            desired.resources.iter().map(|d| (d.address(), d)).collect();
-        let changes: BTreeMap<&str, &ResourceChange> = plan
-            .resource_changes
-            .iter()
-            .map(|c| (c.address.as_str(), c))
-            .collect();
-        let mut per_resource: BTreeMap<&str, Vec<StepOp>> = BTreeMap::new();
-        for step in steps(plan) {
-            let address = plan
-                .resource_changes
-                .iter()
-                .find(|c| c.address == step.address)
-                .map(|c| c.address.as_str());
-            if let Some(address) = address {
-                per_resource.entry(address).or_default().push(step.op);
-            }
-        }
+        let work = phases::Work::new(plan, desired);
         let run = Run {
             exec: self,
             nodes: plan
                 .resource_changes
                 .iter()
                 .map(|c| {
-                    (
-                        c.node.clone(),
-                        Arc::new(Semaphore::new(self.settings.per_node.max(1))),
-                    )
+                    let limit = Semaphore::new(self.settings.per_node.max(1));
+                    (c.node.clone(), Arc::new(limit))
                 })
                 .collect(),
             reserved: Mutex::new(BTreeSet::new()),
         };
         let mut results: BTreeMap<String, Outcome> = BTreeMap::new();
-        // 0. generated values were made and stored before this run (they are in `desired`)
-        for address in per_resource.keys() {
-            if changes[address].resource_type.starts_with("random_") {
-                let detail = "generated and stored in state (never shown)".to_owned();
-                results.insert((*address).to_owned(), run.done(address, detail, Vec::new()));
-            }
-        }
-        // 1. downloads that are created or replaced
-        let downloads = per_resource.iter().filter(|(a, ops)| {
-            changes[*a].kind.is_none()
-                && ops.contains(&StepOp::Create)
-                && !results.contains_key(**a)
-        });
-        let done =
-            join_all(downloads.map(|(address, _)| {
-                run.download(changes[address], by_address.get(address).copied())
-            }))
-            .await;
-        results.extend(done);
-        // 2. guests, each on its own, within the per-node limit
-        let guests = per_resource
-            .iter()
-            .filter(|(a, _)| changes[*a].kind.is_some());
-        let done = join_all(guests.map(|(address, ops)| {
-            let change = changes[address];
-            let failed_use = change.uses.iter().find(|used| {
-                results
-                    .get(used.as_str())
-                    .is_some_and(|o| !matches!(o, Outcome::Changed { .. }))
-            });
-            let guest = match by_address.get(address) {
-                Some(Desired::Guest(guest)) => Some(guest),
-                _ => None,
-            };
-            run.guest(change, ops, guest, failed_use.cloned())
-        }))
-        .await;
-        results.extend(done);
-        // 3. downloads no longer declared
-        for (address, ops) in &per_resource {
-            if changes[address].kind.is_none()
-                && !ops.contains(&StepOp::Create)
-                && !results.contains_key(*address)
-            {
-                results.insert((*address).to_owned(), run.forget_download(address).await);
-            }
-        }
-        // 4. what the guard blocked did not run: say so, resource by resource
-        for change in &plan.resource_changes {
-            if let Some(blocked) = &change.blocked {
-                let reason = format!("blocked by the guard: {}", blocked.reason);
-                run.emit(ApplyEvent::Failed {
-                    address: change.address.clone(),
-                    error: reason.clone(),
-                });
-                results.insert(change.address.clone(), Outcome::Skipped { reason });
-            }
-        }
+        run.generated(&work, &mut results);
+        run.downloads(&work, &mut results).await;
+        run.guests(&work, &mut results).await;
+        run.removed_downloads(&work, &mut results).await;
+        run.blocked(plan, &mut results);
         let results = plan
             .resource_changes
             .iter()
