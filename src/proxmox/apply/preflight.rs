@@ -80,6 +80,28 @@ pub fn adopt(state: &[StateEntry], desired: &[Desired], inventory: &Inventory) -
 mod tests {
     use super::*;
 
+    fn plan(state: &str, config: &str) -> Plan {
+        let source = crate::proxmox::plan::PlanSource {
+            sha: String::new(),
+            config_hash: config.to_owned(),
+            state_fingerprint: state.to_owned(),
+        };
+        Plan::new(source, Vec::new())
+    }
+
+    #[test]
+    fn plan_is_fresh_only_while_state_and_configuration_hold() {
+        assert_eq!(check_fresh(&plan("s1", "c1"), "s1", "c1"), Ok(()));
+        assert_eq!(
+            check_fresh(&plan("s1", "c1"), "s2", "c1"),
+            Err(PreflightError::StaleState)
+        );
+        assert_eq!(
+            check_fresh(&plan("s1", "c1"), "s1", "c2"),
+            Err(PreflightError::ConfigChanged)
+        );
+    }
+
     #[test]
     fn marker_tag_is_found_in_any_position_and_case() {
         assert!(has_marker(Some(&"atoll;web".to_owned())));
