@@ -212,25 +212,7 @@ impl Run<'_> {
             .await
             .map_err(|e| format!("reading CT {id}: {e}"))?;
         let body = update_body(guest, &keys, &live).map_err(|e| e.to_string())?;
-        if let Some(size) = &body.grow_rootfs {
-            let upid = api
-                .lxc_resize(&node, vmid, "rootfs", size, None)
-                .await
-                .map_err(|e| format!("growing the root disk of CT {id}: {e}"))?;
-            api.wait_task(&upid)
-                .await
-                .map_err(|e| format!("growing the root disk of CT {id}: {e}"))?;
-        }
-        let mut change_body = body.change.clone();
-        if body.grow_rootfs.is_some() {
-            // the resize changed the file: the digest read before it no longer holds
-            change_body.digest = None;
-        }
-        if !change_body.set.is_empty() || !change_body.delete.is_empty() {
-            api.lxc_update_config(&node, vmid, &change_body)
-                .await
-                .map_err(|e| format!("updating CT {id}: {e}"))?;
-        }
+        let applied = self.write_config(&node, vmid, body).await?;
         let entry = entry_for(guest, id);
         self.exec
             .state
@@ -238,12 +220,6 @@ impl Run<'_> {
             .await
             .map_err(|e| e.to_string())?;
         let restarted = self.settle_power(guest, change, &node, id).await?;
-        let applied: Vec<String> = change_body
-            .set
-            .keys()
-            .chain(change_body.delete.iter())
-            .cloned()
-            .collect();
         let still = self.still_pending(&node, vmid, &applied).await?;
         let mut note = format!("updated CT {id}");
         if restarted {
@@ -263,6 +239,43 @@ impl Run<'_> {
             still.join(", ")
         ));
         Ok((note, still))
+    }
+
+    /// Grows the root disk if asked, then `PUT config` with the digest of the config the change
+    /// was computed from (read again after a resize, which rewrites the file). Returns the keys
+    /// written or deleted.
+    async fn write_config(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+        body: super::body::UpdateBody,
+    ) -> StepResult<Vec<String>> {
+        let api = self.exec.api;
+        let mut change = body.change;
+        if let Some(size) = &body.grow_rootfs {
+            let grow = |e: PveError| format!("growing the root disk of CT {vmid}: {e}");
+            let upid = api
+                .lxc_resize(node, vmid, "rootfs", size, change.digest.as_deref())
+                .await
+                .map_err(grow)?;
+            api.wait_task(&upid).await.map_err(grow)?;
+            let now = api
+                .guest_config(node, GuestKind::Lxc, vmid, false)
+                .await
+                .map_err(|e| format!("reading CT {vmid}: {e}"))?;
+            change.digest = now.digest;
+        }
+        if !change.set.is_empty() || !change.delete.is_empty() {
+            api.lxc_update_config(node, vmid, &change)
+                .await
+                .map_err(|e| format!("updating CT {vmid}: {e}"))?;
+        }
+        Ok(change
+            .set
+            .keys()
+            .chain(change.delete.iter())
+            .cloned()
+            .collect())
     }
 
     /// Starts, stops or restarts the guest as the plan and the policy say. `true` if restarted.
