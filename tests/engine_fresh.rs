@@ -47,3 +47,17 @@ async fn saved_plan_is_refused_when_the_configuration_changed() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(env.live_config(950).await["cores"], "2");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn detailed_exitcode_is_two_with_changes_and_zero_without() {
+    let env = Env::start().await;
+    env.write_tf(&cores(1));
+    let out = env.atoll(&["plan", "--detailed-exitcode"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    env.apply().await;
+    let out = env.atoll(&["plan", "--detailed-exitcode"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    env.write_tf("resource \"proxmox_virtual_environment_container\" \"x\" {\n  nodename = 1\n}\n");
+    let out = env.atoll(&["plan", "--detailed-exitcode"]).await;
+    assert_eq!(out.status.code(), Some(1), "an error is 1: {}", text(&out));
+}
