@@ -99,7 +99,7 @@ impl StateHandle {
     }
 
     pub async fn load(&self) -> Result<ProjectState, StateError> {
-        let rows = self.store.state_list(&self.scope).await?;
+        let rows = self.store.state().state_list(&self.scope).await?;
         let mut state = ProjectState {
             fingerprint: fingerprint(&rows),
             ..ProjectState::default()
@@ -163,7 +163,7 @@ impl StateHandle {
                 secrets: Secrets::default(),
             },
         };
-        Ok(self.store.state_put(&self.scope, &row).await?)
+        Ok(self.store.state().state_put(&self.scope, &row).await?)
     }
 
     /// Records generated values (before anything that uses them is created).
@@ -179,11 +179,15 @@ impl StateHandle {
             }),
             secrets: entry.values.clone(),
         };
-        Ok(self.store.state_put(&self.scope, &row).await?)
+        Ok(self.store.state().state_put(&self.scope, &row).await?)
     }
 
     pub async fn forget(&self, address: &str) -> Result<bool, StateError> {
-        Ok(self.store.state_remove(&self.scope, address).await?)
+        Ok(self
+            .store
+            .state()
+            .state_remove(&self.scope, address)
+            .await?)
     }
 }
 

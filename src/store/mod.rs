@@ -274,7 +274,7 @@ pub(crate) fn transition_sources(target: JobState) -> &'static [JobState] {
 
 /// The persistence seam. Implemented by `SqliteStore` and `PgStore`.
 #[async_trait::async_trait]
-pub trait Store: StateStore + Send + Sync + Debug {
+pub trait Store: Send + Sync + Debug {
     /// Cheap round trip, for `/readyz`.
     async fn ping(&self) -> Result<(), StoreError>;
 
@@ -331,6 +331,12 @@ pub trait Store: StateStore + Send + Sync + Debug {
 
     /// Log lines with `seq > after`, in order.
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError>;
+
+    /// Managed-resource state (`proxmox::state`). Stores that keep none (test fakes) answer
+    /// every state call with `Unavailable`.
+    fn state(&self) -> &dyn StateStore {
+        &state::NoState
+    }
 }
 
 #[cfg(test)]

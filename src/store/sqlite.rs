@@ -163,6 +163,10 @@ fn unexpected(written: &dyn std::fmt::Debug) -> StoreError {
 
 #[async_trait]
 impl Store for SqliteStore {
+    fn state(&self) -> &dyn super::StateStore {
+        self
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.reader).await?;
         Ok(())

@@ -84,6 +84,30 @@ pub trait StateStore: Send + Sync {
     async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError>;
 }
 
+/// The state of a store that keeps none.
+#[derive(Debug)]
+pub(super) struct NoState;
+
+fn no_state() -> StoreError {
+    StoreError::Unavailable("this store keeps no managed-resource state".to_owned())
+}
+
+#[async_trait]
+impl StateStore for NoState {
+    async fn state_list(&self, _: &StateScope) -> Result<Vec<ManagedResource>, StoreError> {
+        Err(no_state())
+    }
+    async fn state_put(&self, _: &StateScope, _: &ManagedResource) -> Result<(), StoreError> {
+        Err(no_state())
+    }
+    async fn state_remove(&self, _: &StateScope, _: &str) -> Result<bool, StoreError> {
+        Err(no_state())
+    }
+    async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
+        Err(no_state())
+    }
+}
+
 const COLUMNS: &str = "address, resource_type, node, vm_id, volid, attributes, secrets";
 
 fn vm_id_of(raw: Option<i64>) -> Result<Option<u32>, StoreError> {

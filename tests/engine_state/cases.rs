@@ -171,6 +171,6 @@ pub(crate) async fn scopes_lists_every_scope_with_resources(db: &TestStore) {
         .record(&guest("ct.b", 101, "1"))
         .await
         .expect("b");
-    let scopes = db.store.state_scopes().await.expect("scopes");
+    let scopes = db.store.state().state_scopes().await.expect("scopes");
     assert_eq!(scopes, vec![scope("a"), scope("b")]);
 }
