@@ -8,7 +8,7 @@
 )]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 use std::time::Duration;
 
@@ -206,8 +206,4 @@ pub fn container(name: &str, vm_id: Option<u32>, body: &str) -> String {
 }}
 "#
     )
-}
-
-pub fn wait_path(path: &Path) -> bool {
-    path.exists()
 }

@@ -3,23 +3,23 @@
 //! codes: 0 success, 1 error, 2 changes present with `--detailed-exitcode`. It must not print
 //! a sensitive value.
 
+mod args;
 mod output;
 mod project;
 mod settings;
 
 use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use secrecy::ExposeSecret;
 
+pub use args::{ApplyArgs, PlanArgs, ProjectArgs, StateArgs, StateCommand, VarArgs};
 pub use settings::{Protect, Settings, load as load_settings};
 
-use crate::proxmox::apply::{
-    ApplyEvent, ApplySettings, Executor, RestartPolicy, check_fresh, has_steps,
-};
+use crate::proxmox::apply::{ApplyEvent, ApplySettings, Executor, check_fresh, has_steps};
 use crate::proxmox::client::{ProxmoxApi, ProxmoxClient};
 use crate::proxmox::desired::generate;
 use crate::proxmox::guard;
@@ -28,96 +28,6 @@ use crate::proxmox::state::{GeneratedEntry, StateHandle, secrets};
 use crate::render;
 use crate::store::StateScope;
 use crate::tfconfig::CliVar;
-
-/// Where the project is and which settings to use (shared by every subcommand).
-#[derive(Debug, Clone, clap::Args)]
-pub struct ProjectArgs {
-    /// The project directory (root module).
-    #[arg(long, default_value = ".")]
-    pub dir: PathBuf,
-    /// Workspace name.
-    #[arg(long, default_value = "default")]
-    pub workspace: String,
-    /// Settings file (YAML, the server's format); else `ATOLL_*` and `PROXMOX_VE_*` variables.
-    #[arg(long, env = "ATOLL_CONFIG")]
-    pub config: Option<PathBuf>,
-    /// The repository the state belongs to (`host/owner/repo`); `local` by default.
-    #[arg(long, default_value = "local")]
-    pub repo: String,
-}
-
-/// Root variable values.
-#[derive(Debug, Clone, clap::Args)]
-pub struct VarArgs {
-    /// Set a root variable: NAME=VALUE (applied after the --var-file files).
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    pub vars: Vec<String>,
-    /// Read root variable values from a .tfvars file.
-    #[arg(long = "var-file", value_name = "FILE")]
-    pub var_files: Vec<PathBuf>,
-}
-
-/// `atoll plan`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct PlanArgs {
-    #[command(flatten)]
-    pub project: ProjectArgs,
-    #[command(flatten)]
-    pub vars: VarArgs,
-    /// Print the JSON plan instead of the human one.
-    #[arg(long)]
-    pub json: bool,
-    /// Exit 2 when the plan has changes (0: none, 1: error).
-    #[arg(long)]
-    pub detailed_exitcode: bool,
-    /// Save the plan (JSON) for `atoll apply --plan FILE`.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-}
-
-/// `atoll apply`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ApplyArgs {
-    #[command(flatten)]
-    pub project: ProjectArgs,
-    #[command(flatten)]
-    pub vars: VarArgs,
-    /// A plan saved with `atoll plan --out`; refused if state or configuration changed since.
-    #[arg(long)]
-    pub plan: Option<PathBuf>,
-    /// Apply without asking (a saved plan is never asked about).
-    #[arg(long)]
-    pub auto_approve: bool,
-    /// What to do when a change needs a restart.
-    #[arg(long, value_enum, default_value_t = RestartPolicy::Auto)]
-    pub restart: RestartPolicy,
-    /// Guests changed at once per node.
-    #[arg(long, default_value_t = 4)]
-    pub parallelism: usize,
-}
-
-/// `atoll state`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct StateArgs {
-    #[command(subcommand)]
-    pub command: StateCommand,
-}
-
-#[derive(Debug, Clone, clap::Subcommand)]
-pub enum StateCommand {
-    /// List the resources atoll manages for the project and workspace.
-    List {
-        #[command(flatten)]
-        project: ProjectArgs,
-    },
-    /// Show one resource (sensitive values hidden).
-    Show {
-        /// Resource address, e.g. proxmox_virtual_environment_container.web
-        address: String,
-        #[command(flatten)]
-        project: ProjectArgs,
-    },
-}
 
 /// Runs `atoll plan`.
 pub async fn plan(args: PlanArgs) -> ExitCode {
@@ -381,6 +291,13 @@ async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
         StateCommand::List { project } => {
             let opened = open(&project).await?;
             let now = opened.state.load().await?;
+            if now.entries.is_empty() && now.generated.is_empty() {
+                let scope = opened.state.scope();
+                eprintln!(
+                    "atoll manages nothing for {} (workspace {}, repository {}).",
+                    scope.project_dir, scope.workspace, scope.repo
+                );
+            }
             print!("{}", output::state_list(&now));
         }
         StateCommand::Show { address, project } => {
