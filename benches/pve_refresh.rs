@@ -98,8 +98,10 @@ async fn run(latency: Duration, rounds: usize) -> Vec<(usize, Duration)> {
     let client = ProxmoxClient::new(&settings).expect("client");
     if !latency.is_zero() {
         let mean = sequential_mean(&client, 200).await;
+        let machine_floor = mean.as_secs_f64() * f64::from(1 + 2 * GUESTS) / WORKERS as f64;
         println!(
-            "  one request alone: {:.2} ms mean (of which {} ms injected latency)",
+            "  one request alone: {:.2} ms mean (of which {} ms injected latency); \
+             floor at that cost: {machine_floor:.3} s",
             mean.as_secs_f64() * 1000.0,
             latency.as_millis()
         );

@@ -363,3 +363,24 @@ async fn an_expired_ticket_is_replaced_once_by_a_new_login() {
     assert_eq!(fake.count("POST", "/api2/json/access/ticket"), 2);
     assert_eq!(fake.count("GET", "/api2/json/nodes"), 2);
 }
+
+#[tokio::test]
+async fn empty_or_malformed_config_changes_are_refused_before_sending() {
+    let fake = Fake::new(|_, _| ok(Value::Null));
+    let client = ProxmoxClient::new(&settings(&serve(&fake).await, token())).expect("client");
+    let empty = client
+        .lxc_update_config(&node(), vmid(100), &ConfigChange::default())
+        .await;
+    assert!(
+        matches!(&empty, Err(PveError::Validation { detail, .. }) if detail.message == "no options specified"),
+        "{empty:?}"
+    );
+    let mut control = ConfigChange::default();
+    control.set.insert("digest".into(), "abc".into());
+    let err = client
+        .lxc_update_config(&node(), vmid(100), &control)
+        .await
+        .expect_err("control key");
+    assert!(matches!(err, PveError::Validation { .. }), "{err:?}");
+    assert!(fake.requests().is_empty(), "nothing was sent");
+}

@@ -9,8 +9,8 @@ use secrecy::SecretString;
 use serde::Deserialize;
 use tokio::sync::Mutex;
 
-use super::error::{Detail, PveError};
-use super::transport::{Call, Param, Transport};
+use super::error::PveError;
+use super::transport::{Call, Param, Transport, decode};
 
 /// A valid ticket and its CSRF token. `Debug` redacts both.
 #[derive(Debug, Clone)]
@@ -81,13 +81,8 @@ async fn login(
         Call::new(Method::POST, "/access/ticket".into(), None).param("username", username);
     call.params
         .push(("password".into(), Param::Secret(password.clone())));
-    let value = transport.send(&call, HeaderMap::new()).await?;
-    let response: TicketResponse = serde_json::from_value(value).map_err(|e| {
-        PveError::Protocol(Detail {
-            op: call.op(),
-            message: format!("decoding ticket: {e}"),
-        })
-    })?;
+    let body = transport.send(&call, HeaderMap::new()).await?;
+    let response: TicketResponse = decode(&call, &body)?;
     tracing::debug!(user = username, "obtained proxmox ticket");
     Ok(Ticket {
         cookie: SecretString::from(response.ticket),

@@ -87,6 +87,20 @@ impl ProxmoxClient {
                 errors: Default::default(),
             });
         }
+        if let Some(key) = change
+            .set
+            .keys()
+            .find(|k| ["delete", "digest", "revert"].contains(&k.as_str()))
+        {
+            let detail = Detail {
+                op: call.op(),
+                message: format!("'{key}' is not a config key"),
+            };
+            return Err(PveError::Validation {
+                detail,
+                errors: Default::default(),
+            });
+        }
         for (key, value) in &change.set {
             call = call.param(key, value);
         }

@@ -5,10 +5,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use rand::Rng;
 use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -162,16 +164,11 @@ impl Transport {
 
     /// Sends `call`, retrying transient failures where that is safe, and decodes `data`.
     pub(crate) async fn execute<T: DeserializeOwned>(&self, call: &Call) -> Result<T, PveError> {
-        let value = self.execute_value(call).await?;
-        serde_json::from_value(value).map_err(|e| {
-            PveError::Protocol(Detail {
-                op: call.op(),
-                message: format!("decoding data: {e}"),
-            })
-        })
+        let body = self.execute_raw(call).await?;
+        decode(call, &body)
     }
 
-    pub(crate) async fn execute_value(&self, call: &Call) -> Result<serde_json::Value, PveError> {
+    async fn execute_raw(&self, call: &Call) -> Result<Bytes, PveError> {
         let mut attempt = 0;
         let mut relogged = false;
         loop {
@@ -200,7 +197,7 @@ impl Transport {
         }
     }
 
-    async fn send_authenticated(&self, call: &Call) -> Result<serde_json::Value, PveError> {
+    async fn send_authenticated(&self, call: &Call) -> Result<Bytes, PveError> {
         let mut headers = HeaderMap::new();
         match &self.auth {
             Auth::ApiToken(token) => {
@@ -223,11 +220,7 @@ impl Transport {
     }
 
     /// One exchange, no retries; `headers` carry the authentication.
-    pub(crate) async fn send(
-        &self,
-        call: &Call,
-        headers: HeaderMap,
-    ) -> Result<serde_json::Value, PveError> {
+    pub(crate) async fn send(&self, call: &Call, headers: HeaderMap) -> Result<Bytes, PveError> {
         let node_key = call.node.as_deref().unwrap_or("");
         let _permit = self.limits.acquire(node_key).await?;
         let url = format!("{}{}", self.base, call.path);
@@ -267,20 +260,26 @@ impl Transport {
                 &body,
             ));
         }
-        let mut envelope: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
+        Ok(body)
+    }
+}
+
+/// PVE's success envelope.
+#[derive(Deserialize)]
+struct Envelope<T> {
+    data: T,
+}
+
+/// Decodes `{"data": ...}` straight into `T` (no intermediate JSON tree).
+pub(crate) fn decode<T: DeserializeOwned>(call: &Call, body: &[u8]) -> Result<T, PveError> {
+    serde_json::from_slice::<Envelope<T>>(body)
+        .map(|e| e.data)
+        .map_err(|e| {
             PveError::Protocol(Detail {
                 op: call.op(),
-                message: format!("body is not JSON: {e}"),
+                message: format!("decoding the response: {e}"),
             })
-        })?;
-        match envelope.get_mut("data") {
-            Some(data) => Ok(data.take()),
-            None => Err(PveError::Protocol(Detail {
-                op: call.op(),
-                message: "response has no 'data' field".into(),
-            })),
-        }
-    }
+        })
 }
 
 fn sensitive(value: &str, call: &Call) -> Result<HeaderValue, PveError> {
