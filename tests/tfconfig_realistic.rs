@@ -273,3 +273,26 @@ fn validate_exits_one_and_prints_terraform_shaped_errors() {
         "{stdout}"
     );
 }
+
+#[test]
+fn json_diagnostics_carry_file_line_and_column() {
+    let loaded = load_at(&fixture("module_arg_typo"), ".", Vec::new());
+    let json = tfconfig::cli::to_json(&loaded);
+    let diags = json["diagnostics"].as_array().expect("diagnostics");
+    assert_eq!(diags.len(), 2);
+    assert_eq!(diags[0]["severity"], "error");
+    assert_eq!(diags[0]["summary"], "Unsupported argument");
+    assert_eq!(
+        (
+            diags[0]["file"].as_str(),
+            diags[0]["line"].as_u64(),
+            diags[0]["column"].as_u64()
+        ),
+        (Some("main.tf"), Some(3), Some(3))
+    );
+    assert_eq!(
+        (diags[1]["line"].as_u64(), diags[1]["column"].as_u64()),
+        (Some(1), Some(19))
+    );
+    assert!(json["resources"].as_array().is_some_and(Vec::is_empty));
+}

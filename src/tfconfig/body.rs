@@ -69,18 +69,7 @@ fn eval_attrs(
             continue;
         }
         let Some(a) = schema.attr(name) else {
-            let detail = if schema.block(name).is_some() {
-                format!(
-                    "An argument named \"{name}\" is not expected here. Did you mean to define a block of type \"{name}\"?"
-                )
-            } else {
-                let names = schema.attrs.iter().filter(|a| !a.read_only).map(|a| a.name);
-                format!(
-                    "An argument named \"{name}\" is not expected here.{}",
-                    did_you_mean(name, names)
-                )
-            };
-            diags.push(s.error("Unsupported argument", detail, attr.key.span()));
+            diags.push(unsupported_argument(s, schema, attr));
             continue;
         };
         if a.read_only {
@@ -91,30 +80,7 @@ fn eval_attrs(
             ));
             continue;
         }
-        let v = match s.eval(&attr.value) {
-            Ok(v) => v,
-            Err(d) => {
-                diags.push(d);
-                out.insert(name.to_owned(), Value::Unknown(a.ty.to_type()));
-                continue;
-            }
-        };
-        let v = match convert(v, &a.ty) {
-            Ok(v) => v,
-            Err(e) => {
-                diags.push(s.error(
-                    "Incorrect attribute value type",
-                    format!(
-                        "Inappropriate value for attribute \"{name}\": {}.",
-                        e.message()
-                    ),
-                    attr.value.span(),
-                ));
-                Value::Unknown(a.ty.to_type())
-            }
-        };
-        let v = if v.is_null() { fill(a) } else { v };
-        out.insert(name.to_owned(), v.mark(a.sensitive));
+        out.insert(name.to_owned(), eval_argument(s, attr, a, diags));
     }
     for a in &schema.attrs {
         if out.contains_key(a.name) {
@@ -134,6 +100,58 @@ fn eval_attrs(
         }
         out.insert(a.name.to_owned(), fill(a).mark(a.sensitive));
     }
+}
+
+/// `Unsupported argument`, suggesting a block of that name or a close argument name.
+fn unsupported_argument(
+    s: &Scope<'_>,
+    schema: &BodySchema,
+    attr: &hcl_edit::structure::Attribute,
+) -> Diagnostic {
+    let name = attr.key.as_str();
+    let detail = if schema.block(name).is_some() {
+        format!(
+            "An argument named \"{name}\" is not expected here. Did you mean to define a block of type \"{name}\"?"
+        )
+    } else {
+        let names = schema.attrs.iter().filter(|a| !a.read_only).map(|a| a.name);
+        format!(
+            "An argument named \"{name}\" is not expected here.{}",
+            did_you_mean(name, names)
+        )
+    };
+    s.error("Unsupported argument", detail, attr.key.span())
+}
+
+/// One configured argument: evaluated, converted to its schema type (null means unset), and
+/// marked when the schema says sensitive. Errors leave an unknown of the right type.
+fn eval_argument(
+    s: &Scope<'_>,
+    attr: &hcl_edit::structure::Attribute,
+    a: &super::schema::AttrSchema,
+    diags: &mut Vec<Diagnostic>,
+) -> Value {
+    let v = match s.eval(&attr.value).map(|v| convert(v, &a.ty)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            diags.push(s.error(
+                "Incorrect attribute value type",
+                format!(
+                    "Inappropriate value for attribute \"{}\": {}.",
+                    a.name,
+                    e.message()
+                ),
+                attr.value.span(),
+            ));
+            return Value::Unknown(a.ty.to_type());
+        }
+        Err(d) => {
+            diags.push(d);
+            return Value::Unknown(a.ty.to_type());
+        }
+    };
+    let v = if v.is_null() { fill(a) } else { v };
+    v.mark(a.sensitive)
 }
 
 /// The planned value of an unset attribute: its default, `(known after apply)` when computed,
@@ -157,7 +175,7 @@ pub(crate) fn block_type(bs: &BlockSchema) -> Type {
     for b in &bs.body.blocks {
         m.insert(b.name.to_owned(), Type::List(Box::new(block_type(b))));
     }
-    Type::Object(m)
+    Type::Object(Box::new(m))
 }
 
 /// Evaluates the blocks of one type into a list of objects. The list's element type is left

@@ -78,12 +78,16 @@ fn expand_for_each(
     e: &Expr,
     what: Repeated,
 ) -> Result<Vec<Instance>, Diagnostic> {
-    let v = scope.eval(&e.expr)?;
     let noun = match what {
         Repeated::Resource => "resource",
         Repeated::Module => "module",
     };
-    let out = for_each_instances(v, noun).map_err(|detail| fe_err(scope, e, detail))?;
+    // A plain reference (`var.lxc_configs`) is read in place: only each entry is copied.
+    let out = match crate::tfconfig::eval::borrow_reference(scope, &e.expr)? {
+        Some((v, false)) => for_each_instances(v, noun),
+        _ => for_each_instances(&scope.eval(&e.expr)?, noun),
+    }
+    .map_err(|detail| fe_err(scope, e, detail))?;
     if out.len() > MAX_INSTANCES {
         return Err(fe_err(
             scope,
@@ -100,8 +104,8 @@ fn expand_for_each(
 const UNSUITABLE: &str = "The given \"for_each\" argument value is unsuitable:";
 
 /// The instances of a `for_each` value, or the detail of Terraform's error.
-fn for_each_instances(v: Value, noun: &str) -> Result<Vec<Instance>, String> {
-    let sensitive_keys = match &v {
+fn for_each_instances(v: &Value, noun: &str) -> Result<Vec<Instance>, String> {
+    let sensitive_keys = match v {
         Value::Sensitive(_) => true,
         Value::Set(_, items) => items.iter().any(Value::contains_sensitive),
         _ => false,
@@ -125,8 +129,8 @@ fn for_each_instances(v: Value, noun: &str) -> Result<Vec<Instance>, String> {
         )),
         Value::Unknown(_) => Err(unknown()),
         Value::Map(_, m) | Value::Object(m) => Ok(m
-            .into_iter()
-            .map(|(k, val)| instance(k.clone(), (Value::String(k), val)))
+            .iter()
+            .map(|(k, val)| instance(k.clone(), (Value::String(k.clone()), val.clone())))
             .collect()),
         Value::Set(t, items) => {
             let strings = matches!(t, Type::String | Type::Dynamic)
@@ -140,11 +144,11 @@ fn for_each_instances(v: Value, noun: &str) -> Result<Vec<Instance>, String> {
                 ));
             }
             items
-                .into_iter()
+                .iter()
                 .map(|item| match item {
                     Value::String(s) => Ok(instance(
                         s.clone(),
-                        (Value::String(s.clone()), Value::String(s)),
+                        (Value::String(s.clone()), Value::String(s.clone())),
                     )),
                     Value::Unknown(_) => Err(unknown()),
                     _ => Err(format!(

@@ -19,8 +19,9 @@ pub enum Type {
     List(Box<Type>),
     Set(Box<Type>),
     Map(Box<Type>),
-    Tuple(Vec<Type>),
-    Object(BTreeMap<String, Type>),
+    /// Boxed so `Type` (and with it every `Value`) stays small.
+    Tuple(Box<Vec<Type>>),
+    Object(Box<BTreeMap<String, Type>>),
 }
 
 impl Type {
@@ -169,8 +170,10 @@ impl Value {
             Value::List(t, _) => Type::List(Box::new(t.clone())),
             Value::Set(t, _) => Type::Set(Box::new(t.clone())),
             Value::Map(t, _) => Type::Map(Box::new(t.clone())),
-            Value::Tuple(items) => Type::Tuple(items.iter().map(Value::ty).collect()),
-            Value::Object(m) => Type::Object(m.iter().map(|(k, v)| (k.clone(), v.ty())).collect()),
+            Value::Tuple(items) => Type::Tuple(Box::new(items.iter().map(Value::ty).collect())),
+            Value::Object(m) => Type::Object(Box::new(
+                m.iter().map(|(k, v)| (k.clone(), v.ty())).collect(),
+            )),
             Value::Sensitive(v) => v.ty(),
         }
     }

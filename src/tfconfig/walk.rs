@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::config::{ModuleCall, Resource};
+use super::config::{ModuleCall, Output, Resource};
 use super::diag::{Diagnostic, did_you_mean};
 use super::eval::{Ctx, Scope};
 use super::expand::{InstanceKey, Repeated, instances};
@@ -74,32 +74,12 @@ impl Walker<'_> {
                     self.call(env, call, child, extra_deps);
                 }
                 Node::Output(name) => {
-                    let Some(o) = tree.config.outputs.get(&name) else {
-                        continue;
-                    };
-                    let Some(e) = &o.value else { continue };
-                    let (v, deps) = eval_recorded(env, self.ctx, e, None, None);
-                    let v = match v {
-                        Ok(v) => v,
-                        Err(d) => {
-                            self.diags.push(d);
-                            if env.prefix.is_empty() {
-                                continue;
-                            }
-                            Value::unknown()
-                        }
-                    };
-                    if env.prefix.is_empty() && v.contains_sensitive() && !o.sensitive {
-                        self.diags.push(Diagnostic::error("Output refers to sensitive values", "To reduce the risk of accidentally exporting sensitive data that was intended to be only internal, atoll (like Terraform) requires that any root module output containing sensitive data be explicitly marked as sensitive, to confirm your intent.\n\nIf you do intend to export this data, annotate the output value as sensitive by adding the following argument:\n    sensitive = true", Some(o.span.clone())));
+                    if let Some(o) = tree.config.outputs.get(&name)
+                        && let Some((value, deps)) = self.output(env, o)
+                    {
+                        walked.deps.extend(deps);
+                        walked.outputs.insert(name, value);
                     }
-                    walked.deps.extend(deps);
-                    walked.outputs.insert(
-                        name,
-                        OutputValue {
-                            value: v.mark(o.sensitive),
-                            sensitive: o.sensitive,
-                        },
-                    );
                 }
             }
         }
@@ -109,6 +89,32 @@ impl Walker<'_> {
             }
         }
         walked
+    }
+
+    /// Evaluates an output. A root output that fails has no value; a child's is unknown so
+    /// its callers do not fail twice. Root outputs holding sensitive data must say so.
+    fn output(&mut self, env: &Env<'_>, o: &Output) -> Option<(OutputValue, BTreeSet<String>)> {
+        let e = o.value.as_ref()?;
+        let root = env.prefix.is_empty();
+        let (v, deps) = eval_recorded(env, self.ctx, e, None, None);
+        let v = match v {
+            Ok(v) => v,
+            Err(d) => {
+                self.diags.push(d);
+                if root {
+                    return None;
+                }
+                Value::unknown()
+            }
+        };
+        if root && v.contains_sensitive() && !o.sensitive {
+            self.diags.push(Diagnostic::error("Output refers to sensitive values", "To reduce the risk of accidentally exporting sensitive data that was intended to be only internal, atoll (like Terraform) requires that any root module output containing sensitive data be explicitly marked as sensitive, to confirm your intent.\n\nIf you do intend to export this data, annotate the output value as sensitive by adding the following argument:\n    sensitive = true", Some(o.span.clone())));
+        }
+        let value = OutputValue {
+            value: v.mark(o.sensitive),
+            sensitive: o.sensitive,
+        };
+        Some((value, deps))
     }
 
     fn resource(&mut self, env: &mut Env<'_>, r: &Resource, extra_deps: &BTreeSet<String>) {
@@ -248,49 +254,54 @@ impl Walker<'_> {
         let mut all_deps = BTreeSet::new();
         for inst in insts {
             let prefix = format!("{}module.{}{}.", env.prefix, call.name, inst.key);
-            let mut cenv = Env::new(child, prefix.clone(), self.workspace.clone());
-            for (name, decl) in &child.config.variables {
-                let arg = call.args.iter().find(|(a, _, _)| a == name);
-                let raw = arg.map(|(_, _, e)| {
-                    let (v, deps) = eval_recorded(env, self.ctx, e, inst.each.clone(), inst.count);
-                    cenv.var_deps.insert(name.clone(), deps);
-                    let value = v.unwrap_or_else(|d| {
-                        self.diags.push(d);
-                        Value::unknown()
-                    });
-                    Raw {
-                        value,
-                        span: e.span(),
-                    }
-                });
-                let addr = format!("{prefix}var.{name}");
-                let v = if arg.is_some()
-                    && raw
-                        .as_ref()
-                        .is_some_and(|r| r.value.is_unknown() && r.value.ty() == Type::Dynamic)
-                {
-                    Value::unknown()
-                } else {
-                    finalize(self.ctx, decl, raw, &addr, false, &mut self.diags)
-                };
-                cenv.vars.insert(name.clone(), v);
-            }
+            let mut cenv = Env::new(child, prefix, self.workspace.clone());
+            self.set_child_vars(env, &mut cenv, call, child, &inst);
             let walked = self.module(&mut cenv, &child_extra);
             all_deps.extend(walked.deps);
-            let obj = Value::Object(
-                walked
-                    .outputs
-                    .into_iter()
-                    .map(|(k, o)| (k, o.value))
-                    .collect(),
-            );
-            values.push((inst.key, obj));
+            let outputs = walked.outputs.into_iter().map(|(k, o)| (k, o.value));
+            values.push((inst.key, Value::Object(outputs.collect())));
         }
         env.module_deps.insert(call.name.clone(), all_deps);
         env.modules.insert(
             call.name.clone(),
             collect(call.for_each.is_some(), call.count.is_some(), values),
         );
+    }
+
+    /// Evaluates one module instance's arguments in the caller's scope and finalises the
+    /// child's variables (type, defaults, validation) from them.
+    fn set_child_vars(
+        &mut self,
+        env: &Env<'_>,
+        cenv: &mut Env<'_>,
+        call: &ModuleCall,
+        child: &ModuleTree,
+        inst: &super::expand::Instance,
+    ) {
+        for (name, decl) in &child.config.variables {
+            let arg = call.args.iter().find(|(a, _, _)| a == name);
+            let raw = arg.map(|(_, _, e)| {
+                let (v, deps) = eval_recorded(env, self.ctx, e, inst.each.clone(), inst.count);
+                cenv.var_deps.insert(name.clone(), deps);
+                let value = v.unwrap_or_else(|d| {
+                    self.diags.push(d);
+                    Value::unknown()
+                });
+                Raw {
+                    value,
+                    span: e.span(),
+                }
+            });
+            // An argument that failed to evaluate is unknown: no second error for it.
+            let failed = raw.as_ref().is_some_and(|r| r.value == Value::unknown());
+            let v = if failed {
+                Value::unknown()
+            } else {
+                let addr = format!("{}var.{name}", cenv.prefix);
+                finalize(self.ctx, decl, raw, &addr, false, &mut self.diags)
+            };
+            cenv.vars.insert(name.clone(), v);
+        }
     }
 
     /// `Unsupported argument` (with did-you-mean) and `Missing required argument`, as

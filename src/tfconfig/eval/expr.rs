@@ -8,7 +8,7 @@ use hcl_edit::expr::{Expression, ForExpr, FuncCall, ObjectKey, TraversalOperator
 
 use super::super::funcs;
 use super::super::value::{Type, Value, quote};
-use super::traverse::{apply_ops, traverse};
+use super::traverse::{apply_ops, borrow_reference, traverse};
 use super::{Scope, ops, template};
 use crate::tfconfig::diag::Diagnostic;
 
@@ -216,6 +216,11 @@ struct ForOut {
 }
 
 fn eval_for(s: &Scope<'_>, f: &ForExpr) -> Result<Value, Diagnostic> {
+    if let Some((coll, marked)) = borrow_reference(s, &f.intro.collection_expr)?
+        && let Some(out) = eval_for_borrowed(s, f, coll)?
+    {
+        return Ok(out.mark(marked));
+    }
     let (coll, marked) = s.eval(&f.intro.collection_expr)?.into_unmarked();
     let range = f.intro.collection_expr.span();
     let Some(pairs) = iteration_pairs(s, coll, "a 'for' expression", range)? else {
@@ -246,6 +251,55 @@ fn eval_for(s: &Scope<'_>, f: &ForExpr) -> Result<Value, Diagnostic> {
         Some(_) => Value::Object(out.obj),
     };
     Ok(result.mark(marked))
+}
+
+/// `for` over a collection borrowed from the names: each element is bound by reference, so
+/// `[for k, c in aws_x.y : c.id]` copies only the ids. `None` when the value is not a known
+/// collection (the owned path then reports the error).
+fn eval_for_borrowed<'a>(
+    s: &Scope<'a>,
+    f: &ForExpr,
+    coll: &'a Value,
+) -> Result<Option<Value>, Diagnostic> {
+    let (coll, marked) = coll.unmark();
+    let pairs: Vec<(Value, &'a Value)> = match coll {
+        Value::List(_, items) | Value::Tuple(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (Value::Number(i as f64), v))
+            .collect(),
+        Value::Set(_, items) => items.iter().map(|v| (v.clone(), v)).collect(),
+        Value::Map(_, m) | Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| (Value::String(k.clone()), v))
+            .collect(),
+        _ => return Ok(None),
+    };
+    s.charge(pairs.len() as u64, f.intro.collection_expr.span())?;
+    let key_name = f.intro.key_var.as_ref().map(|k| k.as_str().to_owned());
+    let val_name = f.intro.value_var.as_str().to_owned();
+    let mut out = ForOut::default();
+    for (k, v) in pairs {
+        let mut b = vec![(val_name.clone(), std::borrow::Cow::Borrowed(v))];
+        if let Some(kn) = &key_name {
+            b.push((kn.clone(), std::borrow::Cow::Owned(k)));
+        }
+        let child = s.child_cow(b);
+        if let Step::Unknown = for_item(&child, f, &mut out)? {
+            return Ok(Some(Value::Unknown(Type::Dynamic).mark(marked)));
+        }
+    }
+    let result = match &f.key_expr {
+        None => Value::Tuple(out.list),
+        Some(_) if f.grouping => Value::Object(
+            out.groups
+                .into_iter()
+                .map(|(k, v)| (k, Value::Tuple(v)))
+                .collect(),
+        ),
+        Some(_) => Value::Object(out.obj),
+    };
+    Ok(Some(result.mark(marked)))
 }
 
 enum Step {

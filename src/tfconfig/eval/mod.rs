@@ -105,7 +105,7 @@ pub struct Scope<'a> {
     pub file: usize,
     pub functions_allowed: bool,
     parent: Option<&'a Scope<'a>>,
-    bindings: Vec<(String, Value)>,
+    bindings: Vec<(String, Cow<'a, Value>)>,
 }
 
 impl std::fmt::Debug for Scope<'_> {
@@ -142,6 +142,15 @@ impl<'a> Scope<'a> {
 
     /// A child scope with extra bindings.
     pub fn child(&'a self, bindings: Vec<(String, Value)>) -> Scope<'a> {
+        let bindings = bindings
+            .into_iter()
+            .map(|(n, v)| (n, Cow::Owned(v)))
+            .collect();
+        self.child_cow(bindings)
+    }
+
+    /// A child scope whose bindings may borrow values that outlive it (no copies).
+    pub(crate) fn child_cow(&'a self, bindings: Vec<(String, Cow<'a, Value>)>) -> Scope<'a> {
         Scope {
             ctx: self.ctx,
             names: self.names,
@@ -157,7 +166,7 @@ impl<'a> Scope<'a> {
             .iter()
             .rev()
             .find(|(n, _)| n == name)
-            .map(|(_, v)| v)
+            .map(|(_, v)| v.as_ref())
             .or_else(|| self.parent.and_then(|p| p.binding(name)))
     }
 
@@ -270,6 +279,7 @@ pub fn references(e: &Expression, out: &mut Vec<(String, Option<String>, Option<
 
 pub(crate) use expr::iteration_pairs;
 pub use ops::equals as ops_equals;
+pub(crate) use traverse::borrow_reference;
 
 /// Evaluates a parsed template (for `templatefile`).
 pub fn eval_template(

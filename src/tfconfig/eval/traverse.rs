@@ -15,13 +15,22 @@ pub(super) fn traverse(
     e: &Expression,
 ) -> Result<Value, Diagnostic> {
     if let Some(bound) = s.binding(root.as_str()) {
-        s.charge_value(bound, e.span())?;
-        return apply_ops(s, bound.clone(), ops);
+        return copy_then_apply(s, bound, ops, e);
     }
     let (base, used) = s.names.resolve(root, ops, s)?;
     let rest = ops.get(used..).unwrap_or(&[]);
-    // Walk known attribute/index steps by reference before copying anything.
-    let (value, marked, consumed) = walk_borrowed(s, &base, rest)?;
+    copy_then_apply(s, &base, rest, e)
+}
+
+/// Walks known attribute/index steps by reference, then copies only what is left and applies
+/// the remaining steps.
+fn copy_then_apply(
+    s: &Scope<'_>,
+    base: &Value,
+    rest: &[Decorated<TraversalOperator>],
+    e: &Expression,
+) -> Result<Value, Diagnostic> {
+    let (value, marked, consumed) = walk_borrowed(s, base, rest)?;
     s.charge_value(value, e.span())?;
     let owned = value.clone();
     let rest = rest.get(consumed..).unwrap_or(&[]);
@@ -30,7 +39,7 @@ pub(super) fn traverse(
 
 /// Follows `GetAttr`/`Index` steps through known values without copying. Stops at the first
 /// step that needs the owned path (splats, unknowns, errors).
-fn walk_borrowed<'v>(
+pub(super) fn walk_borrowed<'v>(
     s: &Scope<'_>,
     mut v: &'v Value,
     ops: &[Decorated<TraversalOperator>],
@@ -288,4 +297,32 @@ pub(super) fn index(
         }
     };
     Ok(out.mark(marked))
+}
+
+/// The value a plain reference (`aws_x.y`, `var.m`, `local.l.k`) names, borrowed from the
+/// names resolver without copying; `None` when it cannot be borrowed (bound names, computed
+/// values, steps that need a copy).
+pub(crate) fn borrow_reference<'a>(
+    s: &Scope<'a>,
+    e: &Expression,
+) -> Result<Option<(&'a Value, bool)>, Diagnostic> {
+    let (root, ops): (&Decorated<hcl_edit::Ident>, &[Decorated<TraversalOperator>]) = match e {
+        Expression::Variable(v) => (v, &[]),
+        Expression::Traversal(t) => match &t.expr {
+            Expression::Variable(v) => (v, &t.operators),
+            _ => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    if s.binding(root.as_str()).is_some() {
+        return Ok(None);
+    }
+    let names: &'a dyn super::Names = s.names;
+    let (base, used) = names.resolve(root, ops, s)?;
+    let std::borrow::Cow::Borrowed(base) = base else {
+        return Ok(None);
+    };
+    let rest = ops.get(used..).unwrap_or(&[]);
+    let (value, marked, consumed) = walk_borrowed(s, base, rest)?;
+    Ok((consumed == rest.len()).then_some((value, marked)))
 }

@@ -76,44 +76,15 @@ fn load_dir(
         format!("{rel}/")
     };
     for name in list_files(dir, &prefix, diags) {
-        let path = dir.join(&name);
         let display = format!("{prefix}{name}");
-        let converted = read_limited(checkout, &path).and_then(|t| {
-            if name.ends_with(".json") {
-                json::to_native(&t)
-                    .map_err(|e| format!("it is not valid Terraform JSON syntax: {e}"))
-            } else {
-                Ok(t)
-            }
-        });
-        let text = match converted {
-            Ok(t) => t,
-            Err(why) => {
-                diags.push(Diagnostic::error(
-                    "Failed to read file",
-                    format!("The configuration file {display:?} could not be read: {why}."),
-                    None,
-                ));
-                continue;
-            }
-        };
-        let file = sources.add(display, text);
-        let body = match hcl_edit::parser::parse_body(sources.text(file)) {
-            Ok(b) => b,
-            Err(e) => {
-                let off = e.location().offset();
-                diags.push(Diagnostic::error(
-                    "Invalid HCL syntax",
-                    format!("{}.", capitalise(e.message())),
-                    Some(Span {
-                        file,
-                        range: off..off + 1,
-                    }),
-                ));
-                continue;
-            }
-        };
-        decode_file(&mut config, file, &body, sources, diags);
+        load_file(
+            checkout,
+            &dir.join(&name),
+            display,
+            &mut config,
+            sources,
+            diags,
+        );
     }
     let mut children = BTreeMap::new();
     let calls: Vec<(String, String, Span)> = config
@@ -135,6 +106,51 @@ fn load_dir(
         rel,
         config,
         children,
+    }
+}
+
+/// Reads, parses and decodes one file into `config` (JSON syntax converted first).
+fn load_file(
+    checkout: &Path,
+    path: &Path,
+    display: String,
+    config: &mut Module,
+    sources: &mut SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let json = display.ends_with(".json");
+    let converted = read_limited(checkout, path).and_then(|t| {
+        if json {
+            json::to_native(&t).map_err(|e| format!("it is not valid Terraform JSON syntax: {e}"))
+        } else {
+            Ok(t)
+        }
+    });
+    let text = match converted {
+        Ok(t) => t,
+        Err(why) => {
+            diags.push(Diagnostic::error(
+                "Failed to read file",
+                format!("The configuration file {display:?} could not be read: {why}."),
+                None,
+            ));
+            return;
+        }
+    };
+    let file = sources.add(display, text);
+    match hcl_edit::parser::parse_body(sources.text(file)) {
+        Ok(body) => decode_file(config, file, &body, sources, diags),
+        Err(e) => {
+            let off = e.location().offset();
+            diags.push(Diagnostic::error(
+                "Invalid HCL syntax",
+                format!("{}.", capitalise(e.message())),
+                Some(Span {
+                    file,
+                    range: off..off + 1,
+                }),
+            ));
+        }
     }
 }
 

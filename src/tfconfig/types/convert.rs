@@ -155,15 +155,16 @@ fn convert_map(v: Value, c: &Constraint, e: &Constraint) -> Result<Value, ConvEr
     let (Value::Map(_, entries) | Value::Object(entries)) = v else {
         return Err(ConvError::new(format!("{} required", c.friendly())));
     };
-    let mut out = BTreeMap::new();
+    let mut keys = Vec::with_capacity(entries.len());
+    let mut vals = Vec::with_capacity(entries.len());
     for (k, item) in entries {
         let conv = convert(item, e).map_err(|err| err.at(format!("element {}", quote(&k))))?;
-        out.insert(k, conv);
+        keys.push(k);
+        vals.push(conv);
     }
-    let mut vals: Vec<Value> = out.values().cloned().collect();
     let elem = unify_elements(&mut vals, e)
         .map_err(|_| ConvError::new("all map elements must have the same type"))?;
-    let out = out.into_keys().zip(vals).collect();
+    let out: BTreeMap<String, Value> = keys.into_iter().zip(vals).collect();
     Ok(Value::Map(elem, out))
 }
 

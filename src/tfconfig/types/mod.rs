@@ -47,13 +47,15 @@ impl Constraint {
             Constraint::List(e) => Type::List(Box::new(e.to_type())),
             Constraint::Set(e) => Type::Set(Box::new(e.to_type())),
             Constraint::Map(e) => Type::Map(Box::new(e.to_type())),
-            Constraint::Tuple(es) => Type::Tuple(es.iter().map(Constraint::to_type).collect()),
-            Constraint::Object(attrs) => Type::Object(
+            Constraint::Tuple(es) => {
+                Type::Tuple(Box::new(es.iter().map(Constraint::to_type).collect()))
+            }
+            Constraint::Object(attrs) => Type::Object(Box::new(
                 attrs
                     .iter()
                     .map(|(k, a)| (k.clone(), a.ty.to_type()))
                     .collect(),
-            ),
+            )),
         }
     }
 

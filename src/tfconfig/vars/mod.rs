@@ -74,24 +74,7 @@ pub(crate) fn finalize(
 ) -> Value {
     let c = constraint(ctx, v, diags);
     let declared_at = ctx.sources.borrow().fmt_range(&v.span);
-    let default = v.default.as_ref().and_then(|d| {
-        let scope = Scope::constant(ctx, d.file);
-        let raw = scope.eval(&d.expr).map(|value| Raw { value, span: d.span() });
-        if let Ok(r) = &raw {
-            warn_undeclared(r, &c, addr, diags);
-        }
-        match raw.map(|r| apply_defaults(r.value, &c)).map(|x| convert(x, &c)) {
-            Ok(Ok(x)) => Some(x),
-            Ok(Err(e)) => {
-                diags.push(Diagnostic::error("Invalid default value for variable", format!("This default value is not compatible with the variable's type constraint: {}.", e.message()), d.span()));
-                None
-            }
-            Err(diag) => {
-                diags.push(diag);
-                None
-            }
-        }
-    });
+    let default = default_value(ctx, v, &c, addr, diags);
     let Some(given) = raw else {
         return match (&v.default, default) {
             (Some(_), Some(d)) => d.mark(v.sensitive),
@@ -150,6 +133,42 @@ pub(crate) fn finalize(
     };
     validate(ctx, v, &value, addr, diags);
     value.mark(v.sensitive)
+}
+
+/// The declared default, with `optional()` defaults applied and converted to the type.
+fn default_value(
+    ctx: &Ctx,
+    v: &Variable,
+    c: &Constraint,
+    addr: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Value> {
+    let d = v.default.as_ref()?;
+    let raw = match Scope::constant(ctx, d.file).eval(&d.expr) {
+        Ok(value) => Raw {
+            value,
+            span: d.span(),
+        },
+        Err(diag) => {
+            diags.push(diag);
+            return None;
+        }
+    };
+    warn_undeclared(&raw, c, addr, diags);
+    match convert(apply_defaults(raw.value, c), c) {
+        Ok(x) => Some(x),
+        Err(e) => {
+            diags.push(Diagnostic::error(
+                "Invalid default value for variable",
+                format!(
+                    "This default value is not compatible with the variable's type constraint: {}.",
+                    e.message()
+                ),
+                d.span(),
+            ));
+            None
+        }
+    }
 }
 
 /// Names inside a validation condition: only `var.<name>`.
