@@ -29,6 +29,12 @@ enum Command {
     PveSim(atoll::pvesim::cli::PveSimArgs),
     /// Load and evaluate a project without contacting Proxmox; Terraform-style diagnostics.
     Validate(atoll::tfconfig::cli::ValidateArgs),
+    /// Plan a project against the configured Proxmox VE endpoint (same engine and guard as the server).
+    Plan(atoll::proxmox::cli::PlanArgs),
+    /// Apply a project, or a plan saved with `atoll plan --out`.
+    Apply(atoll::proxmox::cli::ApplyArgs),
+    /// What atoll manages for a project and workspace.
+    State(atoll::proxmox::cli::StateArgs),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +57,9 @@ fn main() -> ExitCode {
             let argv: Vec<String> = std::env::args().collect();
             atoll::tfconfig::cli::run(&args, &argv)
         }
+        Command::Plan(args) => run_cli(atoll::proxmox::cli::plan(args)),
+        Command::Apply(args) => run_cli(atoll::proxmox::cli::apply(args)),
+        Command::State(args) => run_cli(atoll::proxmox::cli::state(args)),
     }
 }
 
@@ -102,6 +111,24 @@ fn run(command: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCo
         Err(e) => {
             tracing::error!("{e:#}");
             eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs a command that maps its own outcome to an exit code (`plan`, `apply`, `state`).
+fn run_cli(command: impl std::future::Future<Output = ExitCode>) -> ExitCode {
+    atoll::telemetry::init(&LogSettings {
+        level: "warn".to_owned(),
+        format: LogFormat::Text,
+    });
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(command),
+        Err(e) => {
+            eprintln!("error: starting the async runtime: {e}");
             ExitCode::FAILURE
         }
     }

@@ -2,14 +2,22 @@
 //!
 //! `types` holds the typed PVE values (ids, task ids, property strings); `client` talks to the
 //! REST API (auth, TLS, errors, retries, tasks, per-node limits) behind the [`ProxmoxApi`] seam;
-//! `discover` finds the guest atoll itself runs on; `plan` (pure) turns desired state, state and
-//! inventory into a plan with per-attribute effects; `guard` holds the self-host refusal rules.
-//! Nothing here formats user-facing text (that is `render`'s job).
+//! `discover` finds the guest atoll itself runs on. `desired` adapts the loader's output to the
+//! plan engine, `state` keeps what atoll manages, `inventory` refreshes the cluster, `apply`
+//! executes a plan and `cli` is `atoll plan/apply/state`. This module must not format
+//! user-facing text nor decide what a change does to a guest (that is `plan`'s job).
+//!
+//! [`ProxmoxApi`]: client::ProxmoxApi
 
+pub mod apply;
+pub mod cli;
 pub mod client;
+pub mod desired;
 pub mod discover;
 pub mod guard;
+pub mod inventory;
 pub mod plan;
+pub mod state;
 pub mod types;
 
 pub use client::{ClientSettings, ProxmoxApi, ProxmoxClient, PveError};

@@ -149,6 +149,9 @@ pub(crate) struct Cluster {
     pub(crate) storages: BTreeMap<(String, String), Storage>,
     pub(crate) tasks: BTreeMap<String, Task>,
     pub(crate) next_pid: u32,
+    /// What each container was created from (`ostemplate`, `ssh-public-keys`, ...; never the
+    /// password): PVE writes these into the guest, out of the API's sight. For tests.
+    pub(crate) created_from: BTreeMap<u32, BTreeMap<String, String>>,
 }
 
 /// Seconds since the epoch.

@@ -185,6 +185,18 @@ impl Simulator {
         &self.sim.faults
     }
 
+    /// The create-only parameters a container was created with (`ostemplate`,
+    /// `ssh-public-keys`, `pool`, `storage`; never the password), which PVE applies inside the
+    /// guest where the API cannot read them back.
+    pub fn created_from(&self, vmid: u32) -> BTreeMap<String, String> {
+        self.sim
+            .cluster()
+            .created_from
+            .get(&vmid)
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// What the simulator did to a guest so far (hot-plugs, link recreation, pending applied).
     pub fn guest_events(&self, vmid: u32) -> Vec<GuestEvent> {
         self.sim

@@ -37,10 +37,12 @@ mod schema;
 mod sqlite;
 mod sqlite_commit;
 mod sqlite_writes;
+mod state;
 
 pub use locks::LockStore;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
+pub use state::{ManagedResource, Secrets, StateScope, StateStore};
 
 /// What went wrong talking to the store, by what the caller can do about it.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -338,6 +340,12 @@ pub trait Store: LockStore + Send + Sync + Debug {
 
     /// Log lines with `seq > after`, in order.
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError>;
+
+    /// Managed-resource state (`proxmox::state`). Stores that keep none (test fakes) answer
+    /// every state call with `Unavailable`.
+    fn state(&self) -> &dyn StateStore {
+        &state::NoState
+    }
 }
 
 #[cfg(test)]

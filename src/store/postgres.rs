@@ -108,6 +108,10 @@ fn lease_micros(lease: Duration) -> f64 {
 
 #[async_trait]
 impl Store for PgStore {
+    fn state(&self) -> &dyn super::StateStore {
+        self
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
         Ok(())

@@ -19,6 +19,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         include_str!("../../migrations/sqlite/0001_jobs.sql"),
     ),
     (
+        2,
+        "managed resources",
+        include_str!("../../migrations/sqlite/0002_managed_resources.sql"),
+    ),
+    (
         10,
         "locks plans audit",
         include_str!("../../migrations/sqlite/0010_locks_plans_audit.sql"),
@@ -31,6 +36,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         1,
         "jobs",
         include_str!("../../migrations/postgres/0001_jobs.sql"),
+    ),
+    (
+        2,
+        "managed resources",
+        include_str!("../../migrations/postgres/0002_managed_resources.sql"),
     ),
     (
         10,

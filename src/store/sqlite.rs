@@ -35,7 +35,7 @@ pub struct SqliteStore {
     pub(super) writer: SqlitePool,
     pub(super) reader: SqlitePool,
     signal: watch::Sender<u64>,
-    committer: Committer,
+    pub(super) committer: Committer,
 }
 
 impl SqliteStore {
@@ -168,6 +168,10 @@ fn unexpected(written: &dyn std::fmt::Debug) -> StoreError {
 
 #[async_trait]
 impl Store for SqliteStore {
+    fn state(&self) -> &dyn super::StateStore {
+        self
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.reader).await?;
         Ok(())

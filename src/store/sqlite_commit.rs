@@ -48,6 +48,8 @@ pub(super) enum Write {
         error: Option<String>,
     },
     Reap,
+    /// `proxmox::state` rows (`store::state`).
+    State(super::state::StateWrite),
 }
 
 /// What a write produced.

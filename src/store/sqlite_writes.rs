@@ -45,6 +45,9 @@ pub(super) async fn write_one(
             .await
             .map(Written::Moved),
         Write::Reap => reap(conn, now).await.map(Written::Reaped),
+        Write::State(write) => super::state::sqlite_write(conn, write, now)
+            .await
+            .map(Written::Moved),
     }
 }
 

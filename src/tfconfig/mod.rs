@@ -113,8 +113,18 @@ impl Loaded {
     }
 }
 
+/// Values of computed attributes known before evaluation, by instance address and attribute
+/// name (`random_password.db` -> `result`); they replace the attribute's unknown value.
+pub type Known = BTreeMap<String, BTreeMap<String, Value>>;
+
 /// Loads and evaluates a project. Never panics on bad input; problems become diagnostics.
 pub fn load(input: &Input) -> Loaded {
+    load_with_known(input, &Known::new())
+}
+
+/// [`load`], with the computed values atoll already knows (from its state, or derived from
+/// other resources' arguments) filled in, so references to them evaluate to known values.
+pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
     let mut diags = Vec::new();
     let mut sources = SourceMap::default();
     let Some((checkout, root)) = locate(input, &mut diags) else {
@@ -154,6 +164,7 @@ pub fn load(input: &Input) -> Loaded {
     }
     let mut walker = walk::Walker {
         ctx: &ctx,
+        known,
         workspace: input.workspace.clone(),
         resources: Vec::new(),
         diags,

@@ -19,6 +19,9 @@ use crate::tfconfig::value::{Type, Value};
 #[derive(Debug)]
 pub(crate) struct Walker<'c> {
     pub(crate) ctx: &'c Ctx,
+    /// Values of computed attributes already known from atoll's state (generated values,
+    /// download ids), by instance address.
+    pub(crate) known: &'c super::Known,
     pub(crate) workspace: String,
     pub(crate) resources: Vec<ResourceInstance>,
     pub(crate) diags: Vec<Diagnostic>,
@@ -167,6 +170,8 @@ impl Walker<'_> {
             let attrs = body::eval_body(&scope, &r.body, &schema.body, true, open, &mut self.diags);
             let mut deps = env.take_recorded();
             deps.extend(shared.iter().cloned());
+            let address = format!("{}{key}{}", env.prefix, inst.key);
+            let attrs = with_known(attrs, self.known.get(&address));
             self.push_instance(env, r, &key, &inst.key, deps);
             values.push((inst.key, attrs));
         }
@@ -387,4 +392,21 @@ fn take_instance(resources: &mut BTreeMap<String, Value>, key: &str, ik: &Instan
         _ => None,
     };
     slot.map_or_else(Value::unknown, |s| std::mem::replace(s, Value::null()))
+}
+
+/// Fills attributes that evaluated to unknown with the values atoll already knows for this
+/// instance (a generated password from state, a download's volume id).
+fn with_known(attrs: Value, known: Option<&BTreeMap<String, Value>>) -> Value {
+    let (Some(known), Value::Object(mut fields)) = (known, attrs.clone()) else {
+        return attrs;
+    };
+    for (name, value) in known {
+        let unknown = fields
+            .get(name)
+            .is_some_and(|v| matches!(v.unmark().0, Value::Unknown(_)));
+        if unknown {
+            fields.insert(name.clone(), value.clone());
+        }
+    }
+    Value::Object(fields)
 }

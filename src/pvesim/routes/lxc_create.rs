@@ -48,6 +48,14 @@ pub(crate) async fn create(
     let (upid, vmid) = {
         let mut cluster = sim.cluster();
         job.reserve(&mut cluster, ha_managed)?;
+        // What PVE writes into the guest out of the API's sight, kept for tests.
+        let mut created_from = BTreeMap::from([("ostemplate".to_owned(), job.ostemplate.clone())]);
+        for key in ["ssh-public-keys", "pool", "storage"] {
+            if let Some(value) = params.get(key)? {
+                created_from.insert(key.to_owned(), value.to_owned());
+            }
+        }
+        cluster.created_from.insert(job.vmid, created_from);
         (
             cluster.new_task(
                 &job.node,

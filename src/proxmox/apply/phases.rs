@@ -1,0 +1,130 @@
+//! The phases of one run, in order: generated values, downloads, guests, removed downloads,
+//! and what the guard blocked.
+
+use std::collections::BTreeMap;
+
+use futures::future::join_all;
+
+use super::{ApplyEvent, Outcome, Run};
+use crate::proxmox::desired::DesiredState;
+use crate::proxmox::plan::{Desired, Plan, ResourceChange, StepOp, steps};
+
+/// The plan indexed for one run: each resource's change, desired state and steps.
+pub(super) struct Work<'p> {
+    changes: BTreeMap<&'p str, &'p ResourceChange>,
+    desired: BTreeMap<&'p str, &'p Desired>,
+    steps: BTreeMap<&'p str, Vec<StepOp>>,
+}
+
+impl<'p> Work<'p> {
+    pub(super) fn new(plan: &'p Plan, desired: &'p DesiredState) -> Self {
+        let changes: BTreeMap<&str, &ResourceChange> = plan
+            .resource_changes
+            .iter()
+            .map(|c| (c.address.as_str(), c))
+            .collect();
+        let mut per_resource: BTreeMap<&str, Vec<StepOp>> = BTreeMap::new();
+        for step in steps(plan) {
+            if let Some((address, _)) = changes.get_key_value(step.address.as_str()) {
+                per_resource.entry(*address).or_default().push(step.op);
+            }
+        }
+        Self {
+            changes,
+            desired: desired.resources.iter().map(|d| (d.address(), d)).collect(),
+            steps: per_resource,
+        }
+    }
+
+    /// Non-guest resources (downloads, generated values) with steps, by whether they create.
+    fn files(&self, creating: bool) -> impl Iterator<Item = &'p str> + '_ {
+        self.steps
+            .iter()
+            .filter(move |(a, ops)| {
+                self.changes[*a].kind.is_none() && ops.contains(&StepOp::Create) == creating
+            })
+            .map(|(a, _)| *a)
+    }
+}
+
+impl Run<'_> {
+    /// Generated values were made and stored before the run (they are in `desired`).
+    pub(super) fn generated(&self, work: &Work<'_>, results: &mut BTreeMap<String, Outcome>) {
+        for address in work.steps.keys() {
+            if work.changes[address].resource_type.starts_with("random_") {
+                let detail = "generated and stored in state (never shown)".to_owned();
+                results.insert(
+                    (*address).to_owned(),
+                    self.done(address, detail, Vec::new()),
+                );
+            }
+        }
+    }
+
+    /// Downloads created or replaced, before the guests that use them.
+    pub(super) async fn downloads(&self, work: &Work<'_>, results: &mut BTreeMap<String, Outcome>) {
+        let todo: Vec<&str> = work
+            .files(true)
+            .filter(|a| !results.contains_key(*a))
+            .collect();
+        let done = join_all(
+            todo.iter()
+                .map(|a| self.download(work.changes[a], work.desired.get(a).copied())),
+        )
+        .await;
+        results.extend(done);
+    }
+
+    /// Guests, each on its own within the per-node limit; one failing stops only itself and
+    /// the guests that use what it failed to make.
+    pub(super) async fn guests(&self, work: &Work<'_>, results: &mut BTreeMap<String, Outcome>) {
+        let guests = work
+            .steps
+            .iter()
+            .filter(|(a, _)| work.changes[*a].kind.is_some());
+        let done = join_all(guests.map(|(address, ops)| {
+            let change = work.changes[address];
+            let failed_use = change.uses.iter().find(|used| {
+                results
+                    .get(used.as_str())
+                    .is_some_and(|o| !matches!(o, Outcome::Changed { .. }))
+            });
+            let guest = match work.desired.get(address) {
+                Some(Desired::Guest(guest)) => Some(guest),
+                _ => None,
+            };
+            self.guest(change, ops, guest, failed_use.cloned())
+        }))
+        .await;
+        results.extend(done);
+    }
+
+    /// Downloads no longer declared, once nothing uses them.
+    pub(super) async fn removed_downloads(
+        &self,
+        work: &Work<'_>,
+        results: &mut BTreeMap<String, Outcome>,
+    ) {
+        let todo: Vec<&str> = work
+            .files(false)
+            .filter(|a| !results.contains_key(*a))
+            .collect();
+        for address in todo {
+            results.insert(address.to_owned(), self.forget_download(address).await);
+        }
+    }
+
+    /// What the guard blocked did not run: say so, resource by resource.
+    pub(super) fn blocked(&self, plan: &Plan, results: &mut BTreeMap<String, Outcome>) {
+        for change in &plan.resource_changes {
+            if let Some(blocked) = &change.blocked {
+                let reason = format!("blocked by the guard: {}", blocked.reason);
+                self.emit(ApplyEvent::Failed {
+                    address: change.address.clone(),
+                    error: reason.clone(),
+                });
+                results.insert(change.address.clone(), Outcome::Skipped { reason });
+            }
+        }
+    }
+}

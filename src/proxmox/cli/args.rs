@@ -1,0 +1,95 @@
+//! The command-line arguments of `atoll plan`, `atoll apply` and `atoll state`.
+
+use std::path::PathBuf;
+
+use crate::proxmox::apply::RestartPolicy;
+
+/// Where the project is and which settings to use (shared by every subcommand).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProjectArgs {
+    /// The project directory (root module).
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// Workspace name.
+    #[arg(long, default_value = "default")]
+    pub workspace: String,
+    /// Settings file (YAML, the server's format); else `ATOLL_*` and `PROXMOX_VE_*` variables.
+    #[arg(long, env = "ATOLL_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// The repository the state belongs to (`host/owner/repo`); `local` by default.
+    #[arg(long, default_value = "local")]
+    pub repo: String,
+}
+
+/// Root variable values.
+#[derive(Debug, Clone, clap::Args)]
+pub struct VarArgs {
+    /// Set a root variable: NAME=VALUE (applied after the --var-file files).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Read root variable values from a .tfvars file.
+    #[arg(long = "var-file", value_name = "FILE")]
+    pub var_files: Vec<PathBuf>,
+}
+
+/// `atoll plan`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    #[command(flatten)]
+    pub vars: VarArgs,
+    /// Print the JSON plan instead of the human one.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 2 when the plan has changes (0: none, 1: error).
+    #[arg(long)]
+    pub detailed_exitcode: bool,
+    /// Save the plan (JSON) for `atoll apply --plan FILE`.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// `atoll apply`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ApplyArgs {
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    #[command(flatten)]
+    pub vars: VarArgs,
+    /// A plan saved with `atoll plan --out`; refused if state or configuration changed since.
+    #[arg(long)]
+    pub plan: Option<PathBuf>,
+    /// Apply without asking (a saved plan is never asked about).
+    #[arg(long)]
+    pub auto_approve: bool,
+    /// What to do when a change needs a restart.
+    #[arg(long, value_enum, default_value_t = RestartPolicy::Auto)]
+    pub restart: RestartPolicy,
+    /// Guests changed at once per node.
+    #[arg(long, default_value_t = 4)]
+    pub parallelism: usize,
+}
+
+/// `atoll state`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StateArgs {
+    #[command(subcommand)]
+    pub command: StateCommand,
+}
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum StateCommand {
+    /// List the resources atoll manages for the project and workspace.
+    List {
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Show one resource (sensitive values hidden).
+    Show {
+        /// Resource address, e.g. proxmox_virtual_environment_container.web
+        address: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+}

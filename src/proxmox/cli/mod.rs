@@ -1,0 +1,317 @@
+//! `atoll plan`, `atoll apply` and `atoll state list|show`: the same engine and guard as the
+//! server, run by hand (for bootstrapping, and for the stack that holds atoll itself). Exit
+//! codes: 0 success, 1 error, 2 changes present with `--detailed-exitcode`. It must not print
+//! a sensitive value.
+
+mod args;
+mod output;
+mod project;
+mod settings;
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use secrecy::ExposeSecret;
+
+pub use args::{ApplyArgs, PlanArgs, ProjectArgs, StateArgs, StateCommand, VarArgs};
+pub use settings::{Protect, Settings, load as load_settings};
+
+use crate::proxmox::apply::{ApplyEvent, ApplySettings, Executor, check_fresh, has_steps};
+use crate::proxmox::client::{ProxmoxApi, ProxmoxClient};
+use crate::proxmox::desired::generate;
+use crate::proxmox::guard;
+use crate::proxmox::plan::Plan;
+use crate::proxmox::state::{GeneratedEntry, StateHandle, secrets};
+use crate::render;
+use crate::store::StateScope;
+use crate::tfconfig::CliVar;
+
+/// Runs `atoll plan`.
+pub async fn plan(args: PlanArgs) -> ExitCode {
+    report(run_plan(args).await)
+}
+
+/// Runs `atoll apply`.
+pub async fn apply(args: ApplyArgs) -> ExitCode {
+    report(run_apply(args).await)
+}
+
+/// Runs `atoll state ...`.
+pub async fn state(args: StateArgs) -> ExitCode {
+    report(run_state(args).await)
+}
+
+fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
+    result.unwrap_or_else(|e| {
+        eprintln!("Error: {e:#}");
+        ExitCode::FAILURE
+    })
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+struct Opened {
+    settings: Settings,
+    state: StateHandle,
+}
+
+fn scope(project: &ProjectArgs) -> StateScope {
+    let input = project::input(&project.dir, &project.workspace, Vec::new());
+    StateScope {
+        repo: project.repo.clone(),
+        project_dir: input.project_dir.display().to_string(),
+        workspace: project.workspace.clone(),
+    }
+}
+
+async fn open(project: &ProjectArgs) -> anyhow::Result<Opened> {
+    let settings = settings::load(project.config.as_deref(), &env).map_err(anyhow::Error::msg)?;
+    let store = crate::store::connect(settings.store_url.expose_secret())
+        .await
+        .context("opening the store (store.url)")?;
+    let state = StateHandle::new(store, scope(project));
+    Ok(Opened { settings, state })
+}
+
+fn client(settings: &Settings) -> anyhow::Result<Arc<dyn ProxmoxApi>> {
+    let Some(proxmox) = &settings.proxmox else {
+        bail!(
+            "no Proxmox VE endpoint configured: set proxmox.endpoint in the config, or \
+             PROXMOX_VE_ENDPOINT and PROXMOX_VE_API_TOKEN"
+        );
+    };
+    Ok(Arc::new(ProxmoxClient::new(proxmox)?))
+}
+
+fn cli_vars(vars: &VarArgs) -> anyhow::Result<Vec<CliVar>> {
+    let mut out = Vec::new();
+    for file in &vars.var_files {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("reading variables file {}", file.display()))?;
+        out.push(CliVar::File {
+            name: file.display().to_string(),
+            text,
+        });
+    }
+    out.extend(vars.vars.iter().cloned().map(CliVar::Var));
+    Ok(out)
+}
+
+async fn run_plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
+    let opened = open(&args.project).await?;
+    let api = client(&opened.settings)?;
+    let input = project::input(
+        &args.project.dir,
+        &args.project.workspace,
+        cli_vars(&args.vars)?,
+    );
+    let prepared = project::prepare(
+        api.as_ref(),
+        &opened.state,
+        &input,
+        &opened.settings.protect,
+    )
+    .await?;
+    let plan = &prepared.plan;
+    if let Some(out) = &args.out {
+        write_plan(out, plan)?;
+    }
+    if args.json {
+        println!("{}", render::plan_json(plan));
+    } else {
+        print!("{}", render::plan_text(plan));
+        if let Some(out) = &args.out {
+            println!(
+                "\nSaved the plan to {}; apply it with: atoll apply --plan {}",
+                out.display(),
+                out.display()
+            );
+        }
+    }
+    Ok(if args.detailed_exitcode && !plan.is_empty() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn write_plan(path: &Path, plan: &Plan) -> anyhow::Result<()> {
+    std::fs::write(path, render::plan_json(plan))
+        .with_context(|| format!("writing the plan to {}", path.display()))
+}
+
+fn read_plan(path: &Path) -> anyhow::Result<Plan> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the plan {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not a plan saved by `atoll plan --out`",
+            path.display()
+        )
+    })
+}
+
+fn approved() -> anyhow::Result<bool> {
+    print!(
+        "\nDo you want to perform these actions?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: "
+    );
+    std::io::stdout().flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(line.trim() == "yes")
+}
+
+async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
+    let opened = open(&args.project).await?;
+    let api = client(&opened.settings)?;
+    let input = project::input(
+        &args.project.dir,
+        &args.project.workspace,
+        cli_vars(&args.vars)?,
+    );
+    let protect = &opened.settings.protect;
+    let prepared = project::prepare(api.as_ref(), &opened.state, &input, protect).await?;
+    let plan = match &args.plan {
+        Some(path) => {
+            let saved = read_plan(path)?;
+            check_fresh(
+                &saved,
+                &prepared.state.fingerprint,
+                &prepared.desired.config_hash(),
+            )?;
+            guard::recheck(&saved, &prepared.protected, protect.policy)?;
+            saved
+        }
+        None => {
+            print!("{}", render::plan_text(&prepared.plan));
+            guard::recheck(&prepared.plan, &prepared.protected, protect.policy)?;
+            let steps = has_steps(&prepared.plan);
+            if !steps && prepared.plan.summary.blocked == 0 {
+                record_adopted(&opened.state, &prepared).await?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            if steps && !args.auto_approve && !approved()? {
+                println!("\nApply cancelled.");
+                return Ok(ExitCode::FAILURE);
+            }
+            prepared.plan.clone()
+        }
+    };
+    let desired = settle_state(&opened.state, &input, &prepared).await?;
+    let events = |event: &ApplyEvent| output::progress(event);
+    let executor = Executor {
+        api: api.as_ref(),
+        state: &opened.state,
+        settings: ApplySettings {
+            restart: args.restart,
+            per_node: args.parallelism.max(1),
+            ..ApplySettings::default()
+        },
+        events: &events,
+    };
+    let report = executor.execute(&plan, &desired).await;
+    print!("{}", output::apply_text(&report));
+    Ok(if report.failed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Writes the guests adopted by this run (found by VMID and marker) to state in full.
+async fn record_adopted(state: &StateHandle, prepared: &project::Prepared) -> anyhow::Result<()> {
+    for adopted in &prepared.adopted {
+        let desired = prepared.desired.resources.iter().find_map(|d| match d {
+            crate::proxmox::plan::Desired::Guest(g) if g.address == adopted.address() => Some(g),
+            _ => None,
+        });
+        // Only a guest that already matches is recorded in full; one with changes is recorded
+        // bare, and in full once its update has run.
+        let matches = prepared
+            .plan
+            .resource_changes
+            .iter()
+            .any(|c| c.address == adopted.address() && c.is_no_op());
+        let entry = match (desired.filter(|_| matches), adopted) {
+            (Some(guest), crate::proxmox::plan::StateEntry::Guest { vm_id, node, .. }) => {
+                let mut entry = crate::proxmox::apply::entry_for(guest, *vm_id);
+                if let crate::proxmox::plan::StateEntry::Guest { node: n, .. } = &mut entry {
+                    n.clone_from(node);
+                }
+                entry
+            }
+            _ => adopted.clone(),
+        };
+        state.record(&entry).await?;
+    }
+    Ok(())
+}
+
+/// Before the first change: record adopted guests, generate missing values, and reload the
+/// configuration so they are known.
+async fn settle_state(
+    state: &StateHandle,
+    input: &crate::tfconfig::Input,
+    prepared: &project::Prepared,
+) -> anyhow::Result<crate::proxmox::desired::DesiredState> {
+    record_adopted(state, prepared).await?;
+    let mut generated_any = false;
+    for generated in &prepared.desired.generated {
+        if prepared
+            .state
+            .generated
+            .iter()
+            .any(|g| g.address == generated.address)
+        {
+            continue;
+        }
+        let entry = GeneratedEntry {
+            address: generated.address.clone(),
+            resource_type: generated.resource_type.clone(),
+            arguments: generated.arguments.clone(),
+            values: secrets(generate(generated)),
+        };
+        state.record_generated(&entry).await?;
+        generated_any = true;
+    }
+    if !generated_any {
+        return Ok(prepared.desired.clone());
+    }
+    let now = state.load().await?;
+    project::load_desired(input, &now)
+}
+
+async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        StateCommand::List { project } => {
+            let opened = open(&project).await?;
+            let now = opened.state.load().await?;
+            if now.entries.is_empty() && now.generated.is_empty() {
+                let scope = opened.state.scope();
+                eprintln!(
+                    "atoll manages nothing for {} (workspace {}, repository {}).",
+                    scope.project_dir, scope.workspace, scope.repo
+                );
+            }
+            print!("{}", output::state_list(&now));
+        }
+        StateCommand::Show { address, project } => {
+            let opened = open(&project).await?;
+            let now = opened.state.load().await?;
+            match output::state_show(&now, &address) {
+                Some(text) => print!("{text}"),
+                None => bail!(
+                    "{address} is not in atoll's state for {} (workspace {}); list it with `atoll state list`",
+                    opened.state.scope().project_dir,
+                    opened.state.scope().workspace
+                ),
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,150 @@
+//! The command line's own lines: apply progress and result, and `state list|show`.
+//! Sensitive values are never printed: fingerprints and generated values show as
+//! `(sensitive value)`.
+
+use std::fmt::Write as _;
+
+use crate::proxmox::apply::{ApplyEvent, ApplyReport, Outcome};
+use crate::proxmox::plan::{StateEntry, StateValue};
+use crate::proxmox::state::ProjectState;
+
+const HIDDEN: &str = "(sensitive value)";
+
+/// One progress line per event, on stderr.
+pub(super) fn progress(event: &ApplyEvent) {
+    match event {
+        ApplyEvent::Started { address, step } => eprintln!("{address}: {step} started"),
+        ApplyEvent::Done { address, detail } => eprintln!("{address}: done ({detail})"),
+        ApplyEvent::Failed { address, error } => eprintln!("{address}: FAILED: {error}"),
+    }
+}
+
+/// The result of an apply: which resources changed and which did not.
+pub(super) fn apply_text(report: &ApplyReport) -> String {
+    let mut out = String::from("\n");
+    let (mut changed, mut failed, mut skipped) = (0, 0, 0);
+    for result in &report.results {
+        let line = match &result.outcome {
+            Outcome::Changed {
+                detail,
+                left_pending,
+            } => {
+                changed += 1;
+                let mut line = format!("  ok      {}: {detail}", result.address);
+                if !left_pending.is_empty() {
+                    let _ = write!(line, " [pending: {}]", left_pending.join(", "));
+                }
+                line
+            }
+            Outcome::Failed {
+                error,
+                changed: partly,
+            } => {
+                failed += 1;
+                let state = if *partly {
+                    "partly changed"
+                } else {
+                    "not changed"
+                };
+                format!("  FAILED  {} ({state}): {error}", result.address)
+            }
+            Outcome::Skipped { reason } => {
+                skipped += 1;
+                format!("  skipped {}: {reason}", result.address)
+            }
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let verdict = if failed + skipped == 0 {
+        "Apply complete!"
+    } else {
+        "Apply finished with errors."
+    };
+    let _ = writeln!(
+        out,
+        "\n{verdict} Resources: {changed} changed, {failed} failed, {skipped} not attempted."
+    );
+    out
+}
+
+/// `atoll state list`: one line per resource.
+pub(super) fn state_list(state: &ProjectState) -> String {
+    let mut out = String::new();
+    for entry in &state.entries {
+        let line = match entry {
+            StateEntry::Guest {
+                address,
+                node,
+                vm_id,
+                ..
+            } => format!("{address}\tnode={node}\tvm_id={vm_id}"),
+            StateEntry::Download {
+                address,
+                node,
+                volid,
+                ..
+            } => format!("{address}\tnode={node}\tvolid={volid}"),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    for generated in &state.generated {
+        let _ = writeln!(out, "{}\tgenerated", generated.address);
+    }
+    out
+}
+
+/// `atoll state show ADDR`.
+pub(super) fn state_show(state: &ProjectState, address: &str) -> Option<String> {
+    let mut out = String::new();
+    if let Some(entry) = state.entries.iter().find(|e| e.address() == address) {
+        let _ = writeln!(out, "# {address}");
+        match entry {
+            StateEntry::Guest {
+                resource_type,
+                node,
+                vm_id,
+                attributes,
+                ..
+            } => {
+                let _ = writeln!(
+                    out,
+                    "type   = {resource_type}\nnode   = {node}\nvm_id  = {vm_id}"
+                );
+                for (key, value) in attributes {
+                    let shown = match value {
+                        StateValue::Plain(text) => format!("{text:?}"),
+                        StateValue::Fingerprint(_) => HIDDEN.to_owned(),
+                    };
+                    let _ = writeln!(out, "config.{key} = {shown}");
+                }
+            }
+            StateEntry::Download {
+                resource_type,
+                node,
+                volid,
+                arguments,
+                ..
+            } => {
+                let _ = writeln!(
+                    out,
+                    "type   = {resource_type}\nnode   = {node}\nvolid  = {volid}"
+                );
+                for (key, value) in arguments {
+                    let _ = writeln!(out, "{key} = {value:?}");
+                }
+            }
+        }
+        return Some(out);
+    }
+    let generated = state.generated.iter().find(|g| g.address == address)?;
+    let _ = writeln!(out, "# {address}\ntype   = {}", generated.resource_type);
+    for (key, value) in &generated.arguments {
+        let _ = writeln!(out, "{key} = {value:?}");
+    }
+    for key in generated.values.0.keys() {
+        let _ = writeln!(out, "{key} = {HIDDEN}");
+    }
+    Some(out)
+}

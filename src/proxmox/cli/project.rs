@@ -1,0 +1,217 @@
+//! The pipeline shared by `atoll plan` and `atoll apply`: load the configuration (twice: the
+//! second time with the values atoll already knows), read state, refresh the cluster, adopt
+//! guests missing from state, plan, and mark what the guard refuses.
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, bail};
+use serde_json::Value as Json;
+
+use super::settings::Protect;
+use crate::proxmox::apply::adopt;
+use crate::proxmox::client::ProxmoxApi;
+use crate::proxmox::desired::{self, DesiredState};
+use crate::proxmox::discover::{LocalMacs, NoMatch, discover_self};
+use crate::proxmox::guard::{self, ProtectedSet, SelfGuest};
+use crate::proxmox::inventory::refresh_state;
+use crate::proxmox::plan::{
+    self, Action, AttributeChange, Drift, Inventory, Plan, PlanInput, PlanSource, ResourceChange,
+    StateEntry,
+};
+use crate::proxmox::state::{ProjectState, StateHandle};
+use crate::proxmox::types::Mac;
+use crate::tfconfig::{self, Input};
+
+/// Everything a plan was made from, kept for apply.
+#[derive(Debug)]
+pub(super) struct Prepared {
+    pub(super) state: ProjectState,
+    pub(super) desired: DesiredState,
+    /// Guests adopted into state (not yet written).
+    pub(super) adopted: Vec<StateEntry>,
+    pub(super) plan: Plan,
+    pub(super) protected: ProtectedSet,
+}
+
+/// Loads and evaluates the configuration with the values known from `state`.
+pub(super) fn load_desired(input: &Input, state: &ProjectState) -> anyhow::Result<DesiredState> {
+    let generated = state.generated_values();
+    let first = tfconfig::load_with_known(input, &desired::known_values(&[], &generated));
+    if first.has_errors() {
+        bail!("{}", first.render_diagnostics());
+    }
+    // Download ids are known before apply: evaluate again with them when anything uses one.
+    let known = desired::known_values(&first.resources, &generated);
+    let needs_second = first.resources.iter().any(|r| {
+        r.depends_on
+            .iter()
+            .any(|dep| known.contains_key(dep) && !generated.contains_key(dep))
+    });
+    let loaded = if needs_second {
+        tfconfig::load_with_known(input, &known)
+    } else {
+        first
+    };
+    if loaded.has_errors() {
+        bail!("{}", loaded.render_diagnostics());
+    }
+    desired::build(&loaded.resources).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(|e| format!("Error: {e}")).collect();
+        anyhow::anyhow!("{}", lines.join("\n"))
+    })
+}
+
+/// The input of a load of `dir` (relative to its checkout).
+pub(super) fn input(dir: &std::path::Path, workspace: &str, vars: Vec<tfconfig::CliVar>) -> Input {
+    let checkout = tfconfig::find_checkout(dir);
+    let absolute = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let project_dir = absolute
+        .strip_prefix(&checkout)
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    Input {
+        checkout,
+        project_dir,
+        workspace: workspace.to_owned(),
+        vars,
+    }
+}
+
+/// State, configuration, refresh, adoption, plan and guard.
+pub(super) async fn prepare(
+    api: &dyn ProxmoxApi,
+    state: &StateHandle,
+    input: &Input,
+    protect: &Protect,
+) -> anyhow::Result<Prepared> {
+    let project_state = state.load().await.context("reading atoll's state")?;
+    // Evaluate the configuration while the cluster is read.
+    let loading = {
+        let (input, known) = (input.clone(), project_state.clone());
+        tokio::task::spawn_blocking(move || load_desired(&input, &known))
+    };
+    let refreshed = refresh_state(api, &project_state.entries).await;
+    let desired = loading.await.context("evaluating the configuration")??;
+    let mut refreshed = refreshed?;
+    refreshed
+        .complete(api, &project_state.entries, &desired.resources)
+        .await?;
+    let inventory = refreshed.into_inventory();
+    let adopted = adopt(&project_state.entries, &desired.resources, &inventory);
+    let mut entries = project_state.entries.clone();
+    entries.extend(adopted.iter().cloned());
+    let source = PlanSource {
+        sha: String::new(),
+        config_hash: desired.config_hash(),
+        state_fingerprint: project_state.fingerprint.clone(),
+    };
+    let mut plan = plan::plan(PlanInput {
+        desired: &desired.resources,
+        state: &entries,
+        inventory: &inventory,
+        source: &source,
+    })
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    add_generated(&mut plan, &desired, &project_state);
+    let protected = protected_set(api, protect, &inventory).await?;
+    guard::check(&mut plan, &protected, protect.policy);
+    Ok(Prepared {
+        state: project_state,
+        desired,
+        adopted,
+        plan,
+        protected,
+    })
+}
+
+/// The protected set: configured guests plus atoll's own guest when discovery is on.
+pub(super) async fn protected_set(
+    api: &dyn ProxmoxApi,
+    protect: &Protect,
+    inventory: &Inventory,
+) -> anyhow::Result<ProtectedSet> {
+    let own = if protect.discover {
+        let local = if protect.local_macs.is_empty() {
+            LocalMacs::default()
+        } else {
+            let macs: Result<Vec<Mac>, _> = protect.local_macs.iter().map(|m| m.parse()).collect();
+            LocalMacs::Fixed(macs.map_err(|e| anyhow::anyhow!("protect.local_macs: {e}"))?)
+        };
+        match discover_self(api, &local)
+            .await
+            .context("finding atoll's own guest (protect.discover)")?
+        {
+            Ok(found) => Some(SelfGuest {
+                vm_id: found.vmid.get(),
+                node: found.node.to_string(),
+                mac: found
+                    .matched
+                    .first()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+            }),
+            Err(NoMatch::NoGuest { .. } | NoMatch::NoLocalMacs) => None,
+            Err(ambiguous) => bail!("finding atoll's own guest: {ambiguous}"),
+        }
+    } else {
+        None
+    };
+    Ok(ProtectedSet::resolve(
+        &protect.guests,
+        own.as_ref(),
+        inventory.guests.values(),
+    ))
+}
+
+/// Generated values not in state yet show as creates, their value hidden.
+fn add_generated(plan: &mut Plan, desired: &DesiredState, state: &ProjectState) {
+    for generated in &desired.generated {
+        if state
+            .generated
+            .iter()
+            .any(|g| g.address == generated.address)
+        {
+            continue;
+        }
+        let mut attributes: Vec<AttributeChange> = generated
+            .arguments
+            .iter()
+            .map(|(name, value)| attribute(name, Json::Null, Json::from(value.clone())))
+            .collect();
+        let mut result = attribute("result", Json::Null, Json::Null);
+        result.after_sensitive = generated.resource_type == "random_password";
+        result.after_unknown = !result.after_sensitive;
+        attributes.push(result);
+        plan.resource_changes.push(ResourceChange {
+            address: generated.address.clone(),
+            resource_type: generated.resource_type.clone(),
+            node: String::new(),
+            vm_id: None,
+            actions: vec![Action::Create],
+            disruption: None,
+            blocked: None,
+            attributes,
+            kind: None,
+            guest_name: None,
+            power: None,
+            drift: Drift::default(),
+            uses: Vec::new(),
+        });
+    }
+    plan.resource_changes
+        .sort_by(|a, b| a.address.cmp(&b.address));
+    plan.recount();
+}
+
+fn attribute(path: &str, before: Json, after: Json) -> AttributeChange {
+    AttributeChange {
+        path: path.to_owned(),
+        before,
+        after,
+        effect: None,
+        pve_key: path.to_owned(),
+        before_sensitive: false,
+        after_sensitive: false,
+        after_unknown: false,
+    }
+}

@@ -1,0 +1,354 @@
+//! `proxmox_virtual_environment_container` -> the PVE config keys it sends
+//! (reference/proxmox.md section 2), as [`DesiredValue`]s.
+
+use std::collections::BTreeMap;
+
+use super::DesiredError;
+use super::values::{Marks, Object, bit, block, blocks, num};
+use crate::proxmox::plan::DesiredValue;
+
+type Config = BTreeMap<String, DesiredValue>;
+
+/// Sets `key` to the text `build` returns; `None` leaves the key out.
+fn put(config: &mut Config, key: &str, build: impl FnOnce(&mut Marks) -> Option<String>) {
+    let mut marks = Marks::default();
+    if let Some(text) = build(&mut marks) {
+        config.insert(key.to_owned(), marks.finish(text));
+    } else if marks.unknown {
+        config.insert(key.to_owned(), DesiredValue::Unknown);
+    }
+}
+
+/// The PVE config of one container, create-only keys included.
+pub(super) fn config(attrs: &Object, address: &str) -> Result<Config, DesiredError> {
+    refuse_unsupported(attrs, address)?;
+    let mut config = Config::new();
+    top_level(&mut config, attrs);
+    cpu_memory_console(&mut config, attrs);
+    features_startup(&mut config, attrs);
+    initialization(&mut config, attrs);
+    disk(&mut config, attrs);
+    networks(&mut config, attrs);
+    mount_points(&mut config, attrs);
+    devices(&mut config, attrs);
+    Ok(config)
+}
+
+fn refuse_unsupported(attrs: &Object, address: &str) -> Result<(), DesiredError> {
+    for (name, why) in [
+        (
+            "clone",
+            "cloning is not supported yet; use operating_system.template_file_id",
+        ),
+        (
+            "idmap",
+            "bpg writes idmap over SSH, which atoll never does; remove the idmap blocks",
+        ),
+    ] {
+        if !blocks(attrs, name).is_empty() {
+            return Err(DesiredError::Unsupported {
+                address: address.to_owned(),
+                what: name.to_owned(),
+                why: why.to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn top_level(config: &mut Config, attrs: &Object) {
+    put(config, "description", |m| {
+        let text = m.text(attrs.get("description"))?;
+        Some(text.replace("\r\n", "\n").trim().to_owned())
+    });
+    put(config, "hookscript", |m| {
+        m.text(attrs.get("hook_script_file_id"))
+    });
+    put(config, "pool", |m| {
+        m.text(attrs.get("pool_id")).filter(|p| !p.is_empty())
+    });
+    put(config, "protection", |m| {
+        m.flag(attrs.get("protection")).map(|f| bit(f).to_owned())
+    });
+    put(config, "onboot", |m| {
+        m.flag(attrs.get("start_on_boot"))
+            .map(|f| bit(f).to_owned())
+    });
+    put(config, "template", |m| {
+        m.flag(attrs.get("template")).map(|f| bit(f).to_owned())
+    });
+    put(config, "unprivileged", |m| {
+        m.flag(attrs.get("unprivileged")).map(|f| bit(f).to_owned())
+    });
+    put(config, "tags", |m| {
+        let mut tags: Vec<String> = std::iter::once(super::MARKER_TAG.to_owned())
+            .chain(
+                m.texts(attrs.get("tags"))
+                    .into_iter()
+                    .map(|t| t.trim().to_owned()),
+            )
+            .filter(|t| !t.is_empty())
+            .collect();
+        tags.sort();
+        tags.dedup();
+        Some(tags.join(";"))
+    });
+    put(config, "env", |m| {
+        let vars = m.text_map(attrs.get("environment_variables"));
+        let pairs: Vec<String> = vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        Some(pairs.join("\0"))
+    });
+    if let Some(os) = block(attrs, "operating_system") {
+        put(config, "ostemplate", |m| m.text(os.get("template_file_id")));
+        put(config, "ostype", |m| m.text(os.get("type")));
+    }
+}
+
+fn cpu_memory_console(config: &mut Config, attrs: &Object) {
+    if let Some(cpu) = block(attrs, "cpu") {
+        put(config, "arch", |m| m.text(cpu.get("architecture")));
+        put(config, "cores", |m| m.number(cpu.get("cores")).map(num));
+        put(config, "cpulimit", |m| m.number(cpu.get("limit")).map(num));
+        // Optional + computed: unset is unknown here, and then PVE keeps its own value.
+        let mut marks = Marks::default();
+        if let Some(units) = marks.number(cpu.get("units")).filter(|u| *u > 0.0) {
+            config.insert("cpuunits".to_owned(), marks.finish(num(units)));
+        }
+    }
+    if let Some(memory) = block(attrs, "memory") {
+        put(config, "memory", |m| {
+            m.number(memory.get("dedicated")).map(num)
+        });
+        put(config, "swap", |m| m.number(memory.get("swap")).map(num));
+    }
+    if let Some(console) = block(attrs, "console") {
+        put(config, "console", |m| {
+            m.flag(console.get("enabled")).map(|f| bit(f).to_owned())
+        });
+        put(config, "cmode", |m| m.text(console.get("type")));
+        put(config, "tty", |m| {
+            m.number(console.get("tty_count")).map(num)
+        });
+    }
+}
+
+fn features_startup(config: &mut Config, attrs: &Object) {
+    if let Some(features) = block(attrs, "features") {
+        put(config, "features", |m| {
+            let mut fields = Vec::new();
+            for flag in ["fuse", "keyctl", "mknod"] {
+                if m.flag(features.get(flag)) == Some(true) {
+                    fields.push(format!("{flag}=1"));
+                }
+            }
+            let mounts = m.texts(features.get("mount"));
+            if !mounts.is_empty() {
+                fields.push(format!("mount={}", mounts.join(";")));
+            }
+            if m.flag(features.get("nesting")) == Some(true) {
+                fields.push("nesting=1".to_owned());
+            }
+            Some(fields.join(","))
+        });
+    }
+    put(config, "startup", |m| {
+        let Some(startup) = block(attrs, "startup") else {
+            return Some(String::new());
+        };
+        let mut fields = Vec::new();
+        for (name, field) in [
+            ("order", "order"),
+            ("up_delay", "up"),
+            ("down_delay", "down"),
+        ] {
+            if let Some(n) = m.number(startup.get(name)).filter(|n| *n >= 0.0) {
+                fields.push(format!("{field}={}", num(n)));
+            }
+        }
+        Some(fields.join(","))
+    });
+}
+
+fn initialization(config: &mut Config, attrs: &Object) {
+    let Some(init) = block(attrs, "initialization") else {
+        return;
+    };
+    put(config, "hostname", |m| {
+        m.text(init.get("hostname")).filter(|h| !h.is_empty())
+    });
+    put(config, "entrypoint", |m| {
+        m.text(init.get("entrypoint")).filter(|e| !e.is_empty())
+    });
+    if let Some(dns) = block(init, "dns") {
+        put(config, "searchdomain", |m| m.text(dns.get("domain")));
+        put(config, "nameserver", |m| {
+            let mut servers = m.texts(dns.get("servers"));
+            if servers.is_empty() {
+                servers.extend(m.text(dns.get("server")).filter(|s| !s.is_empty()));
+            }
+            Some(servers.join(" "))
+        });
+    }
+    if let Some(account) = block(init, "user_account") {
+        put(config, "ssh-public-keys", |m| {
+            let keys = m.texts(account.get("keys"));
+            (!keys.is_empty()).then(|| keys.join("\n"))
+        });
+        put(config, "password", |m| {
+            m.text(account.get("password")).filter(|p| !p.is_empty())
+        });
+    }
+}
+
+fn disk(config: &mut Config, attrs: &Object) {
+    let Some(disk) = block(attrs, "disk") else {
+        return;
+    };
+    put(config, "storage", |m| m.text(disk.get("datastore_id")));
+    put(config, "rootfs", |m| {
+        let datastore = m.text(disk.get("datastore_id"))?;
+        let size = m.number(disk.get("size"))?;
+        let mut value = format!("{datastore}:{}", num(size));
+        volume_flags(m, disk, &mut value, &[("acl", "acl"), ("quota", "quota")]);
+        Some(value)
+    });
+}
+
+/// Appends `,field=1` for each true flag and `,mountoptions=a;b` when set.
+fn volume_flags(m: &mut Marks, block: &Object, value: &mut String, flags: &[(&str, &str)]) {
+    for (name, field) in flags {
+        if m.flag(block.get(*name)) == Some(true) {
+            value.push_str(&format!(",{field}=1"));
+        }
+    }
+    let options = m.texts(block.get("mount_options"));
+    if !options.is_empty() {
+        value.push_str(&format!(",mountoptions={}", options.join(";")));
+    }
+}
+
+fn networks(config: &mut Config, attrs: &Object) {
+    let ip_configs = block(attrs, "initialization")
+        .map(|init| blocks(init, "ip_config"))
+        .unwrap_or_default();
+    for (i, nic) in blocks(attrs, "network_interface").into_iter().enumerate() {
+        let mut marks = Marks::default();
+        if marks.flag(nic.get("enabled")) == Some(false) {
+            continue;
+        }
+        put(config, &format!("net{i}"), |m| {
+            let mut fields = vec![format!("name={}", m.text(nic.get("name"))?)];
+            fields.extend(m.text(nic.get("bridge")).map(|b| format!("bridge={b}")));
+            if m.flag(nic.get("firewall")) == Some(true) {
+                fields.push("firewall=1".to_owned());
+            }
+            if m.flag(nic.get("host_managed")) == Some(true) {
+                fields.push("host-managed=1".to_owned());
+            }
+            // Optional + computed: unknown means "not set", and PVE keeps or makes one.
+            let mut mac_marks = Marks::default();
+            if let Some(mac) = mac_marks
+                .text(nic.get("mac_address"))
+                .filter(|s| !s.is_empty())
+            {
+                fields.push(format!("hwaddr={mac}"));
+            }
+            for (name, field) in [("mtu", "mtu"), ("rate_limit", "rate"), ("vlan_id", "tag")] {
+                if let Some(n) = m.number(nic.get(name)).filter(|n| *n > 0.0) {
+                    fields.push(format!("{field}={}", num(n)));
+                }
+            }
+            if let Some(ip) = ip_configs.get(i) {
+                ip_fields(m, ip, &mut fields);
+            }
+            Some(fields.join(","))
+        });
+    }
+}
+
+fn ip_fields(m: &mut Marks, ip: &Object, fields: &mut Vec<String>) {
+    for (family, addr_key, gw_key) in [("ipv4", "ip", "gw"), ("ipv6", "ip6", "gw6")] {
+        let Some(family) = block(ip, family) else {
+            continue;
+        };
+        if let Some(address) = m.text(family.get("address")).filter(|a| !a.is_empty()) {
+            fields.push(format!("{addr_key}={address}"));
+        }
+        if let Some(gateway) = m.text(family.get("gateway")).filter(|g| !g.is_empty()) {
+            fields.push(format!("{gw_key}={gateway}"));
+        }
+    }
+}
+
+fn mount_points(config: &mut Config, attrs: &Object) {
+    for (i, mp) in blocks(attrs, "mount_point").into_iter().enumerate() {
+        put(config, &format!("mp{i}"), |m| {
+            let volume = m.text(mp.get("volume"))?;
+            let size = m.text(mp.get("size")).filter(|s| !s.is_empty());
+            let is_storage = !volume.starts_with('/') && !volume.contains(':');
+            let mut value = match (&size, is_storage) {
+                (Some(size), true) => format!("{volume}:{}", gigabytes(size)),
+                (Some(size), false) => format!("{volume},size={size}"),
+                (None, _) => volume,
+            };
+            value.push_str(&format!(",mp={}", m.text(mp.get("path"))?));
+            let flags = [
+                ("acl", "acl"),
+                ("backup", "backup"),
+                ("quota", "quota"),
+                ("read_only", "ro"),
+                ("shared", "shared"),
+            ];
+            volume_flags(m, mp, &mut value, &flags);
+            if m.flag(mp.get("replicate")) == Some(false) {
+                value.push_str(",replicate=0");
+            }
+            Some(value)
+        });
+    }
+}
+
+/// `10G` -> `10`, `512M` -> `0.5`: bpg sizes to the GB count PVE allocates.
+fn gigabytes(size: &str) -> String {
+    let size = size.trim();
+    let (number, unit) = size.split_at(size.len().saturating_sub(1));
+    let scale = match unit {
+        "T" => 1024.0,
+        "G" => 1.0,
+        "M" => 1.0 / 1024.0,
+        _ => return size.to_owned(),
+    };
+    number
+        .parse::<f64>()
+        .map_or_else(|_| size.to_owned(), |n| num(n * scale))
+}
+
+fn devices(config: &mut Config, attrs: &Object) {
+    for (i, dev) in blocks(attrs, "device_passthrough").into_iter().enumerate() {
+        put(config, &format!("dev{i}"), |m| {
+            let mut fields = vec![m.text(dev.get("path"))?];
+            if m.flag(dev.get("deny_write")) == Some(true) {
+                fields.push("deny-write=1".to_owned());
+            }
+            for id in ["gid", "uid"] {
+                if let Some(n) = m.number(dev.get(id)) {
+                    fields.push(format!("{id}={}", num(n)));
+                }
+            }
+            fields.extend(m.text(dev.get("mode")).map(|mode| format!("mode={mode}")));
+            Some(fields.join(","))
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gigabytes;
+
+    #[test]
+    fn mount_point_sizes_become_allocation_gigabytes() {
+        assert_eq!(gigabytes("10G"), "10");
+        assert_eq!(gigabytes("1T"), "1024");
+        assert_eq!(gigabytes("512M"), "0.5");
+    }
+}

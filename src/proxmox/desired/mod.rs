@@ -1,0 +1,272 @@
+//! `proxmox::desired` adapts the loader's resource instances to the plan engine's desired
+//! input: containers to PVE config keys and property strings (reference/proxmox.md section 2),
+//! downloads to storage volumes, and values generated at apply time (`random_password`,
+//! `random_string`) to secrets kept in state. It must not do I/O, and it never puts a
+//! sensitive value anywhere but a [`Secret`](crate::proxmox::plan::Secret).
+
+mod container;
+mod generated;
+mod values;
+
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+
+pub use generated::{Generated, generate};
+
+use crate::proxmox::plan::{Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind};
+use crate::tfconfig::{Known, ResourceInstance, Value};
+use values::{Marks, object};
+
+pub const CONTAINER: &str = "proxmox_virtual_environment_container";
+
+/// The tag atoll adds to every container it creates: with the same VMID, it is what lets a
+/// guest that exists on the cluster but is missing from state (after a crash) be adopted.
+pub const MARKER_TAG: &str = "atoll";
+
+/// Why a resource cannot be turned into desired state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DesiredError {
+    #[error("{address}: {what} is not supported: {why}")]
+    Unsupported {
+        address: String,
+        what: String,
+        why: String,
+    },
+    #[error(
+        "{address}: {attribute} must be known when planning (it is computed by another resource); set it to a literal value"
+    )]
+    MustBeKnown { address: String, attribute: String },
+}
+
+/// The desired state of a project, ready for the plan engine.
+#[derive(Debug, Clone, Default)]
+pub struct DesiredState {
+    pub resources: Vec<Desired>,
+    /// Resources whose values atoll generates at apply time.
+    pub generated: Vec<Generated>,
+}
+
+impl DesiredState {
+    /// A hash of everything the configuration asks for (secrets by fingerprint), recorded in
+    /// the plan so apply can refuse a plan made from another configuration.
+    pub fn config_hash(&self) -> String {
+        let mut hasher = Sha256::new();
+        for resource in &self.resources {
+            hasher.update(format!("{resource:?}").as_bytes());
+            if let Desired::Guest(guest) = resource {
+                for (key, value) in &guest.config {
+                    if let DesiredValue::Sensitive(secret) = value {
+                        hasher.update(format!("{key}={}", secret.fingerprint()).as_bytes());
+                    }
+                }
+            }
+        }
+        for generated in &self.generated {
+            hasher.update(format!("{}{:?}", generated.address, generated.arguments).as_bytes());
+        }
+        hex::encode(hasher.finalize())
+    }
+}
+
+fn is_download(resource_type: &str) -> bool {
+    matches!(
+        resource_type,
+        "proxmox_download_file" | "proxmox_virtual_environment_download_file"
+    )
+}
+
+/// Computed values known before apply: each download's `id` and `file_name`, and the
+/// generated values already in state (`generated_in_state`: address -> attribute -> value).
+pub fn known_values(
+    resources: &[ResourceInstance],
+    generated_in_state: &BTreeMap<String, BTreeMap<String, String>>,
+) -> Known {
+    let mut known = Known::new();
+    for (address, values) in generated_in_state {
+        // `random_password` results are sensitive; `random_string` ones are not
+        let sensitive = address.split('.').any(|part| part == "random_password");
+        let fields = values
+            .iter()
+            .map(|(k, v)| {
+                let secret = sensitive && k != "id";
+                (k.clone(), Value::string(v.clone()).mark(secret))
+            })
+            .collect();
+        known.insert(address.clone(), fields);
+    }
+    for resource in resources {
+        if is_download(&resource.resource_type)
+            && let Ok(file) = download(resource)
+        {
+            let fields = BTreeMap::from([
+                ("id".to_owned(), Value::string(file.volid())),
+                ("file_name".to_owned(), Value::string(file.file_name)),
+            ]);
+            known.insert(resource.address.clone(), fields);
+        }
+    }
+    known
+}
+
+/// Builds the desired state from loaded resource instances.
+pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<DesiredError>> {
+    let mut state = DesiredState::default();
+    let mut errors = Vec::new();
+    for resource in resources {
+        let built = match resource.resource_type.as_str() {
+            CONTAINER => guest(resource, resources).map(Desired::Guest),
+            t if is_download(t) => download(resource).map(Desired::Download),
+            "tls_private_key" => Err(DesiredError::Unsupported {
+                address: resource.address.clone(),
+                what: "tls_private_key".to_owned(),
+                why: "atoll does not generate keys yet; pass the public key as a variable"
+                    .to_owned(),
+            }),
+            _ => {
+                if let Some(generated) = generated::from_instance(resource) {
+                    state.generated.push(generated);
+                }
+                continue;
+            }
+        };
+        match built {
+            Ok(desired) => state.resources.push(desired),
+            Err(error) => errors.push(error),
+        }
+    }
+    if errors.is_empty() {
+        Ok(state)
+    } else {
+        Err(errors)
+    }
+}
+
+fn must_know(address: &str, attribute: &str) -> DesiredError {
+    DesiredError::MustBeKnown {
+        address: address.to_owned(),
+        attribute: attribute.to_owned(),
+    }
+}
+
+fn guest(
+    resource: &ResourceInstance,
+    all: &[ResourceInstance],
+) -> Result<DesiredGuest, DesiredError> {
+    let address = &resource.address;
+    let attrs = object(&resource.attributes).ok_or_else(|| must_know(address, "the resource"))?;
+    let mut marks = Marks::default();
+    let node = marks
+        .text(attrs.get("node_name"))
+        .filter(|_| !marks.unknown)
+        .ok_or_else(|| must_know(address, "node_name"))?;
+    let mut id_marks = Marks::default();
+    let vm_id = id_marks
+        .number(attrs.get("vm_id"))
+        .filter(|id| *id >= 100.0 && id.fract() == 0.0 && *id <= f64::from(u32::MAX))
+        .map(|id| id as u32);
+    let started = Marks::default().flag(attrs.get("started")).unwrap_or(true);
+    let uses = resource
+        .depends_on
+        .iter()
+        .filter(|dep| {
+            all.iter()
+                .any(|r| r.address == **dep && is_download(&r.resource_type))
+        })
+        .cloned()
+        .collect();
+    Ok(DesiredGuest {
+        address: address.clone(),
+        resource_type: resource.resource_type.clone(),
+        kind: GuestKind::Lxc,
+        node,
+        vm_id,
+        config: container::config(attrs, address)?,
+        started,
+        lifecycle: lifecycle(&resource.lifecycle),
+        uses,
+    })
+}
+
+/// bpg's `file_name` default: the last path segment of the URL, without query or fragment.
+fn file_name_from_url(url: &str) -> Option<String> {
+    let path = url.split(['?', '#']).next()?;
+    let name = path.rsplit('/').next()?;
+    (!name.is_empty() && !path.ends_with("//")).then(|| name.to_owned())
+}
+
+fn download(resource: &ResourceInstance) -> Result<DesiredDownload, DesiredError> {
+    let address = &resource.address;
+    let attrs = object(&resource.attributes).ok_or_else(|| must_know(address, "the resource"))?;
+    let get = |name: &str| {
+        let mut marks = Marks::default();
+        let text = marks.text(attrs.get(name));
+        if marks.unknown { None } else { text }
+    };
+    let known = |value: Option<String>, name: &str| value.ok_or_else(|| must_know(address, name));
+    let url = known(get("url"), "url")?;
+    let file_name = get("file_name")
+        .filter(|f| !f.is_empty())
+        .or_else(|| file_name_from_url(&url));
+    let mut arguments = BTreeMap::from([("url".to_owned(), url)]);
+    for name in ["checksum", "checksum_algorithm", "decompression_algorithm"] {
+        if let Some(value) = get(name).filter(|v| !v.is_empty()) {
+            arguments.insert(name.to_owned(), value);
+        }
+    }
+    Ok(DesiredDownload {
+        address: address.clone(),
+        resource_type: resource.resource_type.clone(),
+        node: known(get("node_name"), "node_name")?,
+        datastore: known(get("datastore_id"), "datastore_id")?,
+        content_type: known(get("content_type"), "content_type")?,
+        file_name: known(file_name, "file_name")?,
+        arguments,
+        lifecycle: lifecycle(&resource.lifecycle),
+    })
+}
+
+/// Terraform's `ignore_changes` paths (`cpu[0].units`) as bpg paths (`cpu.units`).
+fn lifecycle(from: &crate::tfconfig::Lifecycle) -> crate::proxmox::plan::Lifecycle {
+    const SINGLE: &[&str] = &[
+        "cpu",
+        "memory",
+        "disk",
+        "features",
+        "console",
+        "initialization",
+        "dns",
+        "user_account",
+        "operating_system",
+        "startup",
+    ];
+    let ignore_changes = from
+        .ignore_changes
+        .iter()
+        .map(|path| {
+            let mut out = path.clone();
+            for name in SINGLE {
+                out = out.replace(&format!("{name}[0]"), name);
+            }
+            out
+        })
+        .collect();
+    crate::proxmox::plan::Lifecycle {
+        ignore_changes,
+        prevent_destroy: from.prevent_destroy,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_name_from_url;
+
+    #[test]
+    fn download_file_name_defaults_to_the_url_basename() {
+        assert_eq!(
+            file_name_from_url("https://x.org/t/debian-12.tar.zst?sig=1").as_deref(),
+            Some("debian-12.tar.zst")
+        );
+        assert_eq!(file_name_from_url("https://x.org/"), None);
+    }
+}

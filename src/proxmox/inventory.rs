@@ -1,0 +1,290 @@
+//! `proxmox::inventory` refreshes what the plan needs from the cluster: `cluster/resources`
+//! once, then `config?current=1` and `pending` for each guest atoll manages (or may adopt),
+//! and the storage content lists of the downloads' storages. Requests run concurrently; the
+//! client's per-node limit keeps each node within PVE's worker count. It must not decide
+//! anything about the plan.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures::{StreamExt, TryStreamExt, stream};
+
+use crate::proxmox::client::{ClusterGuest, ProxmoxApi, PveError, RunState};
+use crate::proxmox::plan::{
+    Desired, GuestKind, Inventory, LiveGuest, PendingEntry, Power, StateEntry, config_from_json,
+};
+use crate::proxmox::types::{self, NodeName, StorageId};
+
+/// How many guest reads are in flight at once across the cluster (each node is further
+/// limited by the client).
+const IN_FLIGHT: usize = 64;
+
+/// Why the cluster could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InventoryError {
+    #[error("refreshing from Proxmox VE: {0}")]
+    Api(#[from] PveError),
+    #[error("refreshing from Proxmox VE: {what} '{value}' is not valid: {detail}")]
+    Invalid {
+        what: &'static str,
+        value: String,
+        detail: String,
+    },
+}
+
+/// The guests whose config the plan reads: those in state, and desired guests with a fixed
+/// VMID (a create whose VMID is taken must be seen, to adopt or refuse it).
+fn wanted_vmids(state: &[StateEntry], desired: &[Desired]) -> BTreeSet<u32> {
+    let in_state = state.iter().filter_map(|entry| match entry {
+        StateEntry::Guest { vm_id, .. } => Some(*vm_id),
+        StateEntry::Download { .. } => None,
+    });
+    let declared = desired.iter().filter_map(|d| match d {
+        Desired::Guest(guest) => guest.vm_id,
+        Desired::Download(_) => None,
+    });
+    in_state.chain(declared).collect()
+}
+
+/// `(node, storage)` pairs whose content lists the plan needs.
+fn wanted_storages(state: &[StateEntry], desired: &[Desired]) -> BTreeSet<(String, String)> {
+    let from_state = state.iter().filter_map(|entry| match entry {
+        StateEntry::Download { node, volid, .. } => {
+            let storage = volid.split_once(':')?.0;
+            Some((node.clone(), storage.to_owned()))
+        }
+        StateEntry::Guest { .. } => None,
+    });
+    let declared = desired.iter().filter_map(|d| match d {
+        Desired::Download(file) => Some((file.node.clone(), file.datastore.clone())),
+        Desired::Guest(_) => None,
+    });
+    from_state.chain(declared).collect()
+}
+
+/// Reads the cluster for one plan.
+pub async fn refresh(
+    api: &dyn ProxmoxApi,
+    state: &[StateEntry],
+    desired: &[Desired],
+) -> Result<Inventory, InventoryError> {
+    let mut partial = refresh_state(api, state).await?;
+    partial.complete(api, state, desired).await?;
+    Ok(partial.inventory)
+}
+
+/// A refresh made before the configuration is known: `cluster/resources` and the guests in
+/// state. [`Partial::complete`] adds what the configuration needs.
+#[derive(Debug)]
+pub struct Partial {
+    inventory: Inventory,
+    detailed: BTreeSet<u32>,
+}
+
+/// Reads `cluster/resources` and the guests atoll's state names, so it can run while the
+/// configuration is still being evaluated.
+pub async fn refresh_state(
+    api: &dyn ProxmoxApi,
+    state: &[StateEntry],
+) -> Result<Partial, InventoryError> {
+    let cluster = api.cluster_guests().await?;
+    let mut partial = Partial {
+        inventory: Inventory::default(),
+        detailed: BTreeSet::new(),
+    };
+    for guest in &cluster {
+        partial
+            .inventory
+            .guests
+            .insert(guest.vmid.get(), summary(guest));
+    }
+    let wanted = wanted_vmids(state, &[]);
+    partial.read(api, &cluster, &wanted).await?;
+    Ok(partial)
+}
+
+impl Partial {
+    async fn read(
+        &mut self,
+        api: &dyn ProxmoxApi,
+        cluster: &[ClusterGuest],
+        wanted: &BTreeSet<u32>,
+    ) -> Result<(), InventoryError> {
+        let todo = cluster
+            .iter()
+            .filter(|g| wanted.contains(&g.vmid.get()) && !self.detailed.contains(&g.vmid.get()))
+            .cloned();
+        let detailed: Vec<LiveGuest> = stream::iter(todo)
+            .map(|guest| read_guest(api, guest))
+            .buffer_unordered(IN_FLIGHT)
+            .try_filter_map(|guest| async move { Ok(guest) })
+            .try_collect()
+            .await?;
+        for guest in detailed {
+            self.detailed.insert(guest.vm_id);
+            self.inventory.guests.insert(guest.vm_id, guest);
+        }
+        Ok(())
+    }
+
+    /// Reads what the configuration adds: guests declared with a VMID that state does not
+    /// name, and the storages of downloads.
+    pub async fn complete(
+        &mut self,
+        api: &dyn ProxmoxApi,
+        state: &[StateEntry],
+        desired: &[Desired],
+    ) -> Result<(), InventoryError> {
+        let wanted = wanted_vmids(state, desired);
+        let missing: Vec<ClusterGuest> = self
+            .inventory
+            .guests
+            .values()
+            .filter(|g| wanted.contains(&g.vm_id) && !self.detailed.contains(&g.vm_id))
+            .filter_map(cluster_entry)
+            .collect();
+        self.read(api, &missing, &wanted).await?;
+        self.inventory.volumes = read_volumes(api, wanted_storages(state, desired)).await?;
+        Ok(())
+    }
+
+    pub fn into_inventory(self) -> Inventory {
+        self.inventory
+    }
+}
+
+/// The `cluster/resources` entry a summary was made from.
+fn cluster_entry(guest: &LiveGuest) -> Option<ClusterGuest> {
+    Some(ClusterGuest {
+        kind: match guest.kind {
+            GuestKind::Lxc => types::GuestKind::Lxc,
+            GuestKind::Qemu => types::GuestKind::Qemu,
+        },
+        vmid: types::VmId::new(guest.vm_id).ok()?,
+        node: guest.node.parse().ok()?,
+        name: guest.name.clone(),
+        status: match guest.power {
+            Power::Running => RunState::Running,
+            Power::Stopped => RunState::Stopped,
+        },
+        template: false,
+        tags: guest.config.get("tags").cloned(),
+        lock: None,
+    })
+}
+
+fn kind_of(kind: types::GuestKind) -> GuestKind {
+    match kind {
+        types::GuestKind::Lxc => GuestKind::Lxc,
+        types::GuestKind::Qemu => GuestKind::Qemu,
+    }
+}
+
+fn power_of(status: RunState) -> Power {
+    if status == RunState::Running {
+        Power::Running
+    } else {
+        Power::Stopped
+    }
+}
+
+/// A guest atoll does not manage: what `cluster/resources` says, without its config.
+fn summary(guest: &ClusterGuest) -> LiveGuest {
+    LiveGuest {
+        vm_id: guest.vmid.get(),
+        node: guest.node.to_string(),
+        kind: kind_of(guest.kind),
+        name: guest.name.clone(),
+        power: power_of(guest.status),
+        config: tags_only(guest.tags.as_deref()),
+        pending: Vec::new(),
+    }
+}
+
+fn tags_only(tags: Option<&str>) -> BTreeMap<String, String> {
+    tags.map(|t| BTreeMap::from([("tags".to_owned(), t.to_owned())]))
+        .unwrap_or_default()
+}
+
+/// `config?current=1` and `pending` of one guest; `None` when it vanished meanwhile.
+async fn read_guest(
+    api: &dyn ProxmoxApi,
+    guest: ClusterGuest,
+) -> Result<Option<LiveGuest>, PveError> {
+    let config = match api
+        .guest_config(&guest.node, guest.kind, guest.vmid, true)
+        .await
+    {
+        Ok(config) => config,
+        Err(PveError::NotFound(_)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let pending = match guest.kind {
+        types::GuestKind::Lxc => api.lxc_pending(&guest.node, guest.vmid).await?,
+        types::GuestKind::Qemu => Vec::new(),
+    };
+    let values: serde_json::Map<String, serde_json::Value> = config.values.into_iter().collect();
+    Ok(Some(LiveGuest {
+        vm_id: guest.vmid.get(),
+        node: guest.node.to_string(),
+        kind: kind_of(guest.kind),
+        name: guest.name.clone(),
+        power: power_of(guest.status),
+        config: config_from_json(&values),
+        pending: pending.into_iter().map(pending_entry).collect(),
+    }))
+}
+
+fn text(value: Option<serde_json::Value>) -> Option<String> {
+    match value? {
+        serde_json::Value::String(s) => Some(s),
+        serde_json::Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+fn pending_entry(entry: crate::proxmox::client::PendingEntry) -> PendingEntry {
+    PendingEntry {
+        key: entry.key,
+        value: text(entry.value),
+        pending: text(entry.pending),
+        delete: entry.delete.is_some_and(|d| d > 0),
+    }
+}
+
+async fn read_volumes(
+    api: &dyn ProxmoxApi,
+    storages: BTreeSet<(String, String)>,
+) -> Result<BTreeMap<String, Vec<String>>, InventoryError> {
+    let mut lists = Vec::new();
+    for (node, storage) in storages {
+        let node_name: NodeName = parse("node name", &node)?;
+        let storage_id: StorageId = parse("storage", &storage)?;
+        lists.push(async move {
+            match api.storage_content(&node_name, &storage_id, None).await {
+                Ok(list) => Ok((node, list.into_iter().map(|v| v.volid).collect())),
+                // A storage that does not exist holds nothing; the download will say why.
+                Err(PveError::NotFound(_)) => Ok((node, Vec::new())),
+                Err(e) => Err(InventoryError::Api(e)),
+            }
+        });
+    }
+    let found: Vec<(String, Vec<String>)> = futures::future::try_join_all(lists).await?;
+    let mut volumes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (node, list) in found {
+        volumes.entry(node).or_default().extend(list);
+    }
+    Ok(volumes)
+}
+
+pub(crate) fn parse<T: std::str::FromStr<Err = types::PropertyError>>(
+    what: &'static str,
+    value: &str,
+) -> Result<T, InventoryError> {
+    value
+        .parse()
+        .map_err(|e: types::PropertyError| InventoryError::Invalid {
+            what,
+            value: value.to_owned(),
+            detail: e.to_string(),
+        })
+}

@@ -1,0 +1,277 @@
+//! `proxmox::state` owns what atoll manages per (repository, project directory, workspace):
+//! each resource address -> node and VMID (or volume id), the PVE config keys atoll last
+//! applied (sensitive ones only as fingerprints), and generated values (secrets, never shown).
+//! It stores them through [`StateStore`]; it must not talk to Proxmox.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::proxmox::plan::{GuestKind, StateEntry, StateValue};
+use crate::store::{ManagedResource, Secrets, StateScope, Store, StoreError};
+
+pub use crate::store::StateScope as Scope;
+
+/// What kind of resource a state row describes, with its kind-specific data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum Document {
+    Guest {
+        guest_kind: GuestKind,
+        config: BTreeMap<String, Stored>,
+    },
+    Download {
+        arguments: BTreeMap<String, String>,
+    },
+    Generated {
+        arguments: BTreeMap<String, String>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Stored {
+    Plain(String),
+    Fingerprint(String),
+}
+
+/// A generated resource in state: its arguments and its values (secrets).
+#[derive(Debug, Clone)]
+pub struct GeneratedEntry {
+    pub address: String,
+    pub resource_type: String,
+    pub arguments: BTreeMap<String, String>,
+    pub values: Secrets,
+}
+
+/// One project's state as loaded.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectState {
+    /// Guests and downloads, as the plan engine reads them.
+    pub entries: Vec<StateEntry>,
+    pub generated: Vec<GeneratedEntry>,
+    /// Changes whenever any row changes; plans record it, apply checks it.
+    pub fingerprint: String,
+}
+
+impl ProjectState {
+    /// Generated values by address and attribute, for the loader's known values.
+    pub fn generated_values(&self) -> BTreeMap<String, BTreeMap<String, String>> {
+        self.generated
+            .iter()
+            .map(|g| {
+                let values = g.values.0.iter();
+                let values = values.map(|(k, v)| (k.clone(), v.expose_secret().to_owned()));
+                (g.address.clone(), values.collect())
+            })
+            .collect()
+    }
+}
+
+/// Why state could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("reading or writing atoll's state: {0}")]
+    Store(#[from] StoreError),
+    #[error(
+        "state row {address} is corrupt ({detail}); remove it with the store's tools or restore a backup"
+    )]
+    Corrupt { address: String, detail: String },
+}
+
+/// The state of one scope in one store.
+#[derive(Debug, Clone)]
+pub struct StateHandle {
+    store: Arc<dyn Store>,
+    scope: StateScope,
+}
+
+impl StateHandle {
+    pub fn new(store: Arc<dyn Store>, scope: StateScope) -> Self {
+        Self { store, scope }
+    }
+
+    pub fn scope(&self) -> &StateScope {
+        &self.scope
+    }
+
+    pub async fn load(&self) -> Result<ProjectState, StateError> {
+        let rows = self.store.state().state_list(&self.scope).await?;
+        let mut state = ProjectState {
+            fingerprint: fingerprint(&rows),
+            ..ProjectState::default()
+        };
+        for row in rows {
+            let document: Document =
+                serde_json::from_value(row.attributes.clone()).map_err(|e| {
+                    StateError::Corrupt {
+                        address: row.address.clone(),
+                        detail: e.to_string(),
+                    }
+                })?;
+            match to_entry(row, document)? {
+                Loaded::Entry(entry) => state.entries.push(entry),
+                Loaded::Generated(generated) => state.generated.push(generated),
+            }
+        }
+        Ok(state)
+    }
+
+    /// Records (or replaces) a guest or download entry.
+    pub async fn record(&self, entry: &StateEntry) -> Result<(), StateError> {
+        let row = match entry {
+            StateEntry::Guest {
+                address,
+                resource_type,
+                kind,
+                node,
+                vm_id,
+                attributes,
+            } => ManagedResource {
+                address: address.clone(),
+                resource_type: resource_type.clone(),
+                node: node.clone(),
+                vm_id: Some(*vm_id),
+                volid: None,
+                attributes: document_json(&Document::Guest {
+                    guest_kind: *kind,
+                    config: attributes
+                        .iter()
+                        .map(|(k, v)| (k.clone(), stored(v)))
+                        .collect(),
+                }),
+                secrets: Secrets::default(),
+            },
+            StateEntry::Download {
+                address,
+                resource_type,
+                node,
+                volid,
+                arguments,
+            } => ManagedResource {
+                address: address.clone(),
+                resource_type: resource_type.clone(),
+                node: node.clone(),
+                vm_id: None,
+                volid: Some(volid.clone()),
+                attributes: document_json(&Document::Download {
+                    arguments: arguments.clone(),
+                }),
+                secrets: Secrets::default(),
+            },
+        };
+        Ok(self.store.state().state_put(&self.scope, &row).await?)
+    }
+
+    /// Records generated values (before anything that uses them is created).
+    pub async fn record_generated(&self, entry: &GeneratedEntry) -> Result<(), StateError> {
+        let row = ManagedResource {
+            address: entry.address.clone(),
+            resource_type: entry.resource_type.clone(),
+            node: String::new(),
+            vm_id: None,
+            volid: None,
+            attributes: document_json(&Document::Generated {
+                arguments: entry.arguments.clone(),
+            }),
+            secrets: entry.values.clone(),
+        };
+        Ok(self.store.state().state_put(&self.scope, &row).await?)
+    }
+
+    pub async fn forget(&self, address: &str) -> Result<bool, StateError> {
+        Ok(self
+            .store
+            .state()
+            .state_remove(&self.scope, address)
+            .await?)
+    }
+}
+
+enum Loaded {
+    Entry(StateEntry),
+    Generated(GeneratedEntry),
+}
+
+fn to_entry(row: ManagedResource, document: Document) -> Result<Loaded, StateError> {
+    let corrupt = |detail: &str| StateError::Corrupt {
+        address: row.address.clone(),
+        detail: detail.to_owned(),
+    };
+    Ok(match document {
+        Document::Guest { guest_kind, config } => Loaded::Entry(StateEntry::Guest {
+            vm_id: row.vm_id.ok_or_else(|| corrupt("guest without vm_id"))?,
+            address: row.address,
+            resource_type: row.resource_type,
+            kind: guest_kind,
+            node: row.node,
+            attributes: config
+                .into_iter()
+                .map(|(k, v)| {
+                    let value = match v {
+                        Stored::Plain(text) => StateValue::Plain(text),
+                        Stored::Fingerprint(text) => StateValue::Fingerprint(text),
+                    };
+                    (k, value)
+                })
+                .collect(),
+        }),
+        Document::Download { arguments } => Loaded::Entry(StateEntry::Download {
+            volid: row.volid.ok_or_else(|| corrupt("download without volid"))?,
+            address: row.address,
+            resource_type: row.resource_type,
+            node: row.node,
+            arguments,
+        }),
+        Document::Generated { arguments } => Loaded::Generated(GeneratedEntry {
+            address: row.address,
+            resource_type: row.resource_type,
+            arguments,
+            values: row.secrets,
+        }),
+    })
+}
+
+fn stored(value: &StateValue) -> Stored {
+    match value {
+        StateValue::Plain(text) => Stored::Plain(text.clone()),
+        StateValue::Fingerprint(text) => Stored::Fingerprint(text.clone()),
+    }
+}
+
+fn document_json(document: &Document) -> serde_json::Value {
+    // A `Document` holds only strings and maps of strings: serialisation cannot fail.
+    serde_json::to_value(document).unwrap_or(serde_json::Value::Null)
+}
+
+/// A hash over every row (secrets by their own hash), stable across backends.
+pub fn fingerprint(rows: &[ManagedResource]) -> String {
+    let mut hasher = Sha256::new();
+    let mut rows: Vec<&ManagedResource> = rows.iter().collect();
+    rows.sort_by(|a, b| a.address.cmp(&b.address));
+    for row in rows {
+        let line = format!(
+            "{}\u{1}{}\u{1}{}\u{1}{:?}\u{1}{:?}\u{1}{}\u{1}",
+            row.address, row.resource_type, row.node, row.vm_id, row.volid, row.attributes
+        );
+        hasher.update(line.as_bytes());
+        for (key, secret) in &row.secrets.0 {
+            let digest = Sha256::digest(secret.expose_secret().as_bytes());
+            hasher.update(format!("{key}={}\u{1}", hex::encode(digest)).as_bytes());
+        }
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// New generated values as a [`Secrets`] set.
+pub fn secrets(values: BTreeMap<String, String>) -> Secrets {
+    Secrets(
+        values
+            .into_iter()
+            .map(|(k, v)| (k, SecretString::from(v)))
+            .collect(),
+    )
+}

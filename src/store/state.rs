@@ -1,0 +1,339 @@
+//! The store side of `proxmox::state`: rows of the `managed_resources` table, one per resource
+//! address within a (repository, project directory, workspace) scope. The store keeps the
+//! attribute document opaque (JSON owned by `proxmox::state`) and the generated secrets apart,
+//! so `Debug` never prints them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use async_trait::async_trait;
+use secrecy::{ExposeSecret, SecretString};
+use sqlx::Row;
+
+use super::sqlite_commit::{Write, Written};
+use super::{PgStore, SqliteStore, StoreError};
+
+/// Whose state: a repository (`host/owner/repo`, or `local` for the command line), a project
+/// directory relative to its checkout, and a workspace.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StateScope {
+    pub repo: String,
+    pub project_dir: String,
+    pub workspace: String,
+}
+
+/// Generated values of one resource (`result` of a `random_password`). `Debug` redacts them.
+#[derive(Clone, Default)]
+pub struct Secrets(pub BTreeMap<String, SecretString>);
+
+impl fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
+}
+
+impl Secrets {
+    fn to_json(&self) -> String {
+        let plain: BTreeMap<&str, &str> = self
+            .0
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.expose_secret()))
+            .collect();
+        serde_json::to_string(&plain).unwrap_or_else(|_| "{}".to_owned())
+    }
+
+    fn from_json(text: &str) -> Result<Self, StoreError> {
+        let plain: BTreeMap<String, String> = serde_json::from_str(text)
+            .map_err(|e| StoreError::Internal(format!("corrupt secrets column: {e}")))?;
+        Ok(Self(
+            plain
+                .into_iter()
+                .map(|(k, v)| (k, SecretString::from(v)))
+                .collect(),
+        ))
+    }
+}
+
+/// One managed resource as stored.
+#[derive(Debug, Clone)]
+pub struct ManagedResource {
+    pub address: String,
+    pub resource_type: String,
+    pub node: String,
+    pub vm_id: Option<u32>,
+    pub volid: Option<String>,
+    /// What atoll last applied; the shape is `proxmox::state`'s.
+    pub attributes: serde_json::Value,
+    pub secrets: Secrets,
+}
+
+/// Managed-resource state, implemented by both backends.
+#[async_trait]
+pub trait StateStore: Send + Sync {
+    /// Every resource of a scope, ordered by address.
+    async fn state_list(&self, scope: &StateScope) -> Result<Vec<ManagedResource>, StoreError>;
+    /// Inserts or replaces the row for `resource.address`.
+    async fn state_put(
+        &self,
+        scope: &StateScope,
+        resource: &ManagedResource,
+    ) -> Result<(), StoreError>;
+    /// Removes one address; `false` when it was not there.
+    async fn state_remove(&self, scope: &StateScope, address: &str) -> Result<bool, StoreError>;
+    /// Every scope that holds at least one resource.
+    async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError>;
+}
+
+/// The state of a store that keeps none.
+#[derive(Debug)]
+pub(super) struct NoState;
+
+fn no_state() -> StoreError {
+    StoreError::Unavailable("this store keeps no managed-resource state".to_owned())
+}
+
+#[async_trait]
+impl StateStore for NoState {
+    async fn state_list(&self, _: &StateScope) -> Result<Vec<ManagedResource>, StoreError> {
+        Err(no_state())
+    }
+    async fn state_put(&self, _: &StateScope, _: &ManagedResource) -> Result<(), StoreError> {
+        Err(no_state())
+    }
+    async fn state_remove(&self, _: &StateScope, _: &str) -> Result<bool, StoreError> {
+        Err(no_state())
+    }
+    async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
+        Err(no_state())
+    }
+}
+
+const COLUMNS: &str = "address, resource_type, node, vm_id, volid, attributes, secrets";
+
+fn vm_id_of(raw: Option<i64>) -> Result<Option<u32>, StoreError> {
+    raw.map(|id| {
+        u32::try_from(id).map_err(|_| StoreError::Internal(format!("vm_id {id} out of range")))
+    })
+    .transpose()
+}
+
+fn from_sqlite(row: &sqlx::sqlite::SqliteRow) -> Result<ManagedResource, StoreError> {
+    let attributes: String = row.try_get("attributes")?;
+    let secrets: String = row.try_get("secrets")?;
+    Ok(ManagedResource {
+        address: row.try_get("address")?,
+        resource_type: row.try_get("resource_type")?,
+        node: row.try_get("node")?,
+        vm_id: vm_id_of(row.try_get("vm_id")?)?,
+        volid: row.try_get("volid")?,
+        attributes: serde_json::from_str(&attributes)
+            .map_err(|e| StoreError::Internal(format!("corrupt attributes column: {e}")))?,
+        secrets: Secrets::from_json(&secrets)?,
+    })
+}
+
+fn from_pg(row: &sqlx::postgres::PgRow) -> Result<ManagedResource, StoreError> {
+    let secrets: serde_json::Value = row.try_get("secrets")?;
+    Ok(ManagedResource {
+        address: row.try_get("address")?,
+        resource_type: row.try_get("resource_type")?,
+        node: row.try_get("node")?,
+        vm_id: vm_id_of(row.try_get("vm_id")?)?,
+        volid: row.try_get("volid")?,
+        attributes: row.try_get("attributes")?,
+        secrets: Secrets::from_json(&secrets.to_string())?,
+    })
+}
+
+/// A state write queued on the SQLite group committer.
+#[derive(Debug)]
+pub(super) enum StateWrite {
+    Put(StateScope, ManagedResource),
+    Remove(StateScope, String),
+}
+
+/// Runs one state write inside the committer's transaction; `true` when a row changed.
+pub(super) async fn sqlite_write(
+    conn: &mut sqlx::SqliteConnection,
+    write: &StateWrite,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let done = match write {
+        StateWrite::Put(scope, resource) => {
+            sqlx::query(
+                "INSERT INTO managed_resources (repo, project_dir, workspace, address, \
+                 resource_type, node, vm_id, volid, attributes, secrets, updated_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+                 ON CONFLICT (repo, project_dir, workspace, address) DO UPDATE SET \
+                 resource_type = excluded.resource_type, node = excluded.node, \
+                 vm_id = excluded.vm_id, volid = excluded.volid, \
+                 attributes = excluded.attributes, secrets = excluded.secrets, \
+                 updated_at = excluded.updated_at",
+            )
+            .bind(&scope.repo)
+            .bind(&scope.project_dir)
+            .bind(&scope.workspace)
+            .bind(&resource.address)
+            .bind(&resource.resource_type)
+            .bind(&resource.node)
+            .bind(resource.vm_id.map(i64::from))
+            .bind(&resource.volid)
+            .bind(resource.attributes.to_string())
+            .bind(resource.secrets.to_json())
+            .bind(now)
+            .execute(&mut *conn)
+            .await?
+        }
+        StateWrite::Remove(scope, address) => {
+            sqlx::query(
+                "DELETE FROM managed_resources \
+                 WHERE repo = ? AND project_dir = ? AND workspace = ? AND address = ?",
+            )
+            .bind(&scope.repo)
+            .bind(&scope.project_dir)
+            .bind(&scope.workspace)
+            .bind(address)
+            .execute(&mut *conn)
+            .await?
+        }
+    };
+    Ok(done.rows_affected() > 0)
+}
+
+fn moved(written: Written) -> Result<bool, StoreError> {
+    match written {
+        Written::Moved(changed) => Ok(changed),
+        other => Err(StoreError::Internal(format!(
+            "unexpected answer to a state write: {other:?}"
+        ))),
+    }
+}
+
+#[async_trait]
+impl StateStore for SqliteStore {
+    async fn state_list(&self, scope: &StateScope) -> Result<Vec<ManagedResource>, StoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM managed_resources \
+             WHERE repo = ? AND project_dir = ? AND workspace = ? ORDER BY address"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(&scope.repo)
+            .bind(&scope.project_dir)
+            .bind(&scope.workspace)
+            .fetch_all(&self.reader)
+            .await?;
+        rows.iter().map(from_sqlite).collect()
+    }
+
+    async fn state_put(
+        &self,
+        scope: &StateScope,
+        resource: &ManagedResource,
+    ) -> Result<(), StoreError> {
+        let write = StateWrite::Put(scope.clone(), resource.clone());
+        moved(self.committer.write(Write::State(write)).await?).map(|_| ())
+    }
+
+    async fn state_remove(&self, scope: &StateScope, address: &str) -> Result<bool, StoreError> {
+        let write = StateWrite::Remove(scope.clone(), address.to_owned());
+        moved(self.committer.write(Write::State(write)).await?)
+    }
+
+    async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT DISTINCT repo, project_dir, workspace FROM managed_resources \
+             ORDER BY repo, project_dir, workspace",
+        )
+        .fetch_all(&self.reader)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(StateScope {
+                    repo: row.try_get("repo")?,
+                    project_dir: row.try_get("project_dir")?,
+                    workspace: row.try_get("workspace")?,
+                })
+            })
+            .collect()
+    }
+}
+
+#[async_trait]
+impl StateStore for PgStore {
+    async fn state_list(&self, scope: &StateScope) -> Result<Vec<ManagedResource>, StoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM managed_resources \
+             WHERE repo = $1 AND project_dir = $2 AND workspace = $3 ORDER BY address"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(&scope.repo)
+            .bind(&scope.project_dir)
+            .bind(&scope.workspace)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(from_pg).collect()
+    }
+
+    async fn state_put(
+        &self,
+        scope: &StateScope,
+        resource: &ManagedResource,
+    ) -> Result<(), StoreError> {
+        let secrets: serde_json::Value = serde_json::from_str(&resource.secrets.to_json())
+            .map_err(|e| StoreError::Internal(format!("encoding secrets: {e}")))?;
+        sqlx::query(
+            "INSERT INTO managed_resources (repo, project_dir, workspace, address, resource_type, \
+             node, vm_id, volid, attributes, secrets) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+             ON CONFLICT (repo, project_dir, workspace, address) DO UPDATE SET \
+             resource_type = excluded.resource_type, node = excluded.node, \
+             vm_id = excluded.vm_id, volid = excluded.volid, attributes = excluded.attributes, \
+             secrets = excluded.secrets, updated_at = now()",
+        )
+        .bind(&scope.repo)
+        .bind(&scope.project_dir)
+        .bind(&scope.workspace)
+        .bind(&resource.address)
+        .bind(&resource.resource_type)
+        .bind(&resource.node)
+        .bind(resource.vm_id.map(i64::from))
+        .bind(&resource.volid)
+        .bind(&resource.attributes)
+        .bind(secrets)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn state_remove(&self, scope: &StateScope, address: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "DELETE FROM managed_resources \
+             WHERE repo = $1 AND project_dir = $2 AND workspace = $3 AND address = $4",
+        )
+        .bind(&scope.repo)
+        .bind(&scope.project_dir)
+        .bind(&scope.workspace)
+        .bind(address)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT DISTINCT repo, project_dir, workspace FROM managed_resources \
+             ORDER BY repo, project_dir, workspace",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(StateScope {
+                    repo: row.try_get("repo")?,
+                    project_dir: row.try_get("project_dir")?,
+                    workspace: row.try_get("workspace")?,
+                })
+            })
+            .collect()
+    }
+}
