@@ -1,10 +1,12 @@
-//! `render` owns all user-facing text. For now: the Terraform-style human plan (with atoll's
-//! per-guest disruption lines) and the JSON plan. It must not do I/O; it never sees a
-//! sensitive value (the plan holds only markers), and it leaves escaping for Markdown comments
-//! to the comment renderer.
+//! `render` owns all user-facing text: the Terraform-style human plan (with atoll's per-guest
+//! disruption lines), the JSON plan, and PR comments (`pr`, built from `comment`'s escaping,
+//! folding and splitting). It must not do I/O, and it never sees a sensitive value (the plan
+//! holds only markers).
 
+pub mod comment;
 mod plan_body;
 mod plan_text;
+pub mod pr;
 
 pub use plan_text::plan_text;
 
