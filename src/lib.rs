@@ -12,6 +12,7 @@ pub mod pvesim;
 pub mod queue;
 pub mod render;
 pub mod repocfg;
+pub mod runner;
 pub mod store;
 pub mod telemetry;
 pub mod tfconfig;

@@ -5,7 +5,7 @@
 
 mod args;
 mod output;
-mod project;
+pub mod project;
 mod settings;
 
 use std::io::{BufRead, Write};
@@ -224,7 +224,10 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Writes the guests adopted by this run (found by VMID and marker) to state in full.
-async fn record_adopted(state: &StateHandle, prepared: &project::Prepared) -> anyhow::Result<()> {
+pub async fn record_adopted(
+    state: &StateHandle,
+    prepared: &project::Prepared,
+) -> anyhow::Result<()> {
     for adopted in &prepared.adopted {
         let desired = prepared.desired.resources.iter().find_map(|d| match d {
             crate::proxmox::plan::Desired::Guest(g) if g.address == adopted.address() => Some(g),
@@ -254,7 +257,7 @@ async fn record_adopted(state: &StateHandle, prepared: &project::Prepared) -> an
 
 /// Before the first change: record adopted guests, generate missing values, and reload the
 /// configuration so they are known.
-async fn settle_state(
+pub async fn settle_state(
     state: &StateHandle,
     input: &crate::tfconfig::Input,
     prepared: &project::Prepared,

@@ -1,6 +1,7 @@
 //! The pipeline shared by `atoll plan` and `atoll apply`: load the configuration (twice: the
 //! second time with the values atoll already knows), read state, refresh the cluster, adopt
-//! guests missing from state, plan, and mark what the guard refuses.
+//! guests missing from state, plan, and mark what the guard refuses. Public: the server's
+//! runner calls the same pipeline (with [`super::settle_state`] before an apply).
 
 use std::path::PathBuf;
 
@@ -24,17 +25,17 @@ use crate::tfconfig::{self, Input};
 
 /// Everything a plan was made from, kept for apply.
 #[derive(Debug)]
-pub(super) struct Prepared {
-    pub(super) state: ProjectState,
-    pub(super) desired: DesiredState,
+pub struct Prepared {
+    pub state: ProjectState,
+    pub desired: DesiredState,
     /// Guests adopted into state (not yet written).
-    pub(super) adopted: Vec<StateEntry>,
-    pub(super) plan: Plan,
-    pub(super) protected: ProtectedSet,
+    pub adopted: Vec<StateEntry>,
+    pub plan: Plan,
+    pub protected: ProtectedSet,
 }
 
 /// Loads and evaluates the configuration with the values known from `state`.
-pub(super) fn load_desired(input: &Input, state: &ProjectState) -> anyhow::Result<DesiredState> {
+pub fn load_desired(input: &Input, state: &ProjectState) -> anyhow::Result<DesiredState> {
     let generated = state.generated_values();
     let first = tfconfig::load_with_known(input, &desired::known_values(&[], &generated));
     if first.has_errors() {
@@ -62,7 +63,7 @@ pub(super) fn load_desired(input: &Input, state: &ProjectState) -> anyhow::Resul
 }
 
 /// The input of a load of `dir` (relative to its checkout).
-pub(super) fn input(dir: &std::path::Path, workspace: &str, vars: Vec<tfconfig::CliVar>) -> Input {
+pub fn input(dir: &std::path::Path, workspace: &str, vars: Vec<tfconfig::CliVar>) -> Input {
     let checkout = tfconfig::find_checkout(dir);
     let absolute = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let project_dir = absolute
@@ -78,7 +79,7 @@ pub(super) fn input(dir: &std::path::Path, workspace: &str, vars: Vec<tfconfig::
 }
 
 /// State, configuration, refresh, adoption, plan and guard.
-pub(super) async fn prepare(
+pub async fn prepare(
     api: &dyn ProxmoxApi,
     state: &StateHandle,
     input: &Input,
@@ -125,7 +126,7 @@ pub(super) async fn prepare(
 }
 
 /// The protected set: configured guests plus atoll's own guest when discovery is on.
-pub(super) async fn protected_set(
+pub async fn protected_set(
     api: &dyn ProxmoxApi,
     protect: &Protect,
     inventory: &Inventory,

@@ -1,0 +1,303 @@
+//! The apply job: permission -> apply switch -> saved plans -> requirements (each unmet one
+//! named) -> per project: freshness (head SHA, config hash, state fingerprint), guard, apply
+//! with progress by editing the apply comment -> statuses.
+
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context as _, anyhow};
+
+use super::project::{self, checkout, lock_key, open_pull, project_io, resolve};
+use super::{Job, Runner};
+use crate::commands::Command;
+use crate::forge::{CommitStatus, Mergeable, PullDetails, StatusKind, StatusState};
+use crate::locks::{KeyFilter, PlanQuery, PlanSource, SavedPlan, Stale};
+use crate::proxmox::apply::{ApplyEvent, ApplySettings, Executor, Outcome, RestartPolicy};
+use crate::proxmox::plan::Plan;
+use crate::render::pr::{self as view, GuestLine};
+use crate::repocfg::{self, Project, Requirement, Resolution};
+
+/// Runs an apply job; every refusal or failure ends in a comment.
+pub(super) async fn run(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
+    match steps(r, job, command).await {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let next = format!(
+                "Fix the cause, re-plan with `{} plan`, then apply again.",
+                r.executable
+            );
+            job.comment(&view::error("Apply Error", &format!("{e:#}"), &next))
+                .await?;
+            Err(e)
+        }
+    }
+}
+
+async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
+    let user = job.user();
+    let permission = job.forge.permission(&job.name, &user).await?;
+    if !permission.can_apply() {
+        let body = format!(
+            "**Apply Failed**: {} needs write access to this repository to apply.\n",
+            crate::render::comment::escape(&user)
+        );
+        job.comment(&body).await?;
+        return Ok(());
+    }
+    let switch = r.store.apply_switch().await?;
+    if !switch.enabled {
+        let reason = switch
+            .reason
+            .unwrap_or_else(|| "no reason given".to_owned());
+        let body = format!(
+            "**Apply Failed**: applies are turned off on this server ({}). Ask an atoll admin to turn them on, then comment `{} apply` again.\n",
+            crate::render::comment::escape(&reason),
+            r.executable
+        );
+        job.comment(&body).await?;
+        return Ok(());
+    }
+    let filter = KeyFilter::from_command(command);
+    let plans: Vec<SavedPlan> = r
+        .store
+        .plan_list(&PlanQuery {
+            repo: job.payload.repo.clone(),
+            pr: job.payload.pr,
+            current_only: true,
+        })
+        .await?
+        .into_iter()
+        .filter(|p| filter.matches(&p.key))
+        .collect();
+    if plans.is_empty() {
+        let body = format!(
+            "**Apply Failed**: there is no current plan to apply for this pull request{}. Comment `{} plan` first.\n",
+            if command.dir.is_some() || command.project.is_some() || command.workspace.is_some() {
+                " matching these flags"
+            } else {
+                ""
+            },
+            r.executable
+        );
+        job.comment(&body).await?;
+        return Ok(());
+    }
+    let pull = open_pull(job).await?;
+    let co = checkout(r, job, &pull).await?;
+    let resolution = resolve(r, job, &co.path).await?;
+    let projects: Vec<(SavedPlan, Project)> = plans
+        .into_iter()
+        .map(|s| {
+            let p = project_for(&resolution, &s);
+            (s, p)
+        })
+        .collect();
+    let unmet = unmet_requirements(job, &pull, &projects).await?;
+    if !unmet.is_empty() {
+        job.comment(&view::unmet_requirements(&r.executable, &unmet))
+            .await?;
+        return Ok(());
+    }
+    let mut failed = false;
+    for (saved, p) in &projects {
+        failed |= !apply_one(r, job, &co.path, &pull, saved, p).await?;
+    }
+    let (state, text) = if failed {
+        (StatusState::Failure, "apply failed or refused")
+    } else {
+        (StatusState::Success, "applied")
+    };
+    job.status(
+        &pull.head_sha,
+        &CommitStatus::aggregate(StatusKind::Apply, state, text),
+    )
+    .await;
+    Ok(())
+}
+
+fn project_for(resolution: &Resolution, saved: &SavedPlan) -> Project {
+    resolution
+        .modified
+        .iter()
+        .find(|p| {
+            p.dir == saved.key.dir
+                && p.workspace == saved.key.workspace
+                && p.name == saved.key.project
+        })
+        .cloned()
+        .unwrap_or_else(|| {
+            resolution.default_project(saved.key.dir.clone(), saved.key.workspace.clone())
+        })
+}
+
+/// Each unmet requirement, named with why, across the projects to apply.
+async fn unmet_requirements(
+    job: &Job,
+    pull: &PullDetails,
+    projects: &[(SavedPlan, Project)],
+) -> anyhow::Result<Vec<(String, String)>> {
+    let mut wanted: Vec<Requirement> = projects
+        .iter()
+        .flat_map(|(_, p)| p.apply_requirements.iter().copied())
+        .collect();
+    wanted.sort_by_key(|r| r.as_str());
+    wanted.dedup();
+    let mut unmet = Vec::new();
+    for req in wanted {
+        let why = match req {
+            Requirement::Approved => {
+                let approval = job.forge.approval(&job.name, pull.number).await?;
+                (!approval.is_approved()).then(|| "the pull request has no approving review; ask a reviewer to approve it".to_owned())
+            }
+            Requirement::Mergeable => match &pull.mergeable {
+                Mergeable::Yes => None,
+                Mergeable::No { reason } => Some(format!("the forge says it cannot be merged: {reason}")),
+                Mergeable::Unknown => Some("the forge is still computing mergeability; try again in a minute".to_owned()),
+            },
+            Requirement::Undiverged => Some(
+                "atoll cannot check `undiverged` yet; remove it from apply_requirements or merge the base branch and apply by hand".to_owned(),
+            ),
+        };
+        if let Some(why) = why {
+            unmet.push((req.as_str().to_owned(), why));
+        }
+    }
+    Ok(unmet)
+}
+
+fn stale_reasons(stale: &[Stale]) -> Vec<String> {
+    stale
+        .iter()
+        .map(|s| match s {
+            Stale::HeadSha { planned, now } => format!(
+                "new commits were pushed: the plan was made at {}, the pull request head is now {}",
+                short(planned),
+                short(now)
+            ),
+            Stale::ConfigHash { .. } => {
+                "the configuration evaluates differently than when it was planned".to_owned()
+            }
+            Stale::StateFingerprint { .. } => {
+                "atoll's state changed since the plan (another apply ran)".to_owned()
+            }
+        })
+        .collect()
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..8).unwrap_or(sha)
+}
+
+/// Applies one saved plan; `false` when it was refused or failed (the comment says why).
+async fn apply_one(
+    r: &Runner,
+    job: &Job,
+    root: &std::path::Path,
+    pull: &PullDetails,
+    saved: &SavedPlan,
+    p: &Project,
+) -> anyhow::Result<bool> {
+    let label = p.label();
+    let flags = lock_key(job, p).plan_flags();
+    job.step(&format!("freshness {label}")).await;
+    let (state, input) = project_io(r, job, root, p);
+    let prepared = project::prepare(r, &state, &input, pull.head_sha.as_str()).await?;
+    let now = PlanSource {
+        head_sha: pull.head_sha.as_str().to_owned(),
+        config_hash: prepared.desired.config_hash(),
+        state_fingerprint: prepared.state.fingerprint.clone(),
+    };
+    let stale = saved.source.stale_against(&now);
+    if !stale.is_empty() {
+        let body = view::stale(&r.executable, &label, &stale_reasons(&stale), &flags);
+        job.comment(&body).await?;
+        return Ok(false);
+    }
+    let plan: Plan = serde_json::from_value(saved.document.clone())
+        .context("the saved plan is not a plan document; re-plan")?;
+    job.step(&format!("guard {label}")).await;
+    crate::proxmox::guard::recheck(&plan, &prepared.protected, r.protect.policy)?;
+    let api = r
+        .proxmox
+        .as_ref()
+        .ok_or_else(|| anyhow!("no Proxmox VE endpoint configured"))?;
+    let comment = job
+        .comment(&view::apply_progress(&label, &[], None))
+        .await?;
+    job.ctx.begin_apply().await?;
+    let desired = crate::proxmox::cli::settle_state(&state, &input, &prepared).await?;
+    let lines: Arc<Mutex<Vec<GuestLine>>> = Arc::default();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let events = {
+        let lines = Arc::clone(&lines);
+        move |event: &ApplyEvent| {
+            if let Ok(mut l) = lines.lock() {
+                record(&mut l, event);
+            }
+            let _ = tx.send(());
+        }
+    };
+    let executor = Executor {
+        api: api.as_ref(),
+        state: &state,
+        settings: ApplySettings {
+            restart: match p.restart {
+                repocfg::RestartPolicy::Auto => RestartPolicy::Auto,
+                repocfg::RestartPolicy::Never => RestartPolicy::Never,
+            },
+            ..ApplySettings::default()
+        },
+        events: &events,
+    };
+    let run = executor.execute(&plan, &desired);
+    tokio::pin!(run);
+    let report = loop {
+        tokio::select! {
+            report = &mut run => break report,
+            Some(()) = rx.recv() => {
+                let snapshot = lines.lock().map(|l| l.clone()).unwrap_or_default();
+                let _ = job.edit(comment, &view::apply_progress(&label, &snapshot, None)).await;
+            }
+        }
+    };
+    let final_lines: Vec<GuestLine> = report
+        .results
+        .iter()
+        .map(|res| GuestLine {
+            address: res.address.clone(),
+            status: match &res.outcome {
+                Outcome::Changed { detail, .. } => format!("done: {detail}"),
+                Outcome::Failed { error, .. } => format!("FAILED: {error}"),
+                Outcome::Skipped { reason } => format!("skipped: {reason}"),
+            },
+        })
+        .collect();
+    let done = if report.failed() {
+        format!(
+            "Apply failed. Fix the cause, then `{} plan {flags}` and apply again.",
+            r.executable
+        )
+    } else {
+        "Apply complete.".to_owned()
+    };
+    job.edit(
+        comment,
+        &view::apply_progress(&label, &final_lines, Some(&done)),
+    )
+    .await?;
+    Ok(!report.failed())
+}
+
+fn record(lines: &mut Vec<GuestLine>, event: &ApplyEvent) {
+    let (address, status) = match event {
+        ApplyEvent::Started { address, step } => (address, format!("{step}…")),
+        ApplyEvent::Done { address, detail } => (address, format!("done: {detail}")),
+        ApplyEvent::Failed { address, error } => (address, format!("FAILED: {error}")),
+    };
+    match lines.iter_mut().find(|l| &l.address == address) {
+        Some(line) => line.status = status,
+        None => lines.push(GuestLine {
+            address: address.clone(),
+            status,
+        }),
+    }
+}

@@ -1,0 +1,194 @@
+//! The jobs behind PR automation: `autoplan`/`plan`, `apply`, `unlock`, `pr_closed`, `reply`,
+//! `help` and `version`. Each job is a pipeline of named steps (logged to the job's durable
+//! log) that ends in a PR comment: a result, or a failure saying what to do next.
+//!
+//! It owns orchestration only: it must not parse commands (`commands`), talk HTTP to a forge
+//! itself (`forge`), run git (`workdir`), decide projects (`repocfg`), plan or apply
+//! (`proxmox`), or format Markdown (`render`). Nothing from a comment reaches a shell.
+
+mod apply;
+mod other;
+mod plan;
+mod post;
+mod project;
+
+use std::sync::Arc;
+
+use anyhow::{Context as _, anyhow};
+use async_trait::async_trait;
+use serde::Deserialize;
+
+use crate::app::App;
+use crate::commands::Command;
+use crate::forge::{Forge, RepoName};
+use crate::proxmox::ProxmoxApi;
+use crate::proxmox::cli::Protect;
+use crate::queue::{JobContext, JobHandler};
+use crate::repocfg::ServerRules;
+use crate::store::{ForgeKind, Store};
+use crate::workdir::Workdir;
+
+/// Everything the jobs use; shared by every handler.
+#[derive(Debug)]
+pub struct Runner {
+    pub github: Option<Arc<dyn Forge>>,
+    pub gitea: Option<Arc<dyn Forge>>,
+    pub store: Arc<dyn Store>,
+    pub workdir: Workdir,
+    pub rules: ServerRules,
+    /// `None`: no Proxmox endpoint configured; plans fail with that next step.
+    pub proxmox: Option<Arc<dyn ProxmoxApi>>,
+    pub protect: Protect,
+    /// The command word users type (`atlantis`).
+    pub executable: String,
+}
+
+impl Runner {
+    /// Registers a handler for every job kind the webhook intake creates.
+    pub fn register(self: Arc<Self>, app: App) -> App {
+        let kinds = [
+            "autoplan",
+            "plan",
+            "apply",
+            "unlock",
+            "pr_closed",
+            "reply",
+            "help",
+            "version",
+        ];
+        kinds.iter().fold(app, |app, kind| {
+            app.handle(
+                kind,
+                KindHandler {
+                    runner: Arc::clone(&self),
+                    kind,
+                },
+            )
+        })
+    }
+
+    fn forge(&self, kind: ForgeKind) -> anyhow::Result<Arc<dyn Forge>> {
+        let forge = match kind {
+            ForgeKind::Github => &self.github,
+            ForgeKind::Gitea => &self.gitea,
+        };
+        forge.clone().ok_or_else(|| {
+            anyhow!(
+                "no {} API configured: set {}.api_url and {}.token in the config",
+                kind.as_str(),
+                kind.as_str(),
+                kind.as_str()
+            )
+        })
+    }
+}
+
+struct KindHandler {
+    runner: Arc<Runner>,
+    kind: &'static str,
+}
+
+#[async_trait]
+impl JobHandler for KindHandler {
+    async fn run(&self, ctx: JobContext) -> anyhow::Result<()> {
+        let job = Job::from_context(&self.runner, ctx)?;
+        let r = &self.runner;
+        job.acknowledge().await;
+        match self.kind {
+            "autoplan" => plan::run(r, &job, None).await,
+            "plan" => plan::run(r, &job, Some(job.command()?)).await,
+            "apply" => apply::run(r, &job, &job.command()?).await,
+            "unlock" => other::unlock(r, &job, &job.command()?).await,
+            "pr_closed" => other::pr_closed(r, &job).await,
+            "reply" => other::reply(r, &job).await,
+            "help" => other::help(r, &job).await,
+            "version" => other::version(r, &job).await,
+            other => Err(anyhow!("no runner for job kind {other}")),
+        }
+    }
+}
+
+/// The payload fields every PR job carries (see `webhook::jobs`).
+#[derive(Debug, Deserialize)]
+struct Payload {
+    forge: ForgeKind,
+    /// `host/owner/name`.
+    repo: String,
+    pr: u64,
+    #[serde(default)]
+    author: Option<String>,
+    #[serde(default)]
+    comment_id: Option<u64>,
+    #[serde(default)]
+    command: Option<Command>,
+    #[serde(default)]
+    reply: Option<crate::commands::Reply>,
+    #[serde(default)]
+    merged: Option<bool>,
+}
+
+/// One running job: its payload, forge client and repository names.
+pub(crate) struct Job {
+    ctx: JobContext,
+    payload: Payload,
+    forge: Arc<dyn Forge>,
+    host: String,
+    name: RepoName,
+}
+
+impl Job {
+    fn from_context(runner: &Runner, ctx: JobContext) -> anyhow::Result<Self> {
+        let payload: Payload = serde_json::from_value(ctx.job().payload.clone())
+            .context("job payload is not one the webhook intake writes")?;
+        let (host, rest) = payload
+            .repo
+            .split_once('/')
+            .ok_or_else(|| anyhow!("repository id {:?} is not host/owner/name", payload.repo))?;
+        let name = RepoName::parse(rest).map_err(|e| anyhow!("repository id: {e}"))?;
+        Ok(Self {
+            ctx,
+            forge: runner.forge(payload.forge)?,
+            host: host.to_owned(),
+            name,
+            payload,
+        })
+    }
+
+    fn command(&self) -> anyhow::Result<Command> {
+        self.payload
+            .command
+            .clone()
+            .ok_or_else(|| anyhow!("job payload has no command"))
+    }
+
+    /// The actor for locks and audit: the commenter, else the PR author, else atoll.
+    fn user(&self) -> String {
+        self.payload
+            .author
+            .clone()
+            .unwrap_or_else(|| "atoll".to_owned())
+    }
+
+    /// Reacts with "eyes" on the command comment, so the user sees it was picked up.
+    async fn acknowledge(&self) {
+        let Some(id) = self.payload.comment_id else {
+            return;
+        };
+        let id = crate::forge::CommentId(id);
+        if let Err(e) = self
+            .forge
+            .react(&self.name, id, crate::forge::Reaction::Eyes)
+            .await
+        {
+            self.step(&format!("reacting to the comment failed: {e}"))
+                .await;
+        }
+    }
+
+    /// Logs a step to the job's durable log (a log failure never stops the job).
+    async fn step(&self, line: &str) {
+        if let Err(e) = self.ctx.log(line).await {
+            tracing::warn!(error = %e, "cannot write job log");
+        }
+    }
+}

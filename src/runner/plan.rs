@@ -1,0 +1,230 @@
+//! The plan job: checkout -> select projects -> take locks -> plan each project -> save plan
+//! -> comment -> statuses. Autoplan (`command` is `None`) plans the autoplan projects;
+//! `atlantis plan` plans the ones its flags select.
+
+use std::path::Path;
+
+use super::project::{self, checkout, lock_key, open_pull, pr_url, project_io, resolve};
+use super::{Job, Runner};
+use crate::commands::Command;
+use crate::forge::{CommitSha, CommitStatus, StatusKind, StatusState};
+use crate::locks::{Acquisition, LockOwner, NewPlan, PlanSource};
+use crate::render::pr::{self as view, ConflictView, PlanOutcome, ProjectPlanView};
+use crate::render::{plan_json, plan_text};
+use crate::repocfg::{Project, Resolution, select};
+
+/// Runs a plan job; every failure ends in a comment.
+pub(super) async fn run(r: &Runner, job: &Job, command: Option<Command>) -> anyhow::Result<()> {
+    match steps(r, job, command.as_ref()).await {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let next = format!(
+                "Fix the cause, then comment `{} plan` to try again.",
+                r.executable
+            );
+            let body = view::error("Plan Error", &format!("{e:#}"), &next);
+            job.comment(&body).await?;
+            Err(e)
+        }
+    }
+}
+
+async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Result<()> {
+    let pull = open_pull(job).await?;
+    let sha = pull.head_sha.clone();
+    let co = checkout(r, job, &pull).await?;
+    let resolution = resolve(r, job, &co.path).await?;
+    let projects = match command {
+        None => resolution.autoplan().cloned().collect::<Vec<_>>(),
+        Some(c) => select(c, &resolution)?,
+    };
+    let warnings = warnings(&resolution);
+    if projects.is_empty() {
+        job.status(
+            &sha,
+            &CommitStatus::aggregate(
+                StatusKind::Plan,
+                StatusState::Success,
+                "no projects to plan",
+            ),
+        )
+        .await;
+        if command.is_some() || !warnings.is_empty() {
+            let body = format!(
+                "Ran Plan for 0 projects: no project matches the changed files or the flags.\n{}",
+                warnings
+                    .iter()
+                    .map(|w| format!("\n:warning: {}", crate::render::comment::escape(w)))
+                    .collect::<String>()
+            );
+            job.comment(&body).await?;
+        }
+        return Ok(());
+    }
+    if !take_locks(r, job, &projects, &sha).await? {
+        return Ok(());
+    }
+    let views = plan_all(r, job, &co.path, &projects, &sha).await;
+    let failed = views
+        .iter()
+        .any(|v| matches!(v.outcome, PlanOutcome::Failed { .. }));
+    job.step("comment").await;
+    job.comment(&view::plan_comment(&r.executable, &views, &warnings))
+        .await?;
+    let (state, text) = if failed {
+        (StatusState::Failure, "some plans failed")
+    } else {
+        (StatusState::Success, "plans succeeded")
+    };
+    job.status(
+        &sha,
+        &CommitStatus::aggregate(StatusKind::Plan, state, text),
+    )
+    .await;
+    Ok(())
+}
+
+fn warnings(resolution: &Resolution) -> Vec<String> {
+    let mut out: Vec<String> = resolution
+        .warnings
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    for ex in &resolution.excluded {
+        out.push(format!(
+            "{} is not managed by this server (repo rule `{}`); plan it with `atoll plan` by hand",
+            ex.project.label(),
+            ex.pattern
+        ));
+    }
+    out
+}
+
+/// Step "take locks": all or nothing; a conflict comments the holder and the re-plan command.
+async fn take_locks(
+    r: &Runner,
+    job: &Job,
+    projects: &[Project],
+    sha: &CommitSha,
+) -> anyhow::Result<bool> {
+    job.step("take locks").await;
+    let keys: Vec<_> = projects.iter().map(|p| lock_key(job, p)).collect();
+    let owner = LockOwner {
+        pr: job.payload.pr,
+        pr_url: pr_url(job),
+        head_sha: sha.as_str().to_owned(),
+        user: job.user(),
+        job: Some(job.ctx.job().id),
+        summary: "planning".to_owned(),
+    };
+    match r.store.lock_acquire(&keys, &owner).await? {
+        Acquisition::Granted(_) => Ok(true),
+        Acquisition::Conflict(locks) => {
+            let conflicts: Vec<ConflictView> = locks
+                .iter()
+                .map(|l| ConflictView {
+                    label: l.key.to_string(),
+                    holder_pr: l.owner.pr,
+                    holder_url: l.owner.pr_url.clone(),
+                    flags: l.key.plan_flags(),
+                })
+                .collect();
+            job.comment(&view::lock_conflict(&r.executable, &conflicts))
+                .await?;
+            let status = CommitStatus::aggregate(
+                StatusKind::Plan,
+                StatusState::Failure,
+                "locked by another pull request",
+            );
+            job.status(sha, &status).await;
+            Ok(false)
+        }
+    }
+}
+
+/// Step "plan": each project in turn, its plan saved and its status set.
+async fn plan_all(
+    r: &Runner,
+    job: &Job,
+    root: &Path,
+    projects: &[Project],
+    sha: &CommitSha,
+) -> Vec<ProjectPlanView> {
+    let mut views = Vec::new();
+    for p in projects {
+        job.status(sha, &project_status(p, StatusState::Pending, "planning"))
+            .await;
+        job.step(&format!("plan {}", p.label())).await;
+        let outcome = match plan_one(r, job, root, p, sha).await {
+            Ok(outcome) => outcome,
+            Err(e) => PlanOutcome::Failed {
+                error: format!("{e:#}"),
+            },
+        };
+        let (state, text) = match &outcome {
+            PlanOutcome::Failed { .. } => (StatusState::Failure, "plan failed".to_owned()),
+            PlanOutcome::Planned { summary, .. } => (StatusState::Success, summary.clone()),
+        };
+        job.status(sha, &project_status(p, state, &text)).await;
+        views.push(ProjectPlanView {
+            label: p.label(),
+            flags: lock_key(job, p).plan_flags(),
+            outcome,
+        });
+    }
+    views
+}
+
+fn project_status(p: &Project, state: StatusState, text: &str) -> CommitStatus {
+    match &p.name {
+        Some(name) => CommitStatus::named_project(StatusKind::Plan, name.as_str(), state, text),
+        None => CommitStatus::project(
+            StatusKind::Plan,
+            p.dir.as_str(),
+            p.workspace.as_str(),
+            state,
+            text,
+        ),
+    }
+}
+
+async fn plan_one(
+    r: &Runner,
+    job: &Job,
+    root: &Path,
+    p: &Project,
+    sha: &CommitSha,
+) -> anyhow::Result<PlanOutcome> {
+    let (state, input) = project_io(r, job, root, p);
+    let prepared = project::prepare(r, &state, &input, sha.as_str()).await?;
+    let plan = &prepared.plan;
+    let text = plan_text(plan);
+    let summary = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("Plan:") || l.starts_with("No changes"))
+        .unwrap_or("Plan made.")
+        .to_owned();
+    let document = serde_json::from_str(&plan_json(plan))?;
+    job.step(&format!("save plan {}", p.label())).await;
+    r.store
+        .plan_save(&NewPlan {
+            key: lock_key(job, p),
+            pr: job.payload.pr,
+            job: Some(job.ctx.job().id),
+            source: PlanSource {
+                head_sha: sha.as_str().to_owned(),
+                config_hash: plan.source.config_hash.clone(),
+                state_fingerprint: plan.source.state_fingerprint.clone(),
+            },
+            document,
+            rendered: text.clone(),
+        })
+        .await?;
+    Ok(PlanOutcome::Planned {
+        text,
+        summary,
+        blocked: plan.summary.blocked,
+        changes: crate::proxmox::apply::has_steps(plan),
+    })
+}

@@ -1,0 +1,43 @@
+//! Posting comments and statuses: bodies split at the forge's limit; a failed post is logged
+//! to the job and returned, never silently dropped.
+
+use anyhow::Context as _;
+
+use super::Job;
+use crate::forge::{CommentId, CommitSha, CommitStatus};
+use crate::render::comment::split;
+
+impl Job {
+    /// Posts `body` as one or more comments (split at the forge limit); returns the first id.
+    pub(crate) async fn comment(&self, body: &str) -> anyhow::Result<CommentId> {
+        let parts = split(body, self.forge.max_comment_chars());
+        let mut first = None;
+        for part in &parts {
+            let id = self
+                .forge
+                .create_comment(&self.name, self.payload.pr, part)
+                .await
+                .context("posting the PR comment")?;
+            first.get_or_insert(id);
+        }
+        first.context("nothing to post")
+    }
+
+    /// Replaces a comment's body (apply progress); the first part only if it grew too long.
+    pub(crate) async fn edit(&self, id: CommentId, body: &str) -> anyhow::Result<()> {
+        let parts = split(body, self.forge.max_comment_chars());
+        let first = parts.first().map_or(body, String::as_str);
+        self.forge
+            .edit_comment(&self.name, id, first)
+            .await
+            .context("editing the PR comment")
+    }
+
+    /// Sets a commit status; a failure is logged, not fatal (the comment carries the result).
+    pub(crate) async fn status(&self, sha: &CommitSha, status: &CommitStatus) {
+        if let Err(e) = self.forge.set_status(&self.name, sha, status).await {
+            self.step(&format!("setting status {} failed: {e}", status.context))
+                .await;
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! Steps shared by plan and apply: check out the PR head, resolve its projects, and run the
+//! proxmox pipeline for one project.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, anyhow};
+
+use super::{Job, Runner};
+use crate::forge::{PrState, PullDetails};
+use crate::locks::LockKey;
+use crate::proxmox::ProxmoxApi;
+use crate::proxmox::cli::project::{self as pipeline, Prepared};
+use crate::proxmox::state::StateHandle;
+use crate::repocfg::{self, Inputs, Project, Resolution};
+use crate::store::{ForgeKind, StateScope};
+use crate::tfconfig::Input;
+use crate::workdir::{Checkout, PrCheckout};
+
+/// The PR as the forge reports it now, refusing closed ones.
+pub(super) async fn open_pull(job: &Job) -> anyhow::Result<PullDetails> {
+    let pull = job
+        .forge
+        .pull_request(&job.name, job.payload.pr)
+        .await
+        .context("reading the pull request")?;
+    if pull.state != PrState::Open {
+        return Err(anyhow!(
+            "pull request #{} is no longer open; reopen it to plan or apply",
+            pull.number
+        ));
+    }
+    Ok(pull)
+}
+
+/// Step "checkout": the PR head in its per-PR directory.
+pub(super) async fn checkout(
+    r: &Runner,
+    job: &Job,
+    pull: &PullDetails,
+) -> anyhow::Result<Checkout> {
+    job.step(&format!("checkout {}", pull.head_sha.as_str()))
+        .await;
+    let auth = job
+        .forge
+        .git_auth_header()
+        .await
+        .context("getting git credentials")?;
+    let req = PrCheckout {
+        host: &job.host,
+        repo: &job.name,
+        number: pull.number,
+        clone_url: &pull.clone_url,
+        sha: &pull.head_sha,
+        auth_header: auth.as_ref(),
+    };
+    Ok(r.workdir.checkout(&req).await?)
+}
+
+/// Step "select projects": atlantis.yaml (or discovery) against the changed files.
+pub(super) async fn resolve(r: &Runner, job: &Job, root: &Path) -> anyhow::Result<Resolution> {
+    job.step("select projects").await;
+    let files = job
+        .forge
+        .changed_files(&job.name, job.payload.pr)
+        .await
+        .context("listing the changed files")?;
+    let mut changed = Vec::new();
+    for f in files {
+        changed.extend(f.previous_path);
+        changed.push(f.path);
+    }
+    let root = root.to_path_buf();
+    let (tree, yaml) = tokio::task::spawn_blocking(move || {
+        let yaml = std::fs::read_to_string(root.join("atlantis.yaml")).ok();
+        (list_tree(&root), yaml)
+    })
+    .await
+    .context("listing the checkout")?;
+    resolve_now(r, job, yaml.as_deref(), &tree, &changed)
+}
+
+fn resolve_now(
+    r: &Runner,
+    job: &Job,
+    yaml: Option<&str>,
+    tree: &[String],
+    changed: &[String],
+) -> anyhow::Result<Resolution> {
+    let policy = r.rules.policy_for(&job.payload.repo);
+    let inputs = Inputs {
+        atlantis_yaml: yaml,
+        tree,
+        changed,
+        module_uses: &[],
+    };
+    Ok(repocfg::resolve(inputs, &policy)?)
+}
+
+/// Every file in the checkout, repository-relative with `/`, `.git` skipped.
+fn list_tree(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                if entry.file_name() != ".git" {
+                    stack.push(path);
+                }
+            } else if let Ok(rel) = path.strip_prefix(root) {
+                let parts: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                out.push(parts.join("/"));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The lock key of a project.
+pub(super) fn lock_key(job: &Job, p: &Project) -> LockKey {
+    LockKey {
+        repo: job.payload.repo.clone(),
+        dir: p.dir.clone(),
+        workspace: p.workspace.clone(),
+        project: p.name.clone(),
+    }
+}
+
+/// The PR's web address (for lock owners and conflict comments).
+pub(super) fn pr_url(job: &Job) -> String {
+    let path = match job.payload.forge {
+        ForgeKind::Github => "pull",
+        ForgeKind::Gitea => "pulls",
+    };
+    format!(
+        "https://{}/{}/{}/{path}/{}",
+        job.host,
+        job.name.owner(),
+        job.name.name(),
+        job.payload.pr
+    )
+}
+
+/// A project's state handle and loader input.
+pub(super) fn project_io(r: &Runner, job: &Job, root: &Path, p: &Project) -> (StateHandle, Input) {
+    let scope = StateScope {
+        repo: job.payload.repo.clone(),
+        project_dir: p.dir.as_str().to_owned(),
+        workspace: p.workspace.as_str().to_owned(),
+    };
+    let dir = if p.dir.is_root() {
+        PathBuf::new()
+    } else {
+        PathBuf::from(p.dir.as_str())
+    };
+    let input = Input {
+        checkout: root.to_path_buf(),
+        project_dir: dir,
+        workspace: p.workspace.as_str().to_owned(),
+        vars: Vec::new(),
+    };
+    (
+        StateHandle::new(std::sync::Arc::clone(&r.store), scope),
+        input,
+    )
+}
+
+/// Load, refresh, plan and guard one project.
+pub(super) async fn prepare(
+    r: &Runner,
+    state: &StateHandle,
+    input: &Input,
+    head_sha: &str,
+) -> anyhow::Result<Prepared> {
+    let api = proxmox(r)?;
+    let (state, input, protect) = (state.clone(), input.clone(), r.protect.clone());
+    let mut prepared = off_thread(move |rt| {
+        rt.block_on(pipeline::prepare(api.as_ref(), &state, &input, &protect))
+    })
+    .await??;
+    head_sha.clone_into(&mut prepared.plan.source.sha);
+    Ok(prepared)
+}
+
+/// The Proxmox client, or the next step when none is configured.
+pub(super) fn proxmox(r: &Runner) -> anyhow::Result<Arc<dyn ProxmoxApi>> {
+    r.proxmox.clone().ok_or_else(|| {
+        anyhow!(
+            "no Proxmox VE endpoint configured: set proxmox.endpoint and proxmox.api_token in the server config"
+        )
+    })
+}
+
+/// Runs `f` on a blocking thread with the runtime's handle. The proxmox pipeline's futures
+/// are not `Send` for every lifetime (the CLI never needed it), so the runner drives them on
+/// their own thread with `block_on` instead of inside the job's task.
+pub(super) async fn off_thread<T: Send + 'static>(
+    f: impl FnOnce(tokio::runtime::Handle) -> T + Send + 'static,
+) -> anyhow::Result<T> {
+    let rt = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || f(rt))
+        .await
+        .context("the plan/apply task stopped unexpectedly")
+}
