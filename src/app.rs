@@ -1,7 +1,7 @@
 //! Composition root: builds the state, starts listeners and workers, shuts down gracefully.
 //!
 //! [`App::build`] connects the store and binds the listener (port 0 works, for tests);
-//! [`App::handle`] registers job handlers (runners arrive with later issues; kinds without a
+//! [`App::handle`] registers job handlers (`run` registers the PR runner's; kinds without a
 //! handler stay queued); [`App::serve`] runs the HTTP server and the queue's workers and reaper
 //! until the shutdown future resolves, then lets in-flight requests finish and gives running
 //! jobs the configured grace period.
@@ -126,6 +126,8 @@ fn intake_settings(settings: &Settings) -> IntakeSettings {
 /// `atoll serve`: builds the app, announces the address, serves until SIGTERM or SIGINT.
 pub async fn run(settings: Settings) -> anyhow::Result<()> {
     let app = App::build(&settings).await?;
+    let runner = crate::runner::Runner::from_settings(&settings, app.store())?;
+    let app = std::sync::Arc::new(runner).register(app);
     let addr = app.local_addr()?;
     tracing::info!(%addr, "listening");
     // One machine-readable line on stdout for scripts and tests that start on port 0.

@@ -337,7 +337,7 @@ fn example_config_secret_fields_hold_only_placeholders() {
     let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(EXAMPLE).expect("example is YAML");
     let mut paths = BTreeSet::new();
     leaf_paths(&doc, "", &mut paths);
-    let secret_keys = ["webhook_secret", "api_token", "password", "url"];
+    let secret_keys = ["webhook_secret", "api_token", "password", "url", "token"];
     let mut checked = 0;
     for path in &paths {
         let last = path.rsplit('.').next().unwrap_or_default();

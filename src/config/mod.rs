@@ -29,6 +29,9 @@ pub struct Settings {
     pub gitea: ForgeSettings,
     /// `host/owner/repo` glob patterns; a leading `!` excludes.
     pub repo_allowlist: Vec<String>,
+    /// `repos`: server-side repo rules (apply requirements, overrides, restart, which
+    /// directories the server manages), as in `repocfg::ServerRules`.
+    pub repo_rules: crate::repocfg::ServerRules,
     pub webhook: WebhookSettings,
     pub commands: CommandSettings,
     pub proxmox: Option<ProxmoxSettings>,
@@ -59,6 +62,11 @@ pub struct ForgeSettings {
     /// The bot account atoll comments as: `@<bot_user>` is accepted as a command name, and
     /// comments by this user never run commands.
     pub bot_user: Option<String>,
+    /// `<forge>.api_url`: GitHub's REST base (default `https://api.github.com`; GitHub
+    /// Enterprise `https://HOST/api/v3`), Gitea's site root (required to comment on Gitea).
+    pub api_url: Option<String>,
+    /// `<forge>.token` / `<forge>.token_file`: the token atoll comments and fetches with.
+    pub token: Option<SecretString>,
 }
 
 /// What the webhook accepts beyond signature and allowlist.

@@ -30,6 +30,7 @@ pub(super) fn read(r: &mut Reader<'_>) -> Settings {
         github,
         gitea,
         repo_allowlist,
+        repo_rules: repo_rules(r),
         webhook: WebhookSettings {
             allow_draft_prs: r.bool("webhook.allow_draft_prs", false),
             allow_fork_prs: r.bool("webhook.allow_fork_prs", false),
@@ -97,10 +98,41 @@ fn forge(r: &mut Reader<'_>, name: &str) -> ForgeSettings {
             "must be a login name without @ or spaces",
         );
     }
+    let api_url = r
+        .opt_string(&format!("{name}.api_url"))
+        .map(|u| u.trim().trim_end_matches('/').to_owned());
+    if api_url
+        .as_ref()
+        .is_some_and(|u| !(u.starts_with("https://") || u.starts_with("http://")))
+    {
+        r.problem(
+            &format!("{name}.api_url"),
+            "must start with https:// (or http:// for a local test forge)",
+        );
+    }
+    let token = r.secret(&format!("{name}.token"));
     ForgeSettings {
         enabled,
         webhook_secret,
         bot_user,
+        api_url,
+        token,
+    }
+}
+
+fn repo_rules(r: &mut Reader<'_>) -> crate::repocfg::ServerRules {
+    let Some(raw) = r.raw("repos").cloned() else {
+        return crate::repocfg::ServerRules::default();
+    };
+    let mut doc = serde_yaml_ng::Mapping::new();
+    doc.insert("repos".into(), raw);
+    let text = serde_yaml_ng::to_string(&doc).unwrap_or_default();
+    match crate::repocfg::ServerRules::from_yaml(&text) {
+        Ok(rules) => rules,
+        Err(e) => {
+            r.problem("repos", e.to_string());
+            crate::repocfg::ServerRules::default()
+        }
     }
 }
 

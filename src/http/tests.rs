@@ -136,6 +136,8 @@ fn app() -> axum::Router {
         enabled,
         webhook_secret: Some("s".to_owned().into()),
         bot_user: None,
+        api_url: None,
+        token: None,
     };
     let settings = IntakeSettings {
         github: forge(true),

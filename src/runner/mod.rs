@@ -7,6 +7,7 @@
 //! (`proxmox`), or format Markdown (`render`). Nothing from a comment reaches a shell.
 
 mod apply;
+mod build;
 mod other;
 mod plan;
 mod post;

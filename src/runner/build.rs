@@ -1,0 +1,104 @@
+//! Builds a [`Runner`] from the server settings: one forge client per enabled forge, the
+//! Proxmox client, the guard settings and the repo rules.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+
+use super::Runner;
+use crate::config::{ForgeSettings, GuestSelector, ProxmoxAuth, ProxmoxSettings, Settings};
+use crate::forge::{Forge, GiteaApi, GiteaApiSettings, GithubApi, GithubApiSettings, GithubAuth};
+use crate::proxmox::ProxmoxApi;
+use crate::proxmox::cli::Protect;
+use crate::proxmox::client::{Auth, ClientSettings, ProxmoxClient, Tls};
+use crate::proxmox::guard::{GuardPolicy, ProtectSpec};
+use crate::store::Store;
+use crate::workdir::Workdir;
+
+const GITHUB_API: &str = "https://api.github.com";
+const FORGE_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Runner {
+    /// The runner for `settings`, sharing `store`. A forge enabled without a token is an error
+    /// naming the key to set.
+    pub fn from_settings(settings: &Settings, store: Arc<dyn Store>) -> anyhow::Result<Self> {
+        Ok(Self {
+            github: github(&settings.github)?,
+            gitea: gitea(&settings.gitea)?,
+            store,
+            workdir: Workdir::new(&settings.data_dir),
+            rules: settings.repo_rules.clone(),
+            proxmox: settings.proxmox.as_ref().map(proxmox).transpose()?,
+            protect: protect(settings),
+            executable: settings.commands.executable_name.clone(),
+        })
+    }
+}
+
+fn github(f: &ForgeSettings) -> anyhow::Result<Option<Arc<dyn Forge>>> {
+    if !f.enabled {
+        return Ok(None);
+    }
+    let Some(token) = f.token.clone() else {
+        bail!("github is enabled but has no API token: set github.token or github.token_file");
+    };
+    let api = GithubApi::new(&GithubApiSettings {
+        api_url: f.api_url.clone().unwrap_or_else(|| GITHUB_API.to_owned()),
+        auth: GithubAuth::Token(token),
+        timeout: FORGE_TIMEOUT,
+    })
+    .context("building the GitHub client (github.api_url)")?;
+    Ok(Some(Arc::new(api)))
+}
+
+fn gitea(f: &ForgeSettings) -> anyhow::Result<Option<Arc<dyn Forge>>> {
+    if !f.enabled {
+        return Ok(None);
+    }
+    let (Some(url), Some(token)) = (f.api_url.clone(), f.token.clone()) else {
+        bail!("gitea is enabled but gitea.api_url or gitea.token is not set; set both");
+    };
+    let api = GiteaApi::new(&GiteaApiSettings::new(&url, token))
+        .context("building the Gitea client (gitea.api_url)")?;
+    Ok(Some(Arc::new(api)))
+}
+
+fn proxmox(p: &ProxmoxSettings) -> anyhow::Result<Arc<dyn ProxmoxApi>> {
+    let auth = match &p.auth {
+        ProxmoxAuth::ApiToken(t) => Auth::ApiToken(t.clone()),
+        ProxmoxAuth::Password { username, password } => Auth::Password {
+            username: username.clone(),
+            password: password.clone(),
+        },
+    };
+    let mut settings = ClientSettings::new(p.endpoint.clone(), auth);
+    settings.tls = match (&p.insecure, &p.ca_file) {
+        (true, _) => Tls::Insecure,
+        (false, Some(ca)) => Tls::CaFile(ca.clone()),
+        (false, None) => Tls::SystemRoots,
+    };
+    Ok(Arc::new(ProxmoxClient::new(&settings)?))
+}
+
+fn protect(settings: &Settings) -> Protect {
+    let p = &settings.protect;
+    Protect {
+        guests: p
+            .guests
+            .iter()
+            .map(|g| match g {
+                GuestSelector::VmId(id) => ProtectSpec::VmId(*id),
+                GuestSelector::Name { name, node } => ProtectSpec::Name {
+                    name: name.clone(),
+                    node: node.clone(),
+                },
+            })
+            .collect(),
+        discover: p.discover,
+        local_macs: p.local_macs.clone(),
+        policy: GuardPolicy {
+            allow_live_changes: p.allow_live_changes,
+        },
+    }
+}
