@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 
 use super::Runner;
 use crate::config::{ForgeSettings, GuestSelector, ProxmoxAuth, ProxmoxSettings, Settings};
@@ -20,8 +20,8 @@ const GITHUB_API: &str = "https://api.github.com";
 const FORGE_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Runner {
-    /// The runner for `settings`, sharing `store`. A forge enabled without a token is an error
-    /// naming the key to set.
+    /// The runner for `settings`, sharing `store`. A forge enabled without API settings gets a
+    /// start-up warning; its jobs then fail with a comment-less error naming the keys to set.
     pub fn from_settings(settings: &Settings, store: Arc<dyn Store>) -> anyhow::Result<Self> {
         Ok(Self {
             github: github(&settings.github)?,
@@ -41,7 +41,8 @@ fn github(f: &ForgeSettings) -> anyhow::Result<Option<Arc<dyn Forge>>> {
         return Ok(None);
     }
     let Some(token) = f.token.clone() else {
-        bail!("github is enabled but has no API token: set github.token or github.token_file");
+        tracing::warn!("github is enabled but github.token is not set: PR jobs from GitHub will fail until it is");
+        return Ok(None);
     };
     let api = GithubApi::new(&GithubApiSettings {
         api_url: f.api_url.clone().unwrap_or_else(|| GITHUB_API.to_owned()),
@@ -57,7 +58,8 @@ fn gitea(f: &ForgeSettings) -> anyhow::Result<Option<Arc<dyn Forge>>> {
         return Ok(None);
     }
     let (Some(url), Some(token)) = (f.api_url.clone(), f.token.clone()) else {
-        bail!("gitea is enabled but gitea.api_url or gitea.token is not set; set both");
+        tracing::warn!("gitea is enabled but gitea.api_url or gitea.token is not set: PR jobs from Gitea will fail until both are");
+        return Ok(None);
     };
     let api = GiteaApi::new(&GiteaApiSettings::new(&url, token))
         .context("building the Gitea client (gitea.api_url)")?;
