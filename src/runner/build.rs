@@ -41,7 +41,9 @@ fn github(f: &ForgeSettings) -> anyhow::Result<Option<Arc<dyn Forge>>> {
         return Ok(None);
     }
     let Some(token) = f.token.clone() else {
-        tracing::warn!("github is enabled but github.token is not set: PR jobs from GitHub will fail until it is");
+        tracing::warn!(
+            "github is enabled but github.token is not set: PR jobs from GitHub will fail until it is"
+        );
         return Ok(None);
     };
     let api = GithubApi::new(&GithubApiSettings {
@@ -58,7 +60,9 @@ fn gitea(f: &ForgeSettings) -> anyhow::Result<Option<Arc<dyn Forge>>> {
         return Ok(None);
     }
     let (Some(url), Some(token)) = (f.api_url.clone(), f.token.clone()) else {
-        tracing::warn!("gitea is enabled but gitea.api_url or gitea.token is not set: PR jobs from Gitea will fail until both are");
+        tracing::warn!(
+            "gitea is enabled but gitea.api_url or gitea.token is not set: PR jobs from Gitea will fail until both are"
+        );
         return Ok(None);
     };
     let api = GiteaApi::new(&GiteaApiSettings::new(&url, token))

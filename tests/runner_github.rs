@@ -1,0 +1,294 @@
+//! The PR workflow end to end, black-box: the fake GitHub sends signed webhooks to a real atoll
+//! server (SQLite in a temp dir, the runner registered), which checks out real git, plans
+//! against the Proxmox simulator and comments back through the GitHub client.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use atoll::app::App;
+use atoll::config::{self, Loaded};
+use atoll::fakeforge::{FAKE_TOKEN, FakeComment, FakeForge, ReviewAction};
+use atoll::pvesim::{Scenario, SimOptions, Simulator};
+use atoll::runner::Runner;
+
+const SECRET: &str = "runner-test-webhook-secret";
+const TOKEN: &str = "root@pam!atoll=secret";
+const REPO: &str = "acme/infra";
+const TEMPLATE: &str = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst";
+
+fn container(name: &str, cores: u32) -> String {
+    format!(
+        r#"resource "proxmox_virtual_environment_container" "{name}" {{
+  node_name = "pve"
+  unprivileged = true
+  operating_system {{
+    template_file_id = "{TEMPLATE}"
+    type             = "debian"
+  }}
+  disk {{
+    datastore_id = "local-lvm"
+    size         = 8
+  }}
+  cpu {{
+    cores = {cores}
+  }}
+}}
+"#
+    )
+}
+
+struct World {
+    fake: FakeForge,
+    _sim: Simulator,
+    _dir: tempfile::TempDir,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    server: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+async fn world() -> World {
+    let sim = Simulator::start(
+        &serde_yaml_ng::from_str::<Scenario>("{}").expect("scenario"),
+        SimOptions {
+            task_duration: Duration::from_millis(20),
+            ..SimOptions::default()
+        },
+    )
+    .await
+    .expect("simulator");
+    let fake = FakeForge::github().await.expect("fake github");
+    fake.set_web_host("github.com");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = format!(
+        "server: {{listen: '127.0.0.1:0'}}\n\
+         data_dir: {:?}\n\
+         github: {{enabled: true, webhook_secret: {SECRET}, bot_user: atoll-bot, api_url: '{}', token: {FAKE_TOKEN}}}\n\
+         repo_allowlist: ['github.com/acme/*']\n\
+         proxmox: {{endpoint: '{}', api_token: '{TOKEN}'}}\n\
+         protect: {{discover: false}}\n\
+         repos:\n  - id: /.*/\n    apply_requirements: [approved]\n",
+        dir.path(),
+        fake.api_url(),
+        sim.url()
+    );
+    let loaded: Loaded = config::from_sources(&yaml, std::iter::empty()).expect("config");
+    let settings = loaded.settings;
+    let app = App::build(&settings).await.expect("app");
+    let runner = Runner::from_settings(&settings, app.store()).expect("runner");
+    let app = Arc::new(runner).register(app);
+    let addr = app.local_addr().expect("addr");
+    fake.set_webhook(&format!("http://{addr}/events"), SECRET);
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(app.serve(async move {
+        let _ = rx.await;
+    }));
+    fake.create_repo(REPO).await.expect("repo");
+    World {
+        fake,
+        _sim: sim,
+        _dir: dir,
+        stop: Some(tx),
+        server,
+    }
+}
+
+impl World {
+    /// Waits (deadline 60 s) for a comment by atoll on `pr` whose body contains `needle`.
+    async fn comment_containing(&self, pr: u64, needle: &str) -> FakeComment {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let found = self
+                .fake
+                .comments(REPO, pr)
+                .into_iter()
+                .find(|c| c.author == "atoll-bot" && c.body.contains(needle));
+            if let Some(c) = found {
+                return c;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no comment containing {needle:?} on #{pr}; comments: {:#?}",
+                self.fake.comments(REPO, pr)
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        let _ = self.server.await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opened_pr_is_planned_apply_waits_for_approval_then_runs() {
+    let w = world().await;
+    let pr = w
+        .fake
+        .open_pr(
+            REPO,
+            "alice",
+            "web",
+            &[("envs/dev/main.tf", &container("web", 2))],
+        )
+        .await
+        .expect("open pr");
+    let plan = w.comment_containing(pr, "Plan:").await;
+    assert!(plan.body.contains("dir: envs/dev"), "{}", plan.body);
+    assert!(
+        plan.body.contains("atoll apply -d envs/dev"),
+        "{}",
+        plan.body
+    );
+    let sha = w.fake.head_sha(REPO, pr).expect("sha");
+    let statuses = w.fake.statuses(REPO, &sha);
+    assert!(
+        statuses
+            .iter()
+            .any(|s| s.context == "atlantis/plan" && s.state == "success"),
+        "{statuses:?}"
+    );
+
+    w.fake.set_permission(REPO, "alice", "write");
+    w.fake
+        .comment(REPO, pr, "alice", "atlantis apply")
+        .await
+        .expect("comment");
+    let refused = w.comment_containing(pr, "Apply Failed").await;
+    assert!(refused.body.contains("`approved`"), "{}", refused.body);
+
+    w.fake
+        .review(REPO, pr, "bob", ReviewAction::Approve)
+        .await
+        .expect("approve");
+    w.fake
+        .comment(REPO, pr, "alice", "atlantis apply")
+        .await
+        .expect("comment");
+    let applied = w.comment_containing(pr, "Apply complete").await;
+    assert!(applied.body.contains("web"), "{}", applied.body);
+    assert!(applied.body.contains("done:"), "{}", applied.body);
+    assert!(
+        !applied.history.is_empty(),
+        "apply comment was edited with progress"
+    );
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges() {
+    let w = world().await;
+    let first = w
+        .fake
+        .open_pr(
+            REPO,
+            "alice",
+            "a",
+            &[("envs/dev/main.tf", &container("web", 2))],
+        )
+        .await
+        .expect("pr 1");
+    w.comment_containing(first, "Plan:").await;
+    let second = w
+        .fake
+        .open_pr(
+            REPO,
+            "carol",
+            "b",
+            &[("envs/dev/main.tf", &container("web", 3))],
+        )
+        .await
+        .expect("pr 2");
+    let conflict = w.comment_containing(second, "locked by pull request").await;
+    assert!(
+        conflict.body.contains(&format!("#{first}")),
+        "{}",
+        conflict.body
+    );
+    assert!(
+        conflict.body.contains("`atoll plan -d envs/dev`"),
+        "{}",
+        conflict.body
+    );
+    w.fake.merge(REPO, first).await.expect("merge");
+    w.comment_containing(first, "Locks released").await;
+    w.fake
+        .comment(REPO, second, "carol", "atlantis plan -d envs/dev")
+        .await
+        .expect("replan");
+    w.comment_containing(second, "Plan:").await;
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unlock_with_dir_releases_only_that_lock() {
+    let w = world().await;
+    let pr = w
+        .fake
+        .open_pr(
+            REPO,
+            "alice",
+            "two",
+            &[
+                ("envs/x/main.tf", &container("x", 1)),
+                ("envs/y/main.tf", &container("y", 1)),
+            ],
+        )
+        .await
+        .expect("pr");
+    w.comment_containing(pr, "Ran Plan for 2 projects").await;
+    w.fake
+        .comment(REPO, pr, "alice", "atlantis unlock -d envs/x")
+        .await
+        .expect("unlock");
+    let reply = w.comment_containing(pr, "Released 1 lock").await;
+    assert!(reply.body.contains("envs/x"), "{}", reply.body);
+    assert!(!reply.body.contains("envs/y"), "{}", reply.body);
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_after_a_new_commit_is_refused_as_stale() {
+    let w = world().await;
+    let yaml = "version: 3\nprojects:\n  - dir: envs/dev\n    autoplan:\n      enabled: false\n";
+    let pr = w
+        .fake
+        .open_pr(
+            REPO,
+            "alice",
+            "stale",
+            &[
+                ("atlantis.yaml", yaml),
+                ("envs/dev/main.tf", &container("web", 2)),
+            ],
+        )
+        .await
+        .expect("pr");
+    w.fake
+        .comment(REPO, pr, "alice", "atlantis plan -d envs/dev")
+        .await
+        .expect("plan");
+    w.comment_containing(pr, "Plan:").await;
+    w.fake
+        .push(REPO, pr, &[("envs/dev/main.tf", &container("web", 4))])
+        .await
+        .expect("push");
+    w.fake.set_permission(REPO, "alice", "write");
+    w.fake
+        .review(REPO, pr, "bob", ReviewAction::Approve)
+        .await
+        .expect("approve");
+    w.fake
+        .comment(REPO, pr, "alice", "atlantis apply")
+        .await
+        .expect("apply");
+    let stale = w.comment_containing(pr, "the plan is stale").await;
+    assert!(
+        stale.body.contains("new commits were pushed"),
+        "{}",
+        stale.body
+    );
+    assert!(stale.body.contains("plan -d envs/dev"), "{}", stale.body);
+    w.stop().await;
+}
