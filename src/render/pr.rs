@@ -159,13 +159,12 @@ pub fn stale(executable: &str, label: &str, reasons: &[String], flags: &str) -> 
     out
 }
 
-/// A failure with what to do next.
+/// A failure with what to do next. `detail` (error text, possibly quoting user input) is shown
+/// in a code block; `what` and `next` are atoll's own Markdown and must not carry user text.
 pub fn error(what: &str, detail: &str, next: &str) -> String {
     format!(
-        "**{}**\n{}\n{}\n",
-        escape(what),
-        code_block("", detail, "Show error"),
-        escape(next)
+        "**{what}**\n{}\n{next}\n",
+        code_block("", detail, "Show error")
     )
 }
 

@@ -1,6 +1,6 @@
-//! The PR workflow end to end, black-box: the fake GitHub sends signed webhooks to a real atoll
+//! The PR workflow end to end, black-box, for GitHub and Gitea: the fake forge sends signed webhooks to a real atoll
 //! server (SQLite in a temp dir, the runner registered), which checks out real git, plans
-//! against the Proxmox simulator and comments back through the GitHub client.
+//! against the Proxmox simulator and comments back through the forge's API client.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,6 +10,7 @@ use atoll::config::{self, Loaded};
 use atoll::fakeforge::{FAKE_TOKEN, FakeComment, FakeForge, ReviewAction};
 use atoll::pvesim::{Scenario, SimOptions, Simulator};
 use atoll::runner::Runner;
+use atoll::store::ForgeKind;
 
 const SECRET: &str = "runner-test-webhook-secret";
 const TOKEN: &str = "root@pam!atoll=secret";
@@ -45,7 +46,7 @@ struct World {
     server: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
-async fn world() -> World {
+async fn world(kind: ForgeKind) -> World {
     let sim = Simulator::start(
         &serde_yaml_ng::from_str::<Scenario>("{}").expect("scenario"),
         SimOptions {
@@ -55,14 +56,21 @@ async fn world() -> World {
     )
     .await
     .expect("simulator");
-    let fake = FakeForge::github().await.expect("fake github");
-    fake.set_web_host("github.com");
+    let fake = match kind {
+        ForgeKind::Github => FakeForge::github().await.expect("fake github"),
+        ForgeKind::Gitea => FakeForge::gitea().await.expect("fake gitea"),
+    };
+    let (section, host) = match kind {
+        ForgeKind::Github => ("github", "github.com"),
+        ForgeKind::Gitea => ("gitea", "gitea.example.com"),
+    };
+    fake.set_web_host(host);
     let dir = tempfile::tempdir().expect("tempdir");
     let yaml = format!(
         "server: {{listen: '127.0.0.1:0'}}\n\
          data_dir: {:?}\n\
-         github: {{enabled: true, webhook_secret: {SECRET}, bot_user: atoll-bot, api_url: '{}', token: {FAKE_TOKEN}}}\n\
-         repo_allowlist: ['github.com/acme/*']\n\
+         {section}: {{enabled: true, webhook_secret: {SECRET}, bot_user: atoll-bot, api_url: '{}', token: {FAKE_TOKEN}}}\n\
+         repo_allowlist: ['{host}/acme/*']\n\
          proxmox: {{endpoint: '{}', api_token: '{TOKEN}'}}\n\
          protect: {{discover: false}}\n\
          repos:\n  - id: /.*/\n    apply_requirements: [approved]\n",
@@ -82,6 +90,8 @@ async fn world() -> World {
         let _ = rx.await;
     }));
     fake.create_repo(REPO).await.expect("repo");
+    // Gitea tells only repository admins other users' permissions.
+    fake.set_permission(REPO, "atoll-bot", "admin");
     World {
         fake,
         _sim: sim,
@@ -122,8 +132,17 @@ impl World {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn opened_pr_is_planned_apply_waits_for_approval_then_runs() {
-    let w = world().await;
+async fn github_opened_pr_is_planned_apply_waits_for_approval_then_runs() {
+    opened_pr_is_planned_apply_waits_for_approval_then_runs(ForgeKind::Github).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gitea_opened_pr_is_planned_apply_waits_for_approval_then_runs() {
+    opened_pr_is_planned_apply_waits_for_approval_then_runs(ForgeKind::Gitea).await;
+}
+
+async fn opened_pr_is_planned_apply_waits_for_approval_then_runs(kind: ForgeKind) {
+    let w = world(kind).await;
     let pr = w
         .fake
         .open_pr(
@@ -158,6 +177,8 @@ async fn opened_pr_is_planned_apply_waits_for_approval_then_runs() {
     let refused = w.comment_containing(pr, "Apply Failed").await;
     assert!(refused.body.contains("`approved`"), "{}", refused.body);
 
+    // On Gitea only reviews by users with write access are official.
+    w.fake.set_permission(REPO, "bob", "write");
     w.fake
         .review(REPO, pr, "bob", ReviewAction::Approve)
         .await
@@ -177,8 +198,17 @@ async fn opened_pr_is_planned_apply_waits_for_approval_then_runs() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges() {
-    let w = world().await;
+async fn github_second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges() {
+    second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges(ForgeKind::Github).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gitea_second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges() {
+    second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges(ForgeKind::Gitea).await;
+}
+
+async fn second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges(kind: ForgeKind) {
+    let w = world(kind).await;
     let first = w
         .fake
         .open_pr(
@@ -222,8 +252,17 @@ async fn second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unlock_with_dir_releases_only_that_lock() {
-    let w = world().await;
+async fn github_unlock_with_dir_releases_only_that_lock() {
+    unlock_with_dir_releases_only_that_lock(ForgeKind::Github).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gitea_unlock_with_dir_releases_only_that_lock() {
+    unlock_with_dir_releases_only_that_lock(ForgeKind::Gitea).await;
+}
+
+async fn unlock_with_dir_releases_only_that_lock(kind: ForgeKind) {
+    let w = world(kind).await;
     let pr = w
         .fake
         .open_pr(
@@ -249,8 +288,17 @@ async fn unlock_with_dir_releases_only_that_lock() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn apply_after_a_new_commit_is_refused_as_stale() {
-    let w = world().await;
+async fn github_apply_after_a_new_commit_is_refused_as_stale() {
+    apply_after_a_new_commit_is_refused_as_stale(ForgeKind::Github).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gitea_apply_after_a_new_commit_is_refused_as_stale() {
+    apply_after_a_new_commit_is_refused_as_stale(ForgeKind::Gitea).await;
+}
+
+async fn apply_after_a_new_commit_is_refused_as_stale(kind: ForgeKind) {
+    let w = world(kind).await;
     let yaml = "version: 3\nprojects:\n  - dir: envs/dev\n    autoplan:\n      enabled: false\n";
     let pr = w
         .fake
@@ -275,6 +323,8 @@ async fn apply_after_a_new_commit_is_refused_as_stale() {
         .await
         .expect("push");
     w.fake.set_permission(REPO, "alice", "write");
+    // On Gitea only reviews by users with write access are official.
+    w.fake.set_permission(REPO, "bob", "write");
     w.fake
         .review(REPO, pr, "bob", ReviewAction::Approve)
         .await
@@ -290,5 +340,36 @@ async fn apply_after_a_new_commit_is_refused_as_stale() {
         stale.body
     );
     assert!(stale.body.contains("plan -d envs/dev"), "{}", stale.body);
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gitea_pr_closed_without_merging_releases_its_locks() {
+    let w = world(ForgeKind::Gitea).await;
+    let first = w
+        .fake
+        .open_pr(
+            REPO,
+            "alice",
+            "a",
+            &[("envs/dev/main.tf", &container("web", 2))],
+        )
+        .await
+        .expect("pr 1");
+    w.comment_containing(first, "Plan:").await;
+    w.fake.close(REPO, first).await.expect("close");
+    w.comment_containing(first, "Locks released").await;
+    let second = w
+        .fake
+        .open_pr(
+            REPO,
+            "carol",
+            "b",
+            &[("envs/dev/main.tf", &container("web", 3))],
+        )
+        .await
+        .expect("pr 2");
+    let plan = w.comment_containing(second, "Plan:").await;
+    assert!(!plan.body.contains("locked by"), "{}", plan.body);
     w.stop().await;
 }
