@@ -35,6 +35,12 @@ enum Command {
     Apply(atoll::proxmox::cli::ApplyArgs),
     /// What atoll manages for a project and workspace.
     State(atoll::proxmox::cli::StateArgs),
+    /// Play a scripted PR against the simulator and a fake GitHub, on loopback.
+    Demo {
+        /// Exit 0 after the script instead of serving until Ctrl-C.
+        #[arg(long)]
+        exit: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -60,6 +66,13 @@ fn main() -> ExitCode {
         Command::Plan(args) => run_cli(atoll::proxmox::cli::plan(args)),
         Command::Apply(args) => run_cli(atoll::proxmox::cli::apply(args)),
         Command::State(args) => run_cli(atoll::proxmox::cli::state(args)),
+        Command::Demo { exit } => {
+            atoll::telemetry::init(&LogSettings {
+                level: "warn".to_owned(),
+                format: LogFormat::Text,
+            });
+            run(atoll::runner::demo::run(exit))
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod apply;
 mod build;
+pub mod demo;
 mod other;
 mod plan;
 mod post;
