@@ -175,7 +175,7 @@ pub struct GuestLine {
     pub status: String,
 }
 
-/// The apply comment, edited as guests finish.
+/// The apply comment, edited as guests finish; `done` is atoll's own closing Markdown.
 pub fn apply_progress(label: &str, lines: &[GuestLine], done: Option<&str>) -> String {
     let mut out = format!("### Apply for {}\n\n", escape(label));
     if lines.is_empty() {
@@ -189,7 +189,8 @@ pub fn apply_progress(label: &str, lines: &[GuestLine], done: Option<&str>) -> S
         ));
     }
     if let Some(done) = done {
-        out.push_str(&format!("\n{}\n", escape(done)));
+        // atoll's own closing line (it names commands in backticks): not user text.
+        out.push_str(&format!("\n{done}\n"));
     }
     out
 }

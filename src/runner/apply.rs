@@ -9,9 +9,11 @@ use anyhow::{Context as _, anyhow};
 use super::project::{self, checkout, lock_key, open_pull, project_io, resolve};
 use super::{Job, Runner};
 use crate::commands::Command;
-use crate::forge::{CommitStatus, Mergeable, PullDetails, StatusKind, StatusState};
+use crate::forge::{CommentId, CommitStatus, Mergeable, PullDetails, StatusKind, StatusState};
 use crate::locks::{KeyFilter, PlanQuery, PlanSource, SavedPlan, Stale};
-use crate::proxmox::apply::{ApplyEvent, ApplySettings, Executor, Outcome, RestartPolicy};
+use crate::proxmox::apply::{
+    ApplyEvent, ApplyReport, ApplySettings, Executor, Outcome, RestartPolicy,
+};
 use crate::proxmox::plan::Plan;
 use crate::render::pr::{self as view, GuestLine};
 use crate::repocfg::{self, Project, Requirement, Resolution};
@@ -226,7 +228,7 @@ async fn apply_one(
     job.ctx.begin_apply().await?;
     let desired = crate::proxmox::cli::settle_state(&state, &input, &prepared).await?;
     let lines: Arc<Mutex<Vec<GuestLine>>> = Arc::default();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let events = {
         let lines = Arc::clone(&lines);
         move |event: &ApplyEvent| {
@@ -248,29 +250,14 @@ async fn apply_one(
         },
         events: &events,
     };
-    let run = executor.execute(&plan, &desired);
-    tokio::pin!(run);
-    let report = loop {
-        tokio::select! {
-            report = &mut run => break report,
-            Some(()) = rx.recv() => {
-                let snapshot = lines.lock().map(|l| l.clone()).unwrap_or_default();
-                let _ = job.edit(comment, &view::apply_progress(&label, &snapshot, None)).await;
-            }
-        }
+    let progress = Progress {
+        job,
+        comment,
+        label: &label,
+        lines,
     };
-    let final_lines: Vec<GuestLine> = report
-        .results
-        .iter()
-        .map(|res| GuestLine {
-            address: res.address.clone(),
-            status: match &res.outcome {
-                Outcome::Changed { detail, .. } => format!("done: {detail}"),
-                Outcome::Failed { error, .. } => format!("FAILED: {error}"),
-                Outcome::Skipped { reason } => format!("skipped: {reason}"),
-            },
-        })
-        .collect();
+    let report = progress.follow(executor.execute(&plan, &desired), rx).await;
+    let final_lines = result_lines(&report);
     let done = if report.failed() {
         format!(
             "Apply failed. Fix the cause, then `{} plan {flags}` and apply again.",
@@ -285,6 +272,51 @@ async fn apply_one(
     )
     .await?;
     Ok(!report.failed())
+}
+
+/// Edits the apply comment each time a guest's step starts or ends.
+struct Progress<'a> {
+    job: &'a Job,
+    comment: CommentId,
+    label: &'a str,
+    lines: Arc<Mutex<Vec<GuestLine>>>,
+}
+
+impl Progress<'_> {
+    async fn follow(
+        &self,
+        run: impl std::future::Future<Output = ApplyReport>,
+        mut changed: tokio::sync::mpsc::UnboundedReceiver<()>,
+    ) -> ApplyReport {
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                report = &mut run => return report,
+                Some(()) = changed.recv() => {
+                    let snapshot = self.lines.lock().map(|l| l.clone()).unwrap_or_default();
+                    let body = view::apply_progress(self.label, &snapshot, None);
+                    if let Err(e) = self.job.edit(self.comment, &body).await {
+                        self.job.step(&format!("progress edit failed: {e:#}")).await;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn result_lines(report: &ApplyReport) -> Vec<GuestLine> {
+    report
+        .results
+        .iter()
+        .map(|res| GuestLine {
+            address: res.address.clone(),
+            status: match &res.outcome {
+                Outcome::Changed { detail, .. } => format!("done: {detail}"),
+                Outcome::Failed { error, .. } => format!("FAILED: {error}"),
+                Outcome::Skipped { reason } => format!("skipped: {reason}"),
+            },
+        })
+        .collect()
 }
 
 fn record(lines: &mut Vec<GuestLine>, event: &ApplyEvent) {
