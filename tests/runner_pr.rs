@@ -40,6 +40,7 @@ fn container(name: &str, cores: u32) -> String {
 
 struct World {
     fake: FakeForge,
+    store: Arc<dyn atoll::store::Store>,
     _sim: Simulator,
     _dir: tempfile::TempDir,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -84,6 +85,7 @@ async fn world(kind: ForgeKind) -> World {
     let runner = Runner::from_settings(&settings, app.store()).expect("runner");
     let app = Arc::new(runner).register(app);
     let addr = app.local_addr().expect("addr");
+    let store = app.store();
     fake.set_webhook(&format!("http://{addr}/events"), SECRET);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(app.serve(async move {
@@ -94,6 +96,7 @@ async fn world(kind: ForgeKind) -> World {
     fake.set_permission(REPO, "atoll-bot", "admin");
     World {
         fake,
+        store,
         _sim: sim,
         _dir: dir,
         stop: Some(tx),
@@ -431,5 +434,55 @@ async fn identical_apply_comments_at_once_run_exactly_one_apply() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn path_escape_and_shell_words_in_flags_are_refused_without_a_plan() {
+    let w = world(ForgeKind::Github).await;
+    let yaml = "version: 3\nprojects:\n  - dir: envs/dev\n    autoplan:\n      enabled: false\n";
+    let pr = w
+        .fake
+        .open_pr(
+            REPO,
+            "alice",
+            "evil",
+            &[
+                ("atlantis.yaml", yaml),
+                ("envs/dev/main.tf", &container("web", 2)),
+            ],
+        )
+        .await
+        .expect("pr");
+    for bad in ["atlantis plan -d ../../etc", "atlantis plan -w 'a;id'"] {
+        w.fake
+            .comment(REPO, pr, "alice", bad)
+            .await
+            .expect("comment");
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let replies: Vec<_> = w
+            .fake
+            .comments(REPO, pr)
+            .into_iter()
+            .filter(|c| c.author == "atoll-bot")
+            .collect();
+        if replies.len() >= 2 {
+            assert!(
+                replies.iter().all(|c| !c.body.contains("Plan:")),
+                "{replies:#?}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "{replies:#?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let locks = w
+        .store
+        .lock_list(&atoll::locks::LockQuery::default())
+        .await
+        .expect("locks");
+    assert!(locks.is_empty(), "no plan ran, so no lock: {locks:?}");
     w.stop().await;
 }
