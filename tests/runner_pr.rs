@@ -486,3 +486,42 @@ async fn path_escape_and_shell_words_in_flags_are_refused_without_a_plan() {
     assert!(locks.is_empty(), "no plan ran, so no lock: {locks:?}");
     w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn github_new_plan_hides_the_superseded_plan_comment() {
+    let w = world(ForgeKind::Github).await;
+    let pr = w
+        .fake
+        .open_pr(
+            REPO,
+            "alice",
+            "re",
+            &[("envs/dev/main.tf", &container("web", 2))],
+        )
+        .await
+        .expect("pr");
+    let first = w.comment_containing(pr, "cores        = 2").await;
+    w.fake
+        .push(REPO, pr, &[("envs/dev/main.tf", &container("web", 3))])
+        .await
+        .expect("push");
+    w.comment_containing(pr, "cores        = 3").await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let old = w
+            .fake
+            .comments(REPO, pr)
+            .into_iter()
+            .find(|c| c.id == first.id)
+            .expect("first plan comment");
+        if old.minimized.is_some() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "old plan comment not hidden: {old:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    w.stop().await;
+}

@@ -32,6 +32,7 @@ impl Runner {
             proxmox: settings.proxmox.as_ref().map(proxmox).transpose()?,
             protect: protect(settings),
             executable: settings.commands.executable_name.clone(),
+            plan_comments: std::sync::Mutex::default(),
         })
     }
 }

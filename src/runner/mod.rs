@@ -22,7 +22,7 @@ use serde::Deserialize;
 
 use crate::app::App;
 use crate::commands::Command;
-use crate::forge::{Forge, RepoName};
+use crate::forge::{CommentId, Forge, RepoName};
 use crate::proxmox::ProxmoxApi;
 use crate::proxmox::cli::Protect;
 use crate::queue::{JobContext, JobHandler};
@@ -43,6 +43,9 @@ pub struct Runner {
     pub protect: Protect,
     /// The command word users type (`atlantis`).
     pub executable: String,
+    /// Each PR's latest plan comments, hidden when a new plan supersedes them. In memory: after
+    /// a restart the comments posted before it stay visible.
+    plan_comments: std::sync::Mutex<std::collections::HashMap<(String, u64), Vec<CommentId>>>,
 }
 
 impl Runner {

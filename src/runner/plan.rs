@@ -69,7 +69,7 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
         .iter()
         .any(|v| matches!(v.outcome, PlanOutcome::Failed { .. }));
     job.step("comment").await;
-    job.comment(&view::plan_comment(&r.executable, &views, &warnings))
+    job.plan_comment(r, &view::plan_comment(&r.executable, &views, &warnings))
         .await?;
     let (state, text) = if failed {
         (StatusState::Failure, "some plans failed")

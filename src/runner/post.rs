@@ -23,6 +23,32 @@ impl Job {
         first.context("nothing to post")
     }
 
+    /// Posts a plan comment and hides this PR's previous plan comments (superseded). A failure
+    /// to hide is logged to the job; the new plan is posted regardless.
+    pub(crate) async fn plan_comment(
+        &self,
+        runner: &super::Runner,
+        body: &str,
+    ) -> anyhow::Result<CommentId> {
+        let id = self.comment(body).await?;
+        let key = (self.payload.repo.clone(), self.payload.pr);
+        let previous = match runner.plan_comments.lock() {
+            Ok(mut map) => map.insert(key, vec![id]).unwrap_or_default(),
+            Err(_) => Vec::new(),
+        };
+        for old in previous {
+            if let Err(e) = self
+                .forge
+                .hide_comment(&self.name, old, "an older plan")
+                .await
+            {
+                self.step(&format!("hiding superseded plan comment {old} failed: {e}"))
+                    .await;
+            }
+        }
+        Ok(id)
+    }
+
     /// Replaces a comment's body (apply progress); the first part only if it grew too long.
     pub(crate) async fn edit(&self, id: CommentId, body: &str) -> anyhow::Result<()> {
         let parts = split(body, self.forge.max_comment_chars());
