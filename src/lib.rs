@@ -5,6 +5,7 @@ pub mod commands;
 pub mod config;
 pub mod forge;
 pub mod http;
+pub mod locks;
 pub mod proxmox;
 pub mod pvesim;
 pub mod queue;

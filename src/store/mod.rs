@@ -23,7 +23,14 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+mod audit_pg;
+mod audit_sqlite;
+mod locks;
+mod locks_pg;
+mod locks_sqlite;
 mod pg_signal;
+mod plans_pg;
+mod plans_sqlite;
 mod postgres;
 mod rows;
 mod schema;
@@ -31,6 +38,7 @@ mod sqlite;
 mod sqlite_commit;
 mod sqlite_writes;
 
+pub use locks::LockStore;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
@@ -270,9 +278,10 @@ pub(crate) fn transition_sources(target: JobState) -> &'static [JobState] {
     }
 }
 
-/// The persistence seam. Implemented by `SqliteStore` and `PgStore`.
+/// The persistence seam. Implemented by `SqliteStore` and `PgStore`. Locks, saved plans, audit
+/// events and the apply switch are in the [`LockStore`] supertrait.
 #[async_trait::async_trait]
-pub trait Store: Send + Sync + Debug {
+pub trait Store: LockStore + Send + Sync + Debug {
     /// Cheap round trip, for `/readyz`.
     async fn ping(&self) -> Result<(), StoreError>;
 

@@ -38,7 +38,7 @@ macro_rules! lease_from_now {
 /// `?options[search_path]=NAME` in the URL).
 #[derive(Debug)]
 pub struct PgStore {
-    pool: PgPool,
+    pub(super) pool: PgPool,
     signal: PgSignal,
 }
 

@@ -12,18 +12,32 @@ use sqlx::error::BoxDynError;
 use sqlx::migrate::{MigrateError, Migration, MigrationSource, MigrationType, Migrator};
 
 /// `(version, description, sql)` for SQLite, oldest first.
-const SQLITE: &[(i64, &str, &str)] = &[(
-    1,
-    "jobs",
-    include_str!("../../migrations/sqlite/0001_jobs.sql"),
-)];
+const SQLITE: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "jobs",
+        include_str!("../../migrations/sqlite/0001_jobs.sql"),
+    ),
+    (
+        10,
+        "locks plans audit",
+        include_str!("../../migrations/sqlite/0010_locks_plans_audit.sql"),
+    ),
+];
 
 /// `(version, description, sql)` for PostgreSQL, oldest first.
-const POSTGRES: &[(i64, &str, &str)] = &[(
-    1,
-    "jobs",
-    include_str!("../../migrations/postgres/0001_jobs.sql"),
-)];
+const POSTGRES: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "jobs",
+        include_str!("../../migrations/postgres/0001_jobs.sql"),
+    ),
+    (
+        10,
+        "locks plans audit",
+        include_str!("../../migrations/postgres/0010_locks_plans_audit.sql"),
+    ),
+];
 
 pub(crate) async fn sqlite() -> Result<Migrator, MigrateError> {
     Migrator::new(Embedded(SQLITE)).await

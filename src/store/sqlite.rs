@@ -29,7 +29,11 @@ const MIGRATE_TRIES: u32 = 4;
 /// A store in one SQLite file (or in memory, for tests).
 #[derive(Debug)]
 pub struct SqliteStore {
-    reader: SqlitePool,
+    /// The writer connection the committer feeds, shared with `locks_sqlite.rs`: lock, plan
+    /// and audit transactions read before they decide what to write, so they take the one
+    /// writer connection in turn with the committer's batches instead of joining them.
+    pub(super) writer: SqlitePool,
+    pub(super) reader: SqlitePool,
     signal: watch::Sender<u64>,
     committer: Committer,
 }
@@ -70,7 +74,8 @@ impl SqliteStore {
         };
         let signal = watch::Sender::new(0);
         Ok(Self {
-            committer: Committer::start(writer, signal.clone()),
+            committer: Committer::start(writer.clone(), signal.clone()),
+            writer,
             reader,
             signal,
         })

@@ -1,0 +1,110 @@
+//! Saved plans: provenance, supersession and the latest plan per project.
+
+use atoll::locks::{PlanQuery, SavedPlan};
+use atoll::store::Store;
+
+use super::{REPO, key, plan};
+use crate::support::TestStore;
+
+async fn plans_of(s: &dyn Store, pr: u64, current_only: bool) -> Vec<SavedPlan> {
+    let query = PlanQuery {
+        repo: REPO.to_owned(),
+        pr,
+        current_only,
+    };
+    s.plan_list(&query).await.expect("plan_list")
+}
+
+pub(crate) async fn saving_a_plan_supersedes_only_the_same_keys_previous_plan(db: &TestStore) {
+    let s = &*db.store;
+    let x = key("x", "default", None);
+    let y = key("y", "default", None);
+    let x1 = s.plan_save(&plan(&x, 7, "a")).await.expect("x1");
+    let y1 = s.plan_save(&plan(&y, 7, "a")).await.expect("y1");
+    let other_pr = s.plan_save(&plan(&x, 8, "z")).await.expect("other PR");
+    let x2 = s.plan_save(&plan(&x, 7, "b")).await.expect("x2");
+    assert!(x1.superseded_at.is_none() && x2.superseded_at.is_none());
+    let current: Vec<_> = plans_of(s, 7, true).await.iter().map(|p| p.id).collect();
+    assert_eq!(
+        current,
+        vec![x2.id, y1.id],
+        "latest per project, newest first"
+    );
+    let all: Vec<_> = plans_of(s, 7, false).await.iter().map(|p| p.id).collect();
+    assert_eq!(all, vec![x2.id, y1.id, x1.id]);
+    let x1_now = s.plan_get(x1.id).await.expect("get").expect("kept");
+    assert!(x1_now.superseded_at.is_some_and(|at| at >= x1.created_at));
+    let other_now = s.plan_get(other_pr.id).await.expect("get").expect("kept");
+    assert!(
+        other_now.superseded_at.is_none(),
+        "another PR's plan is untouched"
+    );
+}
+
+pub(crate) async fn saved_plan_keeps_document_and_provenance(db: &TestStore) {
+    let s = &*db.store;
+    let k = key("envs/dev", "staging", Some("prod/web"));
+    let mut new = plan(&k, 42, "0123456789abcdef0123456789abcdef01234567");
+    new.document = serde_json::json!({
+        "format_version": "1",
+        "resource_changes": [{"address": "a.b[\"c\"]", "attributes": [{"path": "cores", "before": 2, "after": 4}]}],
+        "summary": {"add": 0, "change": 1, "restart": 0, "note": "ünïcode ✓"}
+    });
+    new.rendered = "line\n".repeat(5000);
+    let saved = s.plan_save(&new).await.expect("save");
+    assert_eq!(saved.key, k);
+    assert_eq!(saved.pr, 42);
+    assert_eq!(saved.job, new.job);
+    assert_eq!(saved.source, new.source);
+    assert_eq!(saved.document, new.document);
+    assert_eq!(saved.rendered, new.rendered);
+    assert_eq!(
+        s.plan_get(saved.id).await.expect("get"),
+        Some(saved.clone())
+    );
+    assert!(saved.source.stale_against(&new.source).is_empty());
+    assert_eq!(
+        s.plan_get(uuid::Uuid::new_v4()).await.expect("get unknown"),
+        None
+    );
+}
+
+pub(crate) async fn new_commits_supersede_every_current_plan_of_the_pr(db: &TestStore) {
+    let s = &*db.store;
+    s.plan_save(&plan(&key("x", "default", None), 7, "a"))
+        .await
+        .expect("x");
+    s.plan_save(&plan(&key("y", "default", None), 7, "a"))
+        .await
+        .expect("y");
+    s.plan_save(&plan(&key("x", "default", None), 8, "a"))
+        .await
+        .expect("other");
+    assert_eq!(s.plan_supersede_pr(REPO, 7).await.expect("supersede"), 2);
+    assert!(plans_of(s, 7, true).await.is_empty());
+    assert_eq!(plans_of(s, 7, false).await.len(), 2, "history is kept");
+    assert_eq!(plans_of(s, 8, true).await.len(), 1);
+    assert_eq!(s.plan_supersede_pr(REPO, 7).await.expect("again"), 0);
+}
+
+/// Eight saves of the same project race through two handles: all succeed, and exactly one
+/// plan is current afterwards.
+pub(crate) async fn concurrent_saves_leave_exactly_one_current_plan(db: &TestStore) {
+    let other = db.reopen().await;
+    let k = key("envs/dev", "default", None);
+    let mut tasks = Vec::new();
+    for n in 0..8 {
+        let store = if n % 2 == 0 {
+            std::sync::Arc::clone(&db.store)
+        } else {
+            std::sync::Arc::clone(&other)
+        };
+        let new = plan(&k, 7, &format!("sha{n}"));
+        tasks.push(tokio::spawn(async move { store.plan_save(&new).await }));
+    }
+    for task in tasks {
+        task.await.expect("task").expect("every save succeeds");
+    }
+    assert_eq!(plans_of(&*db.store, 7, true).await.len(), 1);
+    assert_eq!(plans_of(&*db.store, 7, false).await.len(), 8);
+}
