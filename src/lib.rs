@@ -14,4 +14,5 @@ pub mod repocfg;
 pub mod store;
 pub mod telemetry;
 pub mod tfconfig;
+pub mod web;
 pub mod webhook;
