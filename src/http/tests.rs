@@ -11,6 +11,10 @@ use uuid::Uuid;
 
 use super::{AppState, router};
 use crate::config::{ForgeSettings, WebhookSettings};
+use crate::locks::{
+    Acquisition, ApplySwitch, AuditEvent, AuditStamp, ClosedPr, Lock, LockKey, LockOwner,
+    LockQuery, NewAuditEvent, NewPlan, PlanQuery, Release, SavedPlan,
+};
 use crate::store::{
     ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, NewDelivery, NewJob, Reaped,
     Store, StoreError,
@@ -79,6 +83,49 @@ impl Store for DownStore {
         down()
     }
     async fn job_log(&self, _: Uuid, _: i64) -> Result<Vec<LogLine>, StoreError> {
+        down()
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::store::LockStore for DownStore {
+    async fn lock_acquire(&self, _: &[LockKey], _: &LockOwner) -> Result<Acquisition, StoreError> {
+        down()
+    }
+    async fn lock_release(&self, _: &Release, _: &AuditStamp) -> Result<Vec<Lock>, StoreError> {
+        down()
+    }
+    async fn lock_get(&self, _: Uuid) -> Result<Option<Lock>, StoreError> {
+        down()
+    }
+    async fn lock_list(&self, _: &LockQuery) -> Result<Vec<Lock>, StoreError> {
+        down()
+    }
+    async fn pr_closed(&self, _: &str, _: u64, _: &AuditStamp) -> Result<ClosedPr, StoreError> {
+        down()
+    }
+    async fn plan_save(&self, _: &NewPlan) -> Result<SavedPlan, StoreError> {
+        down()
+    }
+    async fn plan_get(&self, _: Uuid) -> Result<Option<SavedPlan>, StoreError> {
+        down()
+    }
+    async fn plan_list(&self, _: &PlanQuery) -> Result<Vec<SavedPlan>, StoreError> {
+        down()
+    }
+    async fn plan_supersede_pr(&self, _: &str, _: u64) -> Result<u64, StoreError> {
+        down()
+    }
+    async fn audit_append(&self, _: &NewAuditEvent) -> Result<AuditEvent, StoreError> {
+        down()
+    }
+    async fn audit_list(&self, _: u32, _: Option<i64>) -> Result<Vec<AuditEvent>, StoreError> {
+        down()
+    }
+    async fn apply_switch(&self) -> Result<ApplySwitch, StoreError> {
+        down()
+    }
+    async fn set_apply_switch(&self, _: bool, _: &AuditStamp) -> Result<ApplySwitch, StoreError> {
         down()
     }
 }
