@@ -38,17 +38,16 @@ pub(super) fn read_web(r: &mut Reader<'_>) -> WebSettings {
         );
     }
     let password_hash = r.secret("web.password_hash");
-    if let Some(hash) = &password_hash {
-        if argon2::PasswordHash::new(hash.expose_secret().trim()).is_err()
-            || !hash.expose_secret().trim().starts_with("$argon2")
-        {
-            // Never echo the value: it is a secret.
-            r.problem(
-                "web.password_hash",
-                "is not an Argon2 hash in PHC form ($argon2id$v=19$...); create one with \
+    if let Some(hash) = &password_hash
+        && (argon2::PasswordHash::new(hash.expose_secret().trim()).is_err()
+            || !hash.expose_secret().trim().starts_with("$argon2"))
+    {
+        // Never echo the value: it is a secret.
+        r.problem(
+            "web.password_hash",
+            "is not an Argon2 hash in PHC form ($argon2id$v=19$...); create one with \
                  `argon2` or any Argon2 tool",
-            );
-        }
+        );
     }
     if username.is_some() != password_hash.is_some() && !r.has_problem_at("web.password_hash") {
         r.problem(

@@ -166,14 +166,13 @@ impl Auth {
         let mut sessions = self.sessions.lock().map_err(|_| LoginError::Invalid)?;
         let now = Instant::now();
         sessions.retain(|_, s| s.expires > now);
-        if sessions.len() >= MAX_ENTRIES {
-            if let Some(oldest) = sessions
+        if sessions.len() >= MAX_ENTRIES
+            && let Some(oldest) = sessions
                 .iter()
                 .min_by_key(|(_, s)| s.expires)
                 .map(|(k, _)| k.clone())
-            {
-                sessions.remove(&oldest);
-            }
+        {
+            sessions.remove(&oldest);
         }
         sessions.insert(id.clone(), session);
         Ok(id)

@@ -40,11 +40,11 @@ pub(super) fn routes() -> Router<WebState> {
 }
 
 /// The session, or the response to send instead (a redirect to the login).
-fn session(state: &WebState, headers: &HeaderMap) -> Result<Session, Response> {
+fn session(state: &WebState, headers: &HeaderMap) -> Result<Session, Box<Response>> {
     state
         .auth
         .session(headers)
-        .ok_or_else(|| Redirect::to("/login").into_response())
+        .ok_or_else(|| Box::new(Redirect::to("/login").into_response()))
 }
 
 /// The session of a form post whose `csrf` field matches it.
@@ -52,17 +52,17 @@ fn checked(
     state: &WebState,
     headers: &HeaderMap,
     form: &HashMap<String, String>,
-) -> Result<Session, Response> {
+) -> Result<Session, Box<Response>> {
     let s = session(state, headers)?;
     match form.get("csrf") {
         Some(token) if auth::same(token, &s.csrf) => Ok(s),
-        _ => Err(message(
+        _ => Err(Box::new(message(
             state,
             StatusCode::FORBIDDEN,
             "Form expired",
             "The form's security token is missing or does not match your session. Reload the page and try again.",
             Some(&s),
-        )),
+        ))),
     }
 }
 
@@ -174,7 +174,7 @@ async fn login(State(state): State<WebState>, headers: HeaderMap, Form(form): Fi
 
 async fn logout(State(state): State<WebState>, headers: HeaderMap, Form(form): Fields) -> Response {
     if let Err(r) = checked(&state, &headers, &form) {
-        return r;
+        return *r;
     }
     state.auth.logout(&headers);
     let mut r = Redirect::to("/login").into_response();
@@ -188,7 +188,7 @@ async fn logout(State(state): State<WebState>, headers: HeaderMap, Form(form): F
 async fn locks(State(state): State<WebState>, headers: HeaderMap) -> Response {
     let s = match session(&state, &headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let all = LockQuery::default();
     let (locks, switch) =
@@ -212,7 +212,7 @@ async fn unlock_confirm(
 ) -> Response {
     let s = match session(&state, &headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     match state.store.lock_get(id).await {
         Ok(Some(lock)) => {
@@ -239,7 +239,7 @@ async fn unlock(
 ) -> Response {
     let s = match checked(&state, &headers, &form) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let actor = Actor::new(s.user.clone(), ActorVia::Dashboard);
     let stamp = AuditStamp {
@@ -289,7 +289,7 @@ async fn jobs(
 ) -> Response {
     let s = match session(&state, &headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let repo = q.get("repo").map(|r| r.trim()).filter(|r| !r.is_empty());
     let pr = q.get("pr").and_then(|p| p.trim().parse::<u64>().ok());
@@ -329,7 +329,7 @@ async fn jobs(
 async fn job(State(state): State<WebState>, headers: HeaderMap, Path(id): Path<Uuid>) -> Response {
     let s = match session(&state, &headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let (job, log) = match tokio::try_join!(state.store.get_job(id), state.store.job_log(id, 0)) {
         Ok((Some(job), log)) => (job, log),
@@ -354,7 +354,7 @@ async fn job(State(state): State<WebState>, headers: HeaderMap, Path(id): Path<U
 async fn apply_page(State(state): State<WebState>, headers: HeaderMap) -> Response {
     let s = match session(&state, &headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let switch = match state.store.apply_switch().await {
         Ok(sw) => sw,
@@ -381,7 +381,7 @@ async fn apply_set(
 ) -> Response {
     let s = match checked(&state, &headers, &form) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let enabled = match form.get("enabled").map(String::as_str) {
         Some("true") => true,
@@ -414,7 +414,7 @@ async fn apply_set(
 async fn protect(State(state): State<WebState>, headers: HeaderMap) -> Response {
     let s = match session(&state, &headers) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let guests: Vec<String> = state
         .protect

@@ -1,0 +1,454 @@
+//! The dashboard, API and metrics, black-box over real HTTP against `App` on port 0 with a
+//! SQLite store: sessions, CSRF, bearer tokens, unlock with audit and announcement, escaping,
+//! the SSE log replay.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use argon2::password_hash::SaltString;
+use argon2::{Argon2, PasswordHasher};
+use atoll::app::App;
+use atoll::commands::{RepoDir, Workspace};
+use atoll::locks::{Acquisition, ActorVia, AuditAction, Lock, LockKey, LockOwner};
+use atoll::store::{ClaimLimits, DeliveryOutcome, JobState, NewJob, Store};
+use reqwest::StatusCode;
+use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
+use serde_json::json;
+use uuid::Uuid;
+
+const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+const EVIL_REPO: &str = "github.com/acme/<script>alert(1)</script>";
+const EVIL_LINE: &str = "resource \"<script>alert(2)</script>\" created";
+
+struct Server {
+    base: String,
+    store: Arc<dyn Store>,
+    http: reqwest::Client,
+    _stop: tokio::sync::oneshot::Sender<()>,
+    _dir: tempfile::TempDir,
+}
+
+async fn start() -> Server {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let salt = SaltString::encode_b64(b"web-http-test-salt").expect("salt");
+    let hash = Argon2::default()
+        .hash_password(b"correct horse", &salt)
+        .expect("hash")
+        .to_string();
+    let yaml = format!(
+        "server: {{listen: \"127.0.0.1:0\"}}\ndata_dir: {:?}\nweb: {{username: ops, password_hash: {hash:?}, max_failed_logins: 3}}\napi: {{token: {TOKEN:?}}}\n",
+        dir.path().display().to_string()
+    );
+    let loaded = atoll::config::from_sources(&yaml, []).expect("config");
+    let app = App::build(&loaded.settings).await.expect("build");
+    let base = format!("http://{}", app.local_addr().expect("addr"));
+    let store = app.store();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(app.serve(async move {
+        let _ = stopped.await;
+    }));
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("client");
+    Server {
+        base,
+        store,
+        http,
+        _stop: stop,
+        _dir: dir,
+    }
+}
+
+fn cookie_value(resp: &reqwest::Response, name: &str) -> Option<String> {
+    resp.headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|v| {
+            v.strip_prefix(&format!("{name}="))
+                .map(|r| r.split(';').next().unwrap_or("").to_owned())
+        })
+}
+
+fn hidden_csrf(html: &str) -> String {
+    let at = html.find("name=\"csrf\" value=\"").expect("a csrf field") + 19;
+    html[at..].split('"').next().expect("value").to_owned()
+}
+
+impl Server {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn login_with(&self, password: &str) -> reqwest::Response {
+        let form = self
+            .http
+            .get(self.url("/login"))
+            .send()
+            .await
+            .expect("login form");
+        let login_cookie = cookie_value(&form, "atoll_login").expect("login cookie");
+        let csrf = hidden_csrf(&form.text().await.expect("body"));
+        self.http
+            .post(self.url("/login"))
+            .header(COOKIE, format!("atoll_login={login_cookie}"))
+            .form(&[
+                ("csrf", csrf.as_str()),
+                ("username", "ops"),
+                ("password", password),
+            ])
+            .send()
+            .await
+            .expect("login post")
+    }
+
+    /// Logs in; returns the Cookie header value and the session's CSRF token.
+    async fn login(&self) -> (String, String) {
+        let resp = self.login_with("correct horse").await;
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        let set = resp
+            .headers()
+            .get(SET_COOKIE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        assert!(
+            set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+            "{set}"
+        );
+        let cookie = format!(
+            "atoll_session={}",
+            cookie_value(&resp, "atoll_session").expect("session")
+        );
+        let page = self.get(&cookie, "/locks").await;
+        (cookie, hidden_csrf(&page.text().await.expect("body")))
+    }
+
+    async fn get(&self, cookie: &str, path: &str) -> reqwest::Response {
+        self.http
+            .get(self.url(path))
+            .header(COOKIE, cookie)
+            .send()
+            .await
+            .expect("get")
+    }
+
+    async fn lock(&self, repo: &str, pr: u64) -> Lock {
+        let key = LockKey {
+            repo: repo.to_owned(),
+            dir: RepoDir::parse("envs/dev").expect("dir"),
+            workspace: Workspace::parse("default").expect("ws"),
+            project: None,
+        };
+        let owner = LockOwner {
+            pr,
+            pr_url: format!("https://github.com/acme/infra/pull/{pr}"),
+            head_sha: "0123456789abcdef".to_owned(),
+            user: "alice".to_owned(),
+            job: None,
+            summary: "Plan: 1 to add, 0 to change, 0 to destroy.".to_owned(),
+        };
+        match self
+            .store
+            .lock_acquire(&[key], &owner)
+            .await
+            .expect("acquire")
+        {
+            Acquisition::Granted(mut locks) => locks.remove(0),
+            Acquisition::Conflict(_) => panic!("lock conflict in a fresh store"),
+        }
+    }
+
+    async fn job(&self, kind: &str, lines: &[&str]) -> Uuid {
+        let job = NewJob {
+            kind: kind.to_owned(),
+            repo: "github.com/acme/infra".to_owned(),
+            pr: Some(7),
+            dedup_key: None,
+            payload: json!({}),
+        };
+        let DeliveryOutcome::Accepted { job: Some(id) } =
+            self.store.enqueue(job).await.expect("enqueue")
+        else {
+            panic!("job not queued");
+        };
+        for line in lines {
+            self.store.append_log(id, line).await.expect("log");
+        }
+        id
+    }
+}
+
+#[tokio::test]
+async fn pages_redirect_to_login_without_a_session() {
+    let s = start().await;
+    let job = s.job("plan", &[]).await;
+    for path in [
+        "/",
+        "/locks",
+        "/jobs",
+        "/apply",
+        "/protect",
+        &format!("/jobs/{job}"),
+    ] {
+        let resp = s.get("atoll_session=forged", path).await;
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER, "{path}");
+        let to = resp
+            .headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        assert!(
+            to == "/login" || (path == "/" && to == "/locks"),
+            "{path} -> {to}"
+        );
+    }
+    let stream = s.get("", &format!("/jobs/{job}/stream")).await;
+    assert_eq!(stream.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn api_answers_401_without_the_bearer_token_and_json_with_it() {
+    let s = start().await;
+    let lock = s.lock("github.com/acme/infra", 7).await;
+    let job = s.job("plan", &["line one"]).await;
+    let paths = [
+        "/api/locks".to_owned(),
+        "/api/jobs".to_owned(),
+        format!("/api/jobs/{job}"),
+        format!("/api/plans/{}", Uuid::new_v4()),
+        "/api/nonexistent".to_owned(),
+    ];
+    for path in &paths {
+        for auth in [None, Some("Bearer wrong-token-wrong-token-xx"), Some(TOKEN)] {
+            let mut req = s.http.get(s.url(path));
+            if let Some(a) = auth {
+                req = req.header("authorization", a);
+            }
+            assert_eq!(
+                req.send().await.expect("api").status(),
+                StatusCode::UNAUTHORIZED,
+                "{path} {auth:?}"
+            );
+        }
+    }
+    let ok = s
+        .http
+        .get(s.url("/api/locks"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .expect("api");
+    assert_eq!(ok.status(), StatusCode::OK);
+    let body: serde_json::Value = ok.json().await.expect("json");
+    assert_eq!(body["locks"][0]["id"], json!(lock.id));
+    let detail: serde_json::Value = s
+        .http
+        .get(s.url(&format!("/api/jobs/{job}")))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .expect("api")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(detail["log"][0]["line"], json!("line one"));
+    let missing = s
+        .http
+        .get(s.url(&format!("/api/plans/{}", Uuid::new_v4())))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .expect("api");
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn form_posts_without_the_csrf_token_are_refused() {
+    let s = start().await;
+    let lock = s.lock("github.com/acme/infra", 7).await;
+    let (cookie, _csrf) = s.login().await;
+    for form in [vec![], vec![("csrf", "forged")]] {
+        let resp = s
+            .http
+            .post(s.url(&format!("/locks/{}/unlock", lock.id)))
+            .header(COOKIE, &cookie)
+            .form(&form)
+            .send()
+            .await
+            .expect("post");
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    }
+    let off = s
+        .http
+        .post(s.url("/apply"))
+        .header(COOKIE, &cookie)
+        .form(&[("enabled", "false")])
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(off.status(), StatusCode::FORBIDDEN);
+    assert!(
+        s.store.lock_get(lock.id).await.expect("get").is_some(),
+        "the lock was released"
+    );
+    assert!(s.store.apply_switch().await.expect("switch").enabled);
+    let no_csrf_login = s
+        .http
+        .post(s.url("/login"))
+        .form(&[("username", "ops"), ("password", "correct horse")])
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(no_csrf_login.status(), StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn unlock_after_confirmation_is_audited_and_announced_with_the_actor() {
+    let s = start().await;
+    let lock = s.lock("github.com/acme/infra", 7).await;
+    let (cookie, csrf) = s.login().await;
+    let confirm = s.get(&cookie, &format!("/locks/{}/unlock", lock.id)).await;
+    assert_eq!(confirm.status(), StatusCode::OK);
+    assert!(confirm.text().await.expect("body").contains("Unlock?"));
+    let resp = s
+        .http
+        .post(s.url(&format!("/locks/{}/unlock", lock.id)))
+        .header(COOKIE, &cookie)
+        .form(&[("csrf", csrf.as_str())])
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert!(s.store.lock_get(lock.id).await.expect("get").is_none());
+    let events = s.store.audit_list(10, None).await.expect("audit");
+    assert!(
+        events.iter().any(|e| e.action == AuditAction::Unlock
+            && e.actor.name == "ops"
+            && e.actor.via == ActorVia::Dashboard),
+        "{events:?}"
+    );
+    let jobs = s.store.list_jobs(10).await.expect("jobs");
+    let announce = jobs
+        .iter()
+        .find(|j| j.kind == "announce_unlock")
+        .expect("an announce_unlock job");
+    assert_eq!(announce.pr, Some(7));
+    assert_eq!(announce.payload["actor"]["name"], json!("ops"));
+    assert_eq!(announce.payload["lock"]["id"], json!(lock.id));
+}
+
+#[tokio::test]
+async fn script_in_a_repo_name_or_a_log_line_renders_as_inert_text() {
+    let s = start().await;
+    s.lock(EVIL_REPO, 9).await;
+    let job = s.job("plan", &[EVIL_LINE]).await;
+    let (cookie, _) = s.login().await;
+    for path in ["/locks".to_owned(), format!("/jobs/{job}")] {
+        let html = s.get(&cookie, &path).await.text().await.expect("body");
+        assert!(
+            !html.contains("<script>alert"),
+            "{path} carries live markup"
+        );
+        assert!(html.contains("&lt;script&gt;alert"), "{path} lost the text");
+    }
+}
+
+#[tokio::test]
+async fn log_stream_resumes_after_last_event_id_and_ends_with_the_job() {
+    let s = start().await;
+    let job = s.job("plan", &["one", "two", "three"]).await;
+    let limits = ClaimLimits {
+        global: 10,
+        per_repo: 10,
+    };
+    let claimed = s
+        .store
+        .claim("w1", &["plan"], Duration::from_secs(60), limits)
+        .await
+        .expect("claim");
+    assert_eq!(claimed.map(|j| j.id), Some(job));
+    assert!(
+        s.store
+            .transition(job, "w1", JobState::Succeeded, None)
+            .await
+            .expect("transition")
+    );
+    let (cookie, _) = s.login().await;
+    let resp = s
+        .http
+        .get(s.url(&format!("/jobs/{job}/stream")))
+        .header(COOKIE, &cookie)
+        .header("last-event-id", "1")
+        .send()
+        .await
+        .expect("stream");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let body = resp.text().await.expect("body");
+    assert!(!body.contains("data: one"), "{body}");
+    assert!(
+        body.contains("id: 2\ndata: two") && body.contains("id: 3\ndata: three"),
+        "{body}"
+    );
+    assert!(body.contains("event: end\ndata: succeeded"), "{body}");
+}
+
+#[tokio::test]
+async fn failed_logins_are_limited_per_user() {
+    let s = start().await;
+    for _ in 0..3 {
+        assert_eq!(
+            s.login_with("wrong").await.status(),
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    assert_eq!(
+        s.login_with("correct horse").await.status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
+}
+
+#[tokio::test]
+async fn metrics_count_jobs_by_kind_and_state_and_locks_held() {
+    let s = start().await;
+    s.lock("github.com/acme/infra", 7).await;
+    s.job("plan", &[]).await;
+    let text = s
+        .http
+        .get(s.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("body");
+    assert!(
+        text.contains("atoll_jobs{kind=\"plan\",state=\"queued\"} 1"),
+        "{text}"
+    );
+    assert!(text.contains("atoll_locks_held 1"), "{text}");
+    let _ = s
+        .http
+        .post(s.url("/events"))
+        .header("x-github-event", "ping")
+        .body("{}")
+        .send()
+        .await
+        .expect("events");
+    let text = s
+        .http
+        .get(s.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("body");
+    assert!(
+        text.contains("atoll_webhooks_total{forge=\"github\",result="),
+        "{text}"
+    );
+}
