@@ -29,6 +29,9 @@ enum Command {
     PveSim(atoll::pvesim::cli::PveSimArgs),
     /// Load and evaluate a project without contacting Proxmox; Terraform-style diagnostics.
     Validate(atoll::tfconfig::cli::ValidateArgs),
+    /// Read a dashboard password from standard input; print its Argon2 hash for
+    /// web.password_hash.
+    HashPassword,
 }
 
 fn main() -> ExitCode {
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
             });
             run(atoll::pvesim::cli::run(args))
         }
+        Command::HashPassword => atoll::web::hash_password_cli(),
         Command::Validate(args) => {
             atoll::telemetry::init(&LogSettings {
                 level: "warn".to_owned(),

@@ -74,3 +74,40 @@ pub(super) fn read_api(r: &mut Reader<'_>) -> ApiSettings {
     }
     ApiSettings { token }
 }
+
+#[cfg(test)]
+mod tests {
+    fn problems(yaml: &str) -> Vec<String> {
+        match super::super::from_sources(yaml, []) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.problems.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    #[test]
+    fn a_password_hash_that_is_not_argon2_phc_is_refused_without_echoing_it() {
+        let found = problems("web: {username: ops, password_hash: hunter2-plaintext}");
+        assert!(
+            found
+                .iter()
+                .any(|p| p.starts_with("web.password_hash: is not an Argon2 hash")),
+            "{found:?}"
+        );
+        assert!(!found.iter().any(|p| p.contains("hunter2")), "{found:?}");
+    }
+
+    #[test]
+    fn username_without_hash_and_short_api_token_are_problems() {
+        let found = problems("web: {username: ops}\napi: {token: short}");
+        assert!(
+            found
+                .iter()
+                .any(|p| p.starts_with("web.username: set both")),
+            "{found:?}"
+        );
+        assert!(
+            found.iter().any(|p| p.starts_with("api.token: is shorter")),
+            "{found:?}"
+        );
+    }
+}

@@ -46,10 +46,12 @@ async fn bearer(State(state): State<WebState>, req: Request, next: Next) -> Resp
         _ => false,
     };
     if !ok {
-        let mut r = error(
-            StatusCode::UNAUTHORIZED,
-            "send Authorization: Bearer <api.token>; the API is closed while api.token is unset",
-        );
+        let why = if state.api_token.is_some() {
+            "send Authorization: Bearer <api.token>"
+        } else {
+            "the API is closed: set api.token (or api.token_file) in the configuration"
+        };
+        let mut r = error(StatusCode::UNAUTHORIZED, why);
         r.headers_mut().insert(
             header::WWW_AUTHENTICATE,
             header::HeaderValue::from_static("Bearer"),

@@ -72,6 +72,42 @@ pub(crate) fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> 
         .map(|(_, v)| v)
 }
 
+/// An Argon2id hash of `password` in PHC form, with a random salt, for `web.password_hash`.
+pub fn hash_password(password: &str) -> Result<String, String> {
+    use argon2::PasswordHasher;
+    let mut salt = [0u8; 16];
+    rand::thread_rng().fill_bytes(&mut salt);
+    let salt = argon2::password_hash::SaltString::encode_b64(&salt).map_err(|e| e.to_string())?;
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// `atoll hash-password`: reads one line from standard input, prints its hash.
+pub fn hash_password_cli() -> std::process::ExitCode {
+    let mut line = String::new();
+    if let Err(e) = std::io::stdin().read_line(&mut line) {
+        eprintln!("cannot read the password from standard input: {e}");
+        return std::process::ExitCode::from(2);
+    }
+    let password = line.trim_end_matches(['\n', '\r']);
+    if password.is_empty() {
+        eprintln!("no password given: pipe it in, e.g. `atoll hash-password < password.txt`");
+        return std::process::ExitCode::from(2);
+    }
+    match hash_password(password) {
+        Ok(hash) => {
+            println!("{hash}");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("hashing failed: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 impl Auth {
     pub(crate) fn new(settings: &WebSettings) -> Self {
         Self {
@@ -275,6 +311,15 @@ mod tests {
             Auth::new(&s).login("ops", "x").await,
             Err(LoginError::Disabled)
         );
+    }
+
+    #[tokio::test]
+    async fn hash_password_output_verifies_at_login() {
+        let hash = hash_password("pw").unwrap_or_else(|e| panic!("{e}"));
+        assert!(hash.starts_with("$argon2id$"));
+        let mut s = settings("other");
+        s.password_hash = Some(SecretString::from(hash));
+        assert!(Auth::new(&s).login("ops", "pw").await.is_ok());
     }
 
     #[test]

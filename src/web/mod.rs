@@ -26,6 +26,7 @@ use tower_http::timeout::TimeoutLayer;
 use crate::config::{ProtectSettings, Settings};
 use crate::store::Store;
 
+pub use auth::{hash_password, hash_password_cli};
 pub use metrics::{WebhookCounters, count_webhooks};
 
 /// The job kind that tells a PR its lock was released from the dashboard.
