@@ -285,3 +285,43 @@ async fn metrics_count_jobs_by_kind_and_state_and_locks_held() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn jobs_page_filters_by_repository_pr_and_state() {
+    let s = start().await;
+    let wanted = s.job("plan", &[]).await;
+    let other = s
+        .store
+        .enqueue(atoll::store::NewJob {
+            kind: "plan".to_owned(),
+            repo: "github.com/acme/other".to_owned(),
+            pr: Some(8),
+            dedup_key: None,
+            payload: json!({}),
+        })
+        .await
+        .expect("enqueue");
+    let atoll::store::DeliveryOutcome::Accepted { job: Some(other) } = other else {
+        panic!("not queued");
+    };
+    let (cookie, _) = s.login().await;
+    let page = |q: &'static str| {
+        let s = &s;
+        let cookie = cookie.clone();
+        async move {
+            s.get(&cookie, &format!("/jobs{q}"))
+                .await
+                .text()
+                .await
+                .expect("body")
+        }
+    };
+    let all = page("").await;
+    assert!(all.contains(&wanted.to_string()) && all.contains(&other.to_string()));
+    let by_repo = page("?repo=github.com%2Facme%2Finfra").await;
+    assert!(by_repo.contains(&wanted.to_string()) && !by_repo.contains(&other.to_string()));
+    let by_pr = page("?pr=8").await;
+    assert!(!by_pr.contains(&wanted.to_string()) && by_pr.contains(&other.to_string()));
+    let none = page("?state=succeeded").await;
+    assert!(!none.contains(&wanted.to_string()) && none.contains("No jobs match"));
+}
