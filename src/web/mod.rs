@@ -8,6 +8,7 @@
 
 mod api;
 mod auth;
+mod login;
 mod metrics;
 mod pages;
 mod stream;

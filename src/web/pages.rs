@@ -5,21 +5,22 @@ use std::collections::HashMap;
 
 use axum::Router;
 use axum::extract::{Form, Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use serde_json::json;
 use tera::Context;
 use uuid::Uuid;
 
-use super::auth::{self, LOGIN_COOKIE, LoginError, SESSION_COOKIE, Session};
+use super::auth::{self, Session};
+use super::login;
 use super::views::{self, JobView, LockView, page};
 use super::{ANNOUNCE_UNLOCK_KIND, WebState};
 use crate::config::GuestSelector;
 use crate::locks::{Actor, ActorVia, AuditStamp, LockQuery, Release};
 use crate::store::{JobState, NewJob, StoreError};
 
-type Fields = Form<HashMap<String, String>>;
+pub(super) type Fields = Form<HashMap<String, String>>;
 
 /// How many recent jobs the jobs page reads before filtering.
 const JOBS_SCAN: u32 = 2_000;
@@ -29,8 +30,8 @@ const JOBS_SHOWN: usize = 200;
 pub(super) fn routes() -> Router<WebState> {
     Router::new()
         .route("/", get(|| async { Redirect::to("/locks") }))
-        .route("/login", get(login_form).post(login))
-        .route("/logout", axum::routing::post(logout))
+        .route("/login", get(login::login_form).post(login::login))
+        .route("/logout", axum::routing::post(login::logout))
         .route("/locks", get(locks))
         .route("/locks/{id}/unlock", get(unlock_confirm).post(unlock))
         .route("/jobs", get(jobs))
@@ -48,7 +49,7 @@ fn session(state: &WebState, headers: &HeaderMap) -> Result<Session, Box<Respons
 }
 
 /// The session of a form post whose `csrf` field matches it.
-fn checked(
+pub(super) fn checked(
     state: &WebState,
     headers: &HeaderMap,
     form: &HashMap<String, String>,
@@ -66,7 +67,7 @@ fn checked(
     }
 }
 
-fn context(s: Option<&Session>, title: &str) -> Context {
+pub(super) fn context(s: Option<&Session>, title: &str) -> Context {
     let mut ctx = Context::new();
     ctx.insert("title", title);
     ctx.insert("user", &s.map(|s| s.user.clone()));
@@ -101,88 +102,6 @@ fn store_down(state: &WebState, e: &StoreError, s: &Session) -> Response {
         ),
     };
     message(state, status, "Unavailable", text, Some(s))
-}
-
-async fn login_form(State(state): State<WebState>, headers: HeaderMap) -> Response {
-    login_page(&state, &headers, StatusCode::OK, None)
-}
-
-fn login_page(
-    state: &WebState,
-    headers: &HeaderMap,
-    status: StatusCode,
-    error: Option<&str>,
-) -> Response {
-    let token = auth::random_token();
-    let mut ctx = context(None, "Log in");
-    ctx.insert("login_csrf", &token);
-    ctx.insert("error", &error);
-    let mut r = page(&state.tera, "login.html", &ctx);
-    *r.status_mut() = status;
-    let cookie = state.auth.set_cookie(headers, LOGIN_COOKIE, &token, 3600);
-    if let Ok(v) = HeaderValue::from_str(&cookie) {
-        r.headers_mut().append(header::SET_COOKIE, v);
-    }
-    r
-}
-
-async fn login(State(state): State<WebState>, headers: HeaderMap, Form(form): Fields) -> Response {
-    let expected = auth::cookie(&headers, LOGIN_COOKIE).unwrap_or_default();
-    let given = form.get("csrf").map(String::as_str).unwrap_or_default();
-    if expected.is_empty() || !auth::same(expected, given) {
-        return login_page(
-            &state,
-            &headers,
-            StatusCode::FORBIDDEN,
-            Some("The login form expired; please try again."),
-        );
-    }
-    let user = form.get("username").map(String::as_str).unwrap_or_default();
-    let password = form.get("password").map(String::as_str).unwrap_or_default();
-    match state.auth.login(user, password).await {
-        Ok(id) => {
-            let cookie =
-                state
-                    .auth
-                    .set_cookie(&headers, SESSION_COOKIE, &id, state.auth.ttl_secs());
-            let mut r = Redirect::to("/locks").into_response();
-            if let Ok(v) = HeaderValue::from_str(&cookie) {
-                r.headers_mut().append(header::SET_COOKIE, v);
-            }
-            r
-        }
-        Err(LoginError::Invalid) => login_page(
-            &state,
-            &headers,
-            StatusCode::UNAUTHORIZED,
-            Some("Wrong username or password."),
-        ),
-        Err(LoginError::Throttled) => login_page(
-            &state,
-            &headers,
-            StatusCode::TOO_MANY_REQUESTS,
-            Some("Too many failed logins for this user; wait 15 minutes and try again."),
-        ),
-        Err(LoginError::Disabled) => login_page(
-            &state,
-            &headers,
-            StatusCode::SERVICE_UNAVAILABLE,
-            Some("The dashboard login is not configured: set web.username and web.password_hash."),
-        ),
-    }
-}
-
-async fn logout(State(state): State<WebState>, headers: HeaderMap, Form(form): Fields) -> Response {
-    if let Err(r) = checked(&state, &headers, &form) {
-        return *r;
-    }
-    state.auth.logout(&headers);
-    let mut r = Redirect::to("/login").into_response();
-    let cookie = state.auth.set_cookie(&headers, SESSION_COOKIE, "", 0);
-    if let Ok(v) = HeaderValue::from_str(&cookie) {
-        r.headers_mut().append(header::SET_COOKIE, v);
-    }
-    r
 }
 
 async fn locks(State(state): State<WebState>, headers: HeaderMap) -> Response {
