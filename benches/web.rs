@@ -32,7 +32,7 @@ async fn main() {
             let pr = batch * 100 + i + 1;
             let repo = format!("github.com/acme/repo{}", pr % 17);
             let s = &s;
-            async move { s.lock(&repo, pr).await }
+            async move { s.lock_in(&repo, &format!("envs/pr{pr}"), pr).await }
         }))
         .await;
     }

@@ -137,9 +137,13 @@ impl Server {
     }
 
     pub(crate) async fn lock(&self, repo: &str, pr: u64) -> Lock {
+        self.lock_in(repo, "envs/dev", pr).await
+    }
+
+    pub(crate) async fn lock_in(&self, repo: &str, dir: &str, pr: u64) -> Lock {
         let key = LockKey {
             repo: repo.to_owned(),
-            dir: RepoDir::parse("envs/dev").expect("dir"),
+            dir: RepoDir::parse(dir).expect("dir"),
             workspace: Workspace::parse("default").expect("ws"),
             project: None,
         };
