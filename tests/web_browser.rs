@@ -195,6 +195,12 @@ async fn log_in_unlock_and_see_scripts_as_text() {
         .find(|j| j.kind == "announce_unlock")
         .expect("announcement queued");
     assert_eq!(announce.payload["actor"]["name"], json!("ops"));
+    c.goto(&s.url("/apply")).await.expect("goto");
+    let activity = wait_source(&c, "the audit list", |src| src.contains("Recent activity")).await;
+    assert!(
+        activity.contains("<td>ops <span class=\"tag\">dashboard</span></td><td>unlock</td>"),
+        "the unlock is not in the activity list"
+    );
     for page in ["jobs", "apply", "protect"] {
         c.goto(&s.url(&format!("/{page}"))).await.expect("goto");
         shot(&c, page).await;

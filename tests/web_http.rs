@@ -325,3 +325,39 @@ async fn jobs_page_filters_by_repository_pr_and_state() {
     let none = page("?state=succeeded").await;
     assert!(!none.contains(&wanted.to_string()) && none.contains("No jobs match"));
 }
+
+#[tokio::test]
+async fn turning_applies_off_records_who_and_why_and_shows_it() {
+    let s = start().await;
+    let (cookie, csrf) = s.login().await;
+    let resp = s
+        .http
+        .post(s.url("/apply"))
+        .header(COOKIE, &cookie)
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("enabled", "false"),
+            ("reason", "freeze <b>now</b>"),
+        ])
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let switch = s.store.apply_switch().await.expect("switch");
+    assert!(!switch.enabled);
+    assert_eq!(
+        switch.changed_by.map(|a| (a.name, a.via)),
+        Some(("ops".to_owned(), ActorVia::Dashboard))
+    );
+    let html = s.get(&cookie, "/apply").await.text().await.expect("body");
+    assert!(
+        html.contains("Applies are <strong>off</strong>") && html.contains("ops (via dashboard)"),
+        "{html}"
+    );
+    assert!(
+        html.contains("freeze &lt;b&gt;now&lt;&#x2F;b&gt;"),
+        "{html}"
+    );
+    let locks = s.get(&cookie, "/locks").await.text().await.expect("body");
+    assert!(locks.contains("Applies are turned off"));
+}

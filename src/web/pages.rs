@@ -24,6 +24,8 @@ pub(super) type Fields = Form<HashMap<String, String>>;
 
 /// How many recent jobs the jobs page reads before filtering.
 const JOBS_SCAN: u32 = 2_000;
+/// Audit events shown under the apply switch.
+const AUDIT_SHOWN: u32 = 20;
 /// Rows shown on the jobs page.
 const JOBS_SHOWN: usize = 200;
 
@@ -275,10 +277,26 @@ async fn apply_page(State(state): State<WebState>, headers: HeaderMap) -> Respon
         Ok(s) => s,
         Err(r) => return *r,
     };
-    let switch = match state.store.apply_switch().await {
-        Ok(sw) => sw,
+    let (switch, events) = match tokio::try_join!(
+        state.store.apply_switch(),
+        state.store.audit_list(AUDIT_SHOWN, None)
+    ) {
+        Ok(v) => v,
         Err(e) => return store_down(&state, &e, &s),
     };
+    let events: Vec<serde_json::Value> = events
+        .iter()
+        .map(|e| {
+            json!({
+                "at": views::when(e.at),
+                "actor": e.actor.name,
+                "via": e.actor.via.as_str(),
+                "action": e.action.as_str().replace('_', " "),
+                "target": e.target,
+                "detail": e.detail,
+            })
+        })
+        .collect();
     let mut ctx = context(Some(&s), "Apply switch");
     ctx.insert("enabled", &switch.enabled);
     ctx.insert(
@@ -290,6 +308,7 @@ async fn apply_page(State(state): State<WebState>, headers: HeaderMap) -> Respon
     );
     ctx.insert("changed_at", &switch.changed_at.map(views::when));
     ctx.insert("reason", &switch.reason);
+    ctx.insert("events", &events);
     page(&state.tera, "apply.html", &ctx)
 }
 
