@@ -15,5 +15,6 @@ pub mod repocfg;
 pub mod store;
 pub mod telemetry;
 pub mod tfconfig;
+pub mod web;
 pub mod webhook;
 pub mod workdir;

@@ -35,6 +35,9 @@ enum Command {
     Apply(atoll::proxmox::cli::ApplyArgs),
     /// What atoll manages for a project and workspace.
     State(atoll::proxmox::cli::StateArgs),
+    /// Read a dashboard password from standard input; print its Argon2 hash for
+    /// web.password_hash.
+    HashPassword,
 }
 
 fn main() -> ExitCode {
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
             });
             run(atoll::pvesim::cli::run(args))
         }
+        Command::HashPassword => atoll::web::hash_password_cli(),
         Command::Validate(args) => {
             atoll::telemetry::init(&LogSettings {
                 level: "warn".to_owned(),
