@@ -4,6 +4,9 @@ set -euo pipefail
 need=()
 command -v git >/dev/null || need+=(git)
 command -v pg_isready >/dev/null || need+=(postgresql postgresql-client)
+# The dashboard's browser tests (tests/web_browser.rs) drive headless Chromium over WebDriver.
+command -v chromium >/dev/null || need+=(chromium)
+command -v chromedriver >/dev/null || need+=(chromium-driver)
 if [ "${#need[@]}" -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq

@@ -18,6 +18,7 @@ use crate::config::Settings;
 use crate::http::{self, AppState};
 use crate::queue::{JobHandler, Queue, QueueSettings};
 use crate::store::{self, ClaimLimits, Store};
+use crate::web;
 use crate::webhook::{Intake, IntakeSettings};
 
 /// A built server, bound but not yet serving.
@@ -44,7 +45,14 @@ impl App {
             intake: Arc::new(intake),
             store: Arc::clone(&store),
         };
-        let router = http::router(state, settings.server.request_timeout);
+        let webhooks = Arc::new(web::WebhookCounters::default());
+        let web_state = web::WebState::new(settings, Arc::clone(&store), Arc::clone(&webhooks))?;
+        let router = http::router(state, settings.server.request_timeout)
+            .merge(web::router(web_state, settings.server.request_timeout))
+            .layer(axum::middleware::from_fn_with_state(
+                webhooks,
+                web::count_webhooks,
+            ));
         let listener = TcpListener::bind(settings.server.listen)
             .await
             .with_context(|| format!("listening on {} (server.listen)", settings.server.listen))?;

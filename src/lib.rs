@@ -16,5 +16,6 @@ pub mod runner;
 pub mod store;
 pub mod telemetry;
 pub mod tfconfig;
+pub mod web;
 pub mod webhook;
 pub mod workdir;

@@ -41,6 +41,9 @@ enum Command {
         #[arg(long)]
         exit: bool,
     },
+    /// Read a dashboard password from standard input; print its Argon2 hash for
+    /// web.password_hash.
+    HashPassword,
 }
 
 fn main() -> ExitCode {
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
             });
             run(atoll::pvesim::cli::run(args))
         }
+        Command::HashPassword => atoll::web::hash_password_cli(),
         Command::Validate(args) => {
             atoll::telemetry::init(&LogSettings {
                 level: "warn".to_owned(),

@@ -3,12 +3,9 @@
 
 mod plan_support;
 
-use atoll::proxmox::guard::{
-    DiscoveryError, GuardPolicy, ProtectSpec, ProtectedSet, SelfGuest, check, discover_self,
-    recheck,
-};
+use atoll::proxmox::guard::{GuardPolicy, ProtectSpec, ProtectedSet, SelfGuest, check, recheck};
 use atoll::proxmox::plan::{GuardRule, GuestKind, LiveGuest, Plan, Power};
-use plan_support::{World, live_guest};
+use plan_support::World;
 
 const STRICT: GuardPolicy = GuardPolicy {
     allow_live_changes: false,
@@ -22,10 +19,14 @@ fn by_vm_id() -> ProtectedSet {
     ProtectedSet::resolve(&[ProtectSpec::VmId(2100)], None, [])
 }
 
+/// atoll's own guest as `proxmox::discover` reports it (MAC matching itself is tested in
+/// `tests/pve_client_discover.rs`): the fixture guest 2100 carries `OWN_MAC` on `net0`.
 fn discovered(world: &World) -> ProtectedSet {
-    let own = discover_self(&[OWN_MAC.to_owned()], world.inventory.guests.values())
-        .expect("one guest matches")
-        .expect("the fixture guest carries the local MAC");
+    let own = SelfGuest {
+        vm_id: 2100,
+        node: "mk33".to_owned(),
+        mac: OWN_MAC.to_ascii_uppercase(),
+    };
     ProtectedSet::resolve(&[], Some(&own), world.inventory.guests.values())
 }
 
@@ -211,32 +212,6 @@ fn qemu(vm_id: u32, net0: &str) -> LiveGuest {
 }
 
 #[test]
-fn discovery_finds_exactly_one_guest_by_mac_in_containers_and_vms() {
-    let ct = live_guest("ct", 2100);
-    let vm = qemu(300, "virtio=BC:24:11:AA:BB:CC,bridge=vmbr0");
-    let guests = [ct, vm];
-    let found = discover_self(&["bc:24:11:aa:bb:cc".to_owned()], &guests);
-    let expected = SelfGuest {
-        vm_id: 300,
-        node: "mk33".to_owned(),
-        mac: "BC:24:11:AA:BB:CC".to_owned(),
-    };
-    assert_eq!(found, Ok(Some(expected)));
-    assert_eq!(
-        discover_self(&["00:00:00:00:00:00".to_owned()], &guests),
-        Ok(None)
-    );
-}
-
-#[test]
-fn discovery_fails_closed_when_several_guests_match() {
-    let a = live_guest("a", 2100);
-    let b = live_guest("b", 2101);
-    let result = discover_self(&[OWN_MAC.to_owned()], [&a, &b]);
-    assert!(matches!(result, Err(DiscoveryError::Ambiguous { ref matches }) if matches.len() == 2));
-}
-
-#[test]
 fn changes_blocked_at_plan_time_are_skipped_not_refused_at_apply() {
     let mut world = World::applied();
     world.set("features", "nesting=1");
@@ -302,15 +277,12 @@ fn vm_world(desired_config: &[(&str, &str)]) -> World {
 
 #[test]
 fn atolls_own_vm_follows_qemu_rules_cpu_units_live_cores_restart() {
-    let macs = ["bc:24:11:aa:bb:cc".to_owned()];
     for (config, expected) in [
         (("cpuunits", "200"), None),
         (("cores", "4"), Some(GuardRule::Restart)),
     ] {
         let world = vm_world(&[config]);
-        let own = discover_self(&macs, world.inventory.guests.values())
-            .expect("one guest matches")
-            .expect("the VM carries the local MAC");
+        let own = own_vm(&world);
         let protected = ProtectedSet::resolve(&[], Some(&own), world.inventory.guests.values());
         let plan = guarded(&world, &protected, LIVE_OK);
         assert_eq!(
@@ -320,5 +292,20 @@ fn atolls_own_vm_follows_qemu_rules_cpu_units_live_cores_restart() {
             plan.resource_changes[0]
         );
         assert!(!plan.is_empty(), "{config:?} is a change");
+    }
+}
+
+/// The VM of `vm_world` as discovery reports it (it carries `BC:24:11:AA:BB:CC`).
+fn own_vm(world: &World) -> SelfGuest {
+    let vm = world
+        .inventory
+        .guests
+        .values()
+        .next()
+        .expect("vm_world has one guest");
+    SelfGuest {
+        vm_id: vm.vm_id,
+        node: vm.node.clone(),
+        mac: "BC:24:11:AA:BB:CC".to_owned(),
     }
 }

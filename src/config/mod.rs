@@ -9,6 +9,7 @@
 mod proxmox;
 mod sections;
 mod tree;
+mod web;
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -18,6 +19,7 @@ use std::time::Duration;
 use secrecy::SecretString;
 
 pub use proxmox::{GuestSelector, ProtectSettings, ProxmoxAuth, ProxmoxSettings};
+pub use web::{ApiSettings, WebSettings};
 
 /// The whole settings tree. Components receive their own section, never all of it.
 #[derive(Debug, Clone)]
@@ -38,6 +40,8 @@ pub struct Settings {
     pub protect: ProtectSettings,
     pub queue: QueueSettings,
     pub log: LogSettings,
+    pub web: WebSettings,
+    pub api: ApiSettings,
 }
 
 #[derive(Debug, Clone)]

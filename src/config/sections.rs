@@ -40,6 +40,8 @@ pub(super) fn read(r: &mut Reader<'_>) -> Settings {
         protect: proxmox::read_protect(r),
         queue: queue(r),
         log: log(r),
+        web: super::web::read_web(r),
+        api: super::web::read_api(r),
     }
 }
 

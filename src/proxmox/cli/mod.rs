@@ -51,10 +51,6 @@ fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
     })
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
-}
-
 struct Opened {
     settings: Settings,
     state: StateHandle,
@@ -70,7 +66,7 @@ fn scope(project: &ProjectArgs) -> StateScope {
 }
 
 async fn open(project: &ProjectArgs) -> anyhow::Result<Opened> {
-    let settings = settings::load(project.config.as_deref(), &env).map_err(anyhow::Error::msg)?;
+    let settings = settings::load(project.config.as_deref()).map_err(anyhow::Error::msg)?;
     let store = crate::store::connect(settings.store_url.expose_secret())
         .await
         .context("opening the store (store.url)")?;

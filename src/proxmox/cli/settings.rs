@@ -1,76 +1,15 @@
-//! The few settings `atoll plan/apply/state` need, read the way the server reads them: the
-//! YAML file given with `--config` (unknown keys ignored), then `ATOLL_*` variables (`__`
-//! between levels), then the bpg provider's `PROXMOX_VE_*` variables for the connection.
-//! (The server's `config` module is on another branch; this reads the same keys.)
+//! The settings `atoll plan/apply/state` need, read by the same loader as the server
+//! (`crate::config`): the YAML file given with `--config` (optional), then `ATOLL_*` variables,
+//! then the bpg provider's `PROXMOX_VE_*` variables for the connection. Only the sections these
+//! commands use are kept: the store, the Proxmox connection and the guard.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use secrecy::SecretString;
-use serde::Deserialize;
 
+use crate::config::{self, GuestSelector, ProtectSettings, ProxmoxAuth, ProxmoxSettings};
 use crate::proxmox::client::{Auth, ClientSettings, Tls};
 use crate::proxmox::guard::{GuardPolicy, ProtectSpec};
-
-#[derive(Debug, Default, Deserialize)]
-struct File {
-    #[serde(default)]
-    data_dir: Option<String>,
-    #[serde(default)]
-    store: StoreFile,
-    #[serde(default)]
-    proxmox: ProxmoxFile,
-    #[serde(default)]
-    protect: ProtectFile,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct StoreFile {
-    url: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct ProxmoxFile {
-    endpoint: Option<String>,
-    api_token: Option<String>,
-    username: Option<String>,
-    password: Option<String>,
-    insecure: Option<bool>,
-    ca_file: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum GuestFile {
-    VmId { vm_id: u32 },
-    Name { name: String, node: Option<String> },
-}
-
-#[derive(Debug, Deserialize)]
-struct ProtectFile {
-    #[serde(default)]
-    guests: Vec<GuestFile>,
-    #[serde(default = "yes")]
-    discover: bool,
-    #[serde(default)]
-    local_macs: Vec<String>,
-    #[serde(default)]
-    allow_live_changes: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl Default for ProtectFile {
-    fn default() -> Self {
-        Self {
-            guests: Vec::new(),
-            discover: true,
-            local_macs: Vec::new(),
-            allow_live_changes: false,
-        }
-    }
-}
 
 /// The guard's settings (`protect`).
 #[derive(Debug, Clone)]
@@ -90,129 +29,67 @@ pub struct Settings {
     pub protect: Protect,
 }
 
-fn parse_bool(name: &str, value: &str) -> Result<bool, String> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" | "" => Ok(false),
-        other => Err(format!("{name} must be true or false, got '{other}'")),
-    }
+/// Reads the settings from `config` (if given) and the process environment.
+pub fn load(config: Option<&Path>) -> Result<Settings, String> {
+    let text = match config {
+        Some(path) => {
+            std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?
+        }
+        None => String::new(),
+    };
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    from_sources(&text, env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
-/// Reads the settings; `env` looks up an environment variable.
-pub fn load(
-    config: Option<&Path>,
-    env: &dyn Fn(&str) -> Option<String>,
+/// Reads the settings from YAML text and an explicit environment (tests pass their own).
+pub(super) fn from_sources<'a>(
+    yaml: &str,
+    env: impl IntoIterator<Item = (&'a str, &'a str)> + Clone,
 ) -> Result<Settings, String> {
-    let file: File = match config {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("reading {}: {e}", path.display()))?;
-            serde_yaml_ng::from_str(&text).map_err(|e| {
-                format!("{}: {e} (check it with atoll check-config)", path.display())
-            })?
-        }
-        None => File::default(),
-    };
-    let get = |var: &str| env(var).filter(|v| !v.trim().is_empty());
-    let data_dir = get("ATOLL_DATA_DIR")
-        .or(file.data_dir)
-        .unwrap_or_else(|| "./data".to_owned());
-    let store_url = get("ATOLL_STORE__URL")
-        .or(file.store.url)
-        .unwrap_or_else(|| {
-            format!(
-                "sqlite://{}",
-                PathBuf::from(data_dir).join("atoll.db").display()
-            )
-        });
-    let proxmox = proxmox(file.proxmox, &get)?;
-    let discover = match get("ATOLL_PROTECT__DISCOVER") {
-        Some(v) => parse_bool("ATOLL_PROTECT__DISCOVER", &v)?,
-        None => file.protect.discover,
-    };
-    let allow_live_changes = match get("ATOLL_PROTECT__ALLOW_LIVE_CHANGES") {
-        Some(v) => parse_bool("ATOLL_PROTECT__ALLOW_LIVE_CHANGES", &v)?,
-        None => file.protect.allow_live_changes,
-    };
-    let local_macs = match get("ATOLL_PROTECT__LOCAL_MACS") {
-        Some(v) => v.split(',').map(|m| m.trim().to_owned()).collect(),
-        None => file.protect.local_macs,
-    };
-    let guests = file
-        .protect
-        .guests
-        .into_iter()
-        .map(|g| match g {
-            GuestFile::VmId { vm_id } => ProtectSpec::VmId(vm_id),
-            GuestFile::Name { name, node } => ProtectSpec::Name { name, node },
-        })
-        .collect();
+    let loaded = config::from_sources(yaml, env)
+        .map_err(|e| format!("{e}(check the file with atoll check-config)"))?;
+    for warning in &loaded.warnings {
+        tracing::warn!("{warning}");
+    }
+    let settings = loaded.settings;
     Ok(Settings {
-        store_url: SecretString::from(store_url),
-        proxmox,
-        protect: Protect {
-            guests,
-            discover,
-            local_macs,
-            policy: GuardPolicy { allow_live_changes },
-        },
+        store_url: settings.store.url,
+        proxmox: settings.proxmox.map(client_settings),
+        protect: protect(settings.protect),
     })
 }
 
-fn proxmox(
-    file: ProxmoxFile,
-    get: &dyn Fn(&str) -> Option<String>,
-) -> Result<Option<ClientSettings>, String> {
-    let pick = |ours: &str, from_file: Option<String>, bpg: &str| {
-        get(ours).or(from_file).or_else(|| get(bpg))
+fn client_settings(proxmox: ProxmoxSettings) -> ClientSettings {
+    let auth = match proxmox.auth {
+        ProxmoxAuth::ApiToken(token) => Auth::ApiToken(token),
+        ProxmoxAuth::Password { username, password } => Auth::Password { username, password },
     };
-    let Some(endpoint) = pick(
-        "ATOLL_PROXMOX__ENDPOINT",
-        file.endpoint,
-        "PROXMOX_VE_ENDPOINT",
-    ) else {
-        return Ok(None);
-    };
-    let token = pick(
-        "ATOLL_PROXMOX__API_TOKEN",
-        file.api_token,
-        "PROXMOX_VE_API_TOKEN",
-    );
-    let username = pick(
-        "ATOLL_PROXMOX__USERNAME",
-        file.username,
-        "PROXMOX_VE_USERNAME",
-    );
-    let password = pick(
-        "ATOLL_PROXMOX__PASSWORD",
-        file.password,
-        "PROXMOX_VE_PASSWORD",
-    );
-    let auth = match (token, username, password) {
-        (Some(token), _, _) => Auth::ApiToken(SecretString::from(token)),
-        (None, Some(username), Some(password)) => Auth::Password {
-            username,
-            password: SecretString::from(password),
-        },
-        _ => {
-            return Err(
-                "proxmox.endpoint is set but no credentials: set proxmox.api_token \
-                        (or PROXMOX_VE_API_TOKEN), or a username and password"
-                    .to_owned(),
-            );
-        }
-    };
-    let insecure = match get("ATOLL_PROXMOX__INSECURE").or_else(|| get("PROXMOX_VE_INSECURE")) {
-        Some(v) => parse_bool("proxmox.insecure", &v)?,
-        None => file.insecure.unwrap_or(false),
-    };
-    let mut settings = ClientSettings::new(endpoint, auth);
-    settings.tls = match (insecure, file.ca_file) {
+    let mut settings = ClientSettings::new(proxmox.endpoint, auth);
+    settings.tls = match (proxmox.insecure, proxmox.ca_file) {
         (true, _) => Tls::Insecure,
-        (false, Some(ca)) => Tls::CaFile(PathBuf::from(ca)),
+        (false, Some(ca)) => Tls::CaFile(ca),
         (false, None) => Tls::SystemRoots,
     };
-    Ok(Some(settings))
+    settings
+}
+
+fn protect(protect: ProtectSettings) -> Protect {
+    let guests = protect
+        .guests
+        .into_iter()
+        .map(|g| match g {
+            GuestSelector::VmId(vm_id) => ProtectSpec::VmId(vm_id),
+            GuestSelector::Name { name, node } => ProtectSpec::Name { name, node },
+        })
+        .collect();
+    Protect {
+        guests,
+        discover: protect.discover,
+        local_macs: protect.local_macs,
+        policy: GuardPolicy {
+            allow_live_changes: protect.allow_live_changes,
+        },
+    }
 }
 
 #[cfg(test)]
@@ -222,24 +99,31 @@ mod tests {
 
     #[test]
     fn atoll_variables_win_over_bpg_variables() {
-        let env = |name: &str| match name {
-            "ATOLL_PROXMOX__ENDPOINT" => Some("https://ours:8006".to_owned()),
-            "PROXMOX_VE_ENDPOINT" => Some("https://theirs:8006".to_owned()),
-            "PROXMOX_VE_API_TOKEN" => Some("root@pam!t=s".to_owned()),
-            "ATOLL_STORE__URL" => Some("sqlite::memory:".to_owned()),
-            _ => None,
-        };
-        let settings = load(None, &env).expect("settings");
+        let env = [
+            ("ATOLL_PROXMOX__ENDPOINT", "https://ours:8006"),
+            ("PROXMOX_VE_ENDPOINT", "https://theirs:8006"),
+            ("PROXMOX_VE_API_TOKEN", "root@pam!t=s"),
+            ("ATOLL_STORE__URL", "sqlite::memory:"),
+        ];
+        let settings = from_sources("", env).expect("settings");
         let proxmox = settings.proxmox.expect("proxmox settings");
-        assert_eq!(proxmox.endpoint, "https://ours:8006");
+        assert_eq!(proxmox.endpoint.trim_end_matches('/'), "https://ours:8006");
         assert_eq!(settings.store_url.expose_secret(), "sqlite::memory:");
         assert!(settings.protect.discover, "discovery is on by default");
     }
 
     #[test]
     fn endpoint_without_credentials_is_refused_with_the_fix() {
-        let env = |name: &str| (name == "PROXMOX_VE_ENDPOINT").then(|| "https://x:8006".to_owned());
-        let err = load(None, &env).expect_err("no credentials");
-        assert!(err.contains("api_token"), "{err}");
+        let env = [("PROXMOX_VE_ENDPOINT", "https://x:8006")];
+        let err = from_sources("", env).expect_err("no credentials");
+        assert!(err.contains("proxmox"), "{err}");
+    }
+
+    #[test]
+    fn protected_guests_come_from_the_protect_section() {
+        let yaml = "protect:\n  guests:\n    - vm_id: 105\n    - name: gitea\n      node: pve\n  allow_live_changes: true\n";
+        let settings = from_sources(yaml, []).expect("settings");
+        assert_eq!(settings.protect.guests.len(), 2);
+        assert!(settings.protect.policy.allow_live_changes);
     }
 }

@@ -3,10 +3,8 @@
 //! by MAC) and the refusal rules, applied to a plan at plan time and again before apply.
 //! It is pure: callers pass the inventory and local MACs in; it must not do I/O.
 
-mod discover;
 mod rules;
 
-pub use discover::{DiscoveryError, discover_self};
 pub use rules::{GuardRefusal, check, recheck};
 
 use crate::proxmox::plan::LiveGuest;
@@ -27,7 +25,7 @@ pub enum ProtectedBy {
     Discovered { mac: String },
 }
 
-/// atoll's own guest, as found by [`discover_self`] or pinned in config.
+/// atoll's own guest, as found by `proxmox::discover` or pinned in config.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SelfGuest {
     pub vm_id: u32,

@@ -1,0 +1,341 @@
+//! Dashboard login: Argon2 password check, server-side sessions (in memory: a restart logs
+//! everybody out), per-session CSRF tokens and a limit on failed logins per username.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use argon2::{Argon2, PasswordHash, PasswordVerifier};
+use axum::http::{HeaderMap, header};
+use rand::RngCore;
+use secrecy::{ExposeSecret, SecretString};
+use subtle::ConstantTimeEq;
+
+use crate::config::WebSettings;
+
+pub(crate) const SESSION_COOKIE: &str = "atoll_session";
+pub(crate) const LOGIN_COOKIE: &str = "atoll_login";
+/// Window over which failed logins are counted.
+const FAIL_WINDOW: Duration = Duration::from_secs(15 * 60);
+/// Bound on remembered sessions and failure counters (oldest pruned first).
+const MAX_ENTRIES: usize = 10_000;
+
+/// A logged-in user.
+#[derive(Debug, Clone)]
+pub(crate) struct Session {
+    pub(crate) user: String,
+    pub(crate) csrf: String,
+    expires: Instant,
+}
+
+/// Why a login was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LoginError {
+    /// Wrong username or password (never says which).
+    Invalid,
+    /// Too many failures for this username; try again later.
+    Throttled,
+    /// `web.username`/`web.password_hash` are not set.
+    Disabled,
+}
+
+#[derive(Debug)]
+pub(crate) struct Auth {
+    username: Option<String>,
+    hash: Option<SecretString>,
+    ttl: Duration,
+    max_failures: u64,
+    secure_always: bool,
+    sessions: Mutex<HashMap<String, Session>>,
+    failures: Mutex<HashMap<String, (u64, Instant)>>,
+}
+
+pub(crate) fn random_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
+pub(crate) fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+/// The value of cookie `name` in the request.
+pub(crate) fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+/// An Argon2id hash of `password` in PHC form, with a random salt, for `web.password_hash`.
+pub fn hash_password(password: &str) -> Result<String, String> {
+    use argon2::PasswordHasher;
+    let mut salt = [0u8; 16];
+    rand::thread_rng().fill_bytes(&mut salt);
+    let salt = argon2::password_hash::SaltString::encode_b64(&salt).map_err(|e| e.to_string())?;
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// `atoll hash-password`: reads one line from standard input, prints its hash.
+pub fn hash_password_cli() -> std::process::ExitCode {
+    let mut line = String::new();
+    if let Err(e) = std::io::stdin().read_line(&mut line) {
+        eprintln!("cannot read the password from standard input: {e}");
+        return std::process::ExitCode::from(2);
+    }
+    let password = line.trim_end_matches(['\n', '\r']);
+    if password.is_empty() {
+        eprintln!("no password given: pipe it in, e.g. `atoll hash-password < password.txt`");
+        return std::process::ExitCode::from(2);
+    }
+    match hash_password(password) {
+        Ok(hash) => {
+            println!("{hash}");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("hashing failed: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+impl Auth {
+    pub(crate) fn new(settings: &WebSettings) -> Self {
+        Self {
+            username: settings.username.clone(),
+            hash: settings.password_hash.clone(),
+            ttl: Duration::from_secs(settings.session_ttl_secs),
+            max_failures: settings.max_failed_logins,
+            secure_always: settings.secure_cookies,
+            sessions: Mutex::new(HashMap::new()),
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A `Set-Cookie` value: `HttpOnly`, `SameSite=Strict`, `Path=/`, `Secure` under TLS.
+    pub(crate) fn set_cookie(
+        &self,
+        headers: &HeaderMap,
+        name: &str,
+        value: &str,
+        max_age: u64,
+    ) -> String {
+        let tls = self.secure_always
+            || headers
+                .get("x-forwarded-proto")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|p| p.eq_ignore_ascii_case("https"));
+        let secure = if tls { "; Secure" } else { "" };
+        format!("{name}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}")
+    }
+
+    pub(crate) fn ttl_secs(&self) -> u64 {
+        self.ttl.as_secs()
+    }
+
+    /// The live session named by the request's cookie.
+    pub(crate) fn session(&self, headers: &HeaderMap) -> Option<Session> {
+        let id = cookie(headers, SESSION_COOKIE)?;
+        let mut sessions = self.sessions.lock().ok()?;
+        match sessions.get(id) {
+            Some(s) if s.expires > Instant::now() => Some(s.clone()),
+            Some(_) => {
+                sessions.remove(id);
+                None
+            }
+            None => None,
+        }
+    }
+
+    pub(crate) fn logout(&self, headers: &HeaderMap) {
+        if let (Some(id), Ok(mut sessions)) =
+            (cookie(headers, SESSION_COOKIE), self.sessions.lock())
+        {
+            sessions.remove(id);
+        }
+    }
+
+    /// Checks the credentials; on success returns a new session id.
+    pub(crate) async fn login(&self, user: &str, password: &str) -> Result<String, LoginError> {
+        let (Some(expected_user), Some(hash)) = (&self.username, &self.hash) else {
+            return Err(LoginError::Disabled);
+        };
+        let key = user.to_lowercase();
+        if self.failures_for(&key) >= self.max_failures {
+            return Err(LoginError::Throttled);
+        }
+        let hash = hash.expose_secret().trim().to_owned();
+        let password = password.to_owned();
+        // Argon2 is deliberately slow: keep it off the async workers. Always hash, even for
+        // a wrong username, so timing does not reveal valid names.
+        let password_ok = tokio::task::spawn_blocking(move || {
+            PasswordHash::new(&hash).is_ok_and(|h| {
+                Argon2::default()
+                    .verify_password(password.as_bytes(), &h)
+                    .is_ok()
+            })
+        })
+        .await
+        .unwrap_or(false);
+        if !(password_ok && same(user, expected_user)) {
+            self.record_failure(key);
+            return Err(LoginError::Invalid);
+        }
+        if let Ok(mut failures) = self.failures.lock() {
+            failures.remove(&key);
+        }
+        let id = random_token();
+        let session = Session {
+            user: expected_user.clone(),
+            csrf: random_token(),
+            expires: Instant::now() + self.ttl,
+        };
+        let mut sessions = self.sessions.lock().map_err(|_| LoginError::Invalid)?;
+        let now = Instant::now();
+        sessions.retain(|_, s| s.expires > now);
+        if sessions.len() >= MAX_ENTRIES
+            && let Some(oldest) = sessions
+                .iter()
+                .min_by_key(|(_, s)| s.expires)
+                .map(|(k, _)| k.clone())
+        {
+            sessions.remove(&oldest);
+        }
+        sessions.insert(id.clone(), session);
+        Ok(id)
+    }
+
+    fn failures_for(&self, key: &str) -> u64 {
+        let Ok(failures) = self.failures.lock() else {
+            return u64::MAX;
+        };
+        match failures.get(key) {
+            Some((n, since)) if since.elapsed() < FAIL_WINDOW => *n,
+            _ => 0,
+        }
+    }
+
+    fn record_failure(&self, key: String) {
+        let Ok(mut failures) = self.failures.lock() else {
+            return;
+        };
+        if failures.len() >= MAX_ENTRIES {
+            failures.retain(|_, (_, since)| since.elapsed() < FAIL_WINDOW);
+        }
+        if failures.len() >= MAX_ENTRIES {
+            // Still full: count everything against one shared bucket rather than grow.
+            let entry = failures.entry(String::new()).or_insert((0, Instant::now()));
+            entry.0 += 1;
+            return;
+        }
+        let entry = failures.entry(key).or_insert((0, Instant::now()));
+        if entry.1.elapsed() >= FAIL_WINDOW {
+            *entry = (0, Instant::now());
+        }
+        entry.0 += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use argon2::PasswordHasher;
+    use argon2::password_hash::SaltString;
+
+    fn settings(password: &str) -> WebSettings {
+        let salt = SaltString::encode_b64(b"atoll-test-salt!").unwrap_or_else(|e| panic!("{e}"));
+        let hash = Argon2::default()
+            .hash_password(password.as_bytes(), &salt)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .to_string();
+        WebSettings {
+            username: Some("ops".to_owned()),
+            password_hash: Some(SecretString::from(hash)),
+            secure_cookies: false,
+            session_ttl_secs: 60,
+            max_failed_logins: 3,
+        }
+    }
+
+    fn with_cookie(id: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            format!("x=1; {SESSION_COOKIE}={id}")
+                .parse()
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+        h
+    }
+
+    #[tokio::test]
+    async fn right_password_opens_a_session_and_wrong_one_does_not() {
+        let auth = Auth::new(&settings("s3cret"));
+        assert_eq!(auth.login("ops", "nope").await, Err(LoginError::Invalid));
+        assert_eq!(auth.login("root", "s3cret").await, Err(LoginError::Invalid));
+        let id = auth
+            .login("ops", "s3cret")
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let session = auth.session(&with_cookie(&id)).map(|s| s.user);
+        assert_eq!(session.as_deref(), Some("ops"));
+        assert!(auth.session(&with_cookie("forged")).is_none());
+    }
+
+    #[tokio::test]
+    async fn repeated_failures_throttle_even_the_right_password() {
+        let auth = Auth::new(&settings("s3cret"));
+        for _ in 0..3 {
+            assert_eq!(auth.login("ops", "bad").await, Err(LoginError::Invalid));
+        }
+        assert_eq!(
+            auth.login("ops", "s3cret").await,
+            Err(LoginError::Throttled)
+        );
+    }
+
+    #[tokio::test]
+    async fn login_is_refused_when_no_credentials_are_configured() {
+        let mut s = settings("x");
+        s.password_hash = None;
+        assert_eq!(
+            Auth::new(&s).login("ops", "x").await,
+            Err(LoginError::Disabled)
+        );
+    }
+
+    #[tokio::test]
+    async fn hash_password_output_verifies_at_login() {
+        let hash = hash_password("pw").unwrap_or_else(|e| panic!("{e}"));
+        assert!(hash.starts_with("$argon2id$"));
+        let mut s = settings("other");
+        s.password_hash = Some(SecretString::from(hash));
+        assert!(Auth::new(&s).login("ops", "pw").await.is_ok());
+    }
+
+    #[test]
+    fn cookies_are_http_only_strict_and_secure_behind_tls() {
+        let auth = Auth::new(&settings("x"));
+        let plain = auth.set_cookie(&HeaderMap::new(), SESSION_COOKIE, "v", 60);
+        assert!(plain.contains("HttpOnly") && plain.contains("SameSite=Strict"));
+        assert!(!plain.contains("Secure"));
+        let mut h = HeaderMap::new();
+        h.insert(
+            "x-forwarded-proto",
+            "https".parse().unwrap_or_else(|e| panic!("{e}")),
+        );
+        assert!(
+            auth.set_cookie(&h, SESSION_COOKIE, "v", 60)
+                .ends_with("; Secure")
+        );
+    }
+}

@@ -1,0 +1,100 @@
+//! The login form (with its own pre-session CSRF cookie) and logout.
+
+use axum::extract::{Form, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+
+use super::WebState;
+use super::auth::{self, LOGIN_COOKIE, LoginError, SESSION_COOKIE};
+use super::pages::{Fields, checked, context};
+use super::views::page;
+
+pub(super) async fn login_form(State(state): State<WebState>, headers: HeaderMap) -> Response {
+    login_page(&state, &headers, StatusCode::OK, None)
+}
+
+fn login_page(
+    state: &WebState,
+    headers: &HeaderMap,
+    status: StatusCode,
+    error: Option<&str>,
+) -> Response {
+    let token = auth::random_token();
+    let mut ctx = context(None, "Log in");
+    ctx.insert("login_csrf", &token);
+    ctx.insert("error", &error);
+    let mut r = page(&state.tera, "login.html", &ctx);
+    *r.status_mut() = status;
+    let cookie = state.auth.set_cookie(headers, LOGIN_COOKIE, &token, 3600);
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        r.headers_mut().append(header::SET_COOKIE, v);
+    }
+    r
+}
+
+pub(super) async fn login(
+    State(state): State<WebState>,
+    headers: HeaderMap,
+    Form(form): Fields,
+) -> Response {
+    let expected = auth::cookie(&headers, LOGIN_COOKIE).unwrap_or_default();
+    let given = form.get("csrf").map(String::as_str).unwrap_or_default();
+    if expected.is_empty() || !auth::same(expected, given) {
+        return login_page(
+            &state,
+            &headers,
+            StatusCode::FORBIDDEN,
+            Some("The login form expired; please try again."),
+        );
+    }
+    let user = form.get("username").map(String::as_str).unwrap_or_default();
+    let password = form.get("password").map(String::as_str).unwrap_or_default();
+    match state.auth.login(user, password).await {
+        Ok(id) => {
+            let cookie =
+                state
+                    .auth
+                    .set_cookie(&headers, SESSION_COOKIE, &id, state.auth.ttl_secs());
+            let mut r = Redirect::to("/locks").into_response();
+            if let Ok(v) = HeaderValue::from_str(&cookie) {
+                r.headers_mut().append(header::SET_COOKIE, v);
+            }
+            r
+        }
+        Err(LoginError::Invalid) => login_page(
+            &state,
+            &headers,
+            StatusCode::UNAUTHORIZED,
+            Some("Wrong username or password."),
+        ),
+        Err(LoginError::Throttled) => login_page(
+            &state,
+            &headers,
+            StatusCode::TOO_MANY_REQUESTS,
+            Some("Too many failed logins for this user; wait 15 minutes and try again."),
+        ),
+        Err(LoginError::Disabled) => login_page(
+            &state,
+            &headers,
+            StatusCode::SERVICE_UNAVAILABLE,
+            Some("The dashboard login is not configured: set web.username and web.password_hash."),
+        ),
+    }
+}
+
+pub(super) async fn logout(
+    State(state): State<WebState>,
+    headers: HeaderMap,
+    Form(form): Fields,
+) -> Response {
+    if let Err(r) = checked(&state, &headers, &form) {
+        return *r;
+    }
+    state.auth.logout(&headers);
+    let mut r = Redirect::to("/login").into_response();
+    let cookie = state.auth.set_cookie(&headers, SESSION_COOKIE, "", 0);
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        r.headers_mut().append(header::SET_COOKIE, v);
+    }
+    r
+}

@@ -1,0 +1,269 @@
+//! The dashboard in real headless Chromium, driven over WebDriver (`chromedriver` from Debian's
+//! `chromium-driver`): log in, unlock a lock, watch a running job's log grow live, and see
+//! `<script>` in a repository name as text. Fails (never skips) when the browser is missing;
+//! `deploy/install-test-deps.sh` installs it. Screenshots go to `target/screenshots/`.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use atoll::store::{ClaimLimits, JobState};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+
+mod web_support;
+
+use web_support::{EVIL_REPO, Server, start};
+
+const DEADLINE: Duration = Duration::from_secs(15);
+
+/// A chromedriver process, killed on drop.
+struct Driver {
+    child: Child,
+    port: u16,
+    _profile: tempfile::TempDir,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
+}
+
+async fn browser() -> (Driver, Client) {
+    let chromedriver = which("chromedriver").unwrap_or_else(|| {
+        panic!("chromedriver is not installed: run deploy/install-test-deps.sh (apt-get install chromium chromium-driver)")
+    });
+    let chromium = which("chromium").unwrap_or_else(|| {
+        panic!("chromium is not installed: run deploy/install-test-deps.sh (apt-get install chromium chromium-driver)")
+    });
+    let port = free_port();
+    let child = Command::new(chromedriver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting chromedriver");
+    let profile = tempfile::tempdir().expect("profile dir");
+    let driver = Driver {
+        child,
+        port,
+        _profile: profile,
+    };
+    let caps = json!({
+        "browserName": "chrome",
+        "goog:chromeOptions": {
+            "binary": chromium,
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", "--window-size=1280,800",
+                format!("--user-data-dir={}", driver._profile.path().display())]
+        }
+    });
+    let caps = caps.as_object().cloned().expect("object");
+    let url = format!("http://127.0.0.1:{}", driver.port);
+    let started = Instant::now();
+    loop {
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        match ClientBuilder::new(connector)
+            .capabilities(caps.clone())
+            .connect(&url)
+            .await
+        {
+            Ok(client) => return (driver, client),
+            Err(e) if started.elapsed() < DEADLINE => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("cannot start a Chromium session through chromedriver: {e}"),
+        }
+    }
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| PathBuf::from(d).join(name))
+        .find(|p| p.is_file())
+}
+
+async fn shot(c: &Client, name: &str) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    std::fs::create_dir_all(&dir).expect("screenshot dir");
+    let png = c.screenshot().await.expect("screenshot");
+    std::fs::write(dir.join(format!("{name}.png")), png).expect("write screenshot");
+}
+
+/// Waits until the page source satisfies `ok`, or fails with the source.
+async fn wait_source(c: &Client, what: &str, ok: impl Fn(&str) -> bool) -> String {
+    let started = Instant::now();
+    loop {
+        let src = c.source().await.expect("source");
+        if ok(&src) {
+            return src;
+        }
+        assert!(
+            started.elapsed() < DEADLINE,
+            "timed out waiting for {what}; page:\n{src}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn log_in(c: &Client, s: &Server) {
+    c.goto(&s.url("/locks")).await.expect("goto");
+    let at = c.current_url().await.expect("url");
+    assert_eq!(
+        at.path(),
+        "/login",
+        "an anonymous visit must land on the login page"
+    );
+    shot(c, "login").await;
+    c.find(Locator::Css("input[name=username]"))
+        .await
+        .expect("username")
+        .send_keys("ops")
+        .await
+        .expect("type");
+    c.find(Locator::Css("input[name=password]"))
+        .await
+        .expect("password")
+        .send_keys("correct horse")
+        .await
+        .expect("type");
+    c.find(Locator::Css("button[type=submit]"))
+        .await
+        .expect("submit")
+        .click()
+        .await
+        .expect("click");
+    wait_source(c, "the locks page", |src| src.contains("<h1>Locks")).await;
+}
+
+#[tokio::test]
+async fn log_in_unlock_and_see_scripts_as_text() {
+    let s = start().await;
+    let lock = s.lock("github.com/acme/infra", 7).await;
+    s.lock(EVIL_REPO, 9).await;
+    let (_driver, c) = browser().await;
+    log_in(&c, &s).await;
+    let repo_cell = c
+        .find(Locator::XPath("//td[contains(., 'alert(1)')]"))
+        .await
+        .expect("evil repo cell");
+    assert_eq!(
+        repo_cell.text().await.expect("text"),
+        EVIL_REPO,
+        "the name must show as plain text"
+    );
+    let alert = c.get_alert_text().await;
+    assert!(alert.is_err(), "a script ran: {alert:?}");
+    shot(&c, "locks").await;
+    c.find(Locator::Css(&format!(
+        "a[href='/locks/{}/unlock']",
+        lock.id
+    )))
+    .await
+    .expect("unlock link")
+    .click()
+    .await
+    .expect("click");
+    wait_source(&c, "the confirmation", |src| src.contains("Unlock?")).await;
+    shot(&c, "unlock-confirm").await;
+    c.find(Locator::Css("button.danger"))
+        .await
+        .expect("unlock button")
+        .click()
+        .await
+        .expect("click");
+    let href = format!("/locks/{}/unlock", lock.id);
+    wait_source(&c, "the lock to disappear", |src| {
+        src.contains("<h1>Locks") && !src.contains(&href)
+    })
+    .await;
+    shot(&c, "locks-after-unlock").await;
+    let jobs = s.store.list_jobs(10).await.expect("jobs");
+    let announce = jobs
+        .iter()
+        .find(|j| j.kind == "announce_unlock")
+        .expect("announcement queued");
+    assert_eq!(announce.payload["actor"]["name"], json!("ops"));
+    c.goto(&s.url("/apply")).await.expect("goto");
+    let activity = wait_source(&c, "the audit list", |src| src.contains("Recent activity")).await;
+    assert!(
+        activity.contains("<td>ops <span class=\"tag\">dashboard</span></td><td>unlock</td>"),
+        "the unlock is not in the activity list"
+    );
+    for page in ["jobs", "apply", "protect"] {
+        c.goto(&s.url(&format!("/{page}"))).await.expect("goto");
+        shot(&c, page).await;
+    }
+    c.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn running_jobs_log_grows_live_and_the_state_follows() {
+    let s = start().await;
+    let job = s
+        .job(
+            "apply",
+            &["Refreshing state...", "guest 2100: <b>stopping</b>"],
+        )
+        .await;
+    let limits = ClaimLimits {
+        global: 4,
+        per_repo: 4,
+    };
+    let claimed = s
+        .store
+        .claim("w1", &["apply"], Duration::from_secs(60), limits)
+        .await
+        .expect("claim");
+    assert_eq!(claimed.map(|j| j.id), Some(job));
+    let (_driver, c) = browser().await;
+    log_in(&c, &s).await;
+    c.goto(&s.url(&format!("/jobs/{job}"))).await.expect("goto");
+    wait_source(&c, "the stored lines", |src| {
+        src.contains("Refreshing state")
+    })
+    .await;
+    for n in 1..=3 {
+        s.store
+            .append_log(job, &format!("guest {n} of 3 applied"))
+            .await
+            .expect("log");
+        let want = format!("guest {n} of 3 applied");
+        wait_source(&c, &want, |src| src.contains(&want)).await;
+    }
+    let log = c
+        .find(Locator::Id("log"))
+        .await
+        .expect("log")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        log.contains("guest 2100: <b>stopping</b>"),
+        "markup in a log line must stay text: {log}"
+    );
+    shot(&c, "job-running").await;
+    assert!(
+        s.store
+            .transition(job, "w1", JobState::Succeeded, None)
+            .await
+            .expect("transition")
+    );
+    wait_source(&c, "the end of the job", |src| {
+        src.contains("class=\"state succeeded\"")
+    })
+    .await;
+    shot(&c, "job-done").await;
+    c.close().await.expect("close");
+}
