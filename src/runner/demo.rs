@@ -14,6 +14,9 @@ use crate::fakeforge::{FAKE_TOKEN, FakeForge, ReviewAction};
 use crate::pvesim::{Scenario, SimOptions, Simulator};
 
 const SECRET: &str = "demo-webhook-secret";
+/// The dashboard login the demo prints; it only ever listens on loopback.
+const DEMO_USER: &str = "demo";
+const DEMO_PASSWORD: &str = "demo";
 const REPO: &str = "acme/infra";
 const TEMPLATE: &str = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst";
 /// atoll's own guest in the simulated cluster, protected by the server's config.
@@ -36,8 +39,11 @@ pub async fn run(exit: bool) -> anyhow::Result<()> {
     let fake = FakeForge::github().await?;
     fake.set_web_host("github.com");
     let dir = tempfile::tempdir().context("temporary directory")?;
+    let password_hash = crate::web::hash_password(DEMO_PASSWORD)
+        .map_err(|e| anyhow::anyhow!("hashing the demo password: {e}"))?;
     let yaml = format!(
         "server: {{listen: '127.0.0.1:0'}}\ndata_dir: {:?}\n\
+         web: {{username: {DEMO_USER}, password_hash: '{password_hash}'}}\n\
          github: {{enabled: true, webhook_secret: {SECRET}, bot_user: atoll-bot, api_url: '{}', token: {FAKE_TOKEN}}}\n\
          repo_allowlist: ['github.com/acme/*']\n\
          proxmox: {{endpoint: '{}', api_token: 'root@pam!atoll=secret'}}\n\
@@ -65,7 +71,9 @@ pub async fn run(exit: bool) -> anyhow::Result<()> {
     );
     let played = script(&fake).await;
     if played.is_ok() && !exit {
-        println!("\nDemo done. Dashboard: http://{addr}/ . Press Ctrl-C to stop.");
+        println!(
+            "\nDemo done. Dashboard: http://{addr}/ (log in as {DEMO_USER} / {DEMO_PASSWORD}). Press Ctrl-C to stop."
+        );
         crate::app::shutdown_signal().await;
     }
     let _ = stop.send(());
