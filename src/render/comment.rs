@@ -28,10 +28,23 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// Text to show inside a fenced code block: a run of three backticks would end the fence
-/// early, so backticks get a zero-width space between them; `@` cannot mention anyone.
+/// Text to show inside a fenced code block: a run of backticks could end the fence early, so
+/// consecutive backticks get a zero-width space between them (a single backtick, as in a quoted
+/// `atoll apply`, stays as it is and copies cleanly); `@` cannot mention anyone.
 pub fn code_text(text: &str) -> String {
-    text.replace('`', "`\u{200B}").replace('@', "@\u{200B}")
+    let mut out = String::with_capacity(text.len());
+    let mut previous = None;
+    for c in text.chars() {
+        if c == '`' && previous == Some('`') {
+            out.push('\u{200B}');
+        }
+        out.push(c);
+        if c == '@' {
+            out.push('\u{200B}');
+        }
+        previous = Some(c);
+    }
+    out
 }
 
 /// A fenced code block of `text` (already passed through [`code_text`] by the caller or
@@ -177,8 +190,17 @@ mod tests {
 
     #[test]
     fn backticks_in_output_cannot_close_the_fence() {
-        let block = code_block("", "a\n```\n@x", "s");
+        let block = code_block("", "a\n```\n````\n@x", "s");
         assert_eq!(block.matches("```").count(), 2, "{block}");
+        assert!(!block.contains("````"), "{block}");
+    }
+
+    #[test]
+    fn single_backticks_in_output_are_kept_as_written() {
+        assert_eq!(
+            code_text("run `atoll apply` by hand"),
+            "run `atoll apply` by hand"
+        );
     }
 
     #[test]
