@@ -5,48 +5,12 @@
 
 use serde::Deserialize;
 
+use super::payload::{Pr, Repo, User, name_of};
+
 use super::{
     EventHeaders, ForgeEvent, PayloadError, PrAction, PullRequest, RepoRef, check_json, decode,
     is_fork, repo_ref,
 };
-
-#[derive(Deserialize)]
-struct Repo {
-    full_name: String,
-    html_url: String,
-}
-
-#[derive(Deserialize)]
-struct User {
-    login: String,
-}
-
-#[derive(Deserialize)]
-struct BranchRepo {
-    full_name: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Branch {
-    #[serde(rename = "ref")]
-    name: String,
-    sha: String,
-    repo: Option<BranchRepo>,
-}
-
-fn name_of(b: &Branch) -> Option<&str> {
-    b.repo.as_ref()?.full_name.as_deref()
-}
-
-#[derive(Deserialize)]
-struct Pr {
-    number: u64,
-    draft: Option<bool>,
-    merged: Option<bool>,
-    head: Branch,
-    base: Branch,
-    user: Option<User>,
-}
 
 #[derive(Deserialize)]
 struct PrPayload {

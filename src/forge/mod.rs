@@ -16,6 +16,7 @@ mod github_client;
 mod github_wire;
 mod http_errors;
 mod names;
+mod payload;
 mod reviews;
 
 pub use api::{
