@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The test command (README): installs what the tests need when it is missing (git, PostgreSQL,
+# Chromium and ChromeDriver, from Debian), starts the local PostgreSQL if it is installed but
+# not running, points the PostgreSQL half of the store suites at it, and runs `cargo test`.
+# Extra arguments go to `cargo test` (for example `bash deploy/test.sh --test runner_pr`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+as_root bash deploy/install-test-deps.sh
+
+if [ -z "${ATOLL_TEST_DATABASE_URL:-}" ]; then
+    if ! pg_isready -h 127.0.0.1 -p 5432 -q; then
+        cluster="$(ls /etc/postgresql | sort -V | tail -n1)"
+        as_root pg_ctlcluster --skip-systemctl-redirect "$cluster" main start
+        for _ in $(seq 1 30); do pg_isready -h 127.0.0.1 -p 5432 -q && break; sleep 1; done
+    fi
+    if pg_isready -h 127.0.0.1 -p 5432 -q; then
+        export ATOLL_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:5432/postgres"
+    else
+        echo "warning: no PostgreSQL on 127.0.0.1:5432; the PostgreSQL store tests will be skipped" >&2
+    fi
+fi
+
+exec cargo test --locked "$@"
