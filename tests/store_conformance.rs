@@ -13,6 +13,7 @@ per_backend!(
     same_delivery_id_from_another_forge_is_a_new_delivery,
     delivery_without_job_is_recorded_once,
     concurrent_duplicate_deliveries_queue_exactly_one_job,
+    a_burst_of_deliveries_gets_the_one_by_one_answers,
     a_failing_write_does_not_fail_writes_committed_with_it,
     enqueue_without_delivery_dedups_by_key,
     jobs_without_dedup_key_are_never_duplicates,

@@ -35,6 +35,7 @@ mod postgres;
 mod rows;
 mod schema;
 mod sqlite;
+mod sqlite_accept;
 mod sqlite_commit;
 mod sqlite_writes;
 mod state;

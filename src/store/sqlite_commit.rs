@@ -14,6 +14,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use uuid::Uuid;
 
 use super::rows;
+use super::sqlite_accept::accept_many;
 use super::sqlite_writes::{Claim, write_one};
 use super::{DeliveryOutcome, Job, JobState, NewDelivery, NewJob, Reaped, StoreError};
 
@@ -140,12 +141,39 @@ async fn commit_together(
     let now = rows::now_micros();
     let mut conn = pool.acquire().await?;
     let mut tx = conn.begin().await?;
-    let mut results = Vec::with_capacity(batch.len());
-    for request in batch {
-        results.push(Ok(write_one(&mut tx, &request.write, now).await?));
+    let mut results: Vec<Option<Result<Written, StoreError>>> =
+        batch.iter().map(|_| None).collect();
+    // Deliveries first, together (they only insert new rows, so committing them ahead of the
+    // batch's other writes is an order the callers could have arrived in).
+    let accepts: Vec<(usize, (&NewDelivery, Option<&NewJob>))> = batch
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| match &r.write {
+            Write::Accept { delivery, job } => Some((i, (delivery, job.as_ref()))),
+            _ => None,
+        })
+        .collect();
+    if accepts.len() > 1 {
+        let group: Vec<_> = accepts.iter().map(|(_, a)| *a).collect();
+        let mut savepoint = tx.begin().await?;
+        match accept_many(&mut savepoint, &group, now).await? {
+            Some(outcomes) => {
+                savepoint.commit().await?;
+                for ((i, _), outcome) in accepts.iter().zip(outcomes) {
+                    results[*i] = Some(Ok(Written::Outcome(outcome)));
+                }
+            }
+            // A redelivery among them: one by one below, exactly as if they came alone.
+            None => savepoint.rollback().await?,
+        }
+    }
+    for (request, result) in batch.iter().zip(results.iter_mut()) {
+        if result.is_none() {
+            *result = Some(Ok(write_one(&mut tx, &request.write, now).await?));
+        }
     }
     tx.commit().await?;
-    Ok(results)
+    Ok(results.into_iter().flatten().collect())
 }
 
 async fn commit_alone(pool: &SqlitePool, batch: &[Request]) -> Vec<Result<Written, StoreError>> {

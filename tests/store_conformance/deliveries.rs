@@ -211,3 +211,100 @@ pub(crate) async fn a_failing_write_does_not_fail_writes_committed_with_it(db: &
     }
     assert_eq!(db.store.list_jobs(100).await.expect("list").len(), 20);
 }
+
+/// A burst of deliveries arriving together (so the SQLite writer commits them in one batch)
+/// gets exactly the answers they would get one at a time: new ones are queued, a second
+/// delivery of one comment is a duplicate and is not recorded (so that delivery id stays
+/// free), redeliveries are duplicates, and deliveries without a job are recorded once.
+pub(crate) async fn a_burst_of_deliveries_gets_the_one_by_one_answers(db: &TestStore) {
+    // Already recorded before the burst: redeliveries of these are duplicates.
+    for i in 0..5 {
+        let d = delivery(ForgeKind::Github, &format!("old-{i}"));
+        let key = format!("comment:old:{i}");
+        accepted(
+            db.store
+                .accept_delivery(d, Some(job("plan", "r", Some(&key))))
+                .await
+                .expect("accept old"),
+        );
+    }
+    let mut tasks = Vec::new();
+    for i in 0..120 {
+        let store = db.store.clone();
+        tasks.push(tokio::spawn(async move {
+            let (id, key, with_job) = match i % 4 {
+                // new delivery, new comment
+                0 => (format!("new-{i}"), Some(format!("comment:new:{i}")), true),
+                // new delivery of a comment another delivery in the burst also carries
+                1 => (
+                    format!("twin-{i}"),
+                    Some(format!("comment:twin:{}", i / 8)),
+                    true,
+                ),
+                // redelivery of a delivery recorded before the burst
+                2 => (
+                    format!("old-{}", i % 5),
+                    Some(format!("comment:old:{}", i % 5)),
+                    true,
+                ),
+                // a delivery that needs no job
+                _ => (format!("ping-{i}"), None, false),
+            };
+            let j = with_job.then(|| job("plan", "r", key.as_deref()));
+            let outcome = store
+                .accept_delivery(delivery(ForgeKind::Github, &id), j)
+                .await
+                .expect("accept");
+            (i, id, outcome)
+        }));
+    }
+    let mut twins_accepted = std::collections::BTreeMap::<usize, usize>::new();
+    let mut twin_duplicates = Vec::new();
+    for task in tasks {
+        let (i, id, outcome) = task.await.expect("task");
+        match i % 4 {
+            0 => assert!(
+                matches!(outcome, DeliveryOutcome::Accepted { job: Some(_) }),
+                "{id}: {outcome:?}"
+            ),
+            1 => match outcome {
+                DeliveryOutcome::Accepted { job: Some(_) } => {
+                    *twins_accepted.entry(i / 8).or_default() += 1
+                }
+                DeliveryOutcome::Duplicate => twin_duplicates.push(id),
+                other => panic!("{id}: {other:?}"),
+            },
+            2 => assert_eq!(outcome, DeliveryOutcome::Duplicate, "{id}"),
+            _ => assert_eq!(outcome, DeliveryOutcome::Accepted { job: None }, "{id}"),
+        }
+    }
+    // Each twin comment queued exactly once.
+    assert_eq!(twins_accepted.len(), 15);
+    assert!(
+        twins_accepted.values().all(|n| *n == 1),
+        "{twins_accepted:?}"
+    );
+    // 5 old + 30 new + 15 twins.
+    assert_eq!(db.store.list_jobs(1000).await.expect("list").len(), 50);
+    // A delivery refused as a duplicate comment was not recorded: its id is still free.
+    let id = twin_duplicates.first().expect("a twin lost");
+    let again = db
+        .store
+        .accept_delivery(
+            delivery(ForgeKind::Github, id),
+            Some(job("plan", "r", Some("comment:fresh"))),
+        )
+        .await
+        .expect("accept again");
+    assert!(
+        matches!(again, DeliveryOutcome::Accepted { job: Some(_) }),
+        "{again:?}"
+    );
+    // The ones that needed no job were recorded: the same ids again are duplicates.
+    let ping = db
+        .store
+        .accept_delivery(delivery(ForgeKind::Github, "ping-3"), None)
+        .await
+        .expect("ping again");
+    assert_eq!(ping, DeliveryOutcome::Duplicate);
+}
