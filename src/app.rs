@@ -16,7 +16,7 @@ use tokio::net::TcpListener;
 
 use crate::config::Settings;
 use crate::http::{self, AppState};
-use crate::queue::{JobHandler, Queue, QueueSettings};
+use crate::queue::{JobHandler, JobMetrics, Queue, QueueSettings};
 use crate::store::{self, ClaimLimits, Store};
 use crate::web;
 use crate::webhook::{Intake, IntakeSettings};
@@ -45,18 +45,22 @@ impl App {
             intake: Arc::new(intake),
             store: Arc::clone(&store),
         };
-        let webhooks = Arc::new(web::WebhookCounters::default());
-        let web_state = web::WebState::new(settings, Arc::clone(&store), Arc::clone(&webhooks))?;
-        let router = http::router(state, settings.server.request_timeout)
-            .merge(web::router(web_state, settings.server.request_timeout))
-            .layer(axum::middleware::from_fn_with_state(
-                webhooks,
-                web::count_webhooks,
-            ));
+        let registries = web::Registries::default();
+        let webhooks = Arc::clone(&registries.webhooks);
+        let jobs = Arc::clone(&registries.jobs);
+        let web_state = web::WebState::new(settings, Arc::clone(&store), registries)?;
+        let router = http::with_request_ids(
+            http::router(state, settings.server.request_timeout)
+                .merge(web::router(web_state, settings.server.request_timeout))
+                .layer(axum::middleware::from_fn_with_state(
+                    webhooks,
+                    web::count_webhooks,
+                )),
+        );
         let listener = TcpListener::bind(settings.server.listen)
             .await
             .with_context(|| format!("listening on {} (server.listen)", settings.server.listen))?;
-        let queue = Queue::new(Arc::clone(&store), queue_settings(settings));
+        let queue = Queue::new(Arc::clone(&store), queue_settings(settings, jobs));
         Ok(Self {
             listener,
             router,
@@ -106,7 +110,7 @@ impl App {
     }
 }
 
-fn queue_settings(settings: &Settings) -> QueueSettings {
+fn queue_settings(settings: &Settings, metrics: Arc<JobMetrics>) -> QueueSettings {
     let q = &settings.queue;
     QueueSettings {
         lease: q.lease,
@@ -117,6 +121,7 @@ fn queue_settings(settings: &Settings) -> QueueSettings {
             per_repo: q.max_running_per_repo,
         },
         shutdown_grace: q.shutdown_grace,
+        metrics,
         ..QueueSettings::default()
     }
 }

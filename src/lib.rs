@@ -7,6 +7,7 @@ pub mod fakeforge;
 pub mod forge;
 pub mod http;
 pub mod locks;
+pub mod metrics;
 pub mod proxmox;
 pub mod pvesim;
 pub mod queue;

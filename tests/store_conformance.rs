@@ -37,6 +37,8 @@ per_backend!(
     append_log_to_missing_job_is_not_found,
     job_signal_fires_when_a_job_is_queued,
     jobs_survive_reopening_the_store,
+    sessions_survive_reopening_and_logout_deletes_them,
+    expired_sessions_are_not_returned_and_are_deleted,
 );
 
 /// Cases that only PostgreSQL can pass: several replicas share one database.

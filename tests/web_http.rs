@@ -361,3 +361,54 @@ async fn turning_applies_off_records_who_and_why_and_shows_it() {
     let locks = s.get(&cookie, "/locks").await.text().await.expect("body");
     assert!(locks.contains("Applies are turned off"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_survive_a_restart_and_logout_ends_them_everywhere() {
+    let s = start().await;
+    let (cookie, csrf) = s.login().await;
+    let token = cookie.trim_start_matches("atoll_session=").to_owned();
+    let s = s.restart().await;
+    let page = s.get(&cookie, "/locks").await;
+    assert_eq!(
+        page.status(),
+        StatusCode::OK,
+        "the session survived the restart"
+    );
+    // The store holds the token's hash, never the token.
+    let now = time::OffsetDateTime::now_utc();
+    let by_token = s
+        .store
+        .sessions()
+        .session_get(&token, now)
+        .await
+        .expect("get");
+    assert!(by_token.is_none());
+    let hash = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(token.as_bytes()));
+    let stored = s
+        .store
+        .sessions()
+        .session_get(&hash, now)
+        .await
+        .expect("get");
+    assert_eq!(stored.map(|x| x.username).as_deref(), Some("ops"));
+
+    let out = s
+        .http
+        .post(s.url("/logout"))
+        .header(COOKIE, &cookie)
+        .form(&[("csrf", csrf.as_str())])
+        .send()
+        .await
+        .expect("logout");
+    assert_eq!(out.status(), StatusCode::SEE_OTHER);
+    let s = s.restart().await;
+    let after = s.get(&cookie, "/locks").await;
+    assert_eq!(after.status(), StatusCode::SEE_OTHER, "logged out for good");
+    let stored = s
+        .store
+        .sessions()
+        .session_get(&hash, now)
+        .await
+        .expect("get");
+    assert!(stored.is_none(), "logout deleted the row");
+}

@@ -52,6 +52,10 @@ impl IntoResponse for AppError {
             tracing::info!(status = status.as_u16(), error = %self, "request refused");
             self.to_string()
         };
-        (status, Json(json!({ "error": message }))).into_response()
+        let body = match super::request_id() {
+            Some(id) => json!({ "error": message, "request_id": id }),
+            None => json!({ "error": message }),
+        };
+        (status, Json(body)).into_response()
     }
 }

@@ -2,33 +2,33 @@
 //! Holds no business logic: handlers hand the request to the owning module and map the result.
 
 mod error;
+mod request_id;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, HeaderName, Request, StatusCode};
+use axum::http::{HeaderMap, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::store::Store;
 use crate::webhook::{Intake, Receipt};
+use request_id::REQUEST_ID;
 
 pub use error::AppError;
+pub use request_id::current as request_id;
 
 /// Largest webhook body accepted (GitHub caps payloads at 25 MB).
 pub const MAX_WEBHOOK_BODY: usize = 25 * 1024 * 1024;
 
 /// How long `/readyz` waits for the store.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
-
-const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Shared state of the HTTP handlers.
 #[derive(Debug, Clone)]
@@ -37,7 +37,7 @@ pub struct AppState {
     pub store: Arc<dyn Store>,
 }
 
-/// Builds the router with its middleware.
+/// Builds the webhook and health routes. Wrap the whole app in [`with_request_ids`].
 pub fn router(state: AppState, request_timeout: Duration) -> Router {
     Router::new()
         .route(
@@ -47,13 +47,27 @@ pub fn router(state: AppState, request_timeout: Duration) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .with_state(state)
-        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, request_timeout))
-        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
-            let id = req.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-            tracing::info_span!("request", request.id = %id, method = %req.method(), path = %req.uri().path())
-        }))
-        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            request_timeout,
+        ))
+}
+
+/// The outermost layers for every route (webhooks, dashboard, `/api`, `/metrics`): an
+/// `x-request-id` on every response, and a `request{request.id, method, path}` span.
+pub fn with_request_ids(router: Router) -> Router {
+    router
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+                let id = req
+                    .headers()
+                    .get(REQUEST_ID)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("-");
+                tracing::info_span!("request", request.id = %id, method = %req.method(), path = %req.uri().path())
+            }),
+        )
+        .layer(axum::middleware::from_fn(request_id::assign))
 }
 
 async fn events(

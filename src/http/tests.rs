@@ -150,13 +150,13 @@ fn app() -> axum::Router {
         executable_name: "atoll".to_owned(),
     };
     let intake = Intake::new(Arc::clone(&store), &settings).expect("intake");
-    router(
+    super::with_request_ids(router(
         AppState {
             intake: Arc::new(intake),
             store,
         },
         Duration::from_secs(5),
-    )
+    ))
 }
 
 async fn body_text(resp: axum::response::Response) -> String {
@@ -198,8 +198,14 @@ async fn delivery_is_503_without_internals_when_the_store_is_down() {
         .expect("request");
     let resp = app().oneshot(req).await.expect("response");
     assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
-    assert!(resp.headers().contains_key("x-request-id"));
+    let id = resp
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("x-request-id")
+        .to_owned();
     let text = body_text(resp).await;
     assert!(text.contains("redeliver"), "{text}");
+    assert!(text.contains(&id), "the error names its request id: {text}");
     assert!(!text.contains("db.internal"), "internals leaked: {text}");
 }

@@ -30,6 +30,7 @@
 //! ```
 
 mod context;
+mod metrics;
 mod pool;
 
 use std::collections::BTreeMap;
@@ -43,6 +44,7 @@ use uuid::Uuid;
 use crate::store::{ClaimLimits, Reaped, Store};
 
 pub use context::{JobContext, QueueError, StopReason};
+pub use metrics::JobMetrics;
 pub use pool::QueueHandle;
 
 /// Runs jobs of one kind. Returning `Ok` marks the job `succeeded`; an error marks it `failed`
@@ -69,6 +71,8 @@ pub struct QueueSettings {
     pub limits: ClaimLimits,
     /// On shutdown, how long running jobs may take to finish before they are given back.
     pub shutdown_grace: Duration,
+    /// Where job durations are recorded (shared with `/metrics`).
+    pub metrics: Arc<JobMetrics>,
 }
 
 impl Default for QueueSettings {
@@ -84,6 +88,7 @@ impl Default for QueueSettings {
                 per_repo: 1,
             },
             shutdown_grace: Duration::from_secs(60),
+            metrics: Arc::default(),
         }
     }
 }

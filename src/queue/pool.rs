@@ -202,6 +202,7 @@ async fn run_job(shared: Arc<Shared>, job: Job, stop: watch::Receiver<bool>) {
 
 async fn execute(shared: &Arc<Shared>, job: Job, stop: watch::Receiver<bool>) {
     let id = job.id;
+    let started = std::time::Instant::now();
     let Some(handler) = shared.handlers.get(&job.kind).cloned() else {
         let error = format!("no handler for job kind `{}`", job.kind);
         return finish(shared, id, JobState::Failed, Some(&error)).await;
@@ -209,6 +210,7 @@ async fn execute(shared: &Arc<Shared>, job: Job, stop: watch::Receiver<bool>) {
     let (lost_tx, lost_rx) = watch::channel(false);
     let beat = tokio::spawn(heartbeat(shared.clone(), id, lost_tx));
     let _beat = AbortOnDrop(beat.abort_handle());
+    let kind = job.kind.clone();
     let ctx = JobContext::new(
         job,
         shared.store.clone(),
@@ -223,6 +225,10 @@ async fn execute(shared: &Arc<Shared>, job: Job, stop: watch::Receiver<bool>) {
         tracing::warn!(error = %error, "queue: job failed");
     }
     finish(shared, id, state, error.as_deref()).await;
+    shared
+        .settings
+        .metrics
+        .record(&kind, state, started.elapsed().as_secs_f64());
 }
 
 fn outcome(joined: Result<anyhow::Result<()>, JoinError>) -> (JobState, Option<String>) {

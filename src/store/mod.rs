@@ -34,6 +34,7 @@ mod plans_sqlite;
 mod postgres;
 mod rows;
 mod schema;
+mod sessions;
 mod sqlite;
 mod sqlite_accept;
 mod sqlite_commit;
@@ -42,6 +43,7 @@ mod state;
 
 pub use locks::LockStore;
 pub use postgres::PgStore;
+pub use sessions::{SessionStore, StoredSession};
 pub use sqlite::SqliteStore;
 pub use state::{ManagedResource, Secrets, StateScope, StateStore};
 
@@ -346,6 +348,12 @@ pub trait Store: LockStore + Send + Sync + Debug {
     /// every state call with `Unavailable`.
     fn state(&self) -> &dyn StateStore {
         &state::NoState
+    }
+
+    /// Dashboard sessions (`web`). Stores that keep none (test fakes) answer every session
+    /// call with `Unavailable`.
+    fn sessions(&self) -> &dyn SessionStore {
+        &sessions::NoSessions
     }
 }
 

@@ -112,6 +112,10 @@ impl Store for PgStore {
         self
     }
 
+    fn sessions(&self) -> &dyn super::SessionStore {
+        self
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
         Ok(())

@@ -172,6 +172,10 @@ impl Store for SqliteStore {
         self
     }
 
+    fn sessions(&self) -> &dyn super::SessionStore {
+        self
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.reader).await?;
         Ok(())

@@ -32,7 +32,11 @@ pub(super) fn routes(state: WebState) -> Router<WebState> {
 }
 
 fn error(status: StatusCode, message: &str) -> Response {
-    (status, Json(json!({ "error": message }))).into_response()
+    let body = match crate::http::request_id() {
+        Some(id) => json!({ "error": message, "request_id": id }),
+        None => json!({ "error": message }),
+    };
+    (status, Json(body)).into_response()
 }
 
 async fn bearer(State(state): State<WebState>, req: Request, next: Next) -> Response {

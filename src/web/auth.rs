@@ -1,23 +1,27 @@
-//! Dashboard login: Argon2 password check, server-side sessions (in memory: a restart logs
-//! everybody out), per-session CSRF tokens and a limit on failed logins per username.
+//! Dashboard login: Argon2 password check, server-side sessions kept in the store (so a restart
+//! or another replica keeps them; only the SHA-256 of the token is stored), per-session CSRF
+//! tokens and a limit on failed logins per username.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use argon2::{Argon2, PasswordHash, PasswordVerifier};
 use axum::http::{HeaderMap, header};
 use rand::RngCore;
 use secrecy::{ExposeSecret, SecretString};
+use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+use time::OffsetDateTime;
 
 use crate::config::WebSettings;
+use crate::store::{Store, StoredSession};
 
 pub(crate) const SESSION_COOKIE: &str = "atoll_session";
 pub(crate) const LOGIN_COOKIE: &str = "atoll_login";
 /// Window over which failed logins are counted.
 const FAIL_WINDOW: Duration = Duration::from_secs(15 * 60);
-/// Bound on remembered sessions and failure counters (oldest pruned first).
+/// Bound on remembered failure counters (oldest pruned first).
 const MAX_ENTRIES: usize = 10_000;
 
 /// A logged-in user.
@@ -25,7 +29,6 @@ const MAX_ENTRIES: usize = 10_000;
 pub(crate) struct Session {
     pub(crate) user: String,
     pub(crate) csrf: String,
-    expires: Instant,
 }
 
 /// Why a login was refused.
@@ -37,6 +40,8 @@ pub(crate) enum LoginError {
     Throttled,
     /// `web.username`/`web.password_hash` are not set.
     Disabled,
+    /// The store did not take the new session; try again later.
+    Unavailable,
 }
 
 #[derive(Debug)]
@@ -46,8 +51,18 @@ pub(crate) struct Auth {
     ttl: Duration,
     max_failures: u64,
     secure_always: bool,
-    sessions: Mutex<HashMap<String, Session>>,
+    store: Arc<dyn Store>,
     failures: Mutex<HashMap<String, (u64, Instant)>>,
+}
+
+/// What the store keeps instead of a session token: its SHA-256, hex.
+pub(crate) fn token_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// Only tokens this module could have issued are looked up (64 hex digits).
+fn plausible(token: &str) -> bool {
+    token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 pub(crate) fn random_token() -> String {
@@ -109,14 +124,14 @@ pub fn hash_password_cli() -> std::process::ExitCode {
 }
 
 impl Auth {
-    pub(crate) fn new(settings: &WebSettings) -> Self {
+    pub(crate) fn new(settings: &WebSettings, store: Arc<dyn Store>) -> Self {
         Self {
             username: settings.username.clone(),
             hash: settings.password_hash.clone(),
             ttl: Duration::from_secs(settings.session_ttl_secs),
             max_failures: settings.max_failed_logins,
             secure_always: settings.secure_cookies,
-            sessions: Mutex::new(HashMap::new()),
+            store,
             failures: Mutex::new(HashMap::new()),
         }
     }
@@ -142,25 +157,39 @@ impl Auth {
         self.ttl.as_secs()
     }
 
-    /// The live session named by the request's cookie.
-    pub(crate) fn session(&self, headers: &HeaderMap) -> Option<Session> {
-        let id = cookie(headers, SESSION_COOKIE)?;
-        let mut sessions = self.sessions.lock().ok()?;
-        match sessions.get(id) {
-            Some(s) if s.expires > Instant::now() => Some(s.clone()),
-            Some(_) => {
-                sessions.remove(id);
+    /// The live session named by the request's cookie. A store error counts as no session
+    /// (the user is sent to the login, which says if the store is down).
+    pub(crate) async fn session(&self, headers: &HeaderMap) -> Option<Session> {
+        let token = cookie(headers, SESSION_COOKIE).filter(|t| plausible(t))?;
+        match self
+            .store
+            .sessions()
+            .session_get(&token_hash(token), OffsetDateTime::now_utc())
+            .await
+        {
+            Ok(found) => found.map(|s| Session {
+                user: s.username,
+                csrf: s.csrf,
+            }),
+            Err(e) => {
+                tracing::warn!(error = %e, "dashboard: reading the session failed");
                 None
             }
-            None => None,
         }
     }
 
-    pub(crate) fn logout(&self, headers: &HeaderMap) {
-        if let (Some(id), Ok(mut sessions)) =
-            (cookie(headers, SESSION_COOKIE), self.sessions.lock())
+    /// Deletes the request's session from the store.
+    pub(crate) async fn logout(&self, headers: &HeaderMap) {
+        let Some(token) = cookie(headers, SESSION_COOKIE).filter(|t| plausible(t)) else {
+            return;
+        };
+        if let Err(e) = self
+            .store
+            .sessions()
+            .session_delete(&token_hash(token))
+            .await
         {
-            sessions.remove(id);
+            tracing::warn!(error = %e, "dashboard: deleting the session at logout failed");
         }
     }
 
@@ -193,25 +222,23 @@ impl Auth {
         if let Ok(mut failures) = self.failures.lock() {
             failures.remove(&key);
         }
-        let id = random_token();
-        let session = Session {
-            user: expected_user.clone(),
-            csrf: random_token(),
-            expires: Instant::now() + self.ttl,
-        };
-        let mut sessions = self.sessions.lock().map_err(|_| LoginError::Invalid)?;
-        let now = Instant::now();
-        sessions.retain(|_, s| s.expires > now);
-        if sessions.len() >= MAX_ENTRIES
-            && let Some(oldest) = sessions
-                .iter()
-                .min_by_key(|(_, s)| s.expires)
-                .map(|(k, _)| k.clone())
-        {
-            sessions.remove(&oldest);
+        let token = random_token();
+        let now = OffsetDateTime::now_utc();
+        let sessions = self.store.sessions();
+        if let Err(e) = sessions.session_purge(now).await {
+            tracing::warn!(error = %e, "dashboard: purging expired sessions failed");
         }
-        sessions.insert(id.clone(), session);
-        Ok(id)
+        let stored = StoredSession {
+            token_hash: token_hash(&token),
+            username: expected_user.clone(),
+            csrf: random_token(),
+            expires_at: now + self.ttl,
+        };
+        sessions.session_create(&stored).await.map_err(|e| {
+            tracing::warn!(error = %e, "dashboard: storing the new session failed");
+            LoginError::Unavailable
+        })?;
+        Ok(token)
     }
 
     fn failures_for(&self, key: &str) -> u64 {
@@ -277,23 +304,56 @@ mod tests {
         h
     }
 
+    async fn auth(settings: &WebSettings) -> (Auth, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let url = format!("sqlite://{}", dir.path().join("atoll.db").display());
+        let store = crate::store::connect(&url)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        (Auth::new(settings, store), dir)
+    }
+
     #[tokio::test]
     async fn right_password_opens_a_session_and_wrong_one_does_not() {
-        let auth = Auth::new(&settings("s3cret"));
+        let (auth, _dir) = auth(&settings("s3cret")).await;
         assert_eq!(auth.login("ops", "nope").await, Err(LoginError::Invalid));
         assert_eq!(auth.login("root", "s3cret").await, Err(LoginError::Invalid));
         let id = auth
             .login("ops", "s3cret")
             .await
             .unwrap_or_else(|e| panic!("{e:?}"));
-        let session = auth.session(&with_cookie(&id)).map(|s| s.user);
+        let session = auth.session(&with_cookie(&id)).await.map(|s| s.user);
         assert_eq!(session.as_deref(), Some("ops"));
-        assert!(auth.session(&with_cookie("forged")).is_none());
+        assert!(auth.session(&with_cookie("forged")).await.is_none());
+        assert!(auth.session(&with_cookie(&"0".repeat(64))).await.is_none());
+    }
+
+    #[tokio::test]
+    async fn the_store_keeps_only_the_hash_and_logout_deletes_it() {
+        let (auth, _dir) = auth(&settings("s3cret")).await;
+        let token = auth
+            .login("ops", "s3cret")
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let now = OffsetDateTime::now_utc();
+        let store = auth.store.sessions();
+        let by_token = store.session_get(&token, now).await;
+        assert!(matches!(by_token, Ok(None)), "{by_token:?}");
+        let stored = store
+            .session_get(&token_hash(&token), now)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("no stored session"));
+        assert_ne!(stored.token_hash, token);
+        auth.logout(&with_cookie(&token)).await;
+        assert!(auth.session(&with_cookie(&token)).await.is_none());
+        let gone = store.session_get(&token_hash(&token), now).await;
+        assert!(matches!(gone, Ok(None)), "{gone:?}");
     }
 
     #[tokio::test]
     async fn repeated_failures_throttle_even_the_right_password() {
-        let auth = Auth::new(&settings("s3cret"));
+        let (auth, _dir) = auth(&settings("s3cret")).await;
         for _ in 0..3 {
             assert_eq!(auth.login("ops", "bad").await, Err(LoginError::Invalid));
         }
@@ -307,10 +367,8 @@ mod tests {
     async fn login_is_refused_when_no_credentials_are_configured() {
         let mut s = settings("x");
         s.password_hash = None;
-        assert_eq!(
-            Auth::new(&s).login("ops", "x").await,
-            Err(LoginError::Disabled)
-        );
+        let (auth, _dir) = auth(&s).await;
+        assert_eq!(auth.login("ops", "x").await, Err(LoginError::Disabled));
     }
 
     #[tokio::test]
@@ -319,12 +377,13 @@ mod tests {
         assert!(hash.starts_with("$argon2id$"));
         let mut s = settings("other");
         s.password_hash = Some(SecretString::from(hash));
-        assert!(Auth::new(&s).login("ops", "pw").await.is_ok());
+        let (auth, _dir) = auth(&s).await;
+        assert!(auth.login("ops", "pw").await.is_ok());
     }
 
-    #[test]
-    fn cookies_are_http_only_strict_and_secure_behind_tls() {
-        let auth = Auth::new(&settings("x"));
+    #[tokio::test]
+    async fn cookies_are_http_only_strict_and_secure_behind_tls() {
+        let (auth, _dir) = auth(&settings("x")).await;
         let plain = auth.set_cookie(&HeaderMap::new(), SESSION_COOKIE, "v", 60);
         assert!(plain.contains("HttpOnly") && plain.contains("SameSite=Strict"));
         assert!(!plain.contains("Secure"));

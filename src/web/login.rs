@@ -73,6 +73,12 @@ pub(super) async fn login(
             StatusCode::TOO_MANY_REQUESTS,
             Some("Too many failed logins for this user; wait 15 minutes and try again."),
         ),
+        Err(LoginError::Unavailable) => login_page(
+            &state,
+            &headers,
+            StatusCode::SERVICE_UNAVAILABLE,
+            Some("The server could not store your session; try again in a moment."),
+        ),
         Err(LoginError::Disabled) => login_page(
             &state,
             &headers,
@@ -87,10 +93,10 @@ pub(super) async fn logout(
     headers: HeaderMap,
     Form(form): Fields,
 ) -> Response {
-    if let Err(r) = checked(&state, &headers, &form) {
+    if let Err(r) = checked(&state, &headers, &form).await {
         return *r;
     }
-    state.auth.logout(&headers);
+    state.auth.logout(&headers).await;
     let mut r = Redirect::to("/login").into_response();
     let cookie = state.auth.set_cookie(&headers, SESSION_COOKIE, "", 0);
     if let Ok(v) = HeaderValue::from_str(&cookie) {

@@ -1,6 +1,7 @@
-//! `GET /metrics` in the Prometheus text format: jobs by kind and state, webhook deliveries by
-//! forge and result, locks held. Labels are bounded (no PR, job or guest labels): `kind` comes
-//! from the code's fixed job kinds, `state`, `forge` and `result` from small enums.
+//! `GET /metrics` in the Prometheus text format: jobs by kind and state, job durations by kind
+//! and outcome, webhook deliveries by forge and result, locks held, and Proxmox VE requests by
+//! endpoint class and result with their latency. Labels are bounded (no PR, job, node or guest
+//! labels): `kind` comes from the code's fixed job kinds, everything else from small enums.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -13,6 +14,8 @@ use axum::response::{IntoResponse, Response};
 
 use super::WebState;
 use crate::locks::LockQuery;
+use crate::proxmox::client::ProxmoxMetrics;
+use crate::queue::JobMetrics;
 
 /// Jobs read per scrape to count by kind and state (the newest ones).
 const JOBS_SCANNED: u32 = 100_000;
@@ -99,7 +102,7 @@ pub(super) async fn metrics(State(state): State<WebState>) -> Response {
         );
     }
     out.push_str("# HELP atoll_webhooks_total Webhook deliveries by forge and result since start.\n# TYPE atoll_webhooks_total counter\n");
-    for ((forge, result), n) in state.webhooks.snapshot() {
+    for ((forge, result), n) in state.registries.webhooks.snapshot() {
         let _ = writeln!(
             out,
             "atoll_webhooks_total{{forge=\"{forge}\",result=\"{result}\"}} {n}"
@@ -109,6 +112,8 @@ pub(super) async fn metrics(State(state): State<WebState>) -> Response {
         "# HELP atoll_locks_held Workspace locks currently held.\n# TYPE atoll_locks_held gauge\n",
     );
     let _ = writeln!(out, "atoll_locks_held {}", locks.len());
+    job_durations(&mut out, &state.registries.jobs);
+    proxmox_requests(&mut out, &state.registries.proxmox);
     (
         [(
             header::CONTENT_TYPE,
@@ -117,6 +122,31 @@ pub(super) async fn metrics(State(state): State<WebState>) -> Response {
         out,
     )
         .into_response()
+}
+
+fn job_durations(out: &mut String, jobs: &JobMetrics) {
+    out.push_str("# HELP atoll_job_duration_seconds Time from claim to outcome of the jobs this server ran, by kind and outcome.\n# TYPE atoll_job_duration_seconds histogram\n");
+    for ((kind, outcome), h) in jobs.durations() {
+        let labels = format!("kind=\"{}\",state=\"{outcome}\"", label(&kind));
+        h.write(out, "atoll_job_duration_seconds", &labels);
+    }
+}
+
+fn proxmox_requests(out: &mut String, pve: &ProxmoxMetrics) {
+    out.push_str("# HELP atoll_proxmox_requests_total HTTP exchanges with Proxmox VE by endpoint class and result.\n# TYPE atoll_proxmox_requests_total counter\n");
+    for ((class, outcome), n) in pve.requests() {
+        let _ = writeln!(
+            out,
+            "atoll_proxmox_requests_total{{class=\"{}\",result=\"{}\"}} {n}",
+            class.as_str(),
+            outcome.as_str()
+        );
+    }
+    out.push_str("# HELP atoll_proxmox_request_duration_seconds Latency of one HTTP exchange with Proxmox VE, by endpoint class.\n# TYPE atoll_proxmox_request_duration_seconds histogram\n");
+    for (class, h) in pve.latency() {
+        let labels = format!("class=\"{}\"", class.as_str());
+        h.write(out, "atoll_proxmox_request_duration_seconds", &labels);
+    }
 }
 
 /// A label value escaped for the text format.

@@ -1,7 +1,7 @@
 //! The web dashboard (locks with unlock, jobs with live logs, the apply switch, protected
 //! guests), its login, the bearer-token JSON API under `/api` and `/metrics`.
 //!
-//! Owns: sessions (in memory), CSRF tokens, the page templates (`templates/web/`, embedded so
+//! Owns: sessions (rows in the store's `web_sessions`, by token hash), CSRF tokens, the page templates (`templates/web/`, embedded so
 //! the binary runs from any directory, autoescaped) and the HTTP shape of the API. It must not
 //! decide who holds a lock or run jobs: unlocks go through `LockStore::lock_release` (which
 //! writes the audit event) and the PR announcement is a queued `announce_unlock` job.
@@ -11,6 +11,7 @@ mod auth;
 mod login;
 mod metrics;
 mod pages;
+mod protect;
 mod stream;
 mod views;
 
@@ -25,6 +26,10 @@ use secrecy::SecretString;
 use tower_http::timeout::TimeoutLayer;
 
 use crate::config::{ProtectSettings, Settings};
+use crate::proxmox::ProxmoxApi;
+use crate::proxmox::cli::client_settings;
+use crate::proxmox::client::{ProxmoxClient, ProxmoxMetrics};
+use crate::queue::JobMetrics;
 use crate::store::Store;
 
 pub use auth::{hash_password, hash_password_cli};
@@ -32,6 +37,29 @@ pub use metrics::{WebhookCounters, count_webhooks};
 
 /// The job kind that tells a PR its lock was released from the dashboard.
 pub const ANNOUNCE_UNLOCK_KIND: &str = "announce_unlock";
+
+/// The in-memory counters other parts record and `/metrics` shows.
+#[derive(Debug, Clone)]
+pub struct Registries {
+    /// Filled by [`count_webhooks`].
+    pub webhooks: Arc<WebhookCounters>,
+    /// Filled by the queue (`QueueSettings::metrics`).
+    pub jobs: Arc<JobMetrics>,
+    /// Filled by the Proxmox client's transport (`ClientSettings::metrics`).
+    pub proxmox: Arc<ProxmoxMetrics>,
+}
+
+impl Default for Registries {
+    /// Fresh webhook and job registries; the process-wide Proxmox one, which clients built
+    /// from settings record into.
+    fn default() -> Self {
+        Self {
+            webhooks: Arc::default(),
+            jobs: Arc::default(),
+            proxmox: ProxmoxMetrics::process(),
+        }
+    }
+}
 
 /// What the dashboard, API and metrics handlers share.
 #[derive(Debug, Clone)]
@@ -41,23 +69,36 @@ pub struct WebState {
     tera: Arc<tera::Tera>,
     protect: Arc<ProtectSettings>,
     api_token: Option<SecretString>,
-    webhooks: Arc<WebhookCounters>,
+    registries: Registries,
+    discovery: protect::Discovery,
 }
 
 impl WebState {
-    /// Builds the state; fails only if an embedded template does not parse (a build bug).
+    /// Builds the state; fails if an embedded template does not parse (a build bug) or the
+    /// Proxmox client cannot be built from `proxmox` (asked for the protected guests page).
     pub fn new(
         settings: &Settings,
         store: Arc<dyn Store>,
-        webhooks: Arc<WebhookCounters>,
+        registries: Registries,
     ) -> anyhow::Result<Self> {
+        let api = match &settings.proxmox {
+            Some(p) => {
+                let mut client = client_settings(p.clone());
+                client.metrics = Arc::clone(&registries.proxmox);
+                let client = ProxmoxClient::new(&client)
+                    .map_err(|e| anyhow::anyhow!("building the Proxmox VE client: {e}"))?;
+                Some(Arc::new(client) as Arc<dyn ProxmoxApi>)
+            }
+            None => None,
+        };
         Ok(Self {
+            discovery: protect::Discovery::new(&settings.protect, api),
+            auth: Arc::new(auth::Auth::new(&settings.web, Arc::clone(&store))),
             store,
-            auth: Arc::new(auth::Auth::new(&settings.web)),
             tera: Arc::new(views::templates()?),
             protect: Arc::new(settings.protect.clone()),
             api_token: settings.api.token.clone(),
-            webhooks,
+            registries,
         })
     }
 }

@@ -16,7 +16,6 @@ use super::auth::{self, Session};
 use super::login;
 use super::views::{self, JobView, LockView, page};
 use super::{ANNOUNCE_UNLOCK_KIND, WebState};
-use crate::config::GuestSelector;
 use crate::locks::{Actor, ActorVia, AuditStamp, LockQuery, Release};
 use crate::store::{JobState, NewJob, StoreError};
 
@@ -39,24 +38,28 @@ pub(super) fn routes() -> Router<WebState> {
         .route("/jobs", get(jobs))
         .route("/jobs/{id}", get(job))
         .route("/apply", get(apply_page).post(apply_set))
-        .route("/protect", get(protect))
+        .route("/protect", get(super::protect::protect))
 }
 
 /// The session, or the response to send instead (a redirect to the login).
-fn session(state: &WebState, headers: &HeaderMap) -> Result<Session, Box<Response>> {
+pub(super) async fn session(
+    state: &WebState,
+    headers: &HeaderMap,
+) -> Result<Session, Box<Response>> {
     state
         .auth
         .session(headers)
+        .await
         .ok_or_else(|| Box::new(Redirect::to("/login").into_response()))
 }
 
 /// The session of a form post whose `csrf` field matches it.
-pub(super) fn checked(
+pub(super) async fn checked(
     state: &WebState,
     headers: &HeaderMap,
     form: &HashMap<String, String>,
 ) -> Result<Session, Box<Response>> {
-    let s = session(state, headers)?;
+    let s = session(state, headers).await?;
     match form.get("csrf") {
         Some(token) if auth::same(token, &s.csrf) => Ok(s),
         _ => Err(Box::new(message(
@@ -74,6 +77,7 @@ pub(super) fn context(s: Option<&Session>, title: &str) -> Context {
     ctx.insert("title", title);
     ctx.insert("user", &s.map(|s| s.user.clone()));
     ctx.insert("csrf", &s.map(|s| s.csrf.clone()));
+    ctx.insert("request_id", &crate::http::request_id());
     ctx
 }
 
@@ -107,7 +111,7 @@ fn store_down(state: &WebState, e: &StoreError, s: &Session) -> Response {
 }
 
 async fn locks(State(state): State<WebState>, headers: HeaderMap) -> Response {
-    let s = match session(&state, &headers) {
+    let s = match session(&state, &headers).await {
         Ok(s) => s,
         Err(r) => return *r,
     };
@@ -131,7 +135,7 @@ async fn unlock_confirm(
     headers: HeaderMap,
     Path(id): Path<Uuid>,
 ) -> Response {
-    let s = match session(&state, &headers) {
+    let s = match session(&state, &headers).await {
         Ok(s) => s,
         Err(r) => return *r,
     };
@@ -158,7 +162,7 @@ async fn unlock(
     Path(id): Path<Uuid>,
     Form(form): Fields,
 ) -> Response {
-    let s = match checked(&state, &headers, &form) {
+    let s = match checked(&state, &headers, &form).await {
         Ok(s) => s,
         Err(r) => return *r,
     };
@@ -208,7 +212,7 @@ async fn jobs(
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    let s = match session(&state, &headers) {
+    let s = match session(&state, &headers).await {
         Ok(s) => s,
         Err(r) => return *r,
     };
@@ -248,7 +252,7 @@ async fn jobs(
 }
 
 async fn job(State(state): State<WebState>, headers: HeaderMap, Path(id): Path<Uuid>) -> Response {
-    let s = match session(&state, &headers) {
+    let s = match session(&state, &headers).await {
         Ok(s) => s,
         Err(r) => return *r,
     };
@@ -273,7 +277,7 @@ async fn job(State(state): State<WebState>, headers: HeaderMap, Path(id): Path<U
 }
 
 async fn apply_page(State(state): State<WebState>, headers: HeaderMap) -> Response {
-    let s = match session(&state, &headers) {
+    let s = match session(&state, &headers).await {
         Ok(s) => s,
         Err(r) => return *r,
     };
@@ -317,7 +321,7 @@ async fn apply_set(
     headers: HeaderMap,
     Form(form): Fields,
 ) -> Response {
-    let s = match checked(&state, &headers, &form) {
+    let s = match checked(&state, &headers, &form).await {
         Ok(s) => s,
         Err(r) => return *r,
     };
@@ -347,30 +351,4 @@ async fn apply_set(
         Ok(_) => Redirect::to("/apply").into_response(),
         Err(e) => store_down(&state, &e, &s),
     }
-}
-
-async fn protect(State(state): State<WebState>, headers: HeaderMap) -> Response {
-    let s = match session(&state, &headers) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
-    let guests: Vec<String> = state
-        .protect
-        .guests
-        .iter()
-        .map(|g| match g {
-            GuestSelector::VmId(id) => format!("VM/CT id {id}"),
-            GuestSelector::Name {
-                name,
-                node: Some(node),
-            } => format!("name {name} on node {node}"),
-            GuestSelector::Name { name, node: None } => format!("name {name} (any node)"),
-        })
-        .collect();
-    let mut ctx = context(Some(&s), "Protected guests");
-    ctx.insert("guests", &guests);
-    ctx.insert("discover", &state.protect.discover);
-    ctx.insert("local_macs", &state.protect.local_macs);
-    ctx.insert("allow_live", &state.protect.allow_live_changes);
-    page(&state.tera, "protect.html", &ctx)
 }

@@ -36,7 +36,7 @@ async fn stream(
     Path(id): Path<Uuid>,
     Query(q): Query<After>,
 ) -> Response {
-    if state.auth.session(&headers).is_none() {
+    if state.auth.session(&headers).await.is_none() {
         return (StatusCode::UNAUTHORIZED, "log in at /login first\n").into_response();
     }
     let resume = headers

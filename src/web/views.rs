@@ -42,9 +42,10 @@ pub(super) fn page(tera: &tera::Tera, name: &str, ctx: &tera::Context) -> Respon
         Ok(html) => html_response(StatusCode::OK, html),
         Err(e) => {
             tracing::error!(template = name, error = ?e, "rendering a dashboard page");
+            let id = crate::http::request_id().unwrap_or_default();
             (
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "page rendering failed; see the server log\n",
+                format!("page rendering failed; see the server log under request id {id}\n"),
             )
                 .into_response()
         }

@@ -6,10 +6,13 @@ mod claims;
 mod deliveries;
 #[path = "lifecycle.rs"]
 mod lifecycle;
+#[path = "sessions.rs"]
+mod sessions;
 
 pub(crate) use claims::*;
 pub(crate) use deliveries::*;
 pub(crate) use lifecycle::*;
+pub(crate) use sessions::*;
 
 use std::time::Duration;
 

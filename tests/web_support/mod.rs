@@ -24,11 +24,19 @@ pub(crate) struct Server {
     pub(crate) base: String,
     pub(crate) store: Arc<dyn Store>,
     pub(crate) http: reqwest::Client,
-    _stop: tokio::sync::oneshot::Sender<()>,
-    _dir: tempfile::TempDir,
+    stop: tokio::sync::oneshot::Sender<()>,
+    serving: tokio::task::JoinHandle<anyhow::Result<()>>,
+    settings: atoll::config::Settings,
+    runner: bool,
+    dir: tempfile::TempDir,
 }
 
 pub(crate) async fn start() -> Server {
+    start_with("", false).await
+}
+
+/// A server whose config has `extra` YAML appended; with `runner`, the PR runner handles jobs.
+pub(crate) async fn start_with(extra: &str, runner: bool) -> Server {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir().expect("tempdir");
     let salt = SaltString::encode_b64(b"web-http-test-salt").expect("salt");
@@ -37,15 +45,23 @@ pub(crate) async fn start() -> Server {
         .expect("hash")
         .to_string();
     let yaml = format!(
-        "server: {{listen: \"127.0.0.1:0\"}}\ndata_dir: {:?}\nweb: {{username: ops, password_hash: {hash:?}, max_failed_logins: 3}}\napi: {{token: {TOKEN:?}}}\n",
+        "server: {{listen: \"127.0.0.1:0\"}}\ndata_dir: {:?}\nweb: {{username: ops, password_hash: {hash:?}, max_failed_logins: 3}}\napi: {{token: {TOKEN:?}}}\n{extra}",
         dir.path().display().to_string()
     );
     let loaded = atoll::config::from_sources(&yaml, []).expect("config");
-    let app = App::build(&loaded.settings).await.expect("build");
+    serve(loaded.settings, runner, dir).await
+}
+
+async fn serve(settings: atoll::config::Settings, runner: bool, dir: tempfile::TempDir) -> Server {
+    let mut app = App::build(&settings).await.expect("build");
+    if runner {
+        let r = atoll::runner::Runner::from_settings(&settings, app.store()).expect("runner");
+        app = Arc::new(r).register(app);
+    }
     let base = format!("http://{}", app.local_addr().expect("addr"));
     let store = app.store();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(app.serve(async move {
+    let serving = tokio::spawn(app.serve(async move {
         let _ = stopped.await;
     }));
     let http = reqwest::Client::builder()
@@ -57,8 +73,11 @@ pub(crate) async fn start() -> Server {
         base,
         store,
         http,
-        _stop: stop,
-        _dir: dir,
+        stop,
+        serving,
+        settings,
+        runner,
+        dir,
     }
 }
 
@@ -79,6 +98,18 @@ pub(crate) fn hidden_csrf(html: &str) -> String {
 }
 
 impl Server {
+    /// Stops the server and starts a new process-equivalent one on the same data directory
+    /// and configuration (a new port).
+    pub(crate) async fn restart(self) -> Server {
+        let _ = self.stop.send(());
+        self.serving
+            .await
+            .expect("server task")
+            .expect("server stopped cleanly");
+        drop(self.store);
+        serve(self.settings, self.runner, self.dir).await
+    }
+
     pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

@@ -17,7 +17,7 @@ use anyhow::{Context as _, bail};
 use secrecy::ExposeSecret;
 
 pub use args::{ApplyArgs, PlanArgs, ProjectArgs, StateArgs, StateCommand, VarArgs};
-pub use settings::{Protect, Settings, load as load_settings};
+pub use settings::{Protect, Settings, client_settings, load as load_settings};
 
 use crate::proxmox::apply::{ApplyEvent, ApplySettings, Executor, check_fresh, has_steps};
 use crate::proxmox::client::{ProxmoxApi, ProxmoxClient};

@@ -59,7 +59,8 @@ pub(super) fn from_sources<'a>(
     })
 }
 
-fn client_settings(proxmox: ProxmoxSettings) -> ClientSettings {
+/// The client settings for the server's `proxmox` section.
+pub fn client_settings(proxmox: ProxmoxSettings) -> ClientSettings {
     let auth = match proxmox.auth {
         ProxmoxAuth::ApiToken(token) => Auth::ApiToken(token),
         ProxmoxAuth::Password { username, password } => Auth::Password { username, password },

@@ -8,6 +8,7 @@ mod auth;
 mod cluster;
 mod error;
 mod guests;
+mod metrics;
 mod model;
 mod settings;
 mod tasks;
@@ -19,6 +20,7 @@ use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 
 pub use api::ProxmoxApi;
 pub use error::{ConflictKind, Detail, PveError};
+pub use metrics::{EndpointClass, Outcome, ProxmoxMetrics};
 pub use model::{
     ClusterGuest, ConfigChange, DeleteOptions, DownloadUrl, GuestConfig, GuestInterface,
     GuestStatus, LxcCreate, NodeInfo, PendingEntry, PowerAction, RunState, StorageStatus,

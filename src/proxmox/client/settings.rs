@@ -1,11 +1,13 @@
 //! The client's own settings, buildable from the bpg provider's environment names.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use secrecy::{ExposeSecret, SecretString};
 
 use super::error::PveError;
+use super::metrics::ProxmoxMetrics;
 
 /// How atoll authenticates to Proxmox VE. `Debug` never shows a secret.
 #[derive(Debug, Clone)]
@@ -86,6 +88,8 @@ pub struct ClientSettings {
     pub tasks: TaskPolling,
     /// Renew a ticket once it is this old (tickets live two hours).
     pub ticket_renew_after: Duration,
+    /// Where requests are counted; [`ProxmoxMetrics::process`] unless set.
+    pub metrics: Arc<ProxmoxMetrics>,
 }
 
 impl ClientSettings {
@@ -100,6 +104,7 @@ impl ClientSettings {
             retry: RetryPolicy::default(),
             tasks: TaskPolling::default(),
             ticket_renew_after: Duration::from_secs(90 * 60),
+            metrics: ProxmoxMetrics::process(),
         }
     }
 

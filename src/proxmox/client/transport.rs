@@ -16,6 +16,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::auth::TicketCache;
 use super::error::{Detail, PveError, classify};
+use super::metrics::{EndpointClass, Outcome, ProxmoxMetrics};
 use super::settings::{Auth, ClientSettings, RetryPolicy, Tls};
 
 /// A form or query value; secret ones are exposed only while the body is encoded.
@@ -110,6 +111,7 @@ pub(crate) struct Transport {
     retry: RetryPolicy,
     limits: NodeLimits,
     tickets: TicketCache,
+    metrics: Arc<ProxmoxMetrics>,
 }
 
 impl Transport {
@@ -159,6 +161,7 @@ impl Transport {
                 map: Mutex::default(),
             },
             tickets: TicketCache::new(settings.ticket_renew_after),
+            metrics: Arc::clone(&settings.metrics),
         })
     }
 
@@ -238,20 +241,29 @@ impl Transport {
         } else {
             request.form(&pairs)
         };
-        let response = request
-            .send()
-            .await
-            .map_err(|e| transport_error(call, &e))?;
+        let class = EndpointClass::of(&call.method, &call.path);
+        let started = std::time::Instant::now();
+        let response = request.send().await.map_err(|e| {
+            self.metrics
+                .record(class, Outcome::Transport, started.elapsed());
+            transport_error(call, &e)
+        })?;
         let status = response.status();
         let reason = response
             .extensions()
             .get::<hyper::ext::ReasonPhrase>()
             .and_then(|r| std::str::from_utf8(r.as_bytes()).ok().map(str::to_owned))
             .or_else(|| status.canonical_reason().map(str::to_owned));
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| transport_error(call, &e))?;
+        let body = response.bytes().await.map_err(|e| {
+            self.metrics
+                .record(class, Outcome::Transport, started.elapsed());
+            transport_error(call, &e)
+        })?;
+        self.metrics.record(
+            class,
+            Outcome::of_status(status.as_u16()),
+            started.elapsed(),
+        );
         if !status.is_success() {
             return Err(classify(
                 &call.op(),
