@@ -121,6 +121,7 @@ fn queue_settings(settings: &Settings, metrics: Arc<JobMetrics>) -> QueueSetting
             per_repo: q.max_running_per_repo,
         },
         shutdown_grace: q.shutdown_grace,
+        retention: q.retention,
         metrics,
         ..QueueSettings::default()
     }

@@ -94,6 +94,9 @@ pub struct QueueSettings {
     pub max_running: u32,
     pub max_running_per_repo: u32,
     pub shutdown_grace: Duration,
+    /// Finished jobs (with their logs) and delivery records older than this are deleted;
+    /// `None` keeps them forever.
+    pub retention: Option<Duration>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

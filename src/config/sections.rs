@@ -194,12 +194,14 @@ fn queue(r: &mut Reader<'_>) -> QueueSettings {
     let max_running = r.uint("queue.max_running", 4, 1, 256);
     let per_repo = r.uint("queue.max_running_per_repo", 1, 1, 256);
     let grace = r.uint("queue.shutdown_grace_secs", 300, 0, 86_400);
+    let retention_days = r.uint("queue.retention_days", 90, 0, 36_500);
     QueueSettings {
         lease: Duration::from_secs(lease),
         heartbeat: Duration::from_secs(heartbeat),
         max_running: u32::try_from(max_running).unwrap_or(u32::MAX),
         max_running_per_repo: u32::try_from(per_repo).unwrap_or(u32::MAX),
         shutdown_grace: Duration::from_secs(grace),
+        retention: (retention_days > 0).then(|| Duration::from_secs(retention_days * 86_400)),
     }
 }
 

@@ -16,8 +16,8 @@ use crate::locks::{
     LockQuery, NewAuditEvent, NewPlan, PlanQuery, Release, SavedPlan,
 };
 use crate::store::{
-    ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, NewDelivery, NewJob, Reaped,
-    Store, StoreError,
+    ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, NewDelivery, NewJob, Pruned,
+    Reaped, Store, StoreError,
 };
 use crate::webhook::{Intake, IntakeSettings, sign};
 
@@ -68,6 +68,9 @@ impl Store for DownStore {
         down()
     }
     async fn reap(&self) -> Result<Reaped, StoreError> {
+        down()
+    }
+    async fn prune(&self, _: Duration) -> Result<Pruned, StoreError> {
         down()
     }
     fn job_signal(&self) -> JobSignal {

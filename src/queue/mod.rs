@@ -47,6 +47,9 @@ pub use context::{JobContext, QueueError, StopReason};
 pub use metrics::JobMetrics;
 pub use pool::QueueHandle;
 
+/// How often the retention pass runs when [`QueueSettings::retention`] is set.
+pub const PRUNE_INTERVAL: Duration = Duration::from_secs(3600);
+
 /// Runs jobs of one kind. Returning `Ok` marks the job `succeeded`; an error marks it `failed`
 /// with the error's message (so it must not contain secrets); a panic marks it `failed` too.
 #[async_trait]
@@ -71,6 +74,9 @@ pub struct QueueSettings {
     pub limits: ClaimLimits,
     /// On shutdown, how long running jobs may take to finish before they are given back.
     pub shutdown_grace: Duration,
+    /// Finished jobs and delivery records older than this are deleted, once at start and then
+    /// every [`PRUNE_INTERVAL`]; `None` keeps them.
+    pub retention: Option<Duration>,
     /// Where job durations are recorded (shared with `/metrics`).
     pub metrics: Arc<JobMetrics>,
 }
@@ -88,6 +94,7 @@ impl Default for QueueSettings {
                 per_repo: 1,
             },
             shutdown_grace: Duration::from_secs(60),
+            retention: None,
             metrics: Arc::default(),
         }
     }

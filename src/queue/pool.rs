@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use super::context::JobContext;
 use super::{JobHandler, QueueSettings, ShutdownReport};
-use crate::store::{Job, JobSignal, JobState, Reaped, Store, StoreError};
+use crate::store::{Job, JobSignal, JobState, Pruned, Reaped, Store, StoreError};
 
 const SHUTDOWN_DURING_APPLY: &str = "the server shut down while this job was applying and the \
      grace period ended; the change may be partly made and is not retried: check the guests, \
@@ -86,6 +86,10 @@ pub(super) fn start(
         reaped,
         inflight: Mutex::new(HashSet::new()),
     });
+    if let Some(retention) = shared.settings.retention {
+        // Ends with the stop signal; nothing waits for it (a pass is a few bounded deletes).
+        tokio::spawn(prune_loop(Arc::clone(&shared), retention, stop.clone()));
+    }
     QueueHandle {
         shutdown,
         reaper: tokio::spawn(reap_loop(shared.clone(), stop.clone())),
@@ -318,6 +322,40 @@ async fn reap_loop(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
         tokio::select! {
             _ = stop.wait_for(|stop| *stop) => return,
             () = tokio::time::sleep(shared.settings.reap_interval) => {}
+        }
+    }
+}
+
+/// Retention: deletes finished jobs and delivery records older than `retention`, in bounded
+/// batches, at start and then every [`super::PRUNE_INTERVAL`].
+async fn prune_loop(shared: Arc<Shared>, retention: Duration, mut stop: watch::Receiver<bool>) {
+    loop {
+        let mut total = Pruned::default();
+        loop {
+            match shared.store.prune(retention).await {
+                Ok(pruned) => {
+                    total.deliveries += pruned.deliveries;
+                    total.jobs += pruned.jobs;
+                    if !pruned.full() || stopping(&stop) {
+                        break;
+                    }
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, "queue: deleting old jobs and deliveries failed; trying again next hour");
+                    break;
+                }
+            }
+        }
+        if total != Pruned::default() {
+            tracing::info!(
+                jobs = total.jobs,
+                deliveries = total.deliveries,
+                "queue: deleted finished jobs and delivery records past the retention period"
+            );
+        }
+        tokio::select! {
+            _ = stop.wait_for(|stop| *stop) => return,
+            () = tokio::time::sleep(super::PRUNE_INTERVAL) => {}
         }
     }
 }

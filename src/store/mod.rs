@@ -249,6 +249,23 @@ pub struct Reaped {
     pub failed: Vec<Uuid>,
 }
 
+/// What one retention pass deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruned {
+    pub deliveries: u64,
+    pub jobs: u64,
+}
+
+impl Pruned {
+    /// Whether a table hit [`PRUNE_BATCH`], so another pass may find more.
+    pub fn full(&self) -> bool {
+        self.deliveries >= u64::from(PRUNE_BATCH) || self.jobs >= u64::from(PRUNE_BATCH)
+    }
+}
+
+/// The most rows of each table one retention pass deletes, so it never holds the writer long.
+pub const PRUNE_BATCH: u32 = 2_000;
+
 /// How many times a job may be claimed before an expired lease fails it instead of requeueing.
 pub const MAX_ATTEMPTS: u32 = 5;
 
@@ -340,6 +357,12 @@ pub trait Store: LockStore + Send + Sync + Debug {
 
     /// Appends a durable log line and returns its sequence number.
     async fn append_log(&self, job: Uuid, line: &str) -> Result<i64, StoreError>;
+
+    /// Retention: deletes up to [`PRUNE_BATCH`] finished jobs (`succeeded`, `failed`,
+    /// `interrupted`, `cancelled`) that ended more than `older_than` ago, with their log lines
+    /// and delivery records, and up to [`PRUNE_BATCH`] delivery records received before then.
+    /// Queued and leased jobs are never deleted. Call again while [`Pruned::full`].
+    async fn prune(&self, older_than: Duration) -> Result<Pruned, StoreError>;
 
     /// Log lines with `seq > after`, in order.
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError>;

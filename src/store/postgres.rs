@@ -15,7 +15,7 @@ use super::pg_signal::PgSignal;
 use super::rows::{self, INTERRUPTED_MESSAGE};
 use super::{
     ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, MAX_ATTEMPTS, NewDelivery,
-    NewJob, Reaped, Store, StoreError, schema, transition_sources,
+    NewJob, PRUNE_BATCH, Pruned, Reaped, Store, StoreError, schema, transition_sources,
 };
 
 const CONNECTIONS: u32 = 10;
@@ -268,6 +268,44 @@ impl Store for PgStore {
             self.signal.announce();
         }
         Ok(updated == 1)
+    }
+
+    async fn prune(&self, older_than: Duration) -> Result<Pruned, StoreError> {
+        let secs = older_than.as_secs_f64();
+        let batch = i64::from(PRUNE_BATCH);
+        let mut tx = self.pool.begin().await?;
+        let old: Vec<Uuid> = sqlx::query_scalar(
+            "SELECT id FROM jobs
+             WHERE state IN ('succeeded', 'failed', 'interrupted', 'cancelled')
+               AND finished_at < clock_timestamp() - make_interval(secs => $1)
+             ORDER BY seq LIMIT $2",
+        )
+        .bind(secs)
+        .bind(batch)
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut deliveries = sqlx::query("DELETE FROM deliveries WHERE job_id = ANY($1)")
+            .bind(&old)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        // Their log lines go with them (ON DELETE CASCADE).
+        let jobs = sqlx::query("DELETE FROM jobs WHERE id = ANY($1)")
+            .bind(&old)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        deliveries += sqlx::query(
+            "DELETE FROM deliveries WHERE ctid IN (SELECT ctid FROM deliveries
+                 WHERE received_at < clock_timestamp() - make_interval(secs => $1) LIMIT $2)",
+        )
+        .bind(secs)
+        .bind(batch)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        tx.commit().await?;
+        Ok(Pruned { deliveries, jobs })
     }
 
     async fn reap(&self) -> Result<Reaped, StoreError> {

@@ -17,8 +17,8 @@ use super::rows;
 use super::sqlite_commit::{Committer, Write, Written};
 use super::sqlite_writes::{Claim, JOB_COLUMNS, job_from_row};
 use super::{
-    ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, NewDelivery, NewJob, Reaped,
-    Store, StoreError, schema,
+    ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, NewDelivery, NewJob, Pruned,
+    Reaped, Store, StoreError, schema,
 };
 
 /// How long a writer waits for another process holding the database lock.
@@ -249,6 +249,14 @@ impl Store for SqliteStore {
             error: error.map(str::to_owned),
         };
         moved(self.committer.write(write).await?)
+    }
+
+    async fn prune(&self, older_than: Duration) -> Result<Pruned, StoreError> {
+        let older_than = i64::try_from(older_than.as_micros()).unwrap_or(i64::MAX);
+        match self.committer.write(Write::Prune { older_than }).await? {
+            Written::Pruned(pruned) => Ok(pruned),
+            other => Err(unexpected(&other)),
+        }
     }
 
     async fn reap(&self) -> Result<Reaped, StoreError> {

@@ -16,7 +16,7 @@ use uuid::Uuid;
 use super::rows;
 use super::sqlite_accept::accept_many;
 use super::sqlite_writes::{Claim, write_one};
-use super::{DeliveryOutcome, Job, JobState, NewDelivery, NewJob, Reaped, StoreError};
+use super::{DeliveryOutcome, Job, JobState, NewDelivery, NewJob, Pruned, Reaped, StoreError};
 
 /// Most writes committed together.
 const MAX_BATCH: usize = 256;
@@ -49,6 +49,10 @@ pub(super) enum Write {
         error: Option<String>,
     },
     Reap,
+    /// Retention; `older_than` in microseconds.
+    Prune {
+        older_than: i64,
+    },
     /// `proxmox::state` rows (`store::state`).
     State(super::state::StateWrite),
 }
@@ -61,6 +65,7 @@ pub(super) enum Written {
     Claimed(Option<Job>),
     Moved(bool),
     Reaped(Reaped),
+    Pruned(Pruned),
 }
 
 /// Whether a committed write may let a claim loop find work: a new job, a freed slot, or a

@@ -9,7 +9,8 @@ use uuid::Uuid;
 use super::rows::{self, INTERRUPTED_MESSAGE};
 use super::sqlite_commit::{Write, Written};
 use super::{
-    DeliveryOutcome, Job, JobState, MAX_ATTEMPTS, NewDelivery, NewJob, Reaped, StoreError,
+    DeliveryOutcome, Job, JobState, MAX_ATTEMPTS, NewDelivery, NewJob, PRUNE_BATCH, Pruned, Reaped,
+    StoreError,
 };
 
 pub(super) const JOB_COLUMNS: &str =
@@ -45,6 +46,9 @@ pub(super) async fn write_one(
             .await
             .map(Written::Moved),
         Write::Reap => reap(conn, now).await.map(Written::Reaped),
+        Write::Prune { older_than } => prune(conn, now.saturating_sub(*older_than))
+            .await
+            .map(Written::Pruned),
         Write::State(write) => super::state::sqlite_write(conn, write, now)
             .await
             .map(Written::Moved),
@@ -267,6 +271,46 @@ async fn reap(conn: &mut SqliteConnection, now: i64) -> Result<Reaped, StoreErro
         interrupted: ids(&interrupted)?,
         failed: ids(&failed)?,
     })
+}
+
+/// One retention pass (see `Store::prune`); `cutoff` in microseconds.
+async fn prune(conn: &mut SqliteConnection, cutoff: i64) -> Result<Pruned, StoreError> {
+    let old: Vec<String> = sqlx::query_scalar(
+        "SELECT id FROM jobs
+         WHERE state IN ('succeeded', 'failed', 'interrupted', 'cancelled') AND finished_at < ?1
+         ORDER BY seq LIMIT ?2",
+    )
+    .bind(cutoff)
+    .bind(i64::from(PRUNE_BATCH))
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut deliveries = 0;
+    let mut jobs = 0;
+    if !old.is_empty() {
+        let list = rows::json_list(old.iter().map(String::as_str));
+        deliveries +=
+            sqlx::query("DELETE FROM deliveries WHERE job_id IN (SELECT value FROM json_each(?1))")
+                .bind(&list)
+                .execute(&mut *conn)
+                .await?
+                .rows_affected();
+        // Their log lines go with them (ON DELETE CASCADE).
+        jobs = sqlx::query("DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?1))")
+            .bind(&list)
+            .execute(&mut *conn)
+            .await?
+            .rows_affected();
+    }
+    deliveries += sqlx::query(
+        "DELETE FROM deliveries WHERE rowid IN
+             (SELECT rowid FROM deliveries WHERE received_at < ?1 LIMIT ?2)",
+    )
+    .bind(cutoff)
+    .bind(i64::from(PRUNE_BATCH))
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    Ok(Pruned { deliveries, jobs })
 }
 
 fn ids(rows: &[SqliteRow]) -> Result<Vec<Uuid>, StoreError> {

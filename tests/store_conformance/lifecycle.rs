@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
-use atoll::store::{JobState, MAX_ATTEMPTS, StoreError};
+use atoll::store::{ForgeKind, JobState, MAX_ATTEMPTS, StoreError};
 use uuid::Uuid;
 
-use super::{EXPIRED, LEASE, WIDE, queue, state};
+use super::{EXPIRED, LEASE, WIDE, accepted, delivery, job, queue, state};
 use crate::support::TestStore;
 
 pub(crate) async fn heartbeat_extends_only_the_holders_lease(db: &TestStore) {
@@ -282,4 +282,66 @@ pub(crate) async fn jobs_survive_reopening_the_store(db: &TestStore) {
     let reopened = db.reopen().await;
     assert_eq!(state(&*reopened, id).await, JobState::Queued);
     assert_eq!(reopened.job_log(id, 0).await.expect("log").len(), 1);
+}
+
+/// Retention deletes finished jobs (with their logs and deliveries) and old delivery records,
+/// and never a queued or leased job; a pruned delivery id is new again.
+pub(crate) async fn retention_deletes_finished_jobs_and_old_deliveries_only(db: &TestStore) {
+    let s = &*db.store;
+    let done = accepted(
+        s.accept_delivery(
+            delivery(ForgeKind::Github, "d-done"),
+            Some(job("plan", "r", Some("k-done"))),
+        )
+        .await
+        .expect("accept"),
+    );
+    s.claim("w", &["plan"], LEASE, WIDE)
+        .await
+        .expect("claim")
+        .expect("job");
+    s.append_log(done, "a line").await.expect("log");
+    assert!(
+        s.transition(done, "w", JobState::Succeeded, None)
+            .await
+            .expect("finish")
+    );
+    let running = queue(s, "apply", "r").await;
+    s.claim("w", &["apply"], LEASE, WIDE)
+        .await
+        .expect("claim")
+        .expect("job");
+    let queued = queue(s, "plan", "other").await;
+    s.accept_delivery(delivery(ForgeKind::Gitea, "ping"), None)
+        .await
+        .expect("ping");
+
+    // Nothing is older than a day yet.
+    let none = s.prune(Duration::from_secs(86_400)).await.expect("prune");
+    assert_eq!(none, atoll::store::Pruned::default());
+    assert!(s.get_job(done).await.expect("get").is_some());
+
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let pruned = s.prune(Duration::from_millis(1)).await.expect("prune");
+    assert_eq!(pruned.jobs, 1, "{pruned:?}");
+    assert_eq!(pruned.deliveries, 2, "{pruned:?}");
+    assert!(!pruned.full());
+    assert!(s.get_job(done).await.expect("get").is_none());
+    assert!(
+        s.job_log(done, 0)
+            .await
+            .map(|l| l.is_empty())
+            .unwrap_or(true)
+    );
+    assert_eq!(state(s, running).await, JobState::Running);
+    assert_eq!(state(s, queued).await, JobState::Queued);
+    // The records are gone, so the same delivery id and comment key are new again.
+    let again = s
+        .accept_delivery(
+            delivery(ForgeKind::Github, "d-done"),
+            Some(job("plan", "r", Some("k-done"))),
+        )
+        .await
+        .expect("accept again");
+    accepted(again);
 }
