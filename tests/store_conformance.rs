@@ -36,6 +36,7 @@ per_backend!(
     append_log_to_missing_job_is_not_found,
     job_signal_fires_when_a_job_is_queued,
     jobs_survive_reopening_the_store,
+    apply_progress_is_stored_for_the_holder_and_survives_reopening,
 );
 
 /// Cases that only PostgreSQL can pass: several replicas share one database.

@@ -361,3 +361,138 @@ async fn turning_applies_off_records_who_and_why_and_shows_it() {
     let locks = s.get(&cookie, "/locks").await.text().await.expect("body");
     assert!(locks.contains("Applies are turned off"));
 }
+
+/// A plan document with one guest restarted and one change the guard blocked.
+fn restart_and_blocked_plan() -> atoll::proxmox::plan::Plan {
+    let guest = |name: &str, vm_id: u32, effect: &str, blocked: serde_json::Value| {
+        json!({
+            "address": format!("proxmox_virtual_environment_container.{name}"),
+            "type": "proxmox_virtual_environment_container", "node": "pve", "vm_id": vm_id,
+            "actions": ["update"], "disruption": effect, "blocked": blocked, "kind": "lxc",
+            "attributes": [{"path": "features.nesting", "before": false, "after": true,
+                            "effect": effect, "pve_key": "features"}]
+        })
+    };
+    serde_json::from_value(json!({
+        "format_version": "1",
+        "source": {"sha": "0123456789abcdef", "config_hash": "c", "state_fingerprint": "f"},
+        "resource_changes": [
+            guest("web", 2100, "restart", json!(null)),
+            guest("atoll_self", 2200, "restart",
+                  json!({"rule": "restart", "reason": "guest 2200 is atoll's own <host>"})),
+        ],
+        "summary": {"add": 0, "change": 2, "destroy": 0, "replace": 0, "restart": 2, "blocked": 1}
+    }))
+    .expect("plan document")
+}
+
+#[tokio::test]
+async fn pull_request_page_shows_its_plans_with_badges_its_locks_and_jobs() {
+    use atoll::commands::{RepoDir, Workspace};
+    use atoll::locks::{LockKey, NewPlan, PlanSource};
+
+    let s = start().await;
+    let (cookie, _) = s.login().await;
+    let lock = s.lock("github.com/acme/infra", 7).await;
+    let plan = restart_and_blocked_plan();
+    s.store
+        .plan_save(&NewPlan {
+            key: LockKey {
+                repo: "github.com/acme/infra".to_owned(),
+                dir: RepoDir::parse("envs/dev").expect("dir"),
+                workspace: Workspace::parse("default").expect("ws"),
+                project: None,
+            },
+            pr: 7,
+            job: None,
+            source: PlanSource {
+                head_sha: "0123456789abcdef".to_owned(),
+                config_hash: "c".to_owned(),
+                state_fingerprint: "f".to_owned(),
+            },
+            document: serde_json::to_value(&plan).expect("json"),
+            rendered: atoll::render::plan_text(&plan),
+        })
+        .await
+        .expect("save plan");
+    let mine = s.job("apply", &[]).await;
+    let other = s
+        .store
+        .enqueue(atoll::store::NewJob {
+            kind: "plan".to_owned(),
+            repo: "github.com/acme/infra".to_owned(),
+            pr: Some(8),
+            dedup_key: None,
+            payload: json!({}),
+        })
+        .await
+        .expect("enqueue");
+
+    let locks = s.get(&cookie, "/locks").await.text().await.expect("body");
+    assert!(
+        locks.contains("href=\"/pulls/github.com/acme/infra/7\""),
+        "the locks page links to the PR page"
+    );
+    let jobs = s.get(&cookie, "/jobs").await.text().await.expect("body");
+    assert!(jobs.contains("href=\"/pulls/github.com/acme/infra/7\""));
+    assert!(jobs.contains("href=\"/pulls/github.com/acme/infra/8\""));
+
+    let resp = s.get(&cookie, "/pulls/github.com/acme/infra/7").await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let html = resp.text().await.expect("body");
+    assert!(html.contains("Pull request #7"), "{html}");
+    assert!(
+        html.contains("dir: envs&#x2F;dev workspace: default"),
+        "{html}"
+    );
+    assert!(html.contains("class=\"badge blocked\">1 blocked"), "{html}");
+    assert!(
+        html.contains("class=\"badge restart\">2 restarts"),
+        "{html}"
+    );
+    assert!(
+        html.contains("guest 2200 is atoll&#x27;s own &lt;host&gt;"),
+        "the blocked reason, escaped: {html}"
+    );
+    assert!(
+        html.contains("Plan: 0 to add, 2 to change, 0 to destroy."),
+        "the plan text as in the comment: {html}"
+    );
+    assert!(
+        html.contains("class=\"l-note\""),
+        "restart notes are marked: {html}"
+    );
+    assert!(
+        !html.contains("apply -d envs/dev"),
+        "a blocked plan offers no apply command"
+    );
+    assert!(html.contains(&format!("/locks/{}/unlock", lock.id)));
+    assert!(html.contains(&format!("/jobs/{mine}")));
+    let atoll::store::DeliveryOutcome::Accepted { job: Some(other) } = other else {
+        panic!("not queued");
+    };
+    assert!(
+        !html.contains(&other.to_string()),
+        "another PR's job is not listed"
+    );
+
+    let unknown = s.get(&cookie, "/pulls/github.com/acme/infra/99").await;
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+    assert!(
+        unknown
+            .text()
+            .await
+            .expect("body")
+            .contains("holds no plans")
+    );
+    let bad = s.get(&cookie, "/pulls/acme/infra").await;
+    assert_eq!(bad.status(), StatusCode::NOT_FOUND);
+    assert!(
+        bad.text()
+            .await
+            .expect("body")
+            .contains("HOST&#x2F;OWNER&#x2F;REPO&#x2F;NUMBER")
+    );
+    let anonymous = s.get("", "/pulls/github.com/acme/infra/7").await;
+    assert_eq!(anonymous.status(), StatusCode::SEE_OTHER);
+}

@@ -17,8 +17,8 @@ use super::rows;
 use super::sqlite_commit::{Committer, Write, Written};
 use super::sqlite_writes::{Claim, JOB_COLUMNS, job_from_row};
 use super::{
-    ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, NewDelivery, NewJob, Reaped,
-    Store, StoreError, schema,
+    ClaimLimits, DeliveryOutcome, Job, JobProgress, JobSignal, JobState, LogLine, NewDelivery,
+    NewJob, Reaped, Store, StoreError, schema,
 };
 
 /// How long a writer waits for another process holding the database lock.
@@ -243,6 +243,20 @@ impl Store for SqliteStore {
             worker: worker.to_owned(),
             state,
             error: error.map(str::to_owned),
+        };
+        moved(self.committer.write(write).await?)
+    }
+
+    async fn set_progress(
+        &self,
+        job: Uuid,
+        worker: &str,
+        progress: JobProgress,
+    ) -> Result<bool, StoreError> {
+        let write = Write::Progress {
+            job,
+            worker: worker.to_owned(),
+            progress,
         };
         moved(self.committer.write(write).await?)
     }

@@ -47,6 +47,11 @@ pub(super) enum Write {
         state: JobState,
         error: Option<String>,
     },
+    Progress {
+        job: Uuid,
+        worker: String,
+        progress: super::JobProgress,
+    },
     Reap,
     /// `proxmox::state` rows (`store::state`).
     State(super::state::StateWrite),

@@ -1,5 +1,5 @@
-//! The web dashboard (locks with unlock, jobs with live logs, the apply switch, protected
-//! guests), its login, the bearer-token JSON API under `/api` and `/metrics`.
+//! The web dashboard (locks with unlock, jobs with live logs and apply progress, pull requests
+//! with their plans, the apply switch, protected guests), its login, the bearer-token JSON API under `/api` and `/metrics`.
 //!
 //! Owns: sessions (in memory), CSRF tokens, the page templates (`templates/web/`, embedded so
 //! the binary runs from any directory, autoescaped) and the HTTP shape of the API. It must not
@@ -11,6 +11,7 @@ mod auth;
 mod login;
 mod metrics;
 mod pages;
+mod pulls;
 mod stream;
 mod views;
 
@@ -31,7 +32,7 @@ pub use auth::{hash_password, hash_password_cli};
 pub use metrics::{WebhookCounters, count_webhooks};
 
 /// The job kind that tells a PR its lock was released from the dashboard.
-pub const ANNOUNCE_UNLOCK_KIND: &str = "announce_unlock";
+pub const ANNOUNCE_UNLOCK_KIND: &str = crate::locks::UnlockAnnouncement::KIND;
 
 /// What the dashboard, API and metrics handlers share.
 #[derive(Debug, Clone)]
@@ -42,6 +43,8 @@ pub struct WebState {
     protect: Arc<ProtectSettings>,
     api_token: Option<SecretString>,
     webhooks: Arc<WebhookCounters>,
+    /// The command word users type (`atlantis`), for the next steps pages suggest.
+    executable: String,
 }
 
 impl WebState {
@@ -58,6 +61,7 @@ impl WebState {
             protect: Arc::new(settings.protect.clone()),
             api_token: settings.api.token.clone(),
             webhooks,
+            executable: settings.commands.executable_name.clone(),
         })
     }
 }
@@ -67,6 +71,7 @@ impl WebState {
 pub fn router(state: WebState, request_timeout: Duration) -> Router {
     let timed = Router::new()
         .merge(pages::routes())
+        .merge(pulls::routes())
         .nest("/api", api::routes(state.clone()))
         .route("/metrics", get(metrics::metrics))
         .route("/static/atoll.css", get(css))

@@ -17,13 +17,13 @@ use super::login;
 use super::views::{self, JobView, LockView, page};
 use super::{ANNOUNCE_UNLOCK_KIND, WebState};
 use crate::config::GuestSelector;
-use crate::locks::{Actor, ActorVia, AuditStamp, LockQuery, Release};
+use crate::locks::{Actor, ActorVia, AuditStamp, LockQuery, Release, UnlockAnnouncement};
 use crate::store::{JobState, NewJob, StoreError};
 
 pub(super) type Fields = Form<HashMap<String, String>>;
 
 /// How many recent jobs the jobs page reads before filtering.
-const JOBS_SCAN: u32 = 2_000;
+pub(super) const JOBS_SCAN: u32 = 2_000;
 /// Audit events shown under the apply switch.
 const AUDIT_SHOWN: u32 = 20;
 /// Rows shown on the jobs page.
@@ -43,7 +43,7 @@ pub(super) fn routes() -> Router<WebState> {
 }
 
 /// The session, or the response to send instead (a redirect to the login).
-fn session(state: &WebState, headers: &HeaderMap) -> Result<Session, Box<Response>> {
+pub(super) fn session(state: &WebState, headers: &HeaderMap) -> Result<Session, Box<Response>> {
     state
         .auth
         .session(headers)
@@ -77,7 +77,7 @@ pub(super) fn context(s: Option<&Session>, title: &str) -> Context {
     ctx
 }
 
-fn message(
+pub(super) fn message(
     state: &WebState,
     status: StatusCode,
     title: &str,
@@ -91,7 +91,7 @@ fn message(
     r
 }
 
-fn store_down(state: &WebState, e: &StoreError, s: &Session) -> Response {
+pub(super) fn store_down(state: &WebState, e: &StoreError, s: &Session) -> Response {
     tracing::warn!(error = %e, "dashboard: store error");
     let (status, text) = match e {
         StoreError::NotFound(_) => (
@@ -177,7 +177,10 @@ async fn unlock(
             repo: lock.key.repo.clone(),
             pr: Some(lock.owner.pr),
             dedup_key: None,
-            payload: json!({ "actor": actor, "lock": lock }),
+            payload: json!(UnlockAnnouncement {
+                actor: actor.clone(),
+                lock: lock.clone(),
+            }),
         };
         if let Err(e) = state.store.enqueue(job).await {
             // The lock is released and audited; only the PR comment is lost. Say so.

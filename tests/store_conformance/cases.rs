@@ -6,10 +6,13 @@ mod claims;
 mod deliveries;
 #[path = "lifecycle.rs"]
 mod lifecycle;
+#[path = "progress.rs"]
+mod progress;
 
 pub(crate) use claims::*;
 pub(crate) use deliveries::*;
 pub(crate) use lifecycle::*;
+pub(crate) use progress::*;
 
 use std::time::Duration;
 

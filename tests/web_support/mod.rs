@@ -9,7 +9,10 @@ use argon2::password_hash::SaltString;
 use argon2::{Argon2, PasswordHasher};
 use atoll::app::App;
 use atoll::commands::{RepoDir, Workspace};
+use atoll::fakeforge::{FAKE_TOKEN, FakeComment, FakeForge};
 use atoll::locks::{Acquisition, Lock, LockKey, LockOwner};
+use atoll::pvesim::{Scenario, SimOptions, Simulator};
+use atoll::runner::Runner;
 use atoll::store::{DeliveryOutcome, NewJob, Store};
 use reqwest::StatusCode;
 use reqwest::header::{COOKIE, SET_COOKIE};
@@ -24,25 +27,90 @@ pub(crate) struct Server {
     pub(crate) base: String,
     pub(crate) store: Arc<dyn Store>,
     pub(crate) http: reqwest::Client,
+    /// The fake GitHub and the simulator, when started with [`start_with_forge`].
+    pub(crate) world: Option<World>,
     _stop: tokio::sync::oneshot::Sender<()>,
     _dir: tempfile::TempDir,
 }
 
+/// A fake GitHub holding `REPO` and a Proxmox VE simulator, wired to the server's runner.
+pub(crate) struct World {
+    pub(crate) fake: FakeForge,
+    pub(crate) sim: Simulator,
+}
+
+pub(crate) const REPO: &str = "acme/infra";
+const WEBHOOK_SECRET: &str = "web-test-webhook-secret";
+const PVE_TOKEN: &str = "root@pam!atoll=secret";
+
+/// The dashboard alone: no forge, no runner (queued jobs stay queued).
 pub(crate) async fn start() -> Server {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let dir = tempfile::tempdir().expect("tempdir");
+    serve(None).await
+}
+
+/// The dashboard with the PR runner, a fake GitHub and a simulator whose tasks each take
+/// `task` (slow enough to watch an apply).
+pub(crate) async fn start_with_forge(task: Duration) -> Server {
+    let scenario = serde_yaml_ng::from_str::<Scenario>("{}").expect("scenario");
+    let sim = Simulator::start(
+        &scenario,
+        SimOptions {
+            task_duration: task,
+            ..SimOptions::default()
+        },
+    )
+    .await
+    .expect("simulator");
+    let fake = FakeForge::github().await.expect("fake github");
+    fake.set_web_host("github.com");
+    serve(Some(World { fake, sim })).await
+}
+
+fn login_yaml(dir: &std::path::Path) -> String {
     let salt = SaltString::encode_b64(b"web-http-test-salt").expect("salt");
     let hash = Argon2::default()
         .hash_password(b"correct horse", &salt)
         .expect("hash")
         .to_string();
-    let yaml = format!(
+    format!(
         "server: {{listen: \"127.0.0.1:0\"}}\ndata_dir: {:?}\nweb: {{username: ops, password_hash: {hash:?}, max_failed_logins: 3}}\napi: {{token: {TOKEN:?}}}\n",
-        dir.path().display().to_string()
-    );
+        dir.display().to_string()
+    )
+}
+
+fn forge_yaml(w: &World) -> String {
+    format!(
+        "github: {{enabled: true, webhook_secret: {WEBHOOK_SECRET}, bot_user: atoll-bot, api_url: '{}', token: {FAKE_TOKEN}}}\n\
+         repo_allowlist: ['github.com/acme/*']\n\
+         proxmox: {{endpoint: '{}', api_token: '{PVE_TOKEN}'}}\n\
+         protect: {{discover: false}}\n\
+         repos:\n  - id: /.*/\n    apply_requirements: [approved]\n",
+        w.fake.api_url(),
+        w.sim.url()
+    )
+}
+
+async fn serve(world: Option<World>) -> Server {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut yaml = login_yaml(dir.path());
+    if let Some(w) = &world {
+        yaml.push_str(&forge_yaml(w));
+    }
     let loaded = atoll::config::from_sources(&yaml, []).expect("config");
-    let app = App::build(&loaded.settings).await.expect("build");
-    let base = format!("http://{}", app.local_addr().expect("addr"));
+    let mut app = App::build(&loaded.settings).await.expect("build");
+    if world.is_some() {
+        let runner = Runner::from_settings(&loaded.settings, app.store()).expect("runner");
+        app = Arc::new(runner).register(app);
+    }
+    let addr = app.local_addr().expect("addr");
+    if let Some(w) = &world {
+        w.fake
+            .set_webhook(&format!("http://{addr}/events"), WEBHOOK_SECRET);
+        w.fake.create_repo(REPO).await.expect("repo");
+        w.fake.set_permission(REPO, "atoll-bot", "admin");
+    }
+    let base = format!("http://{addr}");
     let store = app.store();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(app.serve(async move {
@@ -57,6 +125,7 @@ pub(crate) async fn start() -> Server {
         base,
         store,
         http,
+        world,
         _stop: stop,
         _dir: dir,
     }
@@ -184,4 +253,50 @@ impl Server {
         }
         id
     }
+}
+
+impl World {
+    /// Waits (deadline 60 s) for a comment by atoll on `pr` whose body contains `needle`.
+    pub(crate) async fn comment_containing(&self, pr: u64, needle: &str) -> FakeComment {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let found = self
+                .fake
+                .comments(REPO, pr)
+                .into_iter()
+                .find(|c| c.author == "atoll-bot" && c.body.contains(needle));
+            if let Some(c) = found {
+                return c;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no comment containing {needle:?} on #{pr}; comments: {:#?}",
+                self.fake.comments(REPO, pr)
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// A container for the bpg provider on the simulator's node `pve`.
+pub(crate) fn container(name: &str, cores: u32, started: bool) -> String {
+    format!(
+        r#"resource "proxmox_virtual_environment_container" "{name}" {{
+  node_name = "pve"
+  unprivileged = true
+  started = {started}
+  operating_system {{
+    template_file_id = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
+    type             = "debian"
+  }}
+  disk {{
+    datastore_id = "local-lvm"
+    size         = 8
+  }}
+  cpu {{
+    cores = {cores}
+  }}
+}}
+"#
+    )
 }
