@@ -184,6 +184,7 @@ async fn log_in_unlock_and_see_scripts_as_text() {
     w.comment_containing(pr, "Plan:").await;
     let lock = plan_lock(&s, pr).await;
     s.lock(EVIL_REPO, 9).await;
+    s.plan(EVIL_REPO, 9, "<script>alert(3)</script>").await;
     let (_driver, c) = browser().await;
     log_in(&c, &s).await;
     let repo_cell = c
@@ -215,6 +216,37 @@ async fn log_in_unlock_and_see_scripts_as_text() {
         "the PR page shows the plan like the comment"
     );
     shot(&c, "pull").await;
+    c.goto(&s.url("/locks")).await.expect("goto");
+    wait_source(&c, "the locks page", |src| src.contains("<h1>Locks")).await;
+    c.find(Locator::XPath("//td/a[text()='#9']"))
+        .await
+        .expect("the evil repo's PR link")
+        .click()
+        .await
+        .expect("click");
+    let evil = wait_source(&c, "the evil PR page", |src| {
+        src.contains("Pull request #9")
+    })
+    .await;
+    assert!(
+        evil.contains("1 blocked") && evil.contains("2 restarts"),
+        "restart and blocked badges"
+    );
+    let alert = c.get_alert_text().await;
+    assert!(alert.is_err(), "a script ran on the PR page: {alert:?}");
+    let resource = c
+        .find(Locator::XPath("//pre//span[contains(., 'alert(3)')]"))
+        .await
+        .expect("the resource line");
+    assert!(
+        resource
+            .text()
+            .await
+            .expect("text")
+            .contains("<script>alert(3)</script>"),
+        "the resource name shows as text"
+    );
+    shot(&c, "pull-blocked").await;
     c.goto(&s.url("/locks")).await.expect("goto");
     wait_source(&c, "the locks page", |src| src.contains("<h1>Locks")).await;
     c.find(Locator::Css(&format!(

@@ -362,59 +362,12 @@ async fn turning_applies_off_records_who_and_why_and_shows_it() {
     assert!(locks.contains("Applies are turned off"));
 }
 
-/// A plan document with one guest restarted and one change the guard blocked.
-fn restart_and_blocked_plan() -> atoll::proxmox::plan::Plan {
-    let guest = |name: &str, vm_id: u32, effect: &str, blocked: serde_json::Value| {
-        json!({
-            "address": format!("proxmox_virtual_environment_container.{name}"),
-            "type": "proxmox_virtual_environment_container", "node": "pve", "vm_id": vm_id,
-            "actions": ["update"], "disruption": effect, "blocked": blocked, "kind": "lxc",
-            "attributes": [{"path": "features.nesting", "before": false, "after": true,
-                            "effect": effect, "pve_key": "features"}]
-        })
-    };
-    serde_json::from_value(json!({
-        "format_version": "1",
-        "source": {"sha": "0123456789abcdef", "config_hash": "c", "state_fingerprint": "f"},
-        "resource_changes": [
-            guest("web", 2100, "restart", json!(null)),
-            guest("atoll_self", 2200, "restart",
-                  json!({"rule": "restart", "reason": "guest 2200 is atoll's own <host>"})),
-        ],
-        "summary": {"add": 0, "change": 2, "destroy": 0, "replace": 0, "restart": 2, "blocked": 1}
-    }))
-    .expect("plan document")
-}
-
 #[tokio::test]
 async fn pull_request_page_shows_its_plans_with_badges_its_locks_and_jobs() {
-    use atoll::commands::{RepoDir, Workspace};
-    use atoll::locks::{LockKey, NewPlan, PlanSource};
-
     let s = start().await;
     let (cookie, _) = s.login().await;
     let lock = s.lock("github.com/acme/infra", 7).await;
-    let plan = restart_and_blocked_plan();
-    s.store
-        .plan_save(&NewPlan {
-            key: LockKey {
-                repo: "github.com/acme/infra".to_owned(),
-                dir: RepoDir::parse("envs/dev").expect("dir"),
-                workspace: Workspace::parse("default").expect("ws"),
-                project: None,
-            },
-            pr: 7,
-            job: None,
-            source: PlanSource {
-                head_sha: "0123456789abcdef".to_owned(),
-                config_hash: "c".to_owned(),
-                state_fingerprint: "f".to_owned(),
-            },
-            document: serde_json::to_value(&plan).expect("json"),
-            rendered: atoll::render::plan_text(&plan),
-        })
-        .await
-        .expect("save plan");
+    s.plan("github.com/acme/infra", 7, "web").await;
     let mine = s.job("apply", &[]).await;
     let other = s
         .store

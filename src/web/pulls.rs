@@ -95,7 +95,19 @@ async fn pull(
             Some(&s),
         );
     }
-    let locks: Vec<LockView> = locks.iter().map(LockView::from).collect();
+    // A lock's stored summary is the one written when it was taken; the current plan for its
+    // key says what it holds now.
+    let locks: Vec<LockView> = locks
+        .iter()
+        .map(|l| {
+            let view = LockView::from(l);
+            let plan = plans.iter().find(|p| p.key == l.key);
+            match plan.and_then(|p| summary_line(&p.rendered)) {
+                Some(summary) => view.with_summary(summary),
+                None => view,
+            }
+        })
+        .collect();
     let forge_url = locks.iter().find_map(LockView::pr_url);
     let plans: Vec<PlanView> = plans.iter().map(PlanView::from).collect();
     let mut ctx = context(Some(&s), "Pull request");
@@ -136,6 +148,15 @@ struct PlanLine {
     text: String,
 }
 
+/// The last `Plan: ...` / `No changes.` line of a rendered plan.
+fn summary_line(rendered: &str) -> Option<String> {
+    rendered
+        .lines()
+        .rev()
+        .find(|l| line_class(l) == "sum")
+        .map(|l| l.trim().to_owned())
+}
+
 fn line_class(line: &str) -> &'static str {
     let t = line.trim_start();
     match t.chars().next() {
@@ -173,12 +194,7 @@ impl From<&SavedPlan> for PlanView {
             created: when(p.created_at),
             head_sha: short_sha(&p.source.head_sha).to_owned(),
             job: p.job.map(|j| j.to_string()),
-            summary: p
-                .rendered
-                .lines()
-                .rev()
-                .find(|l| line_class(l) == "sum")
-                .map(|l| l.trim().to_owned()),
+            summary: summary_line(&p.rendered),
             lines: p
                 .rendered
                 .trim_start_matches('\n')

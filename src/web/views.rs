@@ -127,6 +127,11 @@ impl LockView {
     pub(super) fn pr_url(&self) -> Option<String> {
         self.pr_url.clone()
     }
+
+    /// The same lock with another plan summary line.
+    pub(super) fn with_summary(self, summary: String) -> Self {
+        Self { summary, ..self }
+    }
 }
 
 /// The first 8 characters of a commit id.

@@ -30,6 +30,8 @@
   function showState(name) {
     var state = document.getElementById("job-state");
     if (state) { state.textContent = name; state.className = "state " + name; }
+    var box = document.getElementById("progress");
+    if (box) box.className = "progress " + name;
   }
   source.addEventListener("state", function (e) { showState(e.data); });
   source.addEventListener("end", function (e) {

@@ -10,7 +10,8 @@ use argon2::{Argon2, PasswordHasher};
 use atoll::app::App;
 use atoll::commands::{RepoDir, Workspace};
 use atoll::fakeforge::{FAKE_TOKEN, FakeComment, FakeForge};
-use atoll::locks::{Acquisition, Lock, LockKey, LockOwner};
+use atoll::locks::{Acquisition, Lock, LockKey, LockOwner, NewPlan, PlanSource, SavedPlan};
+use atoll::proxmox::plan::Plan;
 use atoll::pvesim::{Scenario, SimOptions, Simulator};
 use atoll::runner::Runner;
 use atoll::store::{DeliveryOutcome, NewJob, Store};
@@ -233,6 +234,49 @@ impl Server {
             Acquisition::Granted(mut locks) => locks.remove(0),
             Acquisition::Conflict(_) => panic!("lock conflict in a fresh store"),
         }
+    }
+
+    /// Saves a current plan for `envs/dev` of `repo#pr` in which guest `name` (2100) is
+    /// restarted and `atoll_self` (2200) is blocked by the guard, with its rendered text.
+    pub(crate) async fn plan(&self, repo: &str, pr: u64, name: &str) -> SavedPlan {
+        let guest = |address: String, vm_id: u32, blocked: serde_json::Value| {
+            json!({
+                "address": address,
+                "type": "proxmox_virtual_environment_container", "node": "pve", "vm_id": vm_id,
+                "actions": ["update"], "disruption": "restart", "blocked": blocked, "kind": "lxc",
+                "attributes": [{"path": "features.nesting", "before": false, "after": true,
+                                "effect": "restart", "pve_key": "features"}]
+            })
+        };
+        let plan: Plan = serde_json::from_value(json!({
+            "format_version": "1",
+            "source": {"sha": "0123456789abcdef", "config_hash": "c", "state_fingerprint": "f"},
+            "resource_changes": [
+                guest(format!("proxmox_virtual_environment_container.{name}"), 2100, json!(null)),
+                guest("proxmox_virtual_environment_container.atoll_self".to_owned(), 2200,
+                      json!({"rule": "restart", "reason": "guest 2200 is atoll's own <host>"})),
+            ],
+            "summary": {"add": 0, "change": 2, "destroy": 0, "replace": 0, "restart": 2, "blocked": 1}
+        }))
+        .expect("plan document");
+        let new = NewPlan {
+            key: LockKey {
+                repo: repo.to_owned(),
+                dir: RepoDir::parse("envs/dev").expect("dir"),
+                workspace: Workspace::parse("default").expect("ws"),
+                project: None,
+            },
+            pr,
+            job: None,
+            source: PlanSource {
+                head_sha: "0123456789abcdef".to_owned(),
+                config_hash: "c".to_owned(),
+                state_fingerprint: "f".to_owned(),
+            },
+            document: serde_json::to_value(&plan).expect("json"),
+            rendered: atoll::render::plan_text(&plan),
+        };
+        self.store.plan_save(&new).await.expect("save plan")
     }
 
     pub(crate) async fn job(&self, kind: &str, lines: &[&str]) -> Uuid {
