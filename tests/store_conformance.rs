@@ -40,6 +40,7 @@ per_backend!(
     jobs_survive_reopening_the_store,
     sessions_survive_reopening_and_logout_deletes_them,
     expired_sessions_are_not_returned_and_are_deleted,
+    apply_progress_is_stored_for_the_holder_and_survives_reopening,
 );
 
 /// Cases that only PostgreSQL can pass: several replicas share one database.

@@ -13,7 +13,7 @@ use serde_json::json;
 
 mod web_support;
 
-use web_support::{EVIL_REPO, Server, start};
+use web_support::{EVIL_REPO, REPO, Server, container, start, start_with_forge};
 
 const DEADLINE: Duration = Duration::from_secs(15);
 
@@ -147,11 +147,44 @@ async fn log_in(c: &Client, s: &Server) {
     wait_source(c, "the locks page", |src| src.contains("<h1>Locks")).await;
 }
 
-#[tokio::test]
+/// Waits until the PR's plan holds a lock.
+async fn plan_lock(s: &Server, pr: u64) -> atoll::locks::Lock {
+    let started = Instant::now();
+    loop {
+        let locks = s
+            .store
+            .lock_list(&atoll::locks::LockQuery::default())
+            .await
+            .expect("locks");
+        if let Some(l) = locks.into_iter().find(|l| l.owner.pr == pr) {
+            return l;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the plan of #{pr} took no lock"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn log_in_unlock_and_see_scripts_as_text() {
-    let s = start().await;
-    let lock = s.lock("github.com/acme/infra", 7).await;
+    let s = start_with_forge(Duration::from_millis(20)).await;
+    let w = s.world.as_ref().expect("forge");
+    let pr = w
+        .fake
+        .open_pr(
+            REPO,
+            "alice",
+            "web",
+            &[("envs/dev/main.tf", &container("web", 2, true))],
+        )
+        .await
+        .expect("open pr");
+    w.comment_containing(pr, "Plan:").await;
+    let lock = plan_lock(&s, pr).await;
     s.lock(EVIL_REPO, 9).await;
+    s.plan(EVIL_REPO, 9, "<script>alert(3)</script>").await;
     let (_driver, c) = browser().await;
     log_in(&c, &s).await;
     let repo_cell = c
@@ -166,6 +199,56 @@ async fn log_in_unlock_and_see_scripts_as_text() {
     let alert = c.get_alert_text().await;
     assert!(alert.is_err(), "a script ran: {alert:?}");
     shot(&c, "locks").await;
+    c.find(Locator::Css(&format!(
+        "a[href='/pulls/github.com/acme/infra/{pr}']"
+    )))
+    .await
+    .expect("PR page link")
+    .click()
+    .await
+    .expect("click");
+    let pull = wait_source(&c, "the PR page", |src| {
+        src.contains(&format!("Pull request #{pr}"))
+    })
+    .await;
+    assert!(
+        pull.contains("Plan: 1 to add") && pull.contains("dir: envs/dev workspace: default"),
+        "the PR page shows the plan like the comment"
+    );
+    shot(&c, "pull").await;
+    c.goto(&s.url("/locks")).await.expect("goto");
+    wait_source(&c, "the locks page", |src| src.contains("<h1>Locks")).await;
+    c.find(Locator::XPath("//td/a[text()='#9']"))
+        .await
+        .expect("the evil repo's PR link")
+        .click()
+        .await
+        .expect("click");
+    let evil = wait_source(&c, "the evil PR page", |src| {
+        src.contains("Pull request #9")
+    })
+    .await;
+    assert!(
+        evil.contains("1 blocked") && evil.contains("2 restarts"),
+        "restart and blocked badges"
+    );
+    let alert = c.get_alert_text().await;
+    assert!(alert.is_err(), "a script ran on the PR page: {alert:?}");
+    let resource = c
+        .find(Locator::XPath("//pre//span[contains(., 'alert(3)')]"))
+        .await
+        .expect("the resource line");
+    assert!(
+        resource
+            .text()
+            .await
+            .expect("text")
+            .contains("<script>alert(3)</script>"),
+        "the resource name shows as text"
+    );
+    shot(&c, "pull-blocked").await;
+    c.goto(&s.url("/locks")).await.expect("goto");
+    wait_source(&c, "the locks page", |src| src.contains("<h1>Locks")).await;
     c.find(Locator::Css(&format!(
         "a[href='/locks/{}/unlock']",
         lock.id
@@ -195,6 +278,15 @@ async fn log_in_unlock_and_see_scripts_as_text() {
         .find(|j| j.kind == "announce_unlock")
         .expect("announcement queued");
     assert_eq!(announce.payload["actor"]["name"], json!("ops"));
+    let told = w
+        .comment_containing(pr, "Unlocked from the dashboard")
+        .await;
+    assert!(
+        told.body.contains("ops released the lock on `envs/dev`"),
+        "the PR comment must name the actor and the lock: {}",
+        told.body
+    );
+    assert!(told.body.contains("plan -d envs/dev"), "{}", told.body);
     c.goto(&s.url("/apply")).await.expect("goto");
     let activity = wait_source(&c, "the audit list", |src| src.contains("Recent activity")).await;
     assert!(
@@ -265,5 +357,136 @@ async fn running_jobs_log_grows_live_and_the_state_follows() {
     })
     .await;
     shot(&c, "job-done").await;
+    c.close().await.expect("close");
+}
+
+/// The newest job of `kind`, waited for.
+async fn job_of_kind(s: &Server, kind: &str) -> atoll::store::Job {
+    let started = Instant::now();
+    loop {
+        let jobs = s.store.list_jobs(50).await.expect("jobs");
+        if let Some(j) = jobs.into_iter().find(|j| j.kind == kind) {
+            return j;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no {kind} job was queued"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// `(value, max)` of the job page's progress bar, `None` while it is hidden.
+async fn progress_bar(c: &Client) -> Option<(u32, u32)> {
+    let box_ = c.find(Locator::Id("progress")).await.expect("progress box");
+    if box_.attr("hidden").await.expect("hidden").is_some() {
+        return None;
+    }
+    let bar = c.find(Locator::Id("progress-bar")).await.expect("bar");
+    let num = |v: Option<String>| v.and_then(|v| v.parse::<f64>().ok());
+    let value = num(bar.attr("value").await.expect("value"))?;
+    let max = num(bar.attr("max").await.expect("max"))?;
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "small whole numbers set by the page"
+    )]
+    Some((value as u32, max as u32))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_apply_log_grows_and_its_progress_bar_moves() {
+    // Every simulator task takes 1.5 s: `quick` needs one (create), `slow` two (create, start).
+    let s = start_with_forge(Duration::from_millis(1500)).await;
+    let w = s.world.as_ref().expect("forge");
+    let files = format!(
+        "{}{}",
+        container("quick", 1, false),
+        container("slow", 1, true)
+    );
+    let pr = w
+        .fake
+        .open_pr(REPO, "alice", "two-guests", &[("envs/dev/main.tf", &files)])
+        .await
+        .expect("open pr");
+    w.comment_containing(pr, "Plan:").await;
+    w.fake.set_permission(REPO, "alice", "write");
+    w.fake.set_permission(REPO, "bob", "write");
+    w.fake
+        .review(REPO, pr, "bob", atoll::fakeforge::ReviewAction::Approve)
+        .await
+        .expect("approve");
+    let (_driver, c) = browser().await;
+    log_in(&c, &s).await;
+    w.fake
+        .comment(REPO, pr, "alice", "atlantis apply")
+        .await
+        .expect("comment");
+    let job = job_of_kind(&s, "apply").await;
+    c.goto(&s.url(&format!("/jobs/{}", job.id)))
+        .await
+        .expect("goto");
+    let lines = |src: &str| src.matches("<span>").count();
+    let first = c.source().await.expect("source");
+    assert!(
+        !first.contains("class=\"state succeeded\""),
+        "the apply ended before the page opened; make the simulator slower"
+    );
+    let first_lines = lines(&first);
+    let mut seen: Vec<(u32, u32)> = Vec::new();
+    let mut applying = false;
+    let started = Instant::now();
+    loop {
+        if let Some(bar) = progress_bar(&c).await
+            && seen.last() != Some(&bar)
+        {
+            seen.push(bar);
+            if bar.0 > 0 && bar.0 < bar.1 {
+                shot(&c, "job-apply-running").await;
+            }
+        }
+        let src = c.source().await.expect("source");
+        applying |= src.contains("class=\"state applying\"");
+        if src.contains("class=\"state succeeded\"") || src.contains("class=\"state failed\"") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the apply did not end; bar values seen: {seen:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let end = wait_source(&c, "the job to succeed", |src| {
+        src.contains("class=\"state succeeded\"")
+    })
+    .await;
+    if let Some(bar) = progress_bar(&c).await
+        && seen.last() != Some(&bar)
+    {
+        seen.push(bar);
+    }
+    assert_eq!(seen.last(), Some(&(2, 2)), "the bar ends full: {seen:?}");
+    assert!(
+        seen.iter().any(|&(done, total)| total == 2 && done < 2),
+        "the bar was never seen short of full while the apply ran: {seen:?}"
+    );
+    assert!(
+        seen.len() >= 2,
+        "the bar did not move without a reload: {seen:?}"
+    );
+    assert!(applying, "the state badge never showed `applying` live");
+    assert!(
+        lines(&end) > first_lines,
+        "the log did not grow live ({first_lines} lines at first)"
+    );
+    assert!(end.contains("progress: 2 of 2 guest(s) finished"), "{end}");
+    shot(&c, "job-apply-done").await;
+    c.goto(&s.url("/jobs")).await.expect("goto");
+    let list = wait_source(&c, "the jobs list", |src| src.contains("<h1>Jobs")).await;
+    assert!(
+        list.contains("<progress max=\"2\" value=\"2\">"),
+        "the jobs list shows the apply's progress bar"
+    );
+    shot(&c, "jobs-with-progress").await;
     c.close().await.expect("close");
 }

@@ -412,3 +412,91 @@ async fn sessions_survive_a_restart_and_logout_ends_them_everywhere() {
         .expect("get");
     assert!(stored.is_none(), "logout deleted the row");
 }
+
+#[tokio::test]
+async fn pull_request_page_shows_its_plans_with_badges_its_locks_and_jobs() {
+    let s = start().await;
+    let (cookie, _) = s.login().await;
+    let lock = s.lock("github.com/acme/infra", 7).await;
+    s.plan("github.com/acme/infra", 7, "web").await;
+    let mine = s.job("apply", &[]).await;
+    let other = s
+        .store
+        .enqueue(atoll::store::NewJob {
+            kind: "plan".to_owned(),
+            repo: "github.com/acme/infra".to_owned(),
+            pr: Some(8),
+            dedup_key: None,
+            payload: json!({}),
+        })
+        .await
+        .expect("enqueue");
+
+    let locks = s.get(&cookie, "/locks").await.text().await.expect("body");
+    assert!(
+        locks.contains("href=\"/pulls/github.com/acme/infra/7\""),
+        "the locks page links to the PR page"
+    );
+    let jobs = s.get(&cookie, "/jobs").await.text().await.expect("body");
+    assert!(jobs.contains("href=\"/pulls/github.com/acme/infra/7\""));
+    assert!(jobs.contains("href=\"/pulls/github.com/acme/infra/8\""));
+
+    let resp = s.get(&cookie, "/pulls/github.com/acme/infra/7").await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let html = resp.text().await.expect("body");
+    assert!(html.contains("Pull request #7"), "{html}");
+    assert!(
+        html.contains("dir: envs&#x2F;dev workspace: default"),
+        "{html}"
+    );
+    assert!(html.contains("class=\"badge blocked\">1 blocked"), "{html}");
+    assert!(
+        html.contains("class=\"badge restart\">2 restarts"),
+        "{html}"
+    );
+    assert!(
+        html.contains("guest 2200 is atoll&#x27;s own &lt;host&gt;"),
+        "the blocked reason, escaped: {html}"
+    );
+    assert!(
+        html.contains("Plan: 0 to add, 2 to change, 0 to destroy."),
+        "the plan text as in the comment: {html}"
+    );
+    assert!(
+        html.contains("class=\"l-note\""),
+        "restart notes are marked: {html}"
+    );
+    assert!(
+        !html.contains("apply -d envs/dev"),
+        "a blocked plan offers no apply command"
+    );
+    assert!(html.contains(&format!("/locks/{}/unlock", lock.id)));
+    assert!(html.contains(&format!("/jobs/{mine}")));
+    let atoll::store::DeliveryOutcome::Accepted { job: Some(other) } = other else {
+        panic!("not queued");
+    };
+    assert!(
+        !html.contains(&other.to_string()),
+        "another PR's job is not listed"
+    );
+
+    let unknown = s.get(&cookie, "/pulls/github.com/acme/infra/99").await;
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+    assert!(
+        unknown
+            .text()
+            .await
+            .expect("body")
+            .contains("holds no plans")
+    );
+    let bad = s.get(&cookie, "/pulls/acme/infra").await;
+    assert_eq!(bad.status(), StatusCode::NOT_FOUND);
+    assert!(
+        bad.text()
+            .await
+            .expect("body")
+            .contains("HOST&#x2F;OWNER&#x2F;REPO&#x2F;NUMBER")
+    );
+    let anonymous = s.get("", "/pulls/github.com/acme/infra/7").await;
+    assert_eq!(anonymous.status(), StatusCode::SEE_OTHER);
+}

@@ -67,6 +67,14 @@ impl Store for DownStore {
     ) -> Result<bool, StoreError> {
         down()
     }
+    async fn set_progress(
+        &self,
+        _: Uuid,
+        _: &str,
+        _: crate::store::JobProgress,
+    ) -> Result<bool, StoreError> {
+        down()
+    }
     async fn reap(&self) -> Result<Reaped, StoreError> {
         down()
     }

@@ -81,7 +81,7 @@ pub struct LockOwner {
 }
 
 /// A held lock as stored. `id` is stable for the life of the lock, across re-plans.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lock {
     pub id: Uuid,
     pub key: LockKey,
@@ -92,6 +92,20 @@ pub struct Lock {
     /// When the owner info was last written (the latest plan).
     #[serde(with = "time::serde::rfc3339")]
     pub planned_at: OffsetDateTime,
+}
+
+/// The payload of the job that tells a PR one of its locks was released from the dashboard:
+/// the dashboard queues it (after the release is audited), the runner posts the comment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnlockAnnouncement {
+    pub actor: Actor,
+    /// The lock as it was when released.
+    pub lock: Lock,
+}
+
+impl UnlockAnnouncement {
+    /// The job kind.
+    pub const KIND: &'static str = "announce_unlock";
 }
 
 /// The result of asking for a set of locks.

@@ -1,11 +1,12 @@
-//! What a job handler gets: its job, a durable log, the `applying` step, and a stop signal.
+//! What a job handler gets: its job, a durable log, the `applying` step, apply progress, and a
+//! stop signal.
 
 use std::sync::Arc;
 
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use crate::store::{Job, JobState, Store, StoreError};
+use crate::store::{Job, JobProgress, JobState, Store, StoreError};
 
 /// What can go wrong in the queue's own steps of a job.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +72,21 @@ impl JobContext {
             .transition(self.job.id, &self.worker, JobState::Applying, None)
             .await?;
         if moved {
+            Ok(())
+        } else {
+            Err(QueueError::LeaseLost { job: self.job.id })
+        }
+    }
+
+    /// Records apply progress (`done` of `total` guests) for the dashboard; a job that lost its
+    /// lease gets [`QueueError::LeaseLost`].
+    pub async fn progress(&self, done: u32, total: u32) -> Result<(), QueueError> {
+        let progress = JobProgress::new(done, total);
+        if self
+            .store
+            .set_progress(self.job.id, &self.worker, progress)
+            .await?
+        {
             Ok(())
         } else {
             Err(QueueError::LeaseLost { job: self.job.id })

@@ -1,11 +1,13 @@
 //! The apply job: permission -> apply switch -> saved plans -> requirements (each unmet one
 //! named) -> per project: freshness (head SHA, config hash, state fingerprint), guard, apply
-//! with progress by editing the apply comment -> statuses.
+//! with progress by editing the apply comment and on the job (guests finished of total) ->
+//! statuses.
 
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, anyhow};
 
+use super::progress::GuestProgress;
 use super::project::{self, checkout, lock_key, open_pull, project_io, resolve};
 use super::{Job, Runner};
 use crate::commands::Command;
@@ -99,9 +101,15 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
             .await?;
         return Ok(());
     }
+    let guests = GuestProgress::new(
+        projects
+            .iter()
+            .map(|(s, _)| serde_json::from_value::<Plan>(s.document.clone()).ok()),
+    );
     let mut failed = false;
-    for (saved, p) in &projects {
-        failed |= !apply_one(r, job, &co.path, &pull, saved, p).await?;
+    for (i, (saved, p)) in projects.iter().enumerate() {
+        guests.start_project(i);
+        failed |= !apply_one(r, job, &co.path, &pull, saved, p, &guests).await?;
     }
     let (state, text) = if failed {
         (StatusState::Failure, "apply failed or refused")
@@ -197,6 +205,7 @@ async fn apply_one(
     pull: &PullDetails,
     saved: &SavedPlan,
     p: &Project,
+    guests: &GuestProgress,
 ) -> anyhow::Result<bool> {
     let label = p.label();
     let flags = lock_key(job, p).plan_flags();
@@ -226,6 +235,7 @@ async fn apply_one(
         .comment(&view::apply_progress(&label, &[], None))
         .await?;
     job.ctx.begin_apply().await?;
+    guests.report(job).await;
     let desired = crate::proxmox::cli::settle_state(&state, &input, &prepared).await?;
     let lines: Arc<Mutex<Vec<GuestLine>>> = Arc::default();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<()>();
@@ -235,6 +245,7 @@ async fn apply_one(
             if let Ok(mut l) = lines.lock() {
                 record(&mut l, event);
             }
+            guests.record(event);
             let _ = tx.send(());
         }
     };
@@ -255,8 +266,10 @@ async fn apply_one(
         comment,
         label: &label,
         lines,
+        guests,
     };
     let report = progress.follow(executor.execute(&plan, &desired), rx).await;
+    guests.report(job).await;
     let final_lines = result_lines(&report);
     let done = if report.failed() {
         format!(
@@ -280,6 +293,7 @@ struct Progress<'a> {
     comment: CommentId,
     label: &'a str,
     lines: Arc<Mutex<Vec<GuestLine>>>,
+    guests: &'a GuestProgress,
 }
 
 impl Progress<'_> {
@@ -298,6 +312,7 @@ impl Progress<'_> {
                     if let Err(e) = self.job.edit(self.comment, &body).await {
                         self.job.step(&format!("progress edit failed: {e:#}")).await;
                     }
+                    self.guests.report(self.job).await;
                 }
             }
         }

@@ -1,5 +1,5 @@
 //! The jobs behind PR automation: `autoplan`/`plan`, `apply`, `unlock`, `pr_closed`, `reply`,
-//! `help` and `version`. Each job is a pipeline of named steps (logged to the job's durable
+//! `help`, `version`, and `announce_unlock` (the dashboard released a lock). Each job is a pipeline of named steps (logged to the job's durable
 //! log) that ends in a PR comment: a result, or a failure saying what to do next.
 //!
 //! It owns orchestration only: it must not parse commands (`commands`), talk HTTP to a forge
@@ -12,6 +12,7 @@ pub mod demo;
 mod other;
 mod plan;
 mod post;
+mod progress;
 mod project;
 
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use serde::Deserialize;
 use crate::app::App;
 use crate::commands::Command;
 use crate::forge::{CommentId, Forge, RepoName};
+use crate::locks::UnlockAnnouncement;
 use crate::proxmox::ProxmoxApi;
 use crate::proxmox::cli::Protect;
 use crate::queue::{JobContext, JobHandler};
@@ -60,6 +62,7 @@ impl Runner {
             "reply",
             "help",
             "version",
+            UnlockAnnouncement::KIND,
         ];
         kinds.iter().fold(app, |app, kind| {
             app.handle(
@@ -96,8 +99,11 @@ struct KindHandler {
 #[async_trait]
 impl JobHandler for KindHandler {
     async fn run(&self, ctx: JobContext) -> anyhow::Result<()> {
-        let job = Job::from_context(&self.runner, ctx)?;
         let r = &self.runner;
+        if self.kind == UnlockAnnouncement::KIND {
+            return other::announce_unlock(r, ctx).await;
+        }
+        let job = Job::from_context(r, ctx)?;
         job.acknowledge().await;
         match self.kind {
             "autoplan" => plan::run(r, &job, None).await,
@@ -145,6 +151,11 @@ impl Job {
     fn from_context(runner: &Runner, ctx: JobContext) -> anyhow::Result<Self> {
         let payload: Payload = serde_json::from_value(ctx.job().payload.clone())
             .context("job payload is not one the webhook intake writes")?;
+        Self::with_payload(runner, ctx, payload)
+    }
+
+    /// A job of a kind whose payload is not the webhook intake's, with the PR it is about.
+    fn with_payload(runner: &Runner, ctx: JobContext, payload: Payload) -> anyhow::Result<Self> {
         let (host, rest) = payload
             .repo
             .split_once('/')

@@ -1,11 +1,14 @@
-//! The small jobs: `atlantis unlock`, PR closed or merged, replies, help and version.
+//! The small jobs: `atlantis unlock`, a dashboard unlock's announcement, PR closed or merged,
+//! replies, help and version.
 
-use anyhow::anyhow;
+use anyhow::{Context as _, anyhow};
 
-use super::{Job, Runner};
+use super::{Job, Payload, Runner};
 use crate::commands::{Command, Verb};
-use crate::locks::{Actor, ActorVia, AuditStamp, KeyFilter, Release};
+use crate::locks::{Actor, ActorVia, AuditStamp, KeyFilter, Lock, Release, UnlockAnnouncement};
+use crate::queue::JobContext;
 use crate::render::comment::escape;
+use crate::store::ForgeKind;
 
 /// `atlantis unlock [-p|-d|-w]`: releases only the matching locks of this PR.
 pub(super) async fn unlock(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
@@ -38,6 +41,71 @@ pub(super) async fn unlock(r: &Runner, job: &Job, command: &Command) -> anyhow::
     };
     job.comment(&body).await?;
     Ok(())
+}
+
+/// The dashboard released one of the PR's locks (already audited): tell the PR who did it,
+/// what was released and how to plan again.
+pub(super) async fn announce_unlock(r: &Runner, ctx: JobContext) -> anyhow::Result<()> {
+    let note: UnlockAnnouncement = serde_json::from_value(ctx.job().payload.clone())
+        .context("announce_unlock payload is not one the dashboard writes")?;
+    let forge = lock_forge(r, &note.lock).await?;
+    let payload = Payload {
+        forge,
+        repo: note.lock.key.repo.clone(),
+        pr: note.lock.owner.pr,
+        author: Some(note.actor.name.clone()),
+        comment_id: None,
+        command: None,
+        reply: None,
+        merged: None,
+    };
+    let job = Job::with_payload(r, ctx, payload)?;
+    job.step(&format!(
+        "announce: {} unlocked {} from the dashboard",
+        note.actor.name, note.lock.key
+    ))
+    .await;
+    job.comment(&unlock_announcement(&r.executable, &note))
+        .await?;
+    Ok(())
+}
+
+/// The comment: who, which lock (names are validated, so code spans are safe), the next step.
+fn unlock_announcement(executable: &str, note: &UnlockAnnouncement) -> String {
+    let key = &note.lock.key;
+    let mut what = format!("`{}`", key.dir);
+    if let Some(project) = &key.project {
+        what.push_str(&format!(" (project `{project}`)"));
+    }
+    format!(
+        "**Unlocked from the dashboard**: {} released the lock on {what}, workspace `{}`, in the atoll dashboard. Its plan was discarded.\n\nTo apply this pull request, plan again: comment `{executable} plan {}`.\n",
+        escape(&note.actor.name),
+        key.workspace,
+        key.plan_flags()
+    )
+}
+
+/// Which forge the locked PR is on: the one of the plan job that took the lock, else the only
+/// forge configured.
+async fn lock_forge(r: &Runner, lock: &Lock) -> anyhow::Result<ForgeKind> {
+    if let Some(id) = lock.owner.job
+        && let Some(job) = r.store.get_job(id).await?
+        && let Some(kind) = job
+            .payload
+            .get("forge")
+            .and_then(|f| serde_json::from_value::<ForgeKind>(f.clone()).ok())
+    {
+        return Ok(kind);
+    }
+    match (&r.github, &r.gitea) {
+        (Some(_), None) => Ok(ForgeKind::Github),
+        (None, Some(_)) => Ok(ForgeKind::Gitea),
+        _ => Err(anyhow!(
+            "cannot tell which forge {} is on: the plan job that took the lock is gone and {} forges are configured; tell the PR by hand",
+            lock.key.repo,
+            if r.github.is_some() { "both" } else { "no" }
+        )),
+    }
 }
 
 /// The PR was merged or closed: release its locks, drop its plans and its checkout.
@@ -114,4 +182,52 @@ pub(super) async fn version(_r: &Runner, job: &Job) -> anyhow::Result<()> {
     job.comment(&format!("atoll {}\n", env!("CARGO_PKG_VERSION")))
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::{RepoDir, Workspace};
+    use crate::locks::{LockKey, LockOwner};
+
+    fn note(actor: &str) -> UnlockAnnouncement {
+        let at = time::OffsetDateTime::UNIX_EPOCH;
+        UnlockAnnouncement {
+            actor: Actor::new(actor, ActorVia::Dashboard),
+            lock: Lock {
+                id: uuid::Uuid::nil(),
+                key: LockKey {
+                    repo: "github.com/acme/infra".to_owned(),
+                    dir: RepoDir::parse("envs/dev").unwrap_or_else(|e| panic!("{e}")),
+                    workspace: Workspace::parse("staging").unwrap_or_else(|e| panic!("{e}")),
+                    project: None,
+                },
+                owner: LockOwner {
+                    pr: 7,
+                    pr_url: String::new(),
+                    head_sha: "abc".to_owned(),
+                    user: "alice".to_owned(),
+                    job: None,
+                    summary: String::new(),
+                },
+                locked_at: at,
+                planned_at: at,
+            },
+        }
+    }
+
+    #[test]
+    fn unlock_announcement_names_the_actor_escaped_and_the_replan_command() {
+        let body = unlock_announcement("atlantis", &note("ops"));
+        assert!(
+            body.contains("ops released the lock on `envs/dev`"),
+            "{body}"
+        );
+        assert!(
+            body.contains("`atlantis plan -d envs/dev -w staging`"),
+            "{body}"
+        );
+        let evil = unlock_announcement("atlantis", &note("@admins <img src=x>"));
+        assert!(!evil.contains("@admins") && !evil.contains('<'), "{evil}");
+    }
 }

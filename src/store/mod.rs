@@ -220,6 +220,49 @@ pub struct Job {
     #[serde(with = "time::serde::rfc3339::option")]
     pub lease_until: Option<OffsetDateTime>,
     pub error: Option<String>,
+    /// Apply progress, once the job has reported it.
+    pub progress: Option<JobProgress>,
+}
+
+/// How far an apply is: `done` of `total` guests finished (changed or failed); `done <= total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct JobProgress {
+    done: u32,
+    total: u32,
+}
+
+impl JobProgress {
+    /// `done` is capped at `total`.
+    pub fn new(done: u32, total: u32) -> Self {
+        Self {
+            done: done.min(total),
+            total,
+        }
+    }
+
+    pub fn done(self) -> u32 {
+        self.done
+    }
+
+    pub fn total(self) -> u32 {
+        self.total
+    }
+
+    /// Whole percent, 100 for an empty total.
+    pub fn percent(self) -> u32 {
+        if self.total == 0 {
+            return 100;
+        }
+        let pct = u64::from(self.done) * 100 / u64::from(self.total);
+        u32::try_from(pct).unwrap_or(100)
+    }
+
+    /// From the stored columns; `None` when no progress was reported or the row is inconsistent.
+    pub(crate) fn from_db(done: Option<i64>, total: Option<i64>) -> Option<Self> {
+        let done = u32::try_from(done?).ok()?;
+        let total = u32::try_from(total?).ok()?;
+        (done <= total).then_some(Self { done, total })
+    }
 }
 
 /// Limits applied when claiming.
@@ -340,6 +383,15 @@ pub trait Store: LockStore + Send + Sync + Debug {
         worker: &str,
         state: JobState,
         error: Option<&str>,
+    ) -> Result<bool, StoreError>;
+
+    /// Records apply progress on a job this worker holds while it is `running` or `applying`;
+    /// `false` when it is not (any more). The last write wins.
+    async fn set_progress(
+        &self,
+        job: Uuid,
+        worker: &str,
+        progress: JobProgress,
     ) -> Result<bool, StoreError>;
 
     /// Expired leases: `running` back to `queued` (or `failed` after [`MAX_ATTEMPTS`] claims),

@@ -14,15 +14,16 @@ use uuid::Uuid;
 use super::pg_signal::PgSignal;
 use super::rows::{self, INTERRUPTED_MESSAGE};
 use super::{
-    ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, MAX_ATTEMPTS, NewDelivery,
-    NewJob, PRUNE_BATCH, Pruned, Reaped, Store, StoreError, schema, transition_sources,
+    ClaimLimits, DeliveryOutcome, Job, JobProgress, JobSignal, JobState, LogLine, MAX_ATTEMPTS,
+    NewDelivery, NewJob, PRUNE_BATCH, Pruned, Reaped, Store, StoreError, schema,
+    transition_sources,
 };
 
 const CONNECTIONS: u32 = 10;
 /// Serialises claims per schema: `pg_advisory_xact_lock(CLAIM_LOCK, hashtext(current_schema()))`.
 const CLAIM_LOCK: i32 = 0x4154_4F4C; // "ATOL"
-const JOB_COLUMNS: &str =
-    "id, kind, repo, pr, state, payload, attempts, worker, created_at, lease_until, error";
+const JOB_COLUMNS: &str = "id, kind, repo, pr, state, payload, attempts, worker, created_at, \
+     lease_until, error, progress_done, progress_total";
 /// `clock_timestamp()` plus `$n` microseconds.
 macro_rules! lease_from_now {
     ($n:literal) => {
@@ -91,6 +92,12 @@ fn job_from_row(row: &PgRow) -> Result<Job, StoreError> {
         created_at: row.try_get("created_at")?,
         lease_until: row.try_get("lease_until")?,
         error: row.try_get("error")?,
+        progress: JobProgress::from_db(
+            row.try_get::<Option<i32>, _>("progress_done")?
+                .map(i64::from),
+            row.try_get::<Option<i32>, _>("progress_total")?
+                .map(i64::from),
+        ),
     })
 }
 
@@ -306,6 +313,26 @@ impl Store for PgStore {
         .rows_affected();
         tx.commit().await?;
         Ok(Pruned { deliveries, jobs })
+    }
+
+    async fn set_progress(
+        &self,
+        job: Uuid,
+        worker: &str,
+        progress: JobProgress,
+    ) -> Result<bool, StoreError> {
+        let updated = sqlx::query(
+            "UPDATE jobs SET progress_done = $1, progress_total = $2, updated_at = clock_timestamp()
+             WHERE id = $3 AND worker = $4 AND state IN ('running', 'applying')",
+        )
+        .bind(i32::try_from(progress.done()).unwrap_or(i32::MAX))
+        .bind(i32::try_from(progress.total()).unwrap_or(i32::MAX))
+        .bind(job)
+        .bind(worker)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        Ok(updated == 1)
     }
 
     async fn reap(&self) -> Result<Reaped, StoreError> {

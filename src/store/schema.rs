@@ -29,6 +29,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         include_str!("../../migrations/sqlite/0010_locks_plans_audit.sql"),
     ),
     (
+        12,
+        "job progress",
+        include_str!("../../migrations/sqlite/0012_job_progress.sql"),
+    ),
+    (
         13,
         "web sessions",
         include_str!("../../migrations/sqlite/0013_web_sessions.sql"),
@@ -51,6 +56,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         10,
         "locks plans audit",
         include_str!("../../migrations/postgres/0010_locks_plans_audit.sql"),
+    ),
+    (
+        12,
+        "job progress",
+        include_str!("../../migrations/postgres/0012_job_progress.sql"),
     ),
     (
         13,

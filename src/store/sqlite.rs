@@ -17,8 +17,8 @@ use super::rows;
 use super::sqlite_commit::{Committer, Write, Written};
 use super::sqlite_writes::{Claim, JOB_COLUMNS, job_from_row};
 use super::{
-    ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, NewDelivery, NewJob, Pruned,
-    Reaped, Store, StoreError, schema,
+    ClaimLimits, DeliveryOutcome, Job, JobProgress, JobSignal, JobState, LogLine, NewDelivery,
+    NewJob, Pruned, Reaped, Store, StoreError, schema,
 };
 
 /// How long a writer waits for another process holding the database lock.
@@ -257,6 +257,20 @@ impl Store for SqliteStore {
             Written::Pruned(pruned) => Ok(pruned),
             other => Err(unexpected(&other)),
         }
+    }
+
+    async fn set_progress(
+        &self,
+        job: Uuid,
+        worker: &str,
+        progress: JobProgress,
+    ) -> Result<bool, StoreError> {
+        let write = Write::Progress {
+            job,
+            worker: worker.to_owned(),
+            progress,
+        };
+        moved(self.committer.write(write).await?)
     }
 
     async fn reap(&self) -> Result<Reaped, StoreError> {

@@ -48,6 +48,11 @@ pub(super) enum Write {
         state: JobState,
         error: Option<String>,
     },
+    Progress {
+        job: Uuid,
+        worker: String,
+        progress: super::JobProgress,
+    },
     Reap,
     /// Retention; `older_than` in microseconds.
     Prune {

@@ -9,12 +9,12 @@ use uuid::Uuid;
 use super::rows::{self, INTERRUPTED_MESSAGE};
 use super::sqlite_commit::{Write, Written};
 use super::{
-    DeliveryOutcome, Job, JobState, MAX_ATTEMPTS, NewDelivery, NewJob, PRUNE_BATCH, Pruned, Reaped,
-    StoreError,
+    DeliveryOutcome, Job, JobProgress, JobState, MAX_ATTEMPTS, NewDelivery, NewJob, PRUNE_BATCH,
+    Pruned, Reaped, StoreError,
 };
 
-pub(super) const JOB_COLUMNS: &str =
-    "id, kind, repo, pr, state, payload, attempts, worker, created_at, lease_until, error";
+pub(super) const JOB_COLUMNS: &str = "id, kind, repo, pr, state, payload, attempts, worker, created_at, lease_until, error, \
+     progress_done, progress_total";
 
 /// One write inside the open transaction; `now` is the batch's time in microseconds.
 pub(super) async fn write_one(
@@ -43,6 +43,13 @@ pub(super) async fn write_one(
             state,
             error,
         } => transition(conn, *job, worker, *state, error.as_deref(), now)
+            .await
+            .map(Written::Moved),
+        Write::Progress {
+            job,
+            worker,
+            progress,
+        } => set_progress(conn, *job, worker, *progress, now)
             .await
             .map(Written::Moved),
         Write::Reap => reap(conn, now).await.map(Written::Reaped),
@@ -239,6 +246,28 @@ async fn transition(
     Ok(updated == 1)
 }
 
+async fn set_progress(
+    conn: &mut SqliteConnection,
+    job: Uuid,
+    worker: &str,
+    progress: JobProgress,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let updated = sqlx::query(
+        "UPDATE jobs SET progress_done = ?1, progress_total = ?2, updated_at = ?3
+         WHERE id = ?4 AND worker = ?5 AND state IN ('running', 'applying')",
+    )
+    .bind(i64::from(progress.done()))
+    .bind(i64::from(progress.total()))
+    .bind(now)
+    .bind(job.to_string())
+    .bind(worker)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    Ok(updated == 1)
+}
+
 async fn reap(conn: &mut SqliteConnection, now: i64) -> Result<Reaped, StoreError> {
     let failed = sqlx::query(
         "UPDATE jobs SET state = 'failed', lease_until = NULL, error = ?1, finished_at = ?2,
@@ -340,5 +369,9 @@ pub(super) fn job_from_row(row: &SqliteRow) -> Result<Job, StoreError> {
         created_at: time_from_micros(row.try_get("created_at")?)?,
         lease_until: lease_until.map(time_from_micros).transpose()?,
         error: row.try_get("error")?,
+        progress: JobProgress::from_db(
+            row.try_get("progress_done")?,
+            row.try_get("progress_total")?,
+        ),
     })
 }

@@ -1,8 +1,9 @@
-//! The web dashboard (locks with unlock, jobs with live logs, the apply switch, protected
-//! guests), its login, the bearer-token JSON API under `/api` and `/metrics`.
+//! The web dashboard (locks with unlock, jobs with live logs and apply progress, pull requests
+//! with their plans, the apply switch, protected guests), its login, the bearer-token JSON API
+//! under `/api` and `/metrics`.
 //!
-//! Owns: sessions (rows in the store's `web_sessions`, by token hash), CSRF tokens, the page templates (`templates/web/`, embedded so
-//! the binary runs from any directory, autoescaped) and the HTTP shape of the API. It must not
+//! Owns: sessions (rows in the store's `web_sessions`, by token hash), CSRF tokens, the page
+//! templates (`templates/web/`, embedded so the binary runs from any directory, autoescaped) and the HTTP shape of the API. It must not
 //! decide who holds a lock or run jobs: unlocks go through `LockStore::lock_release` (which
 //! writes the audit event) and the PR announcement is a queued `announce_unlock` job.
 
@@ -12,6 +13,7 @@ mod login;
 mod metrics;
 mod pages;
 mod protect;
+mod pulls;
 mod stream;
 mod views;
 
@@ -36,7 +38,7 @@ pub use auth::{hash_password, hash_password_cli};
 pub use metrics::{WebhookCounters, count_webhooks};
 
 /// The job kind that tells a PR its lock was released from the dashboard.
-pub const ANNOUNCE_UNLOCK_KIND: &str = "announce_unlock";
+pub const ANNOUNCE_UNLOCK_KIND: &str = crate::locks::UnlockAnnouncement::KIND;
 
 /// The in-memory counters other parts record and `/metrics` shows.
 #[derive(Debug, Clone)]
@@ -71,6 +73,8 @@ pub struct WebState {
     api_token: Option<SecretString>,
     registries: Registries,
     discovery: protect::Discovery,
+    /// The command word users type (`atlantis`), for the next steps pages suggest.
+    executable: String,
 }
 
 impl WebState {
@@ -99,6 +103,7 @@ impl WebState {
             protect: Arc::new(settings.protect.clone()),
             api_token: settings.api.token.clone(),
             registries,
+            executable: settings.commands.executable_name.clone(),
         })
     }
 }
@@ -108,6 +113,7 @@ impl WebState {
 pub fn router(state: WebState, request_timeout: Duration) -> Router {
     let timed = Router::new()
         .merge(pages::routes())
+        .merge(pulls::routes())
         .nest("/api", api::routes(state.clone()))
         .route("/metrics", get(metrics::metrics))
         .route("/static/atoll.css", get(css))

@@ -16,13 +16,13 @@ use super::auth::{self, Session};
 use super::login;
 use super::views::{self, JobView, LockView, page};
 use super::{ANNOUNCE_UNLOCK_KIND, WebState};
-use crate::locks::{Actor, ActorVia, AuditStamp, LockQuery, Release};
+use crate::locks::{Actor, ActorVia, AuditStamp, LockQuery, Release, UnlockAnnouncement};
 use crate::store::{JobState, NewJob, StoreError};
 
 pub(super) type Fields = Form<HashMap<String, String>>;
 
 /// How many recent jobs the jobs page reads before filtering.
-const JOBS_SCAN: u32 = 2_000;
+pub(super) const JOBS_SCAN: u32 = 2_000;
 /// Audit events shown under the apply switch.
 const AUDIT_SHOWN: u32 = 20;
 /// Rows shown on the jobs page.
@@ -81,7 +81,7 @@ pub(super) fn context(s: Option<&Session>, title: &str) -> Context {
     ctx
 }
 
-fn message(
+pub(super) fn message(
     state: &WebState,
     status: StatusCode,
     title: &str,
@@ -95,7 +95,7 @@ fn message(
     r
 }
 
-fn store_down(state: &WebState, e: &StoreError, s: &Session) -> Response {
+pub(super) fn store_down(state: &WebState, e: &StoreError, s: &Session) -> Response {
     tracing::warn!(error = %e, "dashboard: store error");
     let (status, text) = match e {
         StoreError::NotFound(_) => (
@@ -181,7 +181,10 @@ async fn unlock(
             repo: lock.key.repo.clone(),
             pr: Some(lock.owner.pr),
             dedup_key: None,
-            payload: json!({ "actor": actor, "lock": lock }),
+            payload: json!(UnlockAnnouncement {
+                actor: actor.clone(),
+                lock: lock.clone(),
+            }),
         };
         if let Err(e) = state.store.enqueue(job).await {
             // The lock is released and audited; only the PR comment is lost. Say so.

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use crate::locks::Lock;
 use crate::store::Job;
 
-const TEMPLATES: [(&str, &str); 9] = [
+const TEMPLATES: [(&str, &str); 10] = [
     ("base.html", include_str!("../../templates/web/base.html")),
     ("login.html", include_str!("../../templates/web/login.html")),
     ("locks.html", include_str!("../../templates/web/locks.html")),
@@ -18,6 +18,7 @@ const TEMPLATES: [(&str, &str); 9] = [
     ),
     ("jobs.html", include_str!("../../templates/web/jobs.html")),
     ("job.html", include_str!("../../templates/web/job.html")),
+    ("pull.html", include_str!("../../templates/web/pull.html")),
     ("apply.html", include_str!("../../templates/web/apply.html")),
     (
         "protect.html",
@@ -95,6 +96,8 @@ pub(super) struct LockView {
     project: Option<String>,
     pr: u64,
     pr_url: Option<String>,
+    /// This PR's dashboard page.
+    pr_page: String,
     user: String,
     since: String,
     planned: String,
@@ -111,12 +114,30 @@ impl From<&Lock> for LockView {
             project: l.key.project.as_ref().map(ToString::to_string),
             pr: l.owner.pr,
             pr_url: safe_url(&l.owner.pr_url),
+            pr_page: super::pulls::pull_path(&l.key.repo, l.owner.pr),
             user: l.owner.user.clone(),
             since: when(l.locked_at),
             planned: when(l.planned_at),
             summary: l.owner.summary.clone(),
         }
     }
+}
+
+impl LockView {
+    /// The PR on its forge, when the stored link is a web link.
+    pub(super) fn pr_url(&self) -> Option<String> {
+        self.pr_url.clone()
+    }
+
+    /// The same lock with another plan summary line.
+    pub(super) fn with_summary(self, summary: String) -> Self {
+        Self { summary, ..self }
+    }
+}
+
+/// The first 8 characters of a commit id.
+pub(super) fn short_sha(sha: &str) -> &str {
+    sha.get(..8).unwrap_or(sha)
 }
 
 /// Only `http(s)` links are rendered (a `javascript:` URL would survive HTML escaping).
@@ -130,11 +151,22 @@ pub(super) struct JobView {
     kind: String,
     repo: String,
     pr: Option<u64>,
+    /// The PR's dashboard page, for jobs about a PR.
+    pr_page: Option<String>,
     state: &'static str,
     terminal: bool,
     created: String,
     attempts: u32,
     error: Option<String>,
+    progress: Option<ProgressView>,
+}
+
+/// An apply's progress bar: guests finished of total.
+#[derive(Debug, Serialize)]
+pub(super) struct ProgressView {
+    done: u32,
+    total: u32,
+    percent: u32,
 }
 
 impl From<&Job> for JobView {
@@ -144,11 +176,17 @@ impl From<&Job> for JobView {
             kind: j.kind.clone(),
             repo: j.repo.clone(),
             pr: j.pr,
+            pr_page: j.pr.map(|pr| super::pulls::pull_path(&j.repo, pr)),
             state: j.state.as_str(),
             terminal: j.state.is_terminal(),
             created: when(j.created_at),
             attempts: j.attempts,
             error: j.error.clone(),
+            progress: j.progress.map(|p| ProgressView {
+                done: p.done(),
+                total: p.total(),
+                percent: p.percent(),
+            }),
         }
     }
 }

@@ -1,4 +1,4 @@
-// Follows a running job's log over Server-Sent Events. The browser resumes with
+// Follows a running job's log and apply progress over Server-Sent Events. The browser resumes with
 // Last-Event-ID after a dropped connection; lines are added as text, never as HTML.
 (function () {
   var log = document.getElementById("log");
@@ -14,9 +14,28 @@
     log.appendChild(document.createTextNode("\n"));
     log.scrollTop = log.scrollHeight;
   };
+  source.addEventListener("progress", function (e) {
+    var parts = String(e.data).split("/");
+    var done = parseInt(parts[0], 10), total = parseInt(parts[1], 10);
+    if (isNaN(done) || isNaN(total)) return;
+    var box = document.getElementById("progress");
+    var bar = document.getElementById("progress-bar");
+    var text = document.getElementById("progress-text");
+    if (!box || !bar || !text) return;
+    bar.max = Math.max(total, 1);
+    bar.value = done;
+    text.textContent = done + " of " + total + " guests finished";
+    box.hidden = false;
+  });
+  function showState(name) {
+    var state = document.getElementById("job-state");
+    if (state) { state.textContent = name; state.className = "state " + name; }
+    var box = document.getElementById("progress");
+    if (box) box.className = "progress " + name;
+  }
+  source.addEventListener("state", function (e) { showState(e.data); });
   source.addEventListener("end", function (e) {
     source.close();
-    var state = document.getElementById("job-state");
-    if (state) { state.textContent = e.data; state.className = "state " + e.data; }
+    showState(e.data);
   });
 })();

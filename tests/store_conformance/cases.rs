@@ -6,12 +6,15 @@ mod claims;
 mod deliveries;
 #[path = "lifecycle.rs"]
 mod lifecycle;
+#[path = "progress.rs"]
+mod progress;
 #[path = "sessions.rs"]
 mod sessions;
 
 pub(crate) use claims::*;
 pub(crate) use deliveries::*;
 pub(crate) use lifecycle::*;
+pub(crate) use progress::*;
 pub(crate) use sessions::*;
 
 use std::time::Duration;

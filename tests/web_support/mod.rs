@@ -9,7 +9,11 @@ use argon2::password_hash::SaltString;
 use argon2::{Argon2, PasswordHasher};
 use atoll::app::App;
 use atoll::commands::{RepoDir, Workspace};
-use atoll::locks::{Acquisition, Lock, LockKey, LockOwner};
+use atoll::fakeforge::{FAKE_TOKEN, FakeComment, FakeForge};
+use atoll::locks::{Acquisition, Lock, LockKey, LockOwner, NewPlan, PlanSource, SavedPlan};
+use atoll::proxmox::plan::Plan;
+use atoll::pvesim::{Scenario, SimOptions, Simulator};
+use atoll::runner::Runner;
 use atoll::store::{DeliveryOutcome, NewJob, Store};
 use reqwest::StatusCode;
 use reqwest::header::{COOKIE, SET_COOKIE};
@@ -24,6 +28,8 @@ pub(crate) struct Server {
     pub(crate) base: String,
     pub(crate) store: Arc<dyn Store>,
     pub(crate) http: reqwest::Client,
+    /// The fake GitHub and the simulator, when started with [`start_with_forge`].
+    pub(crate) world: Option<World>,
     stop: tokio::sync::oneshot::Sender<()>,
     serving: tokio::task::JoinHandle<anyhow::Result<()>>,
     settings: atoll::config::Settings,
@@ -31,6 +37,17 @@ pub(crate) struct Server {
     dir: tempfile::TempDir,
 }
 
+/// A fake GitHub holding `REPO` and a Proxmox VE simulator, wired to the server's runner.
+pub(crate) struct World {
+    pub(crate) fake: FakeForge,
+    pub(crate) sim: Simulator,
+}
+
+pub(crate) const REPO: &str = "acme/infra";
+const WEBHOOK_SECRET: &str = "web-test-webhook-secret";
+const PVE_TOKEN: &str = "root@pam!atoll=secret";
+
+/// The dashboard alone: no forge, no runner (queued jobs stay queued).
 pub(crate) async fn start() -> Server {
     start_with("", false).await
 }
@@ -39,26 +56,80 @@ pub(crate) async fn start() -> Server {
 pub(crate) async fn start_with(extra: &str, runner: bool) -> Server {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = format!("{}{extra}", login_yaml(dir.path()));
+    let loaded = atoll::config::from_sources(&yaml, []).expect("config");
+    serve(loaded.settings, runner, dir, None).await
+}
+
+/// The dashboard with the PR runner, a fake GitHub and a simulator whose tasks each take
+/// `task` (slow enough to watch an apply).
+pub(crate) async fn start_with_forge(task: Duration) -> Server {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let scenario = serde_yaml_ng::from_str::<Scenario>("{}").expect("scenario");
+    let sim = Simulator::start(
+        &scenario,
+        SimOptions {
+            task_duration: task,
+            ..SimOptions::default()
+        },
+    )
+    .await
+    .expect("simulator");
+    let fake = FakeForge::github().await.expect("fake github");
+    fake.set_web_host("github.com");
+    let world = World { fake, sim };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = format!("{}{}", login_yaml(dir.path()), forge_yaml(&world));
+    let loaded = atoll::config::from_sources(&yaml, []).expect("config");
+    let server = serve(loaded.settings, true, dir, Some(world)).await;
+    if let Some(w) = &server.world {
+        w.fake.create_repo(REPO).await.expect("repo");
+        w.fake.set_permission(REPO, "atoll-bot", "admin");
+    }
+    server
+}
+
+fn login_yaml(dir: &std::path::Path) -> String {
     let salt = SaltString::encode_b64(b"web-http-test-salt").expect("salt");
     let hash = Argon2::default()
         .hash_password(b"correct horse", &salt)
         .expect("hash")
         .to_string();
-    let yaml = format!(
-        "server: {{listen: \"127.0.0.1:0\"}}\ndata_dir: {:?}\nweb: {{username: ops, password_hash: {hash:?}, max_failed_logins: 3}}\napi: {{token: {TOKEN:?}}}\n{extra}",
-        dir.path().display().to_string()
-    );
-    let loaded = atoll::config::from_sources(&yaml, []).expect("config");
-    serve(loaded.settings, runner, dir).await
+    format!(
+        "server: {{listen: \"127.0.0.1:0\"}}\ndata_dir: {:?}\nweb: {{username: ops, password_hash: {hash:?}, max_failed_logins: 3}}\napi: {{token: {TOKEN:?}}}\n",
+        dir.display().to_string()
+    )
 }
 
-async fn serve(settings: atoll::config::Settings, runner: bool, dir: tempfile::TempDir) -> Server {
+fn forge_yaml(w: &World) -> String {
+    format!(
+        "github: {{enabled: true, webhook_secret: {WEBHOOK_SECRET}, bot_user: atoll-bot, api_url: '{}', token: {FAKE_TOKEN}}}\n\
+         repo_allowlist: ['github.com/acme/*']\n\
+         proxmox: {{endpoint: '{}', api_token: '{PVE_TOKEN}'}}\n\
+         protect: {{discover: false}}\n\
+         repos:\n  - id: /.*/\n    apply_requirements: [approved]\n",
+        w.fake.api_url(),
+        w.sim.url()
+    )
+}
+
+async fn serve(
+    settings: atoll::config::Settings,
+    runner: bool,
+    dir: tempfile::TempDir,
+    world: Option<World>,
+) -> Server {
     let mut app = App::build(&settings).await.expect("build");
     if runner {
-        let r = atoll::runner::Runner::from_settings(&settings, app.store()).expect("runner");
+        let r = Runner::from_settings(&settings, app.store()).expect("runner");
         app = Arc::new(r).register(app);
     }
-    let base = format!("http://{}", app.local_addr().expect("addr"));
+    let addr = app.local_addr().expect("addr");
+    if let Some(w) = &world {
+        w.fake
+            .set_webhook(&format!("http://{addr}/events"), WEBHOOK_SECRET);
+    }
+    let base = format!("http://{addr}");
     let store = app.store();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(app.serve(async move {
@@ -73,6 +144,7 @@ async fn serve(settings: atoll::config::Settings, runner: bool, dir: tempfile::T
         base,
         store,
         http,
+        world,
         stop,
         serving,
         settings,
@@ -107,7 +179,7 @@ impl Server {
             .expect("server task")
             .expect("server stopped cleanly");
         drop(self.store);
-        serve(self.settings, self.runner, self.dir).await
+        serve(self.settings, self.runner, self.dir, self.world).await
     }
 
     pub(crate) fn url(&self, path: &str) -> String {
@@ -197,6 +269,49 @@ impl Server {
         }
     }
 
+    /// Saves a current plan for `envs/dev` of `repo#pr` in which guest `name` (2100) is
+    /// restarted and `atoll_self` (2200) is blocked by the guard, with its rendered text.
+    pub(crate) async fn plan(&self, repo: &str, pr: u64, name: &str) -> SavedPlan {
+        let guest = |address: String, vm_id: u32, blocked: serde_json::Value| {
+            json!({
+                "address": address,
+                "type": "proxmox_virtual_environment_container", "node": "pve", "vm_id": vm_id,
+                "actions": ["update"], "disruption": "restart", "blocked": blocked, "kind": "lxc",
+                "attributes": [{"path": "features.nesting", "before": false, "after": true,
+                                "effect": "restart", "pve_key": "features"}]
+            })
+        };
+        let plan: Plan = serde_json::from_value(json!({
+            "format_version": "1",
+            "source": {"sha": "0123456789abcdef", "config_hash": "c", "state_fingerprint": "f"},
+            "resource_changes": [
+                guest(format!("proxmox_virtual_environment_container.{name}"), 2100, json!(null)),
+                guest("proxmox_virtual_environment_container.atoll_self".to_owned(), 2200,
+                      json!({"rule": "restart", "reason": "guest 2200 is atoll's own <host>"})),
+            ],
+            "summary": {"add": 0, "change": 2, "destroy": 0, "replace": 0, "restart": 2, "blocked": 1}
+        }))
+        .expect("plan document");
+        let new = NewPlan {
+            key: LockKey {
+                repo: repo.to_owned(),
+                dir: RepoDir::parse("envs/dev").expect("dir"),
+                workspace: Workspace::parse("default").expect("ws"),
+                project: None,
+            },
+            pr,
+            job: None,
+            source: PlanSource {
+                head_sha: "0123456789abcdef".to_owned(),
+                config_hash: "c".to_owned(),
+                state_fingerprint: "f".to_owned(),
+            },
+            document: serde_json::to_value(&plan).expect("json"),
+            rendered: atoll::render::plan_text(&plan),
+        };
+        self.store.plan_save(&new).await.expect("save plan")
+    }
+
     pub(crate) async fn job(&self, kind: &str, lines: &[&str]) -> Uuid {
         let job = NewJob {
             kind: kind.to_owned(),
@@ -215,4 +330,50 @@ impl Server {
         }
         id
     }
+}
+
+impl World {
+    /// Waits (deadline 60 s) for a comment by atoll on `pr` whose body contains `needle`.
+    pub(crate) async fn comment_containing(&self, pr: u64, needle: &str) -> FakeComment {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let found = self
+                .fake
+                .comments(REPO, pr)
+                .into_iter()
+                .find(|c| c.author == "atoll-bot" && c.body.contains(needle));
+            if let Some(c) = found {
+                return c;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no comment containing {needle:?} on #{pr}; comments: {:#?}",
+                self.fake.comments(REPO, pr)
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// A container for the bpg provider on the simulator's node `pve`.
+pub(crate) fn container(name: &str, cores: u32, started: bool) -> String {
+    format!(
+        r#"resource "proxmox_virtual_environment_container" "{name}" {{
+  node_name = "pve"
+  unprivileged = true
+  started = {started}
+  operating_system {{
+    template_file_id = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
+    type             = "debian"
+  }}
+  disk {{
+    datastore_id = "local-lvm"
+    size         = 8
+  }}
+  cpu {{
+    cores = {cores}
+  }}
+}}
+"#
+    )
 }
