@@ -28,6 +28,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "locks plans audit",
         include_str!("../../migrations/sqlite/0010_locks_plans_audit.sql"),
     ),
+    (
+        11,
+        "plan comments",
+        include_str!("../../migrations/sqlite/0011_plan_comments.sql"),
+    ),
 ];
 
 /// `(version, description, sql)` for PostgreSQL, oldest first.
@@ -46,6 +51,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         10,
         "locks plans audit",
         include_str!("../../migrations/postgres/0010_locks_plans_audit.sql"),
+    ),
+    (
+        11,
+        "plan comments",
+        include_str!("../../migrations/postgres/0011_plan_comments.sql"),
     ),
 ];
 
