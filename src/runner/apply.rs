@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, anyhow};
 
+use super::interrupted::log;
 use super::project::{self, checkout, lock_key, open_pull, project_io, resolve};
 use super::{Job, Runner};
 use crate::commands::Command;
@@ -99,6 +100,8 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
             .await?;
         return Ok(());
     }
+    // The first of the lines an interrupted apply is reported from (see `interrupted`).
+    job.step(&log::head(pull.head_sha.as_str())).await;
     let mut failed = false;
     for (saved, p) in &projects {
         failed |= !apply_one(r, job, &co.path, &pull, saved, p).await?;
@@ -148,12 +151,19 @@ async fn unmet_requirements(
         let why = match req {
             Requirement::Approved => {
                 let approval = job.forge.approval(&job.name, pull.number).await?;
-                (!approval.is_approved()).then(|| "the pull request has no approving review; ask a reviewer to approve it".to_owned())
+                (!approval.is_approved()).then(|| {
+                    "the pull request has no approving review; ask a reviewer to approve it"
+                        .to_owned()
+                })
             }
             Requirement::Mergeable => match &pull.mergeable {
                 Mergeable::Yes => None,
-                Mergeable::No { reason } => Some(format!("the forge says it cannot be merged: {reason}")),
-                Mergeable::Unknown => Some("the forge is still computing mergeability; try again in a minute".to_owned()),
+                Mergeable::No { reason } => {
+                    Some(format!("the forge says it cannot be merged: {reason}"))
+                }
+                Mergeable::Unknown => Some(
+                    "the forge is still computing mergeability; try again in a minute".to_owned(),
+                ),
             },
             Requirement::Undiverged => Some(
                 "atoll cannot check `undiverged` yet; remove it from apply_requirements or merge the base branch and apply by hand".to_owned(),
@@ -225,17 +235,20 @@ async fn apply_one(
     let comment = job
         .comment(&view::apply_progress(&label, &[], None))
         .await?;
+    for address in log::planned_guests(&plan) {
+        job.step(&log::planned(&label, address)).await;
+    }
     job.ctx.begin_apply().await?;
     let desired = crate::proxmox::cli::settle_state(&state, &input, &prepared).await?;
     let lines: Arc<Mutex<Vec<GuestLine>>> = Arc::default();
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let events = {
         let lines = Arc::clone(&lines);
         move |event: &ApplyEvent| {
             if let Ok(mut l) = lines.lock() {
                 record(&mut l, event);
             }
-            let _ = tx.send(());
+            let _ = tx.send(log::event(event));
         }
     };
     let executor = Executor {
@@ -274,7 +287,8 @@ async fn apply_one(
     Ok(!report.failed())
 }
 
-/// Edits the apply comment each time a guest's step starts or ends.
+/// Logs each guest event to the job's durable log and edits the apply comment each time a
+/// guest's step starts or ends.
 struct Progress<'a> {
     job: &'a Job,
     comment: CommentId,
@@ -286,13 +300,19 @@ impl Progress<'_> {
     async fn follow(
         &self,
         run: impl std::future::Future<Output = ApplyReport>,
-        mut changed: tokio::sync::mpsc::UnboundedReceiver<()>,
+        mut changed: tokio::sync::mpsc::UnboundedReceiver<String>,
     ) -> ApplyReport {
         tokio::pin!(run);
         loop {
             tokio::select! {
-                report = &mut run => return report,
-                Some(()) = changed.recv() => {
+                report = &mut run => {
+                    while let Ok(line) = changed.try_recv() {
+                        self.job.step(&line).await;
+                    }
+                    return report;
+                }
+                Some(line) = changed.recv() => {
+                    self.job.step(&line).await;
                     let snapshot = self.lines.lock().map(|l| l.clone()).unwrap_or_default();
                     let body = view::apply_progress(self.label, &snapshot, None);
                     if let Err(e) = self.job.edit(self.comment, &body).await {
