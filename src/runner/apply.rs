@@ -94,7 +94,7 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
             (s, p)
         })
         .collect();
-    let unmet = unmet_requirements(job, &pull, &projects).await?;
+    let unmet = unmet_requirements(r, job, &pull, &projects).await?;
     if !unmet.is_empty() {
         job.comment(&view::unmet_requirements(&r.executable, &unmet))
             .await?;
@@ -136,6 +136,7 @@ fn project_for(resolution: &Resolution, saved: &SavedPlan) -> Project {
 
 /// Each unmet requirement, named with why, across the projects to apply.
 async fn unmet_requirements(
+    r: &Runner,
     job: &Job,
     pull: &PullDetails,
     projects: &[(SavedPlan, Project)],
@@ -165,9 +166,7 @@ async fn unmet_requirements(
                     "the forge is still computing mergeability; try again in a minute".to_owned(),
                 ),
             },
-            Requirement::Undiverged => Some(
-                "atoll cannot check `undiverged` yet; remove it from apply_requirements or merge the base branch and apply by hand".to_owned(),
-            ),
+            Requirement::Undiverged => project::undiverged(r, job, pull).await?,
         };
         if let Some(why) = why {
             unmet.push((req.as_str().to_owned(), why));
