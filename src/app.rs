@@ -76,6 +76,16 @@ impl App {
         self
     }
 
+    /// Sends each non-empty reaper pass (jobs requeued, failed or interrupted) to `reports`.
+    #[must_use]
+    pub fn report_reaped(
+        mut self,
+        reports: tokio::sync::mpsc::UnboundedSender<crate::store::Reaped>,
+    ) -> Self {
+        self.queue = self.queue.report_reaped(reports);
+        self
+    }
+
     /// The address actually bound (useful with port 0).
     pub fn local_addr(&self) -> anyhow::Result<SocketAddr> {
         self.listener

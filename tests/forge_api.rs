@@ -41,6 +41,10 @@ async fn pull_request_reports_head_base_author_and_clone_url(kind: ForgeKind) {
     assert_eq!(pr.head_sha.as_str(), s.fake.head_sha(REPO, n).expect("sha"));
     assert_ne!(pr.head_sha, pr.base_sha);
     assert_eq!(pr.clone_url, s.fake.clone_url(REPO).expect("url"));
+    assert_eq!(
+        pr.base_clone_url, pr.clone_url,
+        "not a fork: one repository"
+    );
     assert_eq!(pr.mergeable, Mergeable::Yes);
 }
 

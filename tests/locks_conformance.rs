@@ -29,4 +29,5 @@ per_backend!(
     turning_apply_switch_off_records_who_and_audits_once,
     concurrent_switch_offs_audit_exactly_once,
     locks_plans_and_switch_survive_reopening_the_store,
+    plan_comments_are_replaced_per_pr_and_survive_reopening,
 );

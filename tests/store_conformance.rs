@@ -32,6 +32,7 @@ per_backend!(
     expired_running_job_is_requeued_with_attempts_counted,
     expired_applying_job_is_interrupted_not_retried,
     retention_deletes_finished_jobs_and_old_deliveries_only,
+    jobs_in_a_state_are_listed_newest_first,
     job_that_keeps_losing_its_worker_fails_after_max_attempts,
     unexpired_lease_is_not_reaped,
     job_log_lines_are_dense_ordered_and_resumable,

@@ -60,6 +60,9 @@ pub struct PullDetails {
     pub mergeable: Mergeable,
     /// Where to fetch the head commit from (the fork for fork PRs, else the base repository).
     pub clone_url: String,
+    /// Where to fetch the base branch from (the base repository; same as `clone_url` unless
+    /// the PR comes from a fork).
+    pub base_clone_url: String,
 }
 
 /// One changed file of a PR.

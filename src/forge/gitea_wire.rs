@@ -65,6 +65,10 @@ impl Pull {
                     .to_owned(),
             },
         };
+        let base_clone_url = [&self.base.repo, &self.head.repo]
+            .into_iter()
+            .flatten()
+            .find_map(|r| r.clone_url.clone());
         let clone_url = [&self.head.repo, &self.base.repo]
             .into_iter()
             .flatten()
@@ -81,6 +85,7 @@ impl Pull {
             base_ref: self.base.name,
             base_sha: sha(&self.base.sha)?,
             mergeable,
+            base_clone_url: base_clone_url.unwrap_or_else(|| clone_url.clone()),
             clone_url,
         })
     }

@@ -58,6 +58,10 @@ impl Pull {
             ("open", _) => PrState::Open,
             _ => PrState::Closed,
         };
+        let base_clone_url = [&self.base.repo, &self.head.repo]
+            .into_iter()
+            .flatten()
+            .find_map(|r| r.clone_url.clone());
         let clone_url = [&self.head.repo, &self.base.repo]
             .into_iter()
             .flatten()
@@ -78,6 +82,7 @@ impl Pull {
             base_ref: self.base.name,
             base_sha: sha(&self.base.sha)?,
             mergeable: mergeable(draft, self.mergeable, self.mergeable_state.as_deref()),
+            base_clone_url: base_clone_url.unwrap_or_else(|| clone_url.clone()),
             clone_url,
         })
     }

@@ -90,6 +90,9 @@ impl Store for DownStore {
     async fn list_jobs(&self, _: u32) -> Result<Vec<Job>, StoreError> {
         down()
     }
+    async fn list_jobs_in_state(&self, _: JobState, _: u32) -> Result<Vec<Job>, StoreError> {
+        down()
+    }
     async fn append_log(&self, _: Uuid, _: &str) -> Result<i64, StoreError> {
         down()
     }
@@ -125,6 +128,14 @@ impl crate::store::LockStore for DownStore {
         down()
     }
     async fn plan_supersede_pr(&self, _: &str, _: u64) -> Result<u64, StoreError> {
+        down()
+    }
+    async fn plan_comments_replace(
+        &self,
+        _: &str,
+        _: u64,
+        _: &[u64],
+    ) -> Result<Vec<u64>, StoreError> {
         down()
     }
     async fn audit_append(&self, _: &NewAuditEvent) -> Result<AuditEvent, StoreError> {

@@ -195,6 +195,40 @@ pub fn apply_progress(label: &str, lines: &[GuestLine], done: Option<&str>) -> S
     out
 }
 
+/// The report of an apply cut short by a restart: per project, each guest's last known state
+/// (from the apply's log), that nothing is retried, and the next step. `job` is atoll's id.
+pub fn apply_interrupted(
+    executable: &str,
+    job: &str,
+    projects: &[(String, Vec<GuestLine>)],
+) -> String {
+    let mut out = format!(
+        "**Apply Interrupted**: atoll stopped (crash or restart) while this apply was running \
+         (job `{}`), so it did not finish.\n\n",
+        code_safe(job)
+    );
+    if projects.is_empty() {
+        out.push_str("Its log names no guest: it stopped before changing any.\n");
+    } else {
+        out.push_str("What the apply's log says about each guest:\n");
+    }
+    for (label, guests) in projects {
+        out.push_str(&format!("\n#### {}\n\n", escape(label)));
+        for g in guests {
+            out.push_str(&format!(
+                "* `{}`: {}\n",
+                code_safe(&g.address),
+                escape(&g.status)
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "\nNothing will be retried automatically. Comment `{executable} plan` to see the real \
+         state of the guests, review the new plan, then `{executable} apply` again.\n"
+    ));
+    out
+}
+
 fn code_safe(s: &str) -> String {
     s.replace('`', "'")
 }
@@ -202,6 +236,33 @@ fn code_safe(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interrupted_apply_names_each_guest_escaped_and_the_next_step() {
+        let body = apply_interrupted(
+            "atlantis",
+            "j-1",
+            &[(
+                "dir: a <b>".into(),
+                vec![GuestLine {
+                    address: "ct.`x`".into(),
+                    status: "FAILED: <script>@alice".into(),
+                }],
+            )],
+        );
+        assert!(body.contains("**Apply Interrupted**"), "{body}");
+        assert!(
+            !body.contains("<script>") && !body.contains("<b>"),
+            "{body}"
+        );
+        assert!(!body.contains("ct.`x`"), "{body}");
+        assert!(!body.contains("@alice"), "{body}");
+        assert!(
+            body.contains("Nothing will be retried automatically"),
+            "{body}"
+        );
+        assert!(body.contains("`atlantis plan`"), "{body}");
+    }
 
     #[test]
     fn conflict_names_holder_and_replan_command() {

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, anyhow};
 
+use super::interrupted::log;
 use super::progress::GuestProgress;
 use super::project::{self, checkout, lock_key, open_pull, project_io, resolve};
 use super::{Job, Runner};
@@ -95,7 +96,7 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
             (s, p)
         })
         .collect();
-    let unmet = unmet_requirements(job, &pull, &projects).await?;
+    let unmet = unmet_requirements(r, job, &pull, &projects).await?;
     if !unmet.is_empty() {
         job.comment(&view::unmet_requirements(&r.executable, &unmet))
             .await?;
@@ -106,6 +107,8 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
             .iter()
             .map(|(s, _)| serde_json::from_value::<Plan>(s.document.clone()).ok()),
     );
+    // The first of the lines an interrupted apply is reported from (see `interrupted`).
+    job.step(&log::head(pull.head_sha.as_str())).await;
     let mut failed = false;
     for (i, (saved, p)) in projects.iter().enumerate() {
         guests.start_project(i);
@@ -141,6 +144,7 @@ fn project_for(resolution: &Resolution, saved: &SavedPlan) -> Project {
 
 /// Each unmet requirement, named with why, across the projects to apply.
 async fn unmet_requirements(
+    r: &Runner,
     job: &Job,
     pull: &PullDetails,
     projects: &[(SavedPlan, Project)],
@@ -156,16 +160,21 @@ async fn unmet_requirements(
         let why = match req {
             Requirement::Approved => {
                 let approval = job.forge.approval(&job.name, pull.number).await?;
-                (!approval.is_approved()).then(|| "the pull request has no approving review; ask a reviewer to approve it".to_owned())
+                (!approval.is_approved()).then(|| {
+                    "the pull request has no approving review; ask a reviewer to approve it"
+                        .to_owned()
+                })
             }
             Requirement::Mergeable => match &pull.mergeable {
                 Mergeable::Yes => None,
-                Mergeable::No { reason } => Some(format!("the forge says it cannot be merged: {reason}")),
-                Mergeable::Unknown => Some("the forge is still computing mergeability; try again in a minute".to_owned()),
+                Mergeable::No { reason } => {
+                    Some(format!("the forge says it cannot be merged: {reason}"))
+                }
+                Mergeable::Unknown => Some(
+                    "the forge is still computing mergeability; try again in a minute".to_owned(),
+                ),
             },
-            Requirement::Undiverged => Some(
-                "atoll cannot check `undiverged` yet; remove it from apply_requirements or merge the base branch and apply by hand".to_owned(),
-            ),
+            Requirement::Undiverged => project::undiverged(r, job, pull).await?,
         };
         if let Some(why) = why {
             unmet.push((req.as_str().to_owned(), why));
@@ -234,11 +243,14 @@ async fn apply_one(
     let comment = job
         .comment(&view::apply_progress(&label, &[], None))
         .await?;
+    for address in log::planned_guests(&plan) {
+        job.step(&log::planned(&label, address)).await;
+    }
     job.ctx.begin_apply().await?;
     guests.report(job).await;
     let desired = crate::proxmox::cli::settle_state(&state, &input, &prepared).await?;
     let lines: Arc<Mutex<Vec<GuestLine>>> = Arc::default();
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let events = {
         let lines = Arc::clone(&lines);
         move |event: &ApplyEvent| {
@@ -246,7 +258,7 @@ async fn apply_one(
                 record(&mut l, event);
             }
             guests.record(event);
-            let _ = tx.send(());
+            let _ = tx.send(log::event(event));
         }
     };
     let executor = Executor {
@@ -287,7 +299,8 @@ async fn apply_one(
     Ok(!report.failed())
 }
 
-/// Edits the apply comment each time a guest's step starts or ends.
+/// Logs each guest event to the job's durable log and edits the apply comment each time a
+/// guest's step starts or ends.
 struct Progress<'a> {
     job: &'a Job,
     comment: CommentId,
@@ -300,13 +313,19 @@ impl Progress<'_> {
     async fn follow(
         &self,
         run: impl std::future::Future<Output = ApplyReport>,
-        mut changed: tokio::sync::mpsc::UnboundedReceiver<()>,
+        mut changed: tokio::sync::mpsc::UnboundedReceiver<String>,
     ) -> ApplyReport {
         tokio::pin!(run);
         loop {
             tokio::select! {
-                report = &mut run => return report,
-                Some(()) = changed.recv() => {
+                report = &mut run => {
+                    while let Ok(line) = changed.try_recv() {
+                        self.job.step(&line).await;
+                    }
+                    return report;
+                }
+                Some(line) = changed.recv() => {
+                    self.job.step(&line).await;
                     let snapshot = self.lines.lock().map(|l| l.clone()).unwrap_or_default();
                     let body = view::apply_progress(self.label, &snapshot, None);
                     if let Err(e) = self.job.edit(self.comment, &body).await {

@@ -32,7 +32,6 @@ impl Runner {
             proxmox: settings.proxmox.as_ref().map(proxmox).transpose()?,
             protect: protect(settings),
             executable: settings.commands.executable_name.clone(),
-            plan_comments: std::sync::Mutex::default(),
         })
     }
 }

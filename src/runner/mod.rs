@@ -1,5 +1,6 @@
-//! The jobs behind PR automation: `autoplan`/`plan`, `apply`, `unlock`, `pr_closed`, `reply`,
-//! `help`, `version`, and `announce_unlock` (the dashboard released a lock). Each job is a pipeline of named steps (logged to the job's durable
+//! The jobs behind PR automation: `autoplan`/`plan`, `apply`, `apply_interrupted` (the report
+//! of an apply cut short by a restart), `unlock`, `announce_unlock` (the dashboard released a
+//! lock), `pr_closed`, `reply`, `help` and `version`. Each job is a pipeline of named steps (logged to the job's durable
 //! log) that ends in a PR comment: a result, or a failure saying what to do next.
 //!
 //! It owns orchestration only: it must not parse commands (`commands`), talk HTTP to a forge
@@ -9,6 +10,7 @@
 mod apply;
 mod build;
 pub mod demo;
+mod interrupted;
 mod other;
 mod plan;
 mod post;
@@ -23,7 +25,7 @@ use serde::Deserialize;
 
 use crate::app::App;
 use crate::commands::Command;
-use crate::forge::{CommentId, Forge, RepoName};
+use crate::forge::{Forge, RepoName};
 use crate::locks::UnlockAnnouncement;
 use crate::proxmox::ProxmoxApi;
 use crate::proxmox::cli::Protect;
@@ -45,18 +47,21 @@ pub struct Runner {
     pub protect: Protect,
     /// The command word users type (`atlantis`).
     pub executable: String,
-    /// Each PR's latest plan comments, hidden when a new plan supersedes them. In memory: after
-    /// a restart the comments posted before it stay visible.
-    plan_comments: std::sync::Mutex<std::collections::HashMap<(String, u64), Vec<CommentId>>>,
 }
 
 impl Runner {
-    /// Registers a handler for every job kind the webhook intake creates.
+    /// Registers a handler for every job kind the webhook intake creates, and for the report
+    /// of interrupted applies: those already in the store and those the queue's reaper finds.
     pub fn register(self: Arc<Self>, app: App) -> App {
+        let app = match interrupted::start(Arc::clone(&self.store)) {
+            Some(reports) => app.report_reaped(reports),
+            None => app,
+        };
         let kinds = [
             "autoplan",
             "plan",
             "apply",
+            interrupted::KIND,
             "unlock",
             "pr_closed",
             "reply",
@@ -109,6 +114,7 @@ impl JobHandler for KindHandler {
             "autoplan" => plan::run(r, &job, None).await,
             "plan" => plan::run(r, &job, Some(job.command()?)).await,
             "apply" => apply::run(r, &job, &job.command()?).await,
+            interrupted::KIND => interrupted::run(r, &job).await,
             "unlock" => other::unlock(r, &job, &job.command()?).await,
             "pr_closed" => other::pr_closed(r, &job).await,
             "reply" => other::reply(r, &job).await,
@@ -136,6 +142,9 @@ struct Payload {
     reply: Option<crate::commands::Reply>,
     #[serde(default)]
     merged: Option<bool>,
+    /// `apply_interrupted`: the apply job to report on.
+    #[serde(default)]
+    interrupted: Option<uuid::Uuid>,
 }
 
 /// One running job: its payload, forge client and repository names.

@@ -58,6 +58,7 @@ pub(super) async fn announce_unlock(r: &Runner, ctx: JobContext) -> anyhow::Resu
         command: None,
         reply: None,
         merged: None,
+        interrupted: None,
     };
     let job = Job::with_payload(r, ctx, payload)?;
     job.step(&format!(

@@ -10,33 +10,49 @@ use crate::render::comment::split;
 impl Job {
     /// Posts `body` as one or more comments (split at the forge limit); returns the first id.
     pub(crate) async fn comment(&self, body: &str) -> anyhow::Result<CommentId> {
+        let ids = self.comment_parts(body).await?;
+        ids.first().copied().context("nothing to post")
+    }
+
+    /// Posts `body` split at the forge limit; returns every part's id, in order.
+    async fn comment_parts(&self, body: &str) -> anyhow::Result<Vec<CommentId>> {
         let parts = split(body, self.forge.max_comment_chars());
-        let mut first = None;
+        let mut ids = Vec::with_capacity(parts.len());
         for part in &parts {
             let id = self
                 .forge
                 .create_comment(&self.name, self.payload.pr, part)
                 .await
                 .context("posting the PR comment")?;
-            first.get_or_insert(id);
+            ids.push(id);
         }
-        first.context("nothing to post")
+        Ok(ids)
     }
 
-    /// Posts a plan comment and hides this PR's previous plan comments (superseded). A failure
-    /// to hide is logged to the job; the new plan is posted regardless.
+    /// Posts a plan comment and hides this PR's previous plan comments (superseded), which the
+    /// store remembers across restarts. A failure to record or hide is logged to the job; the
+    /// new plan is posted regardless.
     pub(crate) async fn plan_comment(
         &self,
         runner: &super::Runner,
         body: &str,
     ) -> anyhow::Result<CommentId> {
-        let id = self.comment(body).await?;
-        let key = (self.payload.repo.clone(), self.payload.pr);
-        let previous = match runner.plan_comments.lock() {
-            Ok(mut map) => map.insert(key, vec![id]).unwrap_or_default(),
-            Err(_) => Vec::new(),
+        let ids = self.comment_parts(body).await?;
+        let first = ids.first().copied().context("nothing to post")?;
+        let raw: Vec<u64> = ids.iter().map(|id| id.0).collect();
+        let previous = match runner
+            .store
+            .plan_comments_replace(&self.payload.repo, self.payload.pr, &raw)
+            .await
+        {
+            Ok(previous) => previous,
+            Err(e) => {
+                self.step(&format!("recording the plan comment failed: {e}"))
+                    .await;
+                Vec::new()
+            }
         };
-        for old in previous {
+        for old in previous.into_iter().map(CommentId) {
             if let Err(e) = self
                 .forge
                 .hide_comment(&self.name, old, "an older plan")
@@ -46,7 +62,7 @@ impl Job {
                     .await;
             }
         }
-        Ok(id)
+        Ok(first)
     }
 
     /// Replaces a comment's body (apply progress); the first part only if it grew too long.

@@ -57,6 +57,46 @@ pub(super) async fn checkout(
     Ok(r.workdir.checkout(&req).await?)
 }
 
+/// The `undiverged` requirement: `None` when the PR head contains the base branch's current
+/// head (checked with git in the PR's checkout), else why not and what to do.
+pub(super) async fn undiverged(
+    r: &Runner,
+    job: &Job,
+    pull: &PullDetails,
+) -> anyhow::Result<Option<String>> {
+    job.step(&format!("undiverged: is {} in the head", pull.base_ref))
+        .await;
+    let auth = job
+        .forge
+        .git_auth_header()
+        .await
+        .context("getting git credentials")?;
+    let req = PrCheckout {
+        host: &job.host,
+        repo: &job.name,
+        number: pull.number,
+        clone_url: &pull.clone_url,
+        sha: &pull.head_sha,
+        auth_header: auth.as_ref(),
+    };
+    let contains = r
+        .workdir
+        .contains_base(&req, &pull.base_clone_url, &pull.base_ref)
+        .await
+        .with_context(|| {
+            format!(
+                "checking whether the pull request contains {}",
+                pull.base_ref
+            )
+        })?;
+    Ok((!contains).then(|| {
+        format!(
+            "the base branch {base} has commits this pull request does not contain; merge {base} into the branch or rebase it onto {base}, push, then plan again",
+            base = pull.base_ref
+        )
+    }))
+}
+
 /// Step "select projects": atlantis.yaml (or discovery) against the changed files.
 pub(super) async fn resolve(r: &Runner, job: &Job, root: &Path) -> anyhow::Result<Resolution> {
     job.step("select projects").await;

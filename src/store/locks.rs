@@ -44,7 +44,7 @@ pub trait LockStore: Send + Sync {
     async fn lock_list(&self, query: &LockQuery) -> Result<Vec<Lock>, StoreError>;
 
     /// A PR was merged or closed: releases all its locks (one `pr_closed` audit event each) and
-    /// deletes all its saved plans, in one transaction.
+    /// deletes all its saved plans and recorded plan comments, in one transaction.
     async fn pr_closed(
         &self,
         repo: &str,
@@ -62,6 +62,16 @@ pub trait LockStore: Send + Sync {
 
     /// Marks every current plan of a PR superseded (new commits pushed); returns how many.
     async fn plan_supersede_pr(&self, repo: &str, pr: u64) -> Result<u64, StoreError>;
+
+    /// Records `comments` as the PR's latest plan comments, replacing the ones recorded before,
+    /// and returns those (sorted; the ones in `comments` left out) so the caller can hide them.
+    /// `pr_closed` forgets them.
+    async fn plan_comments_replace(
+        &self,
+        repo: &str,
+        pr: u64,
+        comments: &[u64],
+    ) -> Result<Vec<u64>, StoreError>;
 
     async fn audit_append(&self, event: &NewAuditEvent) -> Result<AuditEvent, StoreError>;
 
@@ -176,4 +186,23 @@ pub(super) fn pr_column(pr: u64) -> Result<i64, StoreError> {
 pub(super) fn pr_from_column(pr: i64) -> Result<u64, StoreError> {
     u64::try_from(pr)
         .map_err(|_| StoreError::Internal(format!("stored pull request number {pr} is negative")))
+}
+
+/// A forge comment id as stored (signed 64-bit on both backends).
+pub(super) fn comment_column(id: u64) -> Result<i64, StoreError> {
+    i64::try_from(id).map_err(|_| StoreError::Internal(format!("comment id {id} is out of range")))
+}
+
+/// Stored comment ids, sorted, without the ones being recorded now.
+pub(super) fn comment_ids(stored: Vec<i64>, now: &[u64]) -> Result<Vec<u64>, StoreError> {
+    let mut ids = stored
+        .into_iter()
+        .map(|id| {
+            u64::try_from(id)
+                .map_err(|_| StoreError::Internal(format!("stored comment id {id} is negative")))
+        })
+        .collect::<Result<Vec<u64>, _>>()?;
+    ids.retain(|id| !now.contains(id));
+    ids.sort_unstable();
+    Ok(ids)
 }

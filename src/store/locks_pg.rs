@@ -255,6 +255,7 @@ impl LockStore for PgStore {
         let released = delete_locks(&mut tx, &release).await?;
         record_released(&mut tx, &released, AuditAction::PrClosed, stamp).await?;
         let plans_deleted = plans::delete_pr(&mut tx, repo, pr).await?;
+        plans::delete_comments(&mut tx, repo, pr).await?;
         tx.commit().await?;
         Ok(ClosedPr {
             released,
@@ -284,6 +285,18 @@ impl LockStore for PgStore {
     async fn plan_supersede_pr(&self, repo: &str, pr: u64) -> Result<u64, StoreError> {
         let mut conn = self.pool.acquire().await?;
         plans::supersede_pr(&mut conn, repo, pr).await
+    }
+
+    async fn plan_comments_replace(
+        &self,
+        repo: &str,
+        pr: u64,
+        comments: &[u64],
+    ) -> Result<Vec<u64>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let previous = plans::replace_comments(&mut tx, repo, pr, comments).await?;
+        tx.commit().await?;
+        Ok(previous)
     }
 
     async fn audit_append(&self, event: &NewAuditEvent) -> Result<AuditEvent, StoreError> {

@@ -239,6 +239,7 @@ impl LockStore for SqliteStore {
         let released = delete_locks(&mut tx, &release).await?;
         record_released(&mut tx, &released, AuditAction::PrClosed, stamp, now).await?;
         let plans_deleted = plans::delete_pr(&mut tx, repo, pr).await?;
+        plans::delete_comments(&mut tx, repo, pr).await?;
         tx.commit().await?;
         Ok(ClosedPr {
             released,
@@ -268,6 +269,19 @@ impl LockStore for SqliteStore {
     async fn plan_supersede_pr(&self, repo: &str, pr: u64) -> Result<u64, StoreError> {
         let mut conn = self.writer.acquire().await?;
         plans::supersede_pr(&mut conn, repo, pr, rows::now_micros()).await
+    }
+
+    async fn plan_comments_replace(
+        &self,
+        repo: &str,
+        pr: u64,
+        comments: &[u64],
+    ) -> Result<Vec<u64>, StoreError> {
+        let mut tx = self.writer.begin().await?;
+        let previous =
+            plans::replace_comments(&mut tx, repo, pr, comments, rows::now_micros()).await?;
+        tx.commit().await?;
+        Ok(previous)
     }
 
     async fn audit_append(&self, event: &NewAuditEvent) -> Result<AuditEvent, StoreError> {

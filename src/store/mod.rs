@@ -407,6 +407,10 @@ pub trait Store: LockStore + Send + Sync + Debug {
 
     async fn list_jobs(&self, limit: u32) -> Result<Vec<Job>, StoreError>;
 
+    /// At most `limit` jobs in `state`, newest first (e.g. `interrupted` ones to report).
+    async fn list_jobs_in_state(&self, state: JobState, limit: u32)
+    -> Result<Vec<Job>, StoreError>;
+
     /// Appends a durable log line and returns its sequence number.
     async fn append_log(&self, job: Uuid, line: &str) -> Result<i64, StoreError>;
 

@@ -5,7 +5,9 @@ use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
 use super::StoreError;
-use super::locks::{key_from_columns, pr_column, pr_from_column, project_column};
+use super::locks::{
+    comment_column, comment_ids, key_from_columns, pr_column, pr_from_column, project_column,
+};
 use crate::locks::{LockKey, NewPlan, PlanQuery, PlanSource, SavedPlan};
 
 /// Advisory lock class for plan saves ("PLAN"); the second key is a hash of the project key.
@@ -157,4 +159,50 @@ pub(super) async fn list(
         .fetch_all(&mut *conn)
         .await?;
     rows.iter().map(plan_from_row).collect()
+}
+
+/// Replaces the PR's recorded plan comments with `ids`; returns the ones recorded before.
+pub(super) async fn replace_comments(
+    conn: &mut PgConnection,
+    repo: &str,
+    pr: u64,
+    ids: &[u64],
+) -> Result<Vec<u64>, StoreError> {
+    let pr = pr_column(pr)?;
+    let previous: Vec<i64> = sqlx::query_scalar(
+        "DELETE FROM plan_comments WHERE repo = $1 AND pr = $2 RETURNING comment_id",
+    )
+    .bind(repo)
+    .bind(pr)
+    .fetch_all(&mut *conn)
+    .await?;
+    let new = ids
+        .iter()
+        .map(|id| comment_column(*id))
+        .collect::<Result<Vec<i64>, _>>()?;
+    sqlx::query(
+        "INSERT INTO plan_comments (repo, pr, comment_id)
+         SELECT $1, $2, id FROM UNNEST($3::BIGINT[]) AS id
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(repo)
+    .bind(pr)
+    .bind(&new)
+    .execute(&mut *conn)
+    .await?;
+    comment_ids(previous, ids)
+}
+
+/// Forgets a closed PR's plan comments.
+pub(super) async fn delete_comments(
+    conn: &mut PgConnection,
+    repo: &str,
+    pr: u64,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM plan_comments WHERE repo = $1 AND pr = $2")
+        .bind(repo)
+        .bind(pr_column(pr)?)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
 }

@@ -5,7 +5,9 @@ use sqlx::{Row, SqliteConnection};
 use uuid::Uuid;
 
 use super::StoreError;
-use super::locks::{key_from_columns, pr_column, pr_from_column, project_column};
+use super::locks::{
+    comment_column, comment_ids, key_from_columns, pr_column, pr_from_column, project_column,
+};
 use super::locks_sqlite::{time_from_micros, uuid_column};
 use super::rows;
 use crate::locks::{LockKey, NewPlan, PlanQuery, PlanSource, SavedPlan};
@@ -151,4 +153,49 @@ pub(super) async fn list(
         .fetch_all(&mut *conn)
         .await?;
     rows.iter().map(plan_from_row).collect()
+}
+
+/// Replaces the PR's recorded plan comments with `ids`; returns the ones recorded before.
+pub(super) async fn replace_comments(
+    conn: &mut SqliteConnection,
+    repo: &str,
+    pr: u64,
+    ids: &[u64],
+    now: i64,
+) -> Result<Vec<u64>, StoreError> {
+    let pr = pr_column(pr)?;
+    let previous: Vec<i64> = sqlx::query_scalar(
+        "DELETE FROM plan_comments WHERE repo = ?1 AND pr = ?2 RETURNING comment_id",
+    )
+    .bind(repo)
+    .bind(pr)
+    .fetch_all(&mut *conn)
+    .await?;
+    for id in ids {
+        sqlx::query(
+            "INSERT INTO plan_comments (repo, pr, comment_id, posted_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(repo)
+        .bind(pr)
+        .bind(comment_column(*id)?)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    }
+    comment_ids(previous, ids)
+}
+
+/// Forgets a closed PR's plan comments.
+pub(super) async fn delete_comments(
+    conn: &mut SqliteConnection,
+    repo: &str,
+    pr: u64,
+) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM plan_comments WHERE repo = ?1 AND pr = ?2")
+        .bind(repo)
+        .bind(pr_column(pr)?)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
 }

@@ -367,6 +367,21 @@ impl Store for PgStore {
         rows.iter().map(job_from_row).collect()
     }
 
+    async fn list_jobs_in_state(
+        &self,
+        state: JobState,
+        limit: u32,
+    ) -> Result<Vec<Job>, StoreError> {
+        let sql =
+            format!("SELECT {JOB_COLUMNS} FROM jobs WHERE state = $1 ORDER BY seq DESC LIMIT $2");
+        let rows = sqlx::query(&sql)
+            .bind(state.as_str())
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(job_from_row).collect()
+    }
+
     async fn append_log(&self, job: Uuid, line: &str) -> Result<i64, StoreError> {
         let seq: Option<i64> = sqlx::query_scalar(
             "WITH next AS (UPDATE jobs SET log_seq = log_seq + 1 WHERE id = $1 RETURNING log_seq)

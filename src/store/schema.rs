@@ -29,6 +29,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         include_str!("../../migrations/sqlite/0010_locks_plans_audit.sql"),
     ),
     (
+        11,
+        "plan comments",
+        include_str!("../../migrations/sqlite/0011_plan_comments.sql"),
+    ),
+    (
         12,
         "job progress",
         include_str!("../../migrations/sqlite/0012_job_progress.sql"),
@@ -56,6 +61,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         10,
         "locks plans audit",
         include_str!("../../migrations/postgres/0010_locks_plans_audit.sql"),
+    ),
+    (
+        11,
+        "plan comments",
+        include_str!("../../migrations/postgres/0011_plan_comments.sql"),
     ),
     (
         12,

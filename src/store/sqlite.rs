@@ -302,6 +302,21 @@ impl Store for SqliteStore {
         rows.iter().map(job_from_row).collect()
     }
 
+    async fn list_jobs_in_state(
+        &self,
+        state: JobState,
+        limit: u32,
+    ) -> Result<Vec<Job>, StoreError> {
+        let sql =
+            format!("SELECT {JOB_COLUMNS} FROM jobs WHERE state = ?1 ORDER BY seq DESC LIMIT ?2");
+        let rows = sqlx::query(&sql)
+            .bind(state.as_str())
+            .bind(i64::from(limit))
+            .fetch_all(&self.reader)
+            .await?;
+        rows.iter().map(job_from_row).collect()
+    }
+
     async fn append_log(&self, job: Uuid, line: &str) -> Result<i64, StoreError> {
         let line = line.to_owned();
         match self.committer.write(Write::Log { job, line }).await? {

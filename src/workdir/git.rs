@@ -105,6 +105,32 @@ impl GitCommand {
         })
     }
 
+    /// Runs a yes/no command (`merge-base --is-ancestor`): exit 0 is yes, 1 is no, anything
+    /// else an error naming `step`.
+    pub(crate) async fn answer(&self, step: &'static str) -> Result<bool, WorkdirError> {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args)
+            .current_dir(&self.dir)
+            .env_clear()
+            .envs(self.env())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let out = cmd.output().await.map_err(|e| WorkdirError::Git {
+            step,
+            detail: format!("could not start git ({}): {e}", self.program.display()),
+        })?;
+        match out.status.code() {
+            Some(0) => Ok(true),
+            Some(1) => Ok(false),
+            _ => Err(WorkdirError::Git {
+                step,
+                detail: self.redact(String::from_utf8_lossy(&out.stderr).trim()),
+            }),
+        }
+    }
+
     /// Removes every configured secret value (and its base64 credential part) from `text`.
     fn redact(&self, text: &str) -> String {
         let mut text: String = text.chars().take(MAX_STDERR).collect();

@@ -25,6 +25,10 @@ pub enum WorkdirError {
     InvalidName(#[from] InvalidName),
     #[error("invalid forge host {0:?}: use letters, digits, '.', '-' and an optional :port")]
     BadHost(String),
+    #[error(
+        "invalid base branch name {0:?}: git refuses it, or it could be read as an option or refspec"
+    )]
+    BadBranch(String),
     #[error("invalid pull request number 0: numbers start at 1")]
     BadNumber,
     #[error(
@@ -145,6 +149,41 @@ impl Workdir {
         })
     }
 
+    /// Atlantis's `undiverged`: whether the PR head contains the base branch's current head.
+    /// Fetches `base_ref` from `base_url` into the PR's checkout (made by [`Workdir::checkout`])
+    /// and asks git whether it is an ancestor of `req.sha`.
+    pub async fn contains_base(
+        &self,
+        req: &PrCheckout<'_>,
+        base_url: &str,
+        base_ref: &str,
+    ) -> Result<bool, WorkdirError> {
+        let dir = self.dir_for(req.host, req.repo, req.number)?;
+        check_url(base_url)?;
+        check_branch(base_ref)?;
+        let lock = self.lock_for(&dir);
+        let _held = lock.lock().await;
+        let refspec = format!("+refs/heads/{base_ref}:refs/atoll/base");
+        self.git(
+            &dir,
+            &["fetch", "--no-tags", "--quiet", "--", base_url, &refspec],
+        )
+        .with_auth_header(req.auth_header)
+        .run("fetch base")
+        .await?;
+        self.git(
+            &dir,
+            &[
+                "merge-base",
+                "--is-ancestor",
+                "refs/atoll/base",
+                req.sha.as_str(),
+            ],
+        )
+        .answer("merge-base")
+        .await
+    }
+
     /// Deletes a PR's checkout; `false` when there was none.
     pub async fn remove(
         &self,
@@ -263,6 +302,27 @@ fn check_host(host: &str) -> Result<(), WorkdirError> {
     }
 }
 
+/// A branch name as git accepts it in a refspec, with nothing an option or a refspec could
+/// read differently (no leading '-', ':', '..', spaces, control or glob characters).
+fn check_branch(name: &str) -> Result<(), WorkdirError> {
+    let ok = !name.is_empty()
+        && name.len() <= 255
+        && !name.starts_with(['-', '/', '.'])
+        && !name.ends_with(['/', '.'])
+        && !name.ends_with(".lock")
+        && !name.contains("..")
+        && !name.contains("//")
+        && !name.contains("@{")
+        && !name
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace() || ":?*[\\^~".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(WorkdirError::BadBranch(name.chars().take(100).collect()))
+    }
+}
+
 fn check_url(url: &str) -> Result<(), WorkdirError> {
     let rest = ["https://", "http://", "file://"]
         .iter()
@@ -298,6 +358,18 @@ mod tests {
             wd.dir_for("github.com", &repo, 0),
             Err(WorkdirError::BadNumber)
         ));
+    }
+
+    #[test]
+    fn base_branch_names_that_git_or_a_refspec_would_misread_are_refused() {
+        for ok in ["main", "release/1.2", "feature_x-y"] {
+            assert!(check_branch(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "", "-x", "a:b", "a..b", "a b", "a*", "/a", "a/", "a.lock", "a@{1}", "a\\b", "a~1",
+        ] {
+            assert!(check_branch(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

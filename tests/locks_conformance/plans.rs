@@ -1,9 +1,9 @@
 //! Saved plans: provenance, supersession and the latest plan per project.
 
-use atoll::locks::{PlanQuery, SavedPlan};
+use atoll::locks::{ActorVia, PlanQuery, SavedPlan};
 use atoll::store::Store;
 
-use super::{REPO, key, plan};
+use super::{REPO, key, plan, stamp};
 use crate::support::TestStore;
 
 async fn plans_of(s: &dyn Store, pr: u64, current_only: bool) -> Vec<SavedPlan> {
@@ -107,4 +107,52 @@ pub(crate) async fn concurrent_saves_leave_exactly_one_current_plan(db: &TestSto
     }
     assert_eq!(plans_of(&*db.store, 7, true).await.len(), 1);
     assert_eq!(plans_of(&*db.store, 7, false).await.len(), 8);
+}
+
+pub(crate) async fn plan_comments_are_replaced_per_pr_and_survive_reopening(db: &TestStore) {
+    let s = &*db.store;
+    let first = s
+        .plan_comments_replace(REPO, 4, &[11, 12])
+        .await
+        .expect("record");
+    assert!(first.is_empty(), "nothing recorded before: {first:?}");
+    let other_pr = s.plan_comments_replace(REPO, 5, &[20]).await.expect("pr 5");
+    assert!(other_pr.is_empty(), "another PR's comments are its own");
+    let other_repo = s
+        .plan_comments_replace("gitea.example.com/acme/infra", 4, &[30])
+        .await
+        .expect("other repo");
+    assert!(
+        other_repo.is_empty(),
+        "another repository's comments are its own"
+    );
+    let reopened = db.reopen().await;
+    let superseded = reopened
+        .plan_comments_replace(REPO, 4, &[13])
+        .await
+        .expect("replace");
+    assert_eq!(superseded, vec![11, 12]);
+    let again = reopened
+        .plan_comments_replace(REPO, 4, &[13, 14])
+        .await
+        .expect("replace again");
+    assert!(
+        again.is_empty(),
+        "a comment still current is not superseded: {again:?}"
+    );
+    let stamp = stamp("alice", ActorVia::Forge, "pull request merged");
+    reopened.pr_closed(REPO, 4, &stamp).await.expect("close");
+    let after_close = reopened
+        .plan_comments_replace(REPO, 4, &[15])
+        .await
+        .expect("after close");
+    assert!(
+        after_close.is_empty(),
+        "closing forgets them: {after_close:?}"
+    );
+    let pr5 = reopened
+        .plan_comments_replace(REPO, 5, &[])
+        .await
+        .expect("pr 5");
+    assert_eq!(pr5, vec![20]);
 }

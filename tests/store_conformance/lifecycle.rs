@@ -345,3 +345,53 @@ pub(crate) async fn retention_deletes_finished_jobs_and_old_deliveries_only(db: 
         .expect("accept again");
     accepted(again);
 }
+
+pub(crate) async fn jobs_in_a_state_are_listed_newest_first(db: &TestStore) {
+    let s = &*db.store;
+    let mut interrupted = Vec::new();
+    for repo in ["a", "b"] {
+        let id = queue(s, "apply", repo).await;
+        s.claim("dead", &["apply"], LEASE, WIDE)
+            .await
+            .expect("claim")
+            .expect("job");
+        assert!(
+            s.transition(id, "dead", JobState::Applying, None)
+                .await
+                .expect("applying")
+        );
+        assert!(
+            s.heartbeat(id, "dead", EXPIRED)
+                .await
+                .expect("expire the lease")
+        );
+        s.reap().await.expect("reap");
+        interrupted.push(id);
+    }
+    let waiting = queue(s, "plan", "c").await;
+    let listed: Vec<_> = s
+        .list_jobs_in_state(JobState::Interrupted, 10)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
+    interrupted.reverse();
+    assert_eq!(listed, interrupted);
+    let first: Vec<_> = s
+        .list_jobs_in_state(JobState::Interrupted, 1)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
+    assert_eq!(first, interrupted[..1]);
+    let queued = s
+        .list_jobs_in_state(JobState::Queued, 10)
+        .await
+        .expect("list");
+    assert_eq!(
+        queued.iter().map(|j| j.id).collect::<Vec<_>>(),
+        vec![waiting]
+    );
+}

@@ -1,0 +1,378 @@
+//! An apply cut short by a crash or a shutdown (job state `interrupted`) is reported on its PR
+//! after the restart: a follow-up `apply_interrupted` job reads the apply's durable log and
+//! says which guests were done, in progress or not started, that nothing is retried, and what
+//! to do next; it also sets `atlantis/apply` to failure.
+//!
+//! The queue stays generic: it only hands over the ids it reaped. The follow-up is enqueued
+//! with the dedup key `interrupted:<job id>`, so a job is reported exactly once however often
+//! it is offered (the start-up scan and the reaper may both see it).
+
+use anyhow::{Context as _, anyhow};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+use super::{Job, Runner};
+use crate::forge::{CommitSha, CommitStatus, StatusKind, StatusState};
+use crate::render::pr::{self as view, GuestLine};
+use crate::store::{DeliveryOutcome, JobState, NewJob, Reaped, Store};
+
+/// The follow-up job's kind.
+pub(super) const KIND: &str = "apply_interrupted";
+
+/// How many interrupted jobs the start-up scan offers (newest first).
+const SCAN_LIMIT: u32 = 1000;
+
+/// Offers every interrupted apply in the store now, then each one the reaper reports, until
+/// the queue stops (its sender is dropped).
+pub(super) async fn follow(store: Arc<dyn Store>, mut reaped: mpsc::UnboundedReceiver<Reaped>) {
+    match store
+        .list_jobs_in_state(JobState::Interrupted, SCAN_LIMIT)
+        .await
+    {
+        Ok(jobs) => {
+            for job in jobs {
+                offer(&*store, &job).await;
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot list interrupted jobs to report them"),
+    }
+    while let Some(pass) = reaped.recv().await {
+        for id in pass.interrupted {
+            match store.get_job(id).await {
+                Ok(Some(job)) => offer(&*store, &job).await,
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(job.id = %id, error = %e, "cannot read an interrupted job");
+                }
+            }
+        }
+    }
+}
+
+/// Enqueues the report of one interrupted apply (a duplicate offer changes nothing).
+async fn offer(store: &dyn Store, job: &crate::store::Job) {
+    if job.kind != "apply" || job.state != JobState::Interrupted {
+        return;
+    }
+    let mut payload = job.payload.clone();
+    let Some(fields) = payload.as_object_mut() else {
+        return tracing::warn!(job.id = %job.id, "interrupted apply has no payload object; not reported");
+    };
+    // The follow-up must not react to the original command comment again.
+    fields.remove("comment_id");
+    fields.insert("interrupted".to_owned(), job.id.to_string().into());
+    let follow_up = NewJob {
+        kind: KIND.to_owned(),
+        repo: job.repo.clone(),
+        pr: job.pr,
+        dedup_key: Some(format!("interrupted:{}", job.id)),
+        payload,
+    };
+    match store.enqueue(follow_up).await {
+        Ok(DeliveryOutcome::Accepted { .. }) => {
+            tracing::info!(job.id = %job.id, "queued the report of an interrupted apply");
+        }
+        Ok(DeliveryOutcome::Duplicate) => {}
+        Err(e) => {
+            tracing::warn!(job.id = %job.id, error = %e, "cannot queue the report of an interrupted apply");
+        }
+    }
+}
+
+/// The `apply_interrupted` job: comment with what the log knows, then the failure status.
+pub(super) async fn run(r: &Runner, job: &Job) -> anyhow::Result<()> {
+    let id = job
+        .payload
+        .interrupted
+        .ok_or_else(|| anyhow!("apply_interrupted job without the interrupted job's id"))?;
+    job.step(&format!("reading the log of interrupted apply {id}"))
+        .await;
+    let lines: Vec<String> = r
+        .store
+        .job_log(id, 0)
+        .await
+        .with_context(|| format!("reading the log of job {id}"))?
+        .into_iter()
+        .map(|l| l.line)
+        .collect();
+    let known = log::summarize(&lines);
+    let projects: Vec<(String, Vec<GuestLine>)> = known
+        .projects
+        .iter()
+        .map(|p| (p.label.clone(), p.guests.iter().map(guest_line).collect()))
+        .collect();
+    job.comment(&view::apply_interrupted(
+        &r.executable,
+        &id.to_string(),
+        &projects,
+    ))
+    .await?;
+    let sha = match known.head.as_deref().map(CommitSha::parse) {
+        Some(Ok(sha)) => sha,
+        _ => {
+            job.forge
+                .pull_request(&job.name, job.payload.pr)
+                .await
+                .context("reading the pull request")?
+                .head_sha
+        }
+    };
+    let status = CommitStatus::aggregate(
+        StatusKind::Apply,
+        StatusState::Failure,
+        "apply interrupted (atoll restarted); plan again",
+    );
+    job.status(&sha, &status).await;
+    Ok(())
+}
+
+fn guest_line(g: &log::Guest) -> GuestLine {
+    let status = match &g.state {
+        log::GuestState::NotStarted => "not started".to_owned(),
+        log::GuestState::InProgress { step } => {
+            format!("in progress ({step}) when atoll stopped: may be partly changed")
+        }
+        log::GuestState::Done { detail } => format!("done: {detail}"),
+        log::GuestState::Failed { error } => format!("FAILED: {error}"),
+    };
+    GuestLine {
+        address: g.address.clone(),
+        status,
+    }
+}
+
+/// The apply job's log lines this report is made from: written by `apply`, read back here.
+pub(super) mod log {
+    use crate::proxmox::apply::ApplyEvent;
+    use crate::proxmox::plan::{Action, Plan};
+
+    const HEAD: &str = "apply at ";
+    const PLANNED: &str = "apply project ";
+    const WILL_CHANGE: &str = ": will change ";
+    const GUEST: &str = "guest ";
+    const STARTED: &str = ": started ";
+    const DONE: &str = ": done: ";
+    const FAILED: &str = ": FAILED: ";
+
+    /// `apply at <sha>`: the head SHA being applied; starts a new attempt.
+    pub(in crate::runner) fn head(sha: &str) -> String {
+        format!("{HEAD}{sha}")
+    }
+
+    /// `apply project <label>: will change <address>`, one per guest, before the first change.
+    pub(in crate::runner) fn planned(label: &str, address: &str) -> String {
+        format!("{PLANNED}{label}{WILL_CHANGE}{address}")
+    }
+
+    /// The addresses an apply of `plan` will change (blocked and no-op changes are skipped).
+    pub(in crate::runner) fn planned_guests(plan: &Plan) -> impl Iterator<Item = &str> {
+        plan.resource_changes
+            .iter()
+            .filter(|c| c.blocked.is_none() && c.actions != [Action::NoOp])
+            .map(|c| c.address.as_str())
+    }
+
+    /// `guest <address>: started <step>` / `: done: <detail>` / `: FAILED: <error>`.
+    pub(in crate::runner) fn event(event: &ApplyEvent) -> String {
+        match event {
+            ApplyEvent::Started { address, step } => format!("{GUEST}{address}{STARTED}{step}"),
+            ApplyEvent::Done { address, detail } => format!("{GUEST}{address}{DONE}{detail}"),
+            ApplyEvent::Failed { address, error } => format!("{GUEST}{address}{FAILED}{error}"),
+        }
+    }
+
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub(in crate::runner) enum GuestState {
+        NotStarted,
+        InProgress { step: String },
+        Done { detail: String },
+        Failed { error: String },
+    }
+
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub(in crate::runner) struct Guest {
+        pub(in crate::runner) address: String,
+        pub(in crate::runner) state: GuestState,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub(in crate::runner) struct Project {
+        pub(in crate::runner) label: String,
+        pub(in crate::runner) guests: Vec<Guest>,
+    }
+
+    /// What the log of an interrupted apply says, for its last attempt.
+    #[derive(Debug, Clone, Default, PartialEq, Eq)]
+    pub(in crate::runner) struct Known {
+        pub(in crate::runner) head: Option<String>,
+        pub(in crate::runner) projects: Vec<Project>,
+    }
+
+    impl Known {
+        /// Sets a guest's state; a guest no planned line named (a lost log line) is added to
+        /// the last project.
+        fn set(&mut self, address: &str, state: GuestState) {
+            let existing = self
+                .projects
+                .iter_mut()
+                .flat_map(|p| p.guests.iter_mut())
+                .find(|g| g.address == address);
+            if let Some(guest) = existing {
+                guest.state = state;
+                return;
+            }
+            if self.projects.is_empty() {
+                self.projects.push(Project {
+                    label: "unknown project".to_owned(),
+                    guests: Vec::new(),
+                });
+            }
+            if let Some(last) = self.projects.last_mut() {
+                last.guests.push(Guest {
+                    address: address.to_owned(),
+                    state,
+                });
+            }
+        }
+    }
+
+    /// Reads the lines `head`, `planned` and `event` wrote; other lines are ignored.
+    pub(in crate::runner) fn summarize(lines: &[String]) -> Known {
+        let mut known = Known::default();
+        for line in lines {
+            if let Some(sha) = line.strip_prefix(HEAD) {
+                known = Known {
+                    head: Some(sha.trim().to_owned()),
+                    projects: Vec::new(),
+                };
+            } else if let Some(rest) = line.strip_prefix(PLANNED) {
+                if let Some((label, address)) = rest.split_once(WILL_CHANGE) {
+                    planned_line(&mut known, label, address);
+                }
+            } else if let Some(rest) = line.strip_prefix(GUEST) {
+                guest_line(&mut known, rest);
+            }
+        }
+        known
+    }
+
+    fn planned_line(known: &mut Known, label: &str, address: &str) {
+        if known.projects.last().is_none_or(|p| p.label != label) {
+            known.projects.push(Project {
+                label: label.to_owned(),
+                guests: Vec::new(),
+            });
+        }
+        if let Some(project) = known.projects.last_mut() {
+            project.guests.push(Guest {
+                address: address.to_owned(),
+                state: GuestState::NotStarted,
+            });
+        }
+    }
+
+    fn guest_line(known: &mut Known, rest: &str) {
+        let marker = [STARTED, DONE, FAILED]
+            .into_iter()
+            .filter_map(|m| rest.find(m).map(|at| (at, m)))
+            .min_by_key(|(at, _)| *at);
+        let Some((at, marker)) = marker else {
+            return;
+        };
+        let address = &rest[..at];
+        let text = rest[at + marker.len()..].to_owned();
+        let state = match marker {
+            STARTED => GuestState::InProgress { step: text },
+            DONE => GuestState::Done { detail: text },
+            _ => GuestState::Failed { error: text },
+        };
+        known.set(address, state);
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn lines(raw: &[&str]) -> Vec<String> {
+            raw.iter().map(|l| (*l).to_owned()).collect()
+        }
+
+        #[test]
+        fn the_last_attempt_says_which_guests_were_done_in_progress_or_not_started() {
+            let log = lines(&[
+                "checkout 0123",
+                "apply at 1111111111111111111111111111111111111111",
+                "apply project dir: a workspace: default: will change ct.old",
+                "apply at 2222222222222222222222222222222222222222",
+                "apply project dir: a workspace: default: will change ct.web[\"x: y\"]",
+                "apply project dir: a workspace: default: will change ct.db",
+                "apply project dir: a workspace: default: will change ct.cache",
+                "apply project dir: b workspace: default: will change ct.b",
+                "guest ct.web[\"x: y\"]: started create",
+                "guest ct.db: started create",
+                "guest ct.web[\"x: y\"]: done: created 101",
+                "guest ct.db: started start",
+                "guest ct.cache: FAILED: no space: left",
+            ]);
+            let known = summarize(&log);
+            assert_eq!(
+                known.head.as_deref(),
+                Some("2222222222222222222222222222222222222222")
+            );
+            assert_eq!(known.projects.len(), 2);
+            let a = &known.projects[0];
+            assert_eq!(a.label, "dir: a workspace: default");
+            let states: Vec<_> = a.guests.iter().map(|g| g.state.clone()).collect();
+            assert_eq!(
+                states,
+                vec![
+                    GuestState::Done {
+                        detail: "created 101".into()
+                    },
+                    GuestState::InProgress {
+                        step: "start".into()
+                    },
+                    GuestState::Failed {
+                        error: "no space: left".into()
+                    },
+                ]
+            );
+            assert_eq!(a.guests[0].address, "ct.web[\"x: y\"]");
+            assert_eq!(known.projects[1].guests[0].state, GuestState::NotStarted);
+        }
+
+        #[test]
+        fn an_event_for_an_unplanned_guest_is_still_reported() {
+            let known = summarize(&lines(&["guest ct.x: started create"]));
+            assert_eq!(known.projects.len(), 1);
+            assert_eq!(known.projects[0].guests[0].address, "ct.x");
+        }
+
+        #[test]
+        fn written_lines_read_back() {
+            let event = ApplyEvent::Done {
+                address: "ct.a".into(),
+                detail: "started".into(),
+            };
+            let log = vec![head("ab"), planned("p", "ct.a"), super::event(&event)];
+            let known = summarize(&log);
+            assert_eq!(
+                known.projects[0].guests[0].state,
+                GuestState::Done {
+                    detail: "started".into()
+                }
+            );
+        }
+    }
+}
+
+/// Starts following reaped jobs: the channel to hand the queue, and the task reading it.
+pub(super) fn start(store: Arc<dyn Store>) -> Option<mpsc::UnboundedSender<Reaped>> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        tracing::warn!("no async runtime: interrupted applies will not be reported on their PRs");
+        return None;
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    runtime.spawn(follow(store, rx));
+    Some(tx)
+}
