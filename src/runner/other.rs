@@ -5,7 +5,7 @@ use anyhow::anyhow;
 use super::{Job, Runner};
 use crate::commands::{Command, Verb};
 use crate::locks::{Actor, ActorVia, AuditStamp, KeyFilter, Release};
-use crate::render::comment::escape;
+use crate::render::pr::{self as view, ReleasedLock};
 
 /// `atlantis unlock [-p|-d|-w]`: releases only the matching locks of this PR.
 pub(super) async fn unlock(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
@@ -20,22 +20,13 @@ pub(super) async fn unlock(r: &Runner, job: &Job, command: &Command) -> anyhow::
         detail: command.to_comment(&r.executable),
     };
     let released = r.store.lock_release(&release, &stamp).await?;
-    let body = if released.is_empty() {
-        "This pull request holds no lock matching that command; nothing was unlocked.\n".to_owned()
-    } else {
-        let mut s = format!(
-            "Released {} lock(s) and discarded their plans:\n\n",
-            released.len()
-        );
-        for l in &released {
-            s.push_str(&format!("* {}\n", escape(&l.key.to_string())));
-        }
-        s.push_str(&format!(
-            "\nComment `{} plan` to plan again.\n",
-            r.executable
-        ));
-        s
-    };
+    let released: Vec<ReleasedLock> = released
+        .iter()
+        .map(|l| ReleasedLock {
+            label: l.key.to_string(),
+        })
+        .collect();
+    let body = view::unlocked(&r.executable, &released);
     job.comment(&body).await?;
     Ok(())
 }
@@ -71,11 +62,7 @@ pub(super) async fn pr_closed(r: &Runner, job: &Job) -> anyhow::Result<()> {
         .remove(&job.host, &job.name, job.payload.pr)
         .await?;
     if !closed.released.is_empty() {
-        let body = format!(
-            "Locks released for {} project(s) now that this pull request is {}.\n",
-            closed.released.len(),
-            if merged { "merged" } else { "closed" }
-        );
+        let body = view::pr_closed(closed.released.len(), merged);
         job.comment(&body).await?;
     }
     Ok(())
@@ -88,30 +75,26 @@ pub(super) async fn reply(_r: &Runner, job: &Job) -> anyhow::Result<()> {
         .reply
         .as_ref()
         .ok_or_else(|| anyhow!("reply job without a reply"))?;
-    job.comment(&format!(
-        "```\n{}\n```\n",
-        crate::render::comment::code_text(&reply.to_string())
-    ))
-    .await?;
+    job.comment(&view::reply(&reply.to_string())).await?;
     Ok(())
 }
 
 /// `atlantis help`: the list of commands.
 pub(super) async fn help(r: &Runner, job: &Job) -> anyhow::Result<()> {
-    let mut body = String::from(
-        "atoll: Atlantis-style pull-request automation for Proxmox VE.\n\nCommands:\n\n",
-    );
-    for verb in Verb::ALL {
-        let synopsis = verb.synopsis().replacen("atlantis", &r.executable, 1);
-        body.push_str(&format!("* `{synopsis}`: {}\n", verb.summary()));
-    }
+    let commands: Vec<(String, String)> = Verb::ALL
+        .iter()
+        .map(|verb| {
+            let synopsis = verb.synopsis().replacen("atlantis", &r.executable, 1);
+            (synopsis, verb.summary().to_owned())
+        })
+        .collect();
+    let body = view::help(&commands);
     job.comment(&body).await?;
     Ok(())
 }
 
 /// `atlantis version`.
 pub(super) async fn version(_r: &Runner, job: &Job) -> anyhow::Result<()> {
-    job.comment(&format!("atoll {}\n", env!("CARGO_PKG_VERSION")))
-        .await?;
+    job.comment(&view::version()).await?;
     Ok(())
 }
