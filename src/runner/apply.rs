@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, anyhow};
 
+use super::parallel;
 use super::project::{self, checkout, lock_key, open_pull, project_io, resolve};
 use super::{Job, Runner};
 use crate::commands::Command;
@@ -38,10 +39,7 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
     let user = job.user();
     let permission = job.forge.permission(&job.name, &user).await?;
     if !permission.can_apply() {
-        let body = format!(
-            "**Apply Failed**: {} needs write access to this repository to apply.\n",
-            crate::render::comment::escape(&user)
-        );
+        let body = view::apply_no_permission(&user);
         job.comment(&body).await?;
         return Ok(());
     }
@@ -50,11 +48,7 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
         let reason = switch
             .reason
             .unwrap_or_else(|| "no reason given".to_owned());
-        let body = format!(
-            "**Apply Failed**: applies are turned off on this server ({}). Ask an atoll admin to turn them on, then comment `{} apply` again.\n",
-            crate::render::comment::escape(&reason),
-            r.executable
-        );
+        let body = view::apply_turned_off(&r.executable, &reason);
         job.comment(&body).await?;
         return Ok(());
     }
@@ -71,15 +65,9 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
         .filter(|p| filter.matches(&p.key))
         .collect();
     if plans.is_empty() {
-        let body = format!(
-            "**Apply Failed**: there is no current plan to apply for this pull request{}. Comment `{} plan` first.\n",
-            if command.dir.is_some() || command.project.is_some() || command.workspace.is_some() {
-                " matching these flags"
-            } else {
-                ""
-            },
-            r.executable
-        );
+        let filtered =
+            command.dir.is_some() || command.project.is_some() || command.workspace.is_some();
+        let body = view::apply_no_plan(&r.executable, filtered);
         job.comment(&body).await?;
         return Ok(());
     }
@@ -99,10 +87,12 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
             .await?;
         return Ok(());
     }
-    let mut failed = false;
-    for (saved, p) in &projects {
-        failed |= !apply_one(r, job, &co.path, &pull, saved, p).await?;
-    }
+    let work = projects
+        .iter()
+        .map(|(saved, p)| apply_one(r, job, &co.path, &pull, saved, p))
+        .collect();
+    let applied = parallel::try_in_order(work, resolution.parallel_apply).await?;
+    let failed = applied.iter().any(|ok| !ok);
     let (state, text) = if failed {
         (StatusState::Failure, "apply failed or refused")
     } else {
@@ -225,7 +215,7 @@ async fn apply_one(
     let comment = job
         .comment(&view::apply_progress(&label, &[], None))
         .await?;
-    job.ctx.begin_apply().await?;
+    job.begin_apply().await?;
     let desired = crate::proxmox::cli::settle_state(&state, &input, &prepared).await?;
     let lines: Arc<Mutex<Vec<GuestLine>>> = Arc::default();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<()>();

@@ -10,6 +10,7 @@ mod apply;
 mod build;
 pub mod demo;
 mod other;
+mod parallel;
 mod plan;
 mod post;
 mod project;
@@ -43,6 +44,8 @@ pub struct Runner {
     pub protect: Protect,
     /// The command word users type (`atlantis`).
     pub executable: String,
+    /// `server.public_url`: commit statuses link to `{public_url}/jobs/{id}` when set.
+    pub public_url: Option<String>,
     /// Each PR's latest plan comments, hidden when a new plan supersedes them. In memory: after
     /// a restart the comments posted before it stay visible.
     plan_comments: std::sync::Mutex<std::collections::HashMap<(String, u64), Vec<CommentId>>>,
@@ -139,6 +142,10 @@ pub(crate) struct Job {
     forge: Arc<dyn Forge>,
     host: String,
     name: RepoName,
+    /// This job's dashboard page, linked from every commit status it sets.
+    page: Option<String>,
+    /// Set once the job has moved to `applying` (several projects may apply, concurrently).
+    applying: tokio::sync::OnceCell<()>,
 }
 
 impl Job {
@@ -150,7 +157,13 @@ impl Job {
             .split_once('/')
             .ok_or_else(|| anyhow!("repository id {:?} is not host/owner/name", payload.repo))?;
         let name = RepoName::parse(rest).map_err(|e| anyhow!("repository id: {e}"))?;
+        let page = runner
+            .public_url
+            .as_ref()
+            .map(|base| format!("{base}/jobs/{}", ctx.job().id));
         Ok(Self {
+            page,
+            applying: tokio::sync::OnceCell::new(),
             ctx,
             forge: runner.forge(payload.forge)?,
             host: host.to_owned(),
@@ -188,6 +201,15 @@ impl Job {
             self.step(&format!("reacting to the comment failed: {e}"))
                 .await;
         }
+    }
+
+    /// Moves the job to `applying` before its first change to Proxmox; later calls (the next
+    /// project, or a concurrent one) find it done.
+    async fn begin_apply(&self) -> anyhow::Result<()> {
+        self.applying
+            .get_or_try_init(|| self.ctx.begin_apply())
+            .await?;
+        Ok(())
     }
 
     /// Logs a step to the job's durable log (a log failure never stops the job).
