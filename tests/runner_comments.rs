@@ -448,3 +448,41 @@ async fn github_app_credentials_from_the_config_plan_and_comment_as_the_app() {
     );
     w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_apply_command_applies_every_planned_project_in_turn() {
+    let w = world(ForgeKind::Gitea, "", "").await;
+    let yaml = "version: 3\nprojects:\n  - dir: envs/a\n  - dir: envs/b\n";
+    let files = [
+        ("atlantis.yaml", yaml.to_owned()),
+        ("envs/a/main.tf", container("alpha", None)),
+        ("envs/b/main.tf", container("bravo", None)),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
+    let pr = w
+        .fake
+        .open_pr(REPO, "alice", "two", &files)
+        .await
+        .expect("pr");
+    w.comment_containing(pr, "Ran Plan for 2 projects").await;
+    w.approve_and_apply(pr).await;
+    let apply_log = &w.finished_jobs("apply").await[0].1;
+    // One after another: the second project starts once the first is done.
+    let (fa, fb) = (
+        position(apply_log, "freshness dir: envs/a workspace: default"),
+        position(apply_log, "freshness dir: envs/b workspace: default"),
+    );
+    let (ga, gb) = (
+        position(apply_log, "guard dir: envs/a workspace: default"),
+        position(apply_log, "guard dir: envs/b workspace: default"),
+    );
+    let first_guard = if fa < fb { ga } else { gb };
+    assert!(first_guard < fa.max(fb), "{apply_log:#?}");
+    let applied: Vec<_> = w
+        .bot_comments(pr)
+        .into_iter()
+        .filter(|c| c.body.contains("Apply complete"))
+        .collect();
+    assert_eq!(applied.len(), 2, "{:#?}", w.bot_comments(pr));
+    w.stop().await;
+}
