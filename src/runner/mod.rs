@@ -80,13 +80,14 @@ impl Runner {
             ForgeKind::Github => &self.github,
             ForgeKind::Gitea => &self.gitea,
         };
-        forge.clone().ok_or_else(|| {
-            anyhow!(
-                "no {} API configured: set {}.api_url and {}.token in the config",
-                kind.as_str(),
-                kind.as_str(),
-                kind.as_str()
-            )
+        forge.clone().ok_or_else(|| match kind {
+            ForgeKind::Github => anyhow!(
+                "no github API configured: set github.token, or github.app_id, \
+                 github.app_private_key and github.installation_id, in the config"
+            ),
+            ForgeKind::Gitea => {
+                anyhow!("no gitea API configured: set gitea.api_url and gitea.token in the config")
+            }
         })
     }
 }
