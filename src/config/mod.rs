@@ -50,6 +50,10 @@ pub struct ServerSettings {
     pub listen: SocketAddr,
     /// `server.request_timeout_secs`: longest a request may take before 408.
     pub request_timeout: Duration,
+    /// `server.public_url`: the URL users reach atoll at (`https://atoll.example.com`, no
+    /// trailing slash). Commit statuses link to `{public_url}/jobs/{id}`; unset, they carry no
+    /// link.
+    pub public_url: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -71,6 +75,21 @@ pub struct ForgeSettings {
     pub api_url: Option<String>,
     /// `<forge>.token` / `<forge>.token_file`: the token atoll comments and fetches with.
     pub token: Option<SecretString>,
+    /// `github.app_id`, `github.app_private_key(_file)`, `github.installation_id`: GitHub App
+    /// auth instead of `token` (GitHub only).
+    pub app: Option<GithubAppSettings>,
+    /// `gitea.max_comment_chars`: comments longer than this are split into several (Gitea
+    /// has no built-in limit; default GitHub's 65,536). GitHub's limit is fixed.
+    pub max_comment_chars: usize,
+}
+
+/// A GitHub App installation atoll acts as.
+#[derive(Debug, Clone)]
+pub struct GithubAppSettings {
+    pub app_id: u64,
+    /// The App's RSA private key (PEM).
+    pub private_key: SecretString,
+    pub installation_id: u64,
 }
 
 /// What the webhook accepts beyond signature and allowlist.

@@ -8,8 +8,8 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::tree::Reader;
 use super::{
-    CommandSettings, ForgeSettings, LogFormat, LogSettings, QueueSettings, ServerSettings,
-    Settings, StoreSettings, WebhookSettings, proxmox,
+    CommandSettings, ForgeSettings, GithubAppSettings, LogFormat, LogSettings, QueueSettings,
+    ServerSettings, Settings, StoreSettings, WebhookSettings, proxmox,
 };
 
 pub(super) const DEFAULT_LISTEN: &str = "127.0.0.1:4141";
@@ -58,7 +58,44 @@ fn server(r: &mut Reader<'_>) -> ServerSettings {
     ServerSettings {
         listen,
         request_timeout: Duration::from_secs(timeout),
+        public_url: public_url(r),
     }
+}
+
+/// `server.public_url`: an absolute http(s) URL without query or fragment; a trailing slash is
+/// dropped so links join as `{public_url}/jobs/{id}`.
+fn public_url(r: &mut Reader<'_>) -> Option<String> {
+    let text = r.opt_string("server.public_url")?;
+    let trimmed = text.trim().trim_end_matches('/');
+    let parsed = reqwest::Url::parse(trimmed);
+    if parsed
+        .as_ref()
+        .is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
+    {
+        // Never echo the value: it holds credentials.
+        r.problem(
+            "server.public_url",
+            "must not contain credentials (user:password@); give the URL users open",
+        );
+        return None;
+    }
+    let valid = parsed.is_ok_and(|u| {
+        matches!(u.scheme(), "http" | "https")
+            && u.host_str().is_some()
+            && u.query().is_none()
+            && u.fragment().is_none()
+    });
+    if !valid {
+        r.problem(
+            "server.public_url",
+            format!(
+                "{trimmed:?} is not a URL like https://atoll.example.com (http or https, a host, \
+                 no query or fragment)"
+            ),
+        );
+        return None;
+    }
+    Some(trimmed.to_owned())
 }
 
 fn store(r: &mut Reader<'_>, data_dir: &std::path::Path) -> StoreSettings {
@@ -113,12 +150,82 @@ fn forge(r: &mut Reader<'_>, name: &str) -> ForgeSettings {
         );
     }
     let token = r.secret(&format!("{name}.token"));
+    let max_comment_chars = if name == "gitea" {
+        let max = r.uint(
+            "gitea.max_comment_chars",
+            crate::forge::DEFAULT_MAX_COMMENT_CHARS as u64,
+            1_000,
+            16_777_216,
+        );
+        usize::try_from(max).unwrap_or(crate::forge::DEFAULT_MAX_COMMENT_CHARS)
+    } else {
+        crate::forge::DEFAULT_MAX_COMMENT_CHARS
+    };
+    let app = if name == "github" {
+        github_app(r)
+    } else {
+        None
+    };
+    if app.is_some() && token.is_some() {
+        r.problem(
+            "github.token",
+            "set github.token or the GitHub App keys (github.app_id, github.app_private_key, \
+             github.installation_id), not both",
+        );
+    }
     ForgeSettings {
         enabled,
         webhook_secret,
         bot_user,
         api_url,
         token,
+        app,
+        max_comment_chars,
+    }
+}
+
+/// The GitHub App keys: all three or none.
+fn github_app(r: &mut Reader<'_>) -> Option<GithubAppSettings> {
+    fn id(r: &mut Reader<'_>, path: &str) -> Option<u64> {
+        r.raw(path).is_some().then(|| r.uint(path, 0, 1, u64::MAX))
+    }
+    let app_id = id(r, "github.app_id");
+    let installation_id = id(r, "github.installation_id");
+    let key = r.secret("github.app_private_key");
+    if r.has_problem_at("github.app_private_key") || r.has_problem_at("github.app_private_key_file")
+    {
+        return None;
+    }
+    match (app_id, key, installation_id) {
+        (None, None, None) => None,
+        (Some(app_id), Some(private_key), Some(installation_id)) => {
+            if !private_key
+                .expose_secret()
+                .trim_start()
+                .starts_with("-----BEGIN")
+            {
+                // Never echo the value: it is a secret.
+                r.problem(
+                    "github.app_private_key",
+                    "is not a PEM private key (-----BEGIN RSA PRIVATE KEY-----); download the \
+                     App's key from its GitHub settings page",
+                );
+                return None;
+            }
+            Some(GithubAppSettings {
+                app_id,
+                private_key,
+                installation_id,
+            })
+        }
+        _ => {
+            r.problem(
+                "github.app_id",
+                "set github.app_id, github.app_private_key (or github.app_private_key_file) and \
+                 github.installation_id together, or none of them",
+            );
+            None
+        }
     }
 }
 

@@ -162,12 +162,26 @@ struct BodyIn {
     body: String,
 }
 
+/// A 422 when a size limit is set and `body` exceeds it.
+fn too_long(shared: &Shared, body: &str) -> Option<Response> {
+    let max = shared.state().max_comment_chars?;
+    (body.chars().count() > max).then(|| {
+        fault(&Fault::new(
+            422,
+            format!("comment is longer than {max} characters"),
+        ))
+    })
+}
+
 async fn create_comment(
     State(shared): Shr,
     Extension(Actor(actor)): Extension<Actor>,
     Path((o, r, n)): Path<(String, String, u64)>,
     Json(b): Json<BodyIn>,
 ) -> Response {
+    if let Some(resp) = too_long(&shared, &b.body) {
+        return resp;
+    }
     let full = full(&o, &r);
     let made = shared.state().add_comment(&full, n, &actor, &b.body);
     match made {
@@ -193,6 +207,9 @@ async fn edit_comment(
     Path((o, r, id)): Path<(String, String, u64)>,
     Json(b): Json<BodyIn>,
 ) -> Response {
+    if let Some(resp) = too_long(&shared, &b.body) {
+        return resp;
+    }
     let full = full(&o, &r);
     let edited = shared.state().edit_comment(&full, id, &b.body);
     match edited {

@@ -205,6 +205,12 @@ impl FakeForge {
             .insert((repo.to_owned(), user.to_owned()), permission.to_owned());
     }
 
+    /// Makes the fake Gitea refuse comment bodies (new or edited) over `max` characters with
+    /// 422, as an instance configured with a size limit would.
+    pub fn set_max_comment_chars(&self, max: usize) {
+        self.shared.state().max_comment_chars = Some(max);
+    }
+
     /// Makes the next API request fail with this status (and `Retry-After`, if given).
     pub fn fail_next_request(&self, failure: InjectedFailure) {
         self.shared.state().failures.push_back(failure);

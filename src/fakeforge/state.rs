@@ -112,6 +112,8 @@ pub(super) struct State {
     /// Whose token each one is (the comment author for API writes).
     pub token_users: HashMap<String, String>,
     pub minted_tokens: u32,
+    /// The fake Gitea's comment size limit (`set_max_comment_chars`); `None`: unlimited.
+    pub max_comment_chars: Option<usize>,
     pub failures: VecDeque<InjectedFailure>,
     /// `METHOD path?query`, every API request in arrival order.
     pub requests: Vec<String>,

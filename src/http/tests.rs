@@ -160,6 +160,8 @@ fn app() -> axum::Router {
         bot_user: None,
         api_url: None,
         token: None,
+        app: None,
+        max_comment_chars: crate::forge::DEFAULT_MAX_COMMENT_CHARS,
     };
     let settings = IntakeSettings {
         github: forge(true),

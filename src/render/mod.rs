@@ -1,12 +1,14 @@
 //! `render` owns all user-facing text: the Terraform-style human plan (with atoll's per-guest
-//! disruption lines), the JSON plan, and PR comments (`pr`, built from `comment`'s escaping,
-//! folding and splitting). It must not do I/O, and it never sees a sensitive value (the plan
+//! disruption lines), the JSON plan, and PR comments (`pr`: tera templates under
+//! `templates/comments/`, embedded in the binary, with `comment`'s escaping, folding and
+//! splitting as filters). It must not do I/O, and it never sees a sensitive value (the plan
 //! holds only markers).
 
 pub mod comment;
 mod plan_body;
 mod plan_text;
 pub mod pr;
+mod template;
 
 pub use plan_text::plan_text;
 

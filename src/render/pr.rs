@@ -1,8 +1,12 @@
 //! The PR comments the runner posts: plan results, apply progress, lock conflicts, unmet
-//! requirements, stale plans, errors. Plain Rust over small view structs; every piece of
-//! user-controlled text goes through [`escape`] or a code block.
+//! requirements, stale plans, errors, unlock, help and version. Each one is a template under
+//! `templates/comments/` rendered from a small view; the layout lives in the templates, the
+//! escaping in [`template`](super::template)'s filters.
 
-use super::comment::{code_block, escape};
+use serde::Serialize;
+
+use super::template::render;
+use crate::locks::LockKey;
 
 /// One project's plan outcome.
 #[derive(Debug, Clone)]
@@ -27,82 +31,104 @@ pub enum PlanOutcome {
     Failed { error: String },
 }
 
-/// The plan comment for one or many projects, in Atlantis's layout.
-pub fn plan_comment(executable: &str, projects: &[ProjectPlanView], warnings: &[String]) -> String {
-    let mut out = String::new();
-    if projects.len() > 1 {
-        out.push_str(&format!("Ran Plan for {} projects:\n\n", projects.len()));
-        for p in projects {
-            out.push_str(&format!("1. {}\n", escape(&p.label)));
-        }
-        out.push_str("\n---\n\n");
+impl PlanOutcome {
+    /// Planned with changes and nothing blocked: `atlantis apply` can apply it.
+    fn applicable(&self) -> bool {
+        matches!(
+            self,
+            Self::Planned {
+                blocked: 0,
+                changes: true,
+                ..
+            }
+        )
     }
-    for (i, p) in projects.iter().enumerate() {
-        if i > 0 {
-            out.push_str("\n---\n\n");
-        }
-        out.push_str(&project_section(executable, p));
-    }
-    let applicable = projects
-        .iter()
-        .filter(|p| {
-            matches!(
-                p.outcome,
-                PlanOutcome::Planned {
-                    blocked: 0,
-                    changes: true,
-                    ..
-                }
-            )
-        })
-        .count();
-    if applicable > 0 && projects.len() > 1 {
-        out.push_str(&format!(
-            "\n---\n\n* :fast_forward: To apply all unapplied plans from this pull request, comment:\n  * `{executable} apply`\n"
-        ));
-    }
-    for w in warnings {
-        out.push_str(&format!("\n:warning: {}\n", escape(w)));
-    }
-    out
 }
 
-fn project_section(executable: &str, p: &ProjectPlanView) -> String {
-    let label = escape(&p.label);
-    match &p.outcome {
-        PlanOutcome::Failed { error } => format!(
-            "### {label}\n**Plan Error**\n{}\nFix the error, push a commit, or re-plan with `{executable} plan {}`.\n",
-            code_block("", error, "Show error"),
-            p.flags
-        ),
-        PlanOutcome::Planned {
-            text,
-            summary,
-            blocked,
-            changes,
-        } => {
-            let mut s = format!(
-                "### {label}\n{}\n{}\n",
-                code_block("diff", text, "Show Output"),
-                escape(summary)
-            );
-            if *blocked > 0 {
-                s.push_str(&format!(
-                    "\n:no_entry: **Blocked**: {blocked} change(s) touch a protected guest; this plan cannot be applied. Change the configuration and push a new commit.\n"
-                ));
-            } else if *changes {
-                s.push_str(&format!(
-                    "\n* :arrow_forward: To **apply** this plan, comment:\n  * `{executable} apply {}`\n* :repeat: To **plan** this project again, comment:\n  * `{executable} plan {}`\n",
-                    p.flags, p.flags
-                ));
+/// A project as `plan.md` sees it.
+#[derive(Serialize)]
+struct ProjectContext<'a> {
+    label: &'a str,
+    flags: &'a str,
+    failed: bool,
+    error: &'a str,
+    text: &'a str,
+    summary: &'a str,
+    blocked: usize,
+    changes: bool,
+}
+
+impl<'a> From<&'a ProjectPlanView> for ProjectContext<'a> {
+    fn from(p: &'a ProjectPlanView) -> Self {
+        let mut c = ProjectContext {
+            label: &p.label,
+            flags: &p.flags,
+            failed: false,
+            error: "",
+            text: "",
+            summary: "",
+            blocked: 0,
+            changes: false,
+        };
+        match &p.outcome {
+            PlanOutcome::Failed { error } => {
+                c.failed = true;
+                c.error = error;
             }
-            s
+            PlanOutcome::Planned {
+                text,
+                summary,
+                blocked,
+                changes,
+            } => {
+                c.text = text;
+                c.summary = summary;
+                c.blocked = *blocked;
+                c.changes = *changes;
+            }
         }
+        c
     }
+}
+
+/// The plan comment for one or many projects, in Atlantis's layout.
+pub fn plan_comment(executable: &str, projects: &[ProjectPlanView], warnings: &[String]) -> String {
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        projects: Vec<ProjectContext<'a>>,
+        applicable: usize,
+        warnings: &'a [String],
+    }
+    render(
+        "plan.md",
+        &View {
+            executable,
+            projects: projects.iter().map(ProjectContext::from).collect(),
+            applicable: projects.iter().filter(|p| p.outcome.applicable()).count(),
+            warnings,
+        },
+    )
+}
+
+/// The plan comment when no project matched (with the repo-config warnings).
+pub fn no_projects(executable: &str, warnings: &[String]) -> String {
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        warnings: &'a [String],
+    }
+    render(
+        "plan_none.md",
+        &View {
+            executable,
+            warnings,
+        },
+    )
 }
 
 /// A lock held by another PR.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ConflictView {
     pub label: String,
     pub holder_pr: u64,
@@ -112,64 +138,73 @@ pub struct ConflictView {
 
 /// The lock-conflict comment: names each holder PR and the exact command to re-plan.
 pub fn lock_conflict(executable: &str, conflicts: &[ConflictView]) -> String {
-    let mut out = String::from(
-        "**Plan Failed**: the directories this pull request changes are locked by other pull requests.\n\n",
-    );
-    for c in conflicts {
-        out.push_str(&format!(
-            "* {} is locked by pull request #{} ({})\n",
-            escape(&c.label),
-            c.holder_pr,
-            escape(&c.holder_url)
-        ));
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        conflicts: &'a [ConflictView],
     }
-    out.push_str("\nOnce the other pull request is merged, closed or unlocked, re-plan with:\n");
-    for c in conflicts {
-        out.push_str(&format!("* `{executable} plan {}`\n", c.flags));
-    }
-    out
+    render(
+        "lock_conflict.md",
+        &View {
+            executable,
+            conflicts,
+        },
+    )
 }
 
-/// The apply refusal when requirements are unmet; each one named.
+/// The apply refusal when requirements are unmet; each one named (`(name, why)`).
 pub fn unmet_requirements(executable: &str, unmet: &[(String, String)]) -> String {
-    let mut out = String::from(
-        "**Apply Failed**: this pull request does not meet the apply requirements:\n\n",
-    );
-    for (name, why) in unmet {
-        out.push_str(&format!("* `{name}`: {}\n", escape(why)));
+    #[derive(Serialize)]
+    struct Unmet<'a> {
+        name: &'a str,
+        why: &'a str,
     }
-    out.push_str(&format!(
-        "\nMeet them, then comment `{executable} apply` again.\n"
-    ));
-    out
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        unmet: Vec<Unmet<'a>>,
+    }
+    let unmet = unmet
+        .iter()
+        .map(|(name, why)| Unmet { name, why })
+        .collect();
+    render("unmet_requirements.md", &View { executable, unmet })
 }
 
 /// The apply refusal when the saved plan no longer matches.
 pub fn stale(executable: &str, label: &str, reasons: &[String], flags: &str) -> String {
-    let mut out = format!(
-        "**Apply Failed** for {}: the plan is stale.\n\n",
-        escape(label)
-    );
-    for r in reasons {
-        out.push_str(&format!("* {}\n", escape(r)));
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        label: &'a str,
+        reasons: &'a [String],
+        flags: &'a str,
     }
-    out.push_str(&format!(
-        "\nRe-plan with `{executable} plan {flags}`, review the new plan, then apply again.\n"
-    ));
-    out
+    render(
+        "stale.md",
+        &View {
+            executable,
+            label,
+            reasons,
+            flags,
+        },
+    )
 }
 
 /// A failure with what to do next. `detail` (error text, possibly quoting user input) is shown
 /// in a code block; `what` and `next` are atoll's own Markdown and must not carry user text.
 pub fn error(what: &str, detail: &str, next: &str) -> String {
-    format!(
-        "**{what}**\n{}\n{next}\n",
-        code_block("", detail, "Show error")
-    )
+    #[derive(Serialize)]
+    struct View<'a> {
+        what: &'a str,
+        detail: &'a str,
+        next: &'a str,
+    }
+    render("error.md", &View { what, detail, next })
 }
 
 /// One guest's apply progress line.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct GuestLine {
     pub address: String,
     pub status: String,
@@ -177,22 +212,13 @@ pub struct GuestLine {
 
 /// The apply comment, edited as guests finish; `done` is atoll's own closing Markdown.
 pub fn apply_progress(label: &str, lines: &[GuestLine], done: Option<&str>) -> String {
-    let mut out = format!("### Apply for {}\n\n", escape(label));
-    if lines.is_empty() {
-        out.push_str("Starting…\n");
+    #[derive(Serialize)]
+    struct View<'a> {
+        label: &'a str,
+        lines: &'a [GuestLine],
+        done: Option<&'a str>,
     }
-    for l in lines {
-        out.push_str(&format!(
-            "* `{}`: {}\n",
-            code_safe(&l.address),
-            escape(&l.status)
-        ));
-    }
-    if let Some(done) = done {
-        // atoll's own closing line (it names commands in backticks): not user text.
-        out.push_str(&format!("\n{done}\n"));
-    }
-    out
+    render("apply_progress.md", &View { label, lines, done })
 }
 
 /// The report of an apply cut short by a restart: per project, each guest's last known state
@@ -202,37 +228,162 @@ pub fn apply_interrupted(
     job: &str,
     projects: &[(String, Vec<GuestLine>)],
 ) -> String {
-    let mut out = format!(
-        "**Apply Interrupted**: atoll stopped (crash or restart) while this apply was running \
-         (job `{}`), so it did not finish.\n\n",
-        code_safe(job)
-    );
-    if projects.is_empty() {
-        out.push_str("Its log names no guest: it stopped before changing any.\n");
-    } else {
-        out.push_str("What the apply's log says about each guest:\n");
+    #[derive(Serialize)]
+    struct Project<'a> {
+        label: &'a str,
+        guests: &'a [GuestLine],
     }
-    for (label, guests) in projects {
-        out.push_str(&format!("\n#### {}\n\n", escape(label)));
-        for g in guests {
-            out.push_str(&format!(
-                "* `{}`: {}\n",
-                code_safe(&g.address),
-                escape(&g.status)
-            ));
-        }
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        job: &'a str,
+        projects: Vec<Project<'a>>,
     }
-    out.push_str(&format!(
-        "\nNothing will be retried automatically. Comment `{executable} plan` to see the real \
-         state of the guests, review the new plan, then `{executable} apply` again.\n"
-    ));
-    out
+    let projects = projects
+        .iter()
+        .map(|(label, guests)| Project { label, guests })
+        .collect();
+    render(
+        "apply_interrupted.md",
+        &View {
+            executable,
+            job,
+            projects,
+        },
+    )
 }
 
-fn code_safe(s: &str) -> String {
-    s.replace('`', "'")
+/// A lock released from the dashboard, announced on its PR: who, which lock, how to re-plan.
+pub fn unlock_announcement(executable: &str, actor: &str, key: &LockKey) -> String {
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        actor: &'a str,
+        dir: String,
+        project: Option<String>,
+        workspace: String,
+        flags: String,
+    }
+    render(
+        "unlock_announcement.md",
+        &View {
+            executable,
+            actor,
+            dir: key.dir.to_string(),
+            project: key.project.as_ref().map(ToString::to_string),
+            workspace: key.workspace.to_string(),
+            flags: key.plan_flags(),
+        },
+    )
 }
 
+/// The apply refusal when the commenter lacks write access.
+pub fn apply_no_permission(user: &str) -> String {
+    #[derive(Serialize)]
+    struct View<'a> {
+        user: &'a str,
+    }
+    render("apply_no_permission.md", &View { user })
+}
+
+/// The apply refusal when an admin turned applies off (with their reason).
+pub fn apply_turned_off(executable: &str, reason: &str) -> String {
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        reason: &'a str,
+    }
+    render("apply_turned_off.md", &View { executable, reason })
+}
+
+/// The apply refusal when there is no current plan (`filtered`: the command had flags).
+pub fn apply_no_plan(executable: &str, filtered: bool) -> String {
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        filtered: bool,
+    }
+    render(
+        "apply_no_plan.md",
+        &View {
+            executable,
+            filtered,
+        },
+    )
+}
+
+/// One lock released by `atlantis unlock`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReleasedLock {
+    pub label: String,
+}
+
+/// The answer to `atlantis unlock`.
+pub fn unlocked(executable: &str, released: &[ReleasedLock]) -> String {
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        released: &'a [ReleasedLock],
+    }
+    render(
+        "unlock.md",
+        &View {
+            executable,
+            released,
+        },
+    )
+}
+
+/// The note when a merged or closed PR's locks are released.
+pub fn pr_closed(released: usize, merged: bool) -> String {
+    #[derive(Serialize)]
+    struct View {
+        released: usize,
+        merged: bool,
+    }
+    render("pr_closed.md", &View { released, merged })
+}
+
+/// A reply of the command grammar (usage, did-you-mean, an error), in a code block.
+pub fn reply(text: &str) -> String {
+    #[derive(Serialize)]
+    struct View<'a> {
+        text: &'a str,
+    }
+    render("reply.md", &View { text })
+}
+
+/// `atlantis help`: each command's synopsis and summary (`(synopsis, summary)`).
+pub fn help(commands: &[(String, String)]) -> String {
+    #[derive(Serialize)]
+    struct Entry<'a> {
+        synopsis: &'a str,
+        summary: &'a str,
+    }
+    #[derive(Serialize)]
+    struct View<'a> {
+        commands: Vec<Entry<'a>>,
+    }
+    let commands = commands
+        .iter()
+        .map(|(synopsis, summary)| Entry { synopsis, summary })
+        .collect();
+    render("help.md", &View { commands })
+}
+
+/// `atlantis version`.
+pub fn version() -> String {
+    #[derive(Serialize)]
+    struct View {
+        version: &'static str,
+    }
+    render(
+        "version.md",
+        &View {
+            version: env!("CARGO_PKG_VERSION"),
+        },
+    )
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context as _, anyhow};
 
 use super::interrupted::log;
+use super::parallel;
 use super::progress::GuestProgress;
 use super::project::{self, checkout, lock_key, open_pull, project_io, resolve};
 use super::{Job, Runner};
@@ -41,10 +42,7 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
     let user = job.user();
     let permission = job.forge.permission(&job.name, &user).await?;
     if !permission.can_apply() {
-        let body = format!(
-            "**Apply Failed**: {} needs write access to this repository to apply.\n",
-            crate::render::comment::escape(&user)
-        );
+        let body = view::apply_no_permission(&user);
         job.comment(&body).await?;
         return Ok(());
     }
@@ -53,11 +51,7 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
         let reason = switch
             .reason
             .unwrap_or_else(|| "no reason given".to_owned());
-        let body = format!(
-            "**Apply Failed**: applies are turned off on this server ({}). Ask an atoll admin to turn them on, then comment `{} apply` again.\n",
-            crate::render::comment::escape(&reason),
-            r.executable
-        );
+        let body = view::apply_turned_off(&r.executable, &reason);
         job.comment(&body).await?;
         return Ok(());
     }
@@ -74,15 +68,9 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
         .filter(|p| filter.matches(&p.key))
         .collect();
     if plans.is_empty() {
-        let body = format!(
-            "**Apply Failed**: there is no current plan to apply for this pull request{}. Comment `{} plan` first.\n",
-            if command.dir.is_some() || command.project.is_some() || command.workspace.is_some() {
-                " matching these flags"
-            } else {
-                ""
-            },
-            r.executable
-        );
+        let filtered =
+            command.dir.is_some() || command.project.is_some() || command.workspace.is_some();
+        let body = view::apply_no_plan(&r.executable, filtered);
         job.comment(&body).await?;
         return Ok(());
     }
@@ -109,11 +97,19 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
     );
     // The first of the lines an interrupted apply is reported from (see `interrupted`).
     job.step(&log::head(pull.head_sha.as_str())).await;
-    let mut failed = false;
-    for (i, (saved, p)) in projects.iter().enumerate() {
-        guests.start_project(i);
-        failed |= !apply_one(r, job, &co.path, &pull, saved, p, &guests).await?;
-    }
+    let work = projects
+        .iter()
+        .enumerate()
+        .map(|(i, (saved, p))| {
+            let tally = ProjectProgress {
+                index: i,
+                guests: &guests,
+            };
+            apply_one(r, job, &co.path, &pull, saved, p, tally)
+        })
+        .collect();
+    let applied = parallel::try_in_order(work, resolution.parallel_apply).await?;
+    let failed = applied.iter().any(|ok| !ok);
     let (state, text) = if failed {
         (StatusState::Failure, "apply failed or refused")
     } else {
@@ -206,6 +202,13 @@ fn short(sha: &str) -> &str {
     sha.get(..8).unwrap_or(sha)
 }
 
+/// One project's place in the job's guest count (projects may apply in parallel).
+#[derive(Clone, Copy)]
+struct ProjectProgress<'a> {
+    index: usize,
+    guests: &'a GuestProgress,
+}
+
 /// Applies one saved plan; `false` when it was refused or failed (the comment says why).
 async fn apply_one(
     r: &Runner,
@@ -214,7 +217,7 @@ async fn apply_one(
     pull: &PullDetails,
     saved: &SavedPlan,
     p: &Project,
-    guests: &GuestProgress,
+    tally: ProjectProgress<'_>,
 ) -> anyhow::Result<bool> {
     let label = p.label();
     let flags = lock_key(job, p).plan_flags();
@@ -246,8 +249,8 @@ async fn apply_one(
     for address in log::planned_guests(&plan) {
         job.step(&log::planned(&label, address)).await;
     }
-    job.ctx.begin_apply().await?;
-    guests.report(job).await;
+    job.begin_apply().await?;
+    tally.guests.report(job).await;
     let desired = crate::proxmox::cli::settle_state(&state, &input, &prepared).await?;
     let lines: Arc<Mutex<Vec<GuestLine>>> = Arc::default();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<String>();
@@ -257,7 +260,7 @@ async fn apply_one(
             if let Ok(mut l) = lines.lock() {
                 record(&mut l, event);
             }
-            guests.record(event);
+            tally.guests.record(tally.index, event);
             let _ = tx.send(log::event(event));
         }
     };
@@ -278,10 +281,10 @@ async fn apply_one(
         comment,
         label: &label,
         lines,
-        guests,
+        guests: tally.guests,
     };
     let report = progress.follow(executor.execute(&plan, &desired), rx).await;
-    guests.report(job).await;
+    tally.guests.report(job).await;
     let final_lines = result_lines(&report);
     let done = if report.failed() {
         format!(

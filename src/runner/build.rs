@@ -32,6 +32,7 @@ impl Runner {
             proxmox: settings.proxmox.as_ref().map(proxmox).transpose()?,
             protect: protect(settings),
             executable: settings.commands.executable_name.clone(),
+            public_url: settings.server.public_url.clone(),
         })
     }
 }
@@ -40,15 +41,23 @@ fn github(f: &ForgeSettings) -> anyhow::Result<Option<Arc<dyn Forge>>> {
     if !f.enabled {
         return Ok(None);
     }
-    let Some(token) = f.token.clone() else {
-        tracing::warn!(
-            "github is enabled but github.token is not set: PR jobs from GitHub will fail until it is"
-        );
-        return Ok(None);
+    let auth = match (&f.app, &f.token) {
+        (Some(app), _) => GithubAuth::App {
+            app_id: app.app_id,
+            private_key_pem: app.private_key.clone(),
+            installation_id: app.installation_id,
+        },
+        (None, Some(token)) => GithubAuth::Token(token.clone()),
+        (None, None) => {
+            tracing::warn!(
+                "github is enabled but neither github.token nor the GitHub App keys are set: PR jobs from GitHub will fail until one is"
+            );
+            return Ok(None);
+        }
     };
     let api = GithubApi::new(&GithubApiSettings {
         api_url: f.api_url.clone().unwrap_or_else(|| GITHUB_API.to_owned()),
-        auth: GithubAuth::Token(token),
+        auth,
         timeout: FORGE_TIMEOUT,
     })
     .context("building the GitHub client (github.api_url)")?;
@@ -65,8 +74,9 @@ fn gitea(f: &ForgeSettings) -> anyhow::Result<Option<Arc<dyn Forge>>> {
         );
         return Ok(None);
     };
-    let api = GiteaApi::new(&GiteaApiSettings::new(&url, token))
-        .context("building the Gitea client (gitea.api_url)")?;
+    let mut settings = GiteaApiSettings::new(&url, token);
+    settings.max_comment_chars = f.max_comment_chars;
+    let api = GiteaApi::new(&settings).context("building the Gitea client (gitea.api_url)")?;
     Ok(Some(Arc::new(api)))
 }
 

@@ -12,6 +12,7 @@ mod build;
 pub mod demo;
 mod interrupted;
 mod other;
+mod parallel;
 mod plan;
 mod post;
 mod progress;
@@ -47,6 +48,8 @@ pub struct Runner {
     pub protect: Protect,
     /// The command word users type (`atlantis`).
     pub executable: String,
+    /// `server.public_url`: commit statuses link to `{public_url}/jobs/{id}` when set.
+    pub public_url: Option<String>,
 }
 
 impl Runner {
@@ -85,13 +88,14 @@ impl Runner {
             ForgeKind::Github => &self.github,
             ForgeKind::Gitea => &self.gitea,
         };
-        forge.clone().ok_or_else(|| {
-            anyhow!(
-                "no {} API configured: set {}.api_url and {}.token in the config",
-                kind.as_str(),
-                kind.as_str(),
-                kind.as_str()
-            )
+        forge.clone().ok_or_else(|| match kind {
+            ForgeKind::Github => anyhow!(
+                "no github API configured: set github.token, or github.app_id, \
+                 github.app_private_key and github.installation_id, in the config"
+            ),
+            ForgeKind::Gitea => {
+                anyhow!("no gitea API configured: set gitea.api_url and gitea.token in the config")
+            }
         })
     }
 }
@@ -154,6 +158,10 @@ pub(crate) struct Job {
     forge: Arc<dyn Forge>,
     host: String,
     name: RepoName,
+    /// This job's dashboard page, linked from every commit status it sets.
+    page: Option<String>,
+    /// Set once the job has moved to `applying` (several projects may apply, concurrently).
+    applying: tokio::sync::OnceCell<()>,
 }
 
 impl Job {
@@ -170,7 +178,13 @@ impl Job {
             .split_once('/')
             .ok_or_else(|| anyhow!("repository id {:?} is not host/owner/name", payload.repo))?;
         let name = RepoName::parse(rest).map_err(|e| anyhow!("repository id: {e}"))?;
+        let page = runner
+            .public_url
+            .as_ref()
+            .map(|base| format!("{base}/jobs/{}", ctx.job().id));
         Ok(Self {
+            page,
+            applying: tokio::sync::OnceCell::new(),
             ctx,
             forge: runner.forge(payload.forge)?,
             host: host.to_owned(),
@@ -208,6 +222,15 @@ impl Job {
             self.step(&format!("reacting to the comment failed: {e}"))
                 .await;
         }
+    }
+
+    /// Moves the job to `applying` before its first change to Proxmox; later calls (the next
+    /// project, or a concurrent one) find it done.
+    async fn begin_apply(&self) -> anyhow::Result<()> {
+        self.applying
+            .get_or_try_init(|| self.ctx.begin_apply())
+            .await?;
+        Ok(())
     }
 
     /// Logs a step to the job's durable log (a log failure never stops the job).

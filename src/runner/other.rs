@@ -7,7 +7,7 @@ use super::{Job, Payload, Runner};
 use crate::commands::{Command, Verb};
 use crate::locks::{Actor, ActorVia, AuditStamp, KeyFilter, Lock, Release, UnlockAnnouncement};
 use crate::queue::JobContext;
-use crate::render::comment::escape;
+use crate::render::pr::{self as view, ReleasedLock};
 use crate::store::ForgeKind;
 
 /// `atlantis unlock [-p|-d|-w]`: releases only the matching locks of this PR.
@@ -23,22 +23,13 @@ pub(super) async fn unlock(r: &Runner, job: &Job, command: &Command) -> anyhow::
         detail: command.to_comment(&r.executable),
     };
     let released = r.store.lock_release(&release, &stamp).await?;
-    let body = if released.is_empty() {
-        "This pull request holds no lock matching that command; nothing was unlocked.\n".to_owned()
-    } else {
-        let mut s = format!(
-            "Released {} lock(s) and discarded their plans:\n\n",
-            released.len()
-        );
-        for l in &released {
-            s.push_str(&format!("* {}\n", escape(&l.key.to_string())));
-        }
-        s.push_str(&format!(
-            "\nComment `{} plan` to plan again.\n",
-            r.executable
-        ));
-        s
-    };
+    let released: Vec<ReleasedLock> = released
+        .iter()
+        .map(|l| ReleasedLock {
+            label: l.key.to_string(),
+        })
+        .collect();
+    let body = view::unlocked(&r.executable, &released);
     job.comment(&body).await?;
     Ok(())
 }
@@ -73,17 +64,7 @@ pub(super) async fn announce_unlock(r: &Runner, ctx: JobContext) -> anyhow::Resu
 
 /// The comment: who, which lock (names are validated, so code spans are safe), the next step.
 fn unlock_announcement(executable: &str, note: &UnlockAnnouncement) -> String {
-    let key = &note.lock.key;
-    let mut what = format!("`{}`", key.dir);
-    if let Some(project) = &key.project {
-        what.push_str(&format!(" (project `{project}`)"));
-    }
-    format!(
-        "**Unlocked from the dashboard**: {} released the lock on {what}, workspace `{}`, in the atoll dashboard. Its plan was discarded.\n\nTo apply this pull request, plan again: comment `{executable} plan {}`.\n",
-        escape(&note.actor.name),
-        key.workspace,
-        key.plan_flags()
-    )
+    view::unlock_announcement(executable, &note.actor.name, &note.lock.key)
 }
 
 /// Which forge the locked PR is on: the one of the plan job that took the lock, else the only
@@ -140,11 +121,7 @@ pub(super) async fn pr_closed(r: &Runner, job: &Job) -> anyhow::Result<()> {
         .remove(&job.host, &job.name, job.payload.pr)
         .await?;
     if !closed.released.is_empty() {
-        let body = format!(
-            "Locks released for {} project(s) now that this pull request is {}.\n",
-            closed.released.len(),
-            if merged { "merged" } else { "closed" }
-        );
+        let body = view::pr_closed(closed.released.len(), merged);
         job.comment(&body).await?;
     }
     Ok(())
@@ -157,31 +134,27 @@ pub(super) async fn reply(_r: &Runner, job: &Job) -> anyhow::Result<()> {
         .reply
         .as_ref()
         .ok_or_else(|| anyhow!("reply job without a reply"))?;
-    job.comment(&format!(
-        "```\n{}\n```\n",
-        crate::render::comment::code_text(&reply.to_string())
-    ))
-    .await?;
+    job.comment(&view::reply(&reply.to_string())).await?;
     Ok(())
 }
 
 /// `atlantis help`: the list of commands.
 pub(super) async fn help(r: &Runner, job: &Job) -> anyhow::Result<()> {
-    let mut body = String::from(
-        "atoll: Atlantis-style pull-request automation for Proxmox VE.\n\nCommands:\n\n",
-    );
-    for verb in Verb::ALL {
-        let synopsis = verb.synopsis().replacen("atlantis", &r.executable, 1);
-        body.push_str(&format!("* `{synopsis}`: {}\n", verb.summary()));
-    }
+    let commands: Vec<(String, String)> = Verb::ALL
+        .iter()
+        .map(|verb| {
+            let synopsis = verb.synopsis().replacen("atlantis", &r.executable, 1);
+            (synopsis, verb.summary().to_owned())
+        })
+        .collect();
+    let body = view::help(&commands);
     job.comment(&body).await?;
     Ok(())
 }
 
 /// `atlantis version`.
 pub(super) async fn version(_r: &Runner, job: &Job) -> anyhow::Result<()> {
-    job.comment(&format!("atoll {}\n", env!("CARGO_PKG_VERSION")))
-        .await?;
+    job.comment(&view::version()).await?;
     Ok(())
 }
 

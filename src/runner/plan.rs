@@ -1,9 +1,10 @@
-//! The plan job: checkout -> select projects -> take locks -> plan each project -> save plan
-//! -> comment -> statuses. Autoplan (`command` is `None`) plans the autoplan projects;
+//! The plan job: checkout -> select projects -> take locks -> plan each project (concurrently
+//! with `parallel_plan`) -> save plan -> comment -> statuses. Autoplan (`command` is `None`) plans the autoplan projects;
 //! `atlantis plan` plans the ones its flags select.
 
 use std::path::Path;
 
+use super::parallel;
 use super::project::{self, checkout, lock_key, open_pull, pr_url, project_io, resolve};
 use super::{Job, Runner};
 use crate::commands::Command;
@@ -50,13 +51,7 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
         )
         .await;
         if command.is_some() || !warnings.is_empty() {
-            let body = format!(
-                "Ran Plan for 0 projects: no project matches the changed files or the flags.\n{}",
-                warnings
-                    .iter()
-                    .map(|w| format!("\n:warning: {}", crate::render::comment::escape(w)))
-                    .collect::<String>()
-            );
+            let body = view::no_projects(&r.executable, &warnings);
             job.comment(&body).await?;
         }
         return Ok(());
@@ -64,7 +59,11 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
     if !take_locks(r, job, &projects, &sha).await? {
         return Ok(());
     }
-    let views = plan_all(r, job, &co.path, &projects, &sha).await;
+    let work = projects
+        .iter()
+        .map(|p| plan_project(r, job, &co.path, p, &sha))
+        .collect();
+    let views = parallel::in_order(work, resolution.parallel_plan).await;
     let failed = views
         .iter()
         .any(|v| matches!(v.outcome, PlanOutcome::Failed { .. }));
@@ -142,37 +141,33 @@ async fn take_locks(
     }
 }
 
-/// Step "plan": each project in turn, its plan saved and its status set.
-async fn plan_all(
+/// Step "plan" for one project: its status pending, the plan made and saved, its status set.
+async fn plan_project(
     r: &Runner,
     job: &Job,
     root: &Path,
-    projects: &[Project],
+    p: &Project,
     sha: &CommitSha,
-) -> Vec<ProjectPlanView> {
-    let mut views = Vec::new();
-    for p in projects {
-        job.status(sha, &project_status(p, StatusState::Pending, "planning"))
-            .await;
-        job.step(&format!("plan {}", p.label())).await;
-        let outcome = match plan_one(r, job, root, p, sha).await {
-            Ok(outcome) => outcome,
-            Err(e) => PlanOutcome::Failed {
-                error: format!("{e:#}"),
-            },
-        };
-        let (state, text) = match &outcome {
-            PlanOutcome::Failed { .. } => (StatusState::Failure, "plan failed".to_owned()),
-            PlanOutcome::Planned { summary, .. } => (StatusState::Success, summary.clone()),
-        };
-        job.status(sha, &project_status(p, state, &text)).await;
-        views.push(ProjectPlanView {
-            label: p.label(),
-            flags: lock_key(job, p).plan_flags(),
-            outcome,
-        });
+) -> ProjectPlanView {
+    job.status(sha, &project_status(p, StatusState::Pending, "planning"))
+        .await;
+    job.step(&format!("plan {}", p.label())).await;
+    let outcome = match plan_one(r, job, root, p, sha).await {
+        Ok(outcome) => outcome,
+        Err(e) => PlanOutcome::Failed {
+            error: format!("{e:#}"),
+        },
+    };
+    let (state, text) = match &outcome {
+        PlanOutcome::Failed { .. } => (StatusState::Failure, "plan failed".to_owned()),
+        PlanOutcome::Planned { summary, .. } => (StatusState::Success, summary.clone()),
+    };
+    job.status(sha, &project_status(p, state, &text)).await;
+    ProjectPlanView {
+        label: p.label(),
+        flags: lock_key(job, p).plan_flags(),
+        outcome,
     }
-    views
 }
 
 fn project_status(p: &Project, state: StatusState, text: &str) -> CommitStatus {

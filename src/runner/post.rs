@@ -75,9 +75,14 @@ impl Job {
             .context("editing the PR comment")
     }
 
-    /// Sets a commit status; a failure is logged, not fatal (the comment carries the result).
+    /// Sets a commit status linking to this job's page (when `server.public_url` is set); a
+    /// failure is logged, not fatal (the comment carries the result).
     pub(crate) async fn status(&self, sha: &CommitSha, status: &CommitStatus) {
-        if let Err(e) = self.forge.set_status(&self.name, sha, status).await {
+        let mut status = status.clone();
+        if status.target_url.is_none() {
+            status.target_url.clone_from(&self.page);
+        }
+        if let Err(e) = self.forge.set_status(&self.name, sha, &status).await {
             self.step(&format!("setting status {} failed: {e}", status.context))
                 .await;
         }

@@ -3,7 +3,6 @@
 
 use std::collections::HashSet;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::Job;
 use crate::proxmox::apply::ApplyEvent;
@@ -14,7 +13,6 @@ use crate::proxmox::plan::Plan;
 #[derive(Debug, Default)]
 pub(super) struct GuestProgress {
     guests: HashSet<(usize, String)>,
-    project: AtomicUsize,
     finished: Mutex<HashSet<(usize, String)>>,
     reported: Mutex<Option<usize>>,
 }
@@ -41,18 +39,14 @@ impl GuestProgress {
         }
     }
 
-    /// Later events belong to project `index`.
-    pub(super) fn start_project(&self, index: usize) {
-        self.project.store(index, Ordering::SeqCst);
-    }
-
-    /// Called from the executor's event callback (synchronous, cheap).
-    pub(super) fn record(&self, event: &ApplyEvent) {
+    /// Called from the executor's event callback of project `project` (synchronous, cheap;
+    /// projects may apply in parallel).
+    pub(super) fn record(&self, project: usize, event: &ApplyEvent) {
         let address = match event {
             ApplyEvent::Done { address, .. } | ApplyEvent::Failed { address, .. } => address,
             ApplyEvent::Started { .. } => return,
         };
-        let key = (self.project.load(Ordering::SeqCst), address.clone());
+        let key = (project, address.clone());
         if self.guests.contains(&key)
             && let Ok(mut finished) = self.finished.lock()
         {
@@ -125,24 +119,29 @@ mod tests {
         let plans = [plan(&[("a", true), ("idle", false)]), plan(&[("a", true)])];
         let p = GuestProgress::new(plans.into_iter().map(Some));
         assert_eq!(p.counts(), (0, 2));
-        p.record(&done("idle"));
-        p.record(&ApplyEvent::Started {
-            address: "a".to_owned(),
-            step: "update",
-        });
+        p.record(0, &done("idle"));
+        p.record(
+            0,
+            &ApplyEvent::Started {
+                address: "a".to_owned(),
+                step: "update",
+            },
+        );
         assert_eq!(
             p.counts(),
             (0, 2),
             "no-op and started guests are not finished"
         );
-        p.record(&done("a"));
-        p.record(&done("a"));
+        p.record(0, &done("a"));
+        p.record(0, &done("a"));
         assert_eq!(p.counts(), (1, 2));
-        p.start_project(1);
-        p.record(&ApplyEvent::Failed {
-            address: "a".to_owned(),
-            error: "boom".to_owned(),
-        });
+        p.record(
+            1,
+            &ApplyEvent::Failed {
+                address: "a".to_owned(),
+                error: "boom".to_owned(),
+            },
+        );
         assert_eq!(p.counts(), (2, 2), "a failed guest is finished too");
     }
 }

@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::body::{create_options, update_body};
 use super::{ApplyEvent, Outcome, RestartPolicy, Run};
-use crate::proxmox::client::{DeleteOptions, LxcCreate, PowerAction, PveError, RunState};
+use crate::proxmox::client::{
+    ConflictKind, DeleteOptions, LxcCreate, PowerAction, PveError, RunState,
+};
 use crate::proxmox::plan::{
     DesiredGuest, DesiredValue, Effect, ResourceChange, StateEntry, StateValue, StepOp,
 };
@@ -134,27 +136,48 @@ impl Run<'_> {
     }
 
     async fn create(&self, guest: &DesiredGuest, replaced: Option<u32>) -> StepResult<String> {
+        /// Fresh VMIDs tried when another writer (a concurrent apply, another replica, a
+        /// person) takes the chosen one between `cluster/nextid` and the create.
+        const RACES: usize = 5;
         let (options, password) = create_options(guest).map_err(|e| e.to_string())?;
         let node = node_name(&guest.node)?;
-        let id = self.reserve(guest.vm_id.or(replaced)).await?;
-        self.emit(ApplyEvent::Started {
-            address: guest.address.clone(),
-            step: "create",
-        });
-        // Recorded before the request: after a crash, refresh finds the guest by this VMID.
-        let entry = entry_for(guest, id);
-        self.exec
-            .state
-            .record(&entry)
-            .await
-            .map_err(|e| e.to_string())?;
-        let request = LxcCreate {
-            vmid: vm_id(id)?,
-            options,
-            password,
-        };
-        let api = self.exec.api;
-        if let Err(error) = api.lxc_create_and_wait(&node, &request).await {
+        let wanted = guest.vm_id.or(replaced);
+        let mut races = 0;
+        let id = loop {
+            let id = self.reserve(wanted).await?;
+            if races == 0 {
+                self.emit(ApplyEvent::Started {
+                    address: guest.address.clone(),
+                    step: "create",
+                });
+            }
+            // Recorded before the request: after a crash, refresh finds the guest by this VMID.
+            let entry = entry_for(guest, id);
+            self.exec
+                .state
+                .record(&entry)
+                .await
+                .map_err(|e| e.to_string())?;
+            let request = LxcCreate {
+                vmid: vm_id(id)?,
+                options: options.clone(),
+                password: password.clone(),
+            };
+            let api = self.exec.api;
+            let Err(error) = api.lxc_create_and_wait(&node, &request).await else {
+                break id;
+            };
+            let taken = matches!(
+                error,
+                PveError::Conflict {
+                    kind: ConflictKind::AlreadyExists,
+                    ..
+                }
+            );
+            if taken && wanted.is_none() && races < RACES {
+                races += 1;
+                continue;
+            }
             let gone = matches!(
                 api.guest_status(&node, GuestKind::Lxc, request.vmid).await,
                 Err(PveError::NotFound(_))
@@ -164,7 +187,7 @@ impl Run<'_> {
                 let _ = self.exec.state.forget(&guest.address).await;
             }
             return Err(format!("creating CT {id} on {node}: {error}"));
-        }
+        };
         if guest.started {
             self.power(&node, id, PowerAction::Start).await?;
         }

@@ -1,0 +1,105 @@
+//! A command's projects, one after another or, when `atlantis.yaml` sets `parallel_plan` /
+//! `parallel_apply`, a few at a time. Either way the results come back in project order, so
+//! comments list projects in a stable order whichever finished first.
+
+use std::future::Future;
+
+use futures::stream::{self, StreamExt as _};
+
+/// At most this many projects of one command run at once (each one talks to Proxmox and the
+/// forge; a small bound keeps a big PR from flooding either).
+pub(super) const MAX_PARALLEL: usize = 3;
+
+/// Runs `work` (one future per project, not yet started), concurrently (bounded) when
+/// `parallel`; results in the order of `work`.
+///
+/// Taking the futures already made, rather than a closure, keeps their lifetimes concrete:
+/// a closure over borrowed items makes the job future's `Send` bound unprovable.
+pub(super) async fn in_order<Fut: Future>(work: Vec<Fut>, parallel: bool) -> Vec<Fut::Output> {
+    let width = if parallel { MAX_PARALLEL } else { 1 };
+    stream::iter(work).buffered(width).collect().await
+}
+
+/// Like [`in_order`] for fallible work. One after another, the first error stops the rest;
+/// in parallel, everything started runs to its end (an apply is never cut off half-way) and
+/// the first error in order is returned.
+pub(super) async fn try_in_order<Fut, T>(work: Vec<Fut>, parallel: bool) -> anyhow::Result<Vec<T>>
+where
+    Fut: Future<Output = anyhow::Result<T>>,
+{
+    if !parallel {
+        let mut out = Vec::new();
+        for one in work {
+            out.push(one.await?);
+        }
+        return Ok(out);
+    }
+    in_order(work, true).await.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Runs items that finish in reverse order; returns the results and the peak concurrency.
+    async fn run(parallel: bool) -> (Vec<u64>, usize) {
+        let running = AtomicUsize::new(0);
+        let peak = AtomicUsize::new(0);
+        let work = [40u64, 20, 1, 30, 10].map(|ms| {
+            let (running, peak) = (&running, &peak);
+            async move {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                running.fetch_sub(1, Ordering::SeqCst);
+                ms
+            }
+        });
+        let out = in_order(work.into(), parallel).await;
+        (out, peak.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test]
+    async fn parallel_work_is_bounded_and_results_keep_item_order() {
+        let (out, peak) = run(true).await;
+        assert_eq!(out, vec![40, 20, 1, 30, 10]);
+        assert_eq!(peak, MAX_PARALLEL);
+    }
+
+    #[tokio::test]
+    async fn sequential_work_runs_one_at_a_time() {
+        let (out, peak) = run(false).await;
+        assert_eq!(out, vec![40, 20, 1, 30, 10]);
+        assert_eq!(peak, 1);
+    }
+
+    #[tokio::test]
+    async fn sequential_work_stops_at_the_first_error_and_parallel_work_finishes() {
+        for (parallel, expected_runs) in [(false, 2), (true, 3)] {
+            let runs = AtomicUsize::new(0);
+            let work = [1, 2, 3].map(|n| {
+                let runs = &runs;
+                async move {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    if n == 2 {
+                        anyhow::bail!("project {n} failed")
+                    }
+                    Ok(n)
+                }
+            });
+            let result = try_in_order(work.into(), parallel).await;
+            assert_eq!(
+                result.map_err(|e| e.to_string()),
+                Err("project 2 failed".to_owned())
+            );
+            assert_eq!(
+                runs.load(Ordering::SeqCst),
+                expected_runs,
+                "parallel={parallel}"
+            );
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! PR comments rendered from the templates under `templates/comments/`: one snapshot per
+//! comment kind (snapshots in `tests/snapshots/`), and an escaping test that pushes HTML,
+//! mentions and Markdown control characters through every piece of user text of every
+//! template.
+
+use atoll::render::pr::{
+    self, ConflictView, GuestLine, PlanOutcome, ProjectPlanView, ReleasedLock,
+};
+
+const EVIL: &str = "<script>alert(1)</script> @admins [x](http://e) *b* _i_ `c` ``` | # ~";
+
+fn planned(label: &str, flags: &str, text: &str, blocked: usize, changes: bool) -> ProjectPlanView {
+    ProjectPlanView {
+        label: label.to_owned(),
+        flags: flags.to_owned(),
+        outcome: PlanOutcome::Planned {
+            text: text.to_owned(),
+            summary: "Plan: 1 to add, 0 to change, 0 to destroy. 0 restart. 0 blocked.".to_owned(),
+            blocked,
+            changes,
+        },
+    }
+}
+
+fn short_plan() -> String {
+    "  # proxmox_virtual_environment_container.web will be created\n  + resource \"proxmox_virtual_environment_container\" \"web\" {\n      + node_name = \"pve\"\n    }\n\nPlan: 1 to add, 0 to change, 0 to destroy. 0 restart. 0 blocked.\n".to_owned()
+}
+
+fn long_plan() -> String {
+    (0..20).map(|i| format!("  + line {i}\n")).collect()
+}
+
+fn every_comment(user: &str) -> Vec<(&'static str, String)> {
+    let failed = ProjectPlanView {
+        label: user.to_owned(),
+        flags: "-d envs/x".to_owned(),
+        outcome: PlanOutcome::Failed {
+            error: user.to_owned(),
+        },
+    };
+    let lines = vec![
+        GuestLine {
+            address: format!("proxmox_virtual_environment_container.lxc[\"{user}\"]"),
+            status: format!("done: {user}"),
+        },
+        GuestLine {
+            address: "proxmox_virtual_environment_container.db".to_owned(),
+            status: "start…".to_owned(),
+        },
+    ];
+    let released = vec![ReleasedLock {
+        label: user.to_owned(),
+    }];
+    vec![
+        (
+            "plan_one_project",
+            pr::plan_comment(
+                "atlantis",
+                &[planned(user, "-d envs/dev", &short_plan(), 0, true)],
+                &[],
+            ),
+        ),
+        (
+            "plan_many_projects",
+            pr::plan_comment(
+                "atlantis",
+                &[
+                    planned(
+                        "dir: envs/dev workspace: default",
+                        "-d envs/dev",
+                        &short_plan(),
+                        0,
+                        true,
+                    ),
+                    planned(
+                        "dir: envs/prod workspace: default",
+                        "-d envs/prod",
+                        &long_plan(),
+                        1,
+                        true,
+                    ),
+                    planned(
+                        "dir: envs/qa workspace: default",
+                        "-d envs/qa",
+                        "No changes.\n",
+                        0,
+                        false,
+                    ),
+                    failed,
+                ],
+                &[user.to_owned()],
+            ),
+        ),
+        (
+            "plan_no_projects",
+            pr::no_projects("atlantis", &[user.to_owned()]),
+        ),
+        (
+            "lock_conflict",
+            pr::lock_conflict(
+                "atlantis",
+                &[ConflictView {
+                    label: user.to_owned(),
+                    holder_pr: 3,
+                    holder_url: format!("https://github.com/acme/infra/pull/3?{user}"),
+                    flags: "-d envs/dev".to_owned(),
+                }],
+            ),
+        ),
+        (
+            "unmet_requirements",
+            pr::unmet_requirements("atlantis", &[("approved".to_owned(), user.to_owned())]),
+        ),
+        (
+            "stale",
+            pr::stale("atlantis", user, &[user.to_owned()], "-d envs/dev"),
+        ),
+        (
+            "error",
+            pr::error(
+                "Plan Error",
+                user,
+                "Fix the cause, then comment `atlantis plan` to try again.",
+            ),
+        ),
+        ("apply_starting", pr::apply_progress(user, &[], None)),
+        (
+            "apply_done",
+            pr::apply_progress(user, &lines, Some("Apply complete.")),
+        ),
+        ("apply_no_permission", pr::apply_no_permission(user)),
+        ("apply_turned_off", pr::apply_turned_off("atlantis", user)),
+        ("apply_no_plan", pr::apply_no_plan("atlantis", true)),
+        ("unlock_released", pr::unlocked("atlantis", &released)),
+        ("unlock_nothing", pr::unlocked("atlantis", &[])),
+        ("locks_released_on_merge", pr::pr_closed(2, true)),
+        ("reply", pr::reply(user)),
+        (
+            "help",
+            pr::help(&[
+                (
+                    "atlantis plan [-d DIR] [-w WS]".to_owned(),
+                    "plan the projects".to_owned(),
+                ),
+                ("atlantis apply".to_owned(), "apply the plans".to_owned()),
+            ]),
+        ),
+        ("version", pr::version()),
+        (
+            "apply_interrupted",
+            pr::apply_interrupted(
+                "atlantis",
+                "0c0ffee0-0000-4000-8000-000000000001",
+                &[(user.to_owned(), lines.clone())],
+            ),
+        ),
+        (
+            "apply_interrupted_before_any_guest",
+            pr::apply_interrupted("atlantis", "0c0ffee0-0000-4000-8000-000000000002", &[]),
+        ),
+        (
+            "unlock_announcement",
+            pr::unlock_announcement("atlantis", user, &lock_key()),
+        ),
+    ]
+}
+
+fn lock_key() -> atoll::locks::LockKey {
+    atoll::locks::LockKey {
+        repo: "github.com/acme/infra".to_owned(),
+        dir: atoll::commands::RepoDir::parse("envs/dev").expect("dir"),
+        workspace: atoll::commands::Workspace::parse("staging").expect("workspace"),
+        project: None,
+    }
+}
+
+#[test]
+fn every_comment_kind_renders_like_its_snapshot() {
+    for (name, body) in every_comment("dev-web") {
+        let body = body.replace(env!("CARGO_PKG_VERSION"), "VERSION");
+        insta::assert_snapshot!(format!("comment_{name}"), body);
+    }
+}
+
+fn fences_balanced(body: &str) -> bool {
+    body.lines()
+        .filter(|l| l.trim_start().starts_with("```"))
+        .count()
+        % 2
+        == 0
+}
+
+/// The parts of `body` that render as Markdown prose: fenced blocks, inline code spans and
+/// backslash-escaped characters removed (what is left is what a forge would interpret).
+fn prose(body: &str) -> String {
+    let mut out = String::new();
+    let mut in_fence = false;
+    for line in body.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        let mut chars = line.chars();
+        let mut in_span = false;
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if !in_span => {
+                    chars.next();
+                }
+                '`' => in_span = !in_span,
+                c if !in_span => out.push(c),
+                _ => {}
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn user_text_cannot_inject_html_mention_anyone_or_break_fences_in_any_comment() {
+    for (name, body) in every_comment(EVIL) {
+        let prose = prose(&body);
+        assert!(!prose.contains("<script"), "{name}: HTML injected:\n{body}");
+        assert!(!body.contains("@admins"), "{name}: mention:\n{body}");
+        assert!(!prose.contains("]("), "{name}: link injected:\n{body}");
+        assert!(!prose.contains("*b*"), "{name}: emphasis injected:\n{body}");
+        assert!(fences_balanced(&body), "{name}: unbalanced fences:\n{body}");
+        assert_eq!(
+            body.matches("<details>").count(),
+            body.matches("</details>").count(),
+            "{name}: unbalanced details:\n{body}"
+        );
+    }
+}
+
+#[test]
+fn output_over_twelve_lines_folds_and_short_output_does_not() {
+    let short = pr::plan_comment(
+        "atlantis",
+        &[planned("a", "-d a", &"x\n".repeat(12), 0, true)],
+        &[],
+    );
+    assert!(!short.contains("<details>"), "{short}");
+    let long = pr::plan_comment(
+        "atlantis",
+        &[planned("a", "-d a", &"x\n".repeat(13), 0, true)],
+        &[],
+    );
+    assert!(
+        long.contains("<details><summary>Show Output</summary>"),
+        "{long}"
+    );
+}
