@@ -164,6 +164,7 @@ async fn plan_load(store: &dyn Store) {
             },
             document: document.clone(),
             rendered: rendered.clone(),
+            summary: "Plan: 0 to add, 5000 to change, 0 to destroy.".to_owned(),
         };
         let started = Instant::now();
         store.plan_save(&plan).await.expect("save");

@@ -21,6 +21,7 @@ per_backend!(
     lock_list_filters_by_repo_and_pr,
     saving_a_plan_supersedes_only_the_same_keys_previous_plan,
     saved_plan_keeps_document_and_provenance,
+    saving_a_plan_shows_its_summary_on_the_prs_lock,
     new_commits_supersede_every_current_plan_of_the_pr,
     concurrent_saves_leave_exactly_one_current_plan,
     audit_events_list_newest_first_and_page_backwards,

@@ -64,6 +64,8 @@ pub struct NewPlan {
     pub document: serde_json::Value,
     /// The rendered, terraform-style text.
     pub rendered: String,
+    /// Its one-line summary (`Plan: 1 to add, ...`), shown on the lock it is made under.
+    pub summary: String,
 }
 
 /// A plan as stored.

@@ -214,6 +214,7 @@ async fn plan_one(
             },
             document,
             rendered: text.clone(),
+            summary: summary.clone(),
         })
         .await?;
     Ok(PlanOutcome::Planned {

@@ -268,6 +268,19 @@ impl LockStore for PgStore {
         plans::serialise_saves(&mut tx, &plan.key, plan.pr).await?;
         plans::supersede_key(&mut tx, &plan.key, plan.pr).await?;
         let saved = plans::insert(&mut tx, plan).await?;
+        // The lock it was made under shows its summary (the lock is this PR's, if still held).
+        sqlx::query(
+            "UPDATE locks SET summary = $1, planned_at = now()
+             WHERE repo = $2 AND dir = $3 AND workspace = $4 AND project = $5 AND pr = $6",
+        )
+        .bind(&plan.summary)
+        .bind(&plan.key.repo)
+        .bind(plan.key.dir.as_str())
+        .bind(plan.key.workspace.as_str())
+        .bind(project_column(plan.key.project.as_ref()))
+        .bind(pr_column(plan.pr)?)
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(saved)
     }

@@ -252,6 +252,20 @@ impl LockStore for SqliteStore {
         let mut tx = self.writer.begin().await?;
         plans::supersede_key(&mut tx, &plan.key, plan.pr, now).await?;
         let saved = plans::insert(&mut tx, plan, now).await?;
+        // The lock it was made under shows its summary (the lock is this PR's, if still held).
+        sqlx::query(
+            "UPDATE locks SET summary = ?1, planned_at = ?2
+             WHERE repo = ?3 AND dir = ?4 AND workspace = ?5 AND project = ?6 AND pr = ?7",
+        )
+        .bind(&plan.summary)
+        .bind(now)
+        .bind(&plan.key.repo)
+        .bind(plan.key.dir.as_str())
+        .bind(plan.key.workspace.as_str())
+        .bind(project_column(plan.key.project.as_ref()))
+        .bind(pr_column(plan.pr)?)
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(saved)
     }

@@ -131,8 +131,13 @@ pub(crate) async fn concurrent_switch_offs_audit_exactly_once(db: &TestStore) {
 
 pub(crate) async fn locks_plans_and_switch_survive_reopening_the_store(db: &TestStore) {
     let k = key("envs/dev", "default", None);
-    let locks = take(&*db.store, std::slice::from_ref(&k), &owner(3, "a")).await;
+    take(&*db.store, std::slice::from_ref(&k), &owner(3, "a")).await;
     let saved = db.store.plan_save(&plan(&k, 3, "a")).await.expect("save");
+    let locks = db
+        .store
+        .lock_list(&LockQuery::default())
+        .await
+        .expect("list");
     let off = stamp("admin", ActorVia::Dashboard, "freeze");
     db.store.set_apply_switch(false, &off).await.expect("off");
     let reopened = db.reopen().await;

@@ -64,6 +64,7 @@ pub(crate) fn plan(key: &LockKey, pr: u64, sha: &str) -> NewPlan {
         },
         document: json!({"format_version": "1", "source": {"sha": sha}, "resource_changes": []}),
         rendered: format!("No changes at {sha}.\n"),
+        summary: format!("No changes at {sha}."),
     }
 }
 

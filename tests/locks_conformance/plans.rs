@@ -156,3 +156,30 @@ pub(crate) async fn plan_comments_are_replaced_per_pr_and_survive_reopening(db: 
         .expect("pr 5");
     assert_eq!(pr5, vec![20]);
 }
+
+/// The locks page shows what is planned under a lock: saving a plan sets the summary of the
+/// lock it was made under, and only while that PR holds it.
+pub(crate) async fn saving_a_plan_shows_its_summary_on_the_prs_lock(db: &TestStore) {
+    let s = &*db.store;
+    let k = key("envs/dev", "default", None);
+    let lock = super::take(s, std::slice::from_ref(&k), &super::owner(7, "a"))
+        .await
+        .remove(0);
+    let mut new = plan(&k, 7, "a");
+    new.summary = "Plan: 1 to add, 0 to change, 0 to destroy.".to_owned();
+    s.plan_save(&new).await.expect("save");
+    let now = s.lock_get(lock.id).await.expect("get").expect("held");
+    assert_eq!(
+        now.owner.summary,
+        "Plan: 1 to add, 0 to change, 0 to destroy."
+    );
+    // Another PR's plan of the same key (refused a lock elsewhere) leaves the lock alone.
+    let mut other = plan(&k, 8, "z");
+    other.summary = "Plan: 9 to add, 0 to change, 0 to destroy.".to_owned();
+    s.plan_save(&other).await.expect("save");
+    let now = s.lock_get(lock.id).await.expect("get").expect("held");
+    assert_eq!(
+        now.owner.summary,
+        "Plan: 1 to add, 0 to change, 0 to destroy."
+    );
+}

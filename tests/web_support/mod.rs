@@ -308,6 +308,7 @@ impl Server {
             },
             document: serde_json::to_value(&plan).expect("json"),
             rendered: atoll::render::plan_text(&plan),
+            summary: "Plan: 0 to add, 2 to change, 0 to destroy.".to_owned(),
         };
         self.store.plan_save(&new).await.expect("save plan")
     }
