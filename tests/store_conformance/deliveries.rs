@@ -269,10 +269,10 @@ pub(crate) async fn a_burst_of_deliveries_gets_the_one_by_one_answers(db: &TestS
             ),
             1 => match outcome {
                 DeliveryOutcome::Accepted { job: Some(_) } => {
-                    *twins_accepted.entry(i / 8).or_default() += 1
+                    *twins_accepted.entry(i / 8).or_default() += 1;
                 }
                 DeliveryOutcome::Duplicate => twin_duplicates.push(id),
-                other => panic!("{id}: {other:?}"),
+                other @ DeliveryOutcome::Accepted { .. } => panic!("{id}: {other:?}"),
             },
             2 => assert_eq!(outcome, DeliveryOutcome::Duplicate, "{id}"),
             _ => assert_eq!(outcome, DeliveryOutcome::Accepted { job: None }, "{id}"),
