@@ -490,3 +490,52 @@ async fn running_apply_log_grows_and_its_progress_bar_moves() {
     shot(&c, "jobs-with-progress").await;
     c.close().await.expect("close");
 }
+
+/// Without a session every page sends the browser to the login and `/api` answers 401; with
+/// one, a form posted without its CSRF token is refused and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anonymous_pages_and_api_are_closed_and_a_form_without_its_csrf_token_is_refused() {
+    let s = start().await;
+    let (_driver, c) = browser().await;
+    for page in [
+        "/jobs",
+        "/apply",
+        "/protect",
+        "/pulls/github.com/acme/infra/7",
+    ] {
+        c.goto(&s.url(page)).await.expect("goto");
+        let at = c.current_url().await.expect("url");
+        assert_eq!(at.path(), "/login", "{page} without a session");
+    }
+    c.goto(&s.url("/api/locks")).await.expect("goto api");
+    let status: serde_json::Value = c
+        .execute("return fetch('/api/locks').then(r => r.status);", vec![])
+        .await
+        .expect("fetch status");
+    assert_eq!(status, json!(401), "/api without the bearer token");
+    let body = c.source().await.expect("source");
+    assert!(
+        !body.contains("\"locks\""),
+        "no data without the token: {body}"
+    );
+
+    log_in(&c, &s).await;
+    c.goto(&s.url("/apply")).await.expect("goto apply");
+    c.execute(
+        "document.querySelector('form[action=\"/apply\"] input[name=csrf]').remove();",
+        vec![],
+    )
+    .await
+    .expect("strip the token");
+    c.find(Locator::Css("form[action='/apply'] button[type=submit]"))
+        .await
+        .expect("switch button")
+        .click()
+        .await
+        .expect("click");
+    let src = wait_source(&c, "the refusal", |src| src.contains("Form expired")).await;
+    assert!(src.contains("security token"), "{src}");
+    shot(&c, "csrf-refused").await;
+    let switch = s.store.apply_switch().await.expect("switch");
+    assert!(switch.enabled, "the refused form changed nothing");
+}
