@@ -405,6 +405,22 @@ async fn parallel_plan_and_apply_work_on_both_projects_at_once_and_report_in_ord
         assert!(Instant::now() < deadline, "{:#?}", w.bot_comments(pr));
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // The apply comments, too, are posted in atlantis.yaml's order, like the plan comment
+    // (each project takes its turn to post).
+    let applies: Vec<String> = w
+        .bot_comments(pr)
+        .iter()
+        .filter(|c| c.body.starts_with("### Apply for"))
+        .map(|c| c.body.lines().next().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(
+        applies,
+        [
+            "### Apply for dir: envs/b workspace: default",
+            "### Apply for dir: envs/a workspace: default"
+        ],
+        "{applies:#?}"
+    );
     let apply_log = &w.finished_jobs("apply").await[0].1;
     let checked = position(apply_log, "freshness dir: envs/a workspace: default").max(position(
         apply_log,

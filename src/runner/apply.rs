@@ -77,13 +77,19 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
     let pull = open_pull(job).await?;
     let co = checkout(r, job, &pull).await?;
     let resolution = resolve(r, job, &co.path).await?;
-    let projects: Vec<(SavedPlan, Project)> = plans
+    let mut projects: Vec<(SavedPlan, Project)> = plans
         .into_iter()
         .map(|s| {
             let p = project_for(&resolution, &s);
             (s, p)
         })
         .collect();
+    // Apply (and comment) in the order the plan comment lists them: atlantis.yaml's order,
+    // then by key for projects it does not list.
+    projects.sort_by_cached_key(|(s, p)| {
+        let listed = resolution.modified.iter().position(|m| m == p);
+        (listed.unwrap_or(usize::MAX), s.key.to_string())
+    });
     let unmet = unmet_requirements(r, job, &pull, &projects).await?;
     if !unmet.is_empty() {
         job.comment(&view::unmet_requirements(&r.executable, &unmet))
@@ -97,6 +103,7 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
     );
     // The first of the lines an interrupted apply is reported from (see `interrupted`).
     job.step(&log::head(pull.head_sha.as_str())).await;
+    let turns = parallel::Turns::new(projects.len());
     let work = projects
         .iter()
         .enumerate()
@@ -104,6 +111,7 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
             let tally = ProjectProgress {
                 index: i,
                 guests: &guests,
+                turns: &turns,
             };
             apply_one(r, job, &co.path, &pull, saved, p, tally)
         })
@@ -207,6 +215,8 @@ fn short(sha: &str) -> &str {
 struct ProjectProgress<'a> {
     index: usize,
     guests: &'a GuestProgress,
+    /// Apply comments are posted in project order, also when projects apply in parallel.
+    turns: &'a parallel::Turns,
 }
 
 /// Applies one saved plan; `false` when it was refused or failed (the comment says why).
@@ -221,6 +231,7 @@ async fn apply_one(
 ) -> anyhow::Result<bool> {
     let label = p.label();
     let flags = lock_key(job, p).plan_flags();
+    let turn = tally.turns.turn(tally.index);
     job.step(&format!("freshness {label}")).await;
     let (state, input) = project_io(r, job, root, p);
     let prepared = project::prepare(r, &state, &input, pull.head_sha.as_str()).await?;
@@ -232,6 +243,7 @@ async fn apply_one(
     let stale = saved.source.stale_against(&now);
     if !stale.is_empty() {
         let body = view::stale(&r.executable, &label, &stale_reasons(&stale), &flags);
+        turn.wait().await;
         job.comment(&body).await?;
         return Ok(false);
     }
@@ -243,9 +255,11 @@ async fn apply_one(
         .proxmox
         .as_ref()
         .ok_or_else(|| anyhow!("no Proxmox VE endpoint configured"))?;
+    turn.wait().await;
     let comment = job
         .comment(&view::apply_progress(&label, &[], None))
         .await?;
+    drop(turn);
     for address in log::planned_guests(&plan) {
         job.step(&log::planned(&label, address)).await;
     }

@@ -3,8 +3,10 @@
 //! comments list projects in a stable order whichever finished first.
 
 use std::future::Future;
+use std::sync::{Mutex, PoisonError};
 
 use futures::stream::{self, StreamExt as _};
+use tokio::sync::watch;
 
 /// At most this many projects of one command run at once (each one talks to Proxmox and the
 /// forge; a small bound keeps a big PR from flooding either).
@@ -35,6 +37,61 @@ where
         return Ok(out);
     }
     in_order(work, true).await.into_iter().collect()
+}
+
+/// Lets concurrent projects take one step in project order: posting their apply comment, so
+/// the PR lists them in order whichever got there first. A project's turn ends when its
+/// [`Turn`] is dropped, whether it took the step or returned before it.
+#[derive(Debug)]
+pub(super) struct Turns {
+    ended: Mutex<Vec<bool>>,
+    /// The first project whose turn has not ended.
+    next: watch::Sender<usize>,
+}
+
+impl Turns {
+    pub(super) fn new(projects: usize) -> Self {
+        Self {
+            ended: Mutex::new(vec![false; projects]),
+            next: watch::Sender::new(0),
+        }
+    }
+
+    /// Project `index`'s turn; take it with [`Turn::wait`] before the ordered step.
+    pub(super) fn turn(&self, index: usize) -> Turn<'_> {
+        Turn { turns: self, index }
+    }
+
+    fn end(&self, index: usize) {
+        let mut ended = self.ended.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(slot) = ended.get_mut(index) {
+            *slot = true;
+        }
+        let next = ended.iter().position(|e| !e).unwrap_or(ended.len());
+        self.next.send_replace(next);
+    }
+}
+
+/// One project's place in [`Turns`]; ends its turn when dropped.
+#[derive(Debug)]
+pub(super) struct Turn<'a> {
+    turns: &'a Turns,
+    index: usize,
+}
+
+impl Turn<'_> {
+    /// Waits until every project before this one has ended its turn.
+    pub(super) async fn wait(&self) {
+        let mut next = self.turns.next.subscribe();
+        // The sender lives in `turns`, which outlives this borrow: the wait cannot fail.
+        let _ = next.wait_for(|n| *n >= self.index).await;
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        self.turns.end(self.index);
+    }
 }
 
 #[cfg(test)]
@@ -101,5 +158,27 @@ mod tests {
                 "parallel={parallel}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn turns_go_in_order_and_a_project_that_returns_early_passes_its_turn() {
+        let turns = Turns::new(3);
+        let order = Mutex::new(Vec::new());
+        let work = [(0usize, 30u64, true), (1, 0, false), (2, 0, true)].map(|(i, ms, posts)| {
+            let (turns, order) = (&turns, &order);
+            async move {
+                let turn = turns.turn(i);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                if posts {
+                    turn.wait().await;
+                    order.lock().unwrap_or_else(PoisonError::into_inner).push(i);
+                }
+            }
+        });
+        in_order(work.into(), true).await;
+        assert_eq!(
+            *order.lock().unwrap_or_else(PoisonError::into_inner),
+            vec![0, 2]
+        );
     }
 }

@@ -43,6 +43,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "web sessions",
         include_str!("../../migrations/sqlite/0013_web_sessions.sql"),
     ),
+    (
+        14,
+        "jobs queued in order",
+        include_str!("../../migrations/sqlite/0014_jobs_queued_in_order.sql"),
+    ),
 ];
 
 /// `(version, description, sql)` for PostgreSQL, oldest first.
@@ -76,6 +81,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         13,
         "web sessions",
         include_str!("../../migrations/postgres/0013_web_sessions.sql"),
+    ),
+    (
+        14,
+        "jobs queued in order",
+        include_str!("../../migrations/postgres/0014_jobs_queued_in_order.sql"),
     ),
 ];
 
