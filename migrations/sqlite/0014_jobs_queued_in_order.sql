@@ -1,6 +1,5 @@
--- Claims take the oldest queued job of any of several kinds (`kind = ANY(...)` / `kind IN
--- (...)`). The (kind, seq) index cannot return several kinds in seq order, so each claim
--- sorted every queued job: claims slowed as the queue grew (PostgreSQL: 150 jobs/s with 2,600
--- queued, 47/s with 10,000). Scanning queued jobs in seq order and filtering by kind stops at
--- the first match.
+-- Claims take the oldest queued job of any of several kinds (`kind IN (...)`). Without this
+-- index SQLite scanned the jobs table in seq order from the start, through every finished
+-- job, to the first queued one: 0.38 ms a claim with 5,000 finished jobs, growing with them
+-- (0.009 ms with the index). Claims run on the one writer connection, so this is write time.
 CREATE INDEX jobs_queued_in_order ON jobs (seq) WHERE state = 'queued';
