@@ -42,6 +42,15 @@ fn container(name: &str, count: Option<u32>) -> String {
     )
 }
 
+/// Opens a PR by alice from `branch` with `files` (path, content).
+async fn open_pr(w: &World, branch: &str, files: &[(&str, String)]) -> u64 {
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
+    w.fake
+        .open_pr(REPO, "alice", branch, &files)
+        .await
+        .expect("pr")
+}
+
 /// A world for `kind` with `server_extra` added to the `server:` section and `forge_extra` to
 /// the forge's section (after its token); 100 ms PVE tasks, 90 s waits for comments.
 async fn world(kind: ForgeKind, server_extra: &str, forge_extra: &str) -> World {
@@ -76,13 +85,7 @@ async fn gitea_plan_and_apply_statuses_link_to_their_job_pages() {
 async fn statuses_link_to_their_job_pages(kind: ForgeKind) {
     // A trailing slash in the config is dropped when links are made.
     let mut w = world(kind, &format!(", public_url: '{PUBLIC_URL}/'"), "").await;
-    let files = [("envs/dev/main.tf", container("web", None))];
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    let pr = w
-        .fake
-        .open_pr(REPO, "alice", "web", &files)
-        .await
-        .expect("pr");
+    let pr = open_pr(&w, "web", &[("envs/dev/main.tf", container("web", None))]).await;
     w.comment_containing(pr, "Plan:").await;
     w.approve_and_apply(pr).await;
     w.comment_containing(pr, "Apply complete").await;
@@ -117,13 +120,7 @@ async fn statuses_link_to_their_job_pages(kind: ForgeKind) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn statuses_carry_no_link_without_a_public_url() {
     let mut w = world(ForgeKind::Github, "", "").await;
-    let files = [("envs/dev/main.tf", container("web", None))];
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    let pr = w
-        .fake
-        .open_pr(REPO, "alice", "web", &files)
-        .await
-        .expect("pr");
+    let pr = open_pr(&w, "web", &[("envs/dev/main.tf", container("web", None))]).await;
     w.comment_containing(pr, "Plan:").await;
     w.finished_jobs("autoplan").await;
     let sha = w.fake.head_sha(REPO, pr).expect("sha");
@@ -165,13 +162,12 @@ async fn long_plan_arrives_as_several_valid_comments(kind: ForgeKind, extra: &st
     if kind == ForgeKind::Gitea {
         w.fake.set_max_comment_chars(max);
     }
-    let files = [("envs/big/main.tf", container("lxc", Some(400)))];
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    let pr = w
-        .fake
-        .open_pr(REPO, "alice", "big", &files)
-        .await
-        .expect("pr");
+    let pr = open_pr(
+        &w,
+        "big",
+        &[("envs/big/main.tf", container("lxc", Some(400)))],
+    )
+    .await;
     let last = w.comment_containing(pr, "Plan: 400 to add").await;
     w.finished_jobs("autoplan").await;
     let parts = w.bot_comments(pr);
@@ -225,17 +221,16 @@ fn position(log: &[String], line: &str) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_plan_and_apply_work_on_both_projects_at_once_and_report_in_order() {
     let mut w = world(ForgeKind::Github, "", "").await;
-    let files = [
-        ("atlantis.yaml", PARALLEL_YAML.to_owned()),
-        ("envs/a/main.tf", container("alpha", None)),
-        ("envs/b/main.tf", container("bravo", None)),
-    ];
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    let pr = w
-        .fake
-        .open_pr(REPO, "alice", "two", &files)
-        .await
-        .expect("pr");
+    let pr = open_pr(
+        &w,
+        "two",
+        &[
+            ("atlantis.yaml", PARALLEL_YAML.to_owned()),
+            ("envs/a/main.tf", container("alpha", None)),
+            ("envs/b/main.tf", container("bravo", None)),
+        ],
+    )
+    .await;
     let plan = w.comment_containing(pr, "Ran Plan for 2 projects").await;
     // Results in the order atlantis.yaml lists the projects, whichever finished first.
     let (b, a) = (
@@ -318,13 +313,7 @@ async fn github_app_credentials_from_the_config_plan_and_comment_as_the_app() {
         77,
         include_str!("fixtures/forge/test-app-key.pub.pem"),
     );
-    let files = [("envs/dev/main.tf", container("web", None))];
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    let pr = w
-        .fake
-        .open_pr(REPO, "alice", "web", &files)
-        .await
-        .expect("pr");
+    let pr = open_pr(&w, "web", &[("envs/dev/main.tf", container("web", None))]).await;
     w.comment_containing(pr, "Plan: 1 to add").await;
     assert!(
         w.fake.minted_tokens() >= 1,
@@ -337,17 +326,16 @@ async fn github_app_credentials_from_the_config_plan_and_comment_as_the_app() {
 async fn one_apply_command_applies_every_planned_project_in_turn() {
     let mut w = world(ForgeKind::Gitea, "", "").await;
     let yaml = "version: 3\nprojects:\n  - dir: envs/a\n  - dir: envs/b\n";
-    let files = [
-        ("atlantis.yaml", yaml.to_owned()),
-        ("envs/a/main.tf", container("alpha", None)),
-        ("envs/b/main.tf", container("bravo", None)),
-    ];
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    let pr = w
-        .fake
-        .open_pr(REPO, "alice", "two", &files)
-        .await
-        .expect("pr");
+    let pr = open_pr(
+        &w,
+        "two",
+        &[
+            ("atlantis.yaml", yaml.to_owned()),
+            ("envs/a/main.tf", container("alpha", None)),
+            ("envs/b/main.tf", container("bravo", None)),
+        ],
+    )
+    .await;
     w.comment_containing(pr, "Ran Plan for 2 projects").await;
     w.approve_and_apply(pr).await;
     let apply_log = &w.finished_jobs("apply").await[0].1;

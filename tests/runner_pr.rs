@@ -202,17 +202,7 @@ async fn apply_after_a_new_commit_is_refused_as_stale(kind: ForgeKind) {
         .push(REPO, pr, &[("envs/dev/main.tf", &container("web", 4))])
         .await
         .expect("push");
-    w.fake.set_permission(REPO, "alice", "write");
-    // On Gitea only reviews by users with write access are official.
-    w.fake.set_permission(REPO, "bob", "write");
-    w.fake
-        .review(REPO, pr, "bob", ReviewAction::Approve)
-        .await
-        .expect("approve");
-    w.fake
-        .comment(REPO, pr, "alice", "atlantis apply")
-        .await
-        .expect("apply");
+    w.approve_and_apply(pr).await;
     let stale = w.comment_containing(pr, "the plan is stale").await;
     assert!(
         stale.body.contains("new commits were pushed"),

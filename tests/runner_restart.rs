@@ -7,7 +7,6 @@ mod runner_support;
 
 use std::time::{Duration, Instant};
 
-use atoll::fakeforge::ReviewAction;
 use atoll::store::{ForgeKind, JobState};
 use runner_support::{Options, REPO, RESTART_QUEUE, World, container};
 
@@ -39,16 +38,7 @@ async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
         .expect("pr");
     w.comment_containing(pr, "Plan:").await;
     let sha = w.fake.head_sha(REPO, pr).expect("sha");
-    w.fake.set_permission(REPO, "alice", "write");
-    w.fake.set_permission(REPO, "bob", "write");
-    w.fake
-        .review(REPO, pr, "bob", ReviewAction::Approve)
-        .await
-        .expect("approve");
-    w.fake
-        .comment(REPO, pr, "alice", "atlantis apply")
-        .await
-        .expect("apply");
+    w.approve_and_apply(pr).await;
 
     // Crash as soon as the first guest is done: the others are in progress or not started.
     let observer = w.observer().await;
