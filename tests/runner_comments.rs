@@ -2,22 +2,18 @@
 //! page, very long plans split into several valid comments, and `parallel_plan` /
 //! `parallel_apply` from `atlantis.yaml` (concurrent work, results in a stable order).
 
-use std::sync::Arc;
+#[allow(dead_code, reason = "each test binary uses part of the support")]
+mod runner_support;
+
 use std::time::{Duration, Instant};
 
-use atoll::app::App;
-use atoll::config::{self, Loaded};
-use atoll::fakeforge::{FAKE_TOKEN, FakeComment, FakeForge, ReviewAction};
-use atoll::pvesim::{Scenario, SimOptions, Simulator};
-use atoll::runner::Runner;
-use atoll::store::{ForgeKind, JobState};
+use atoll::store::ForgeKind;
+use runner_support::{Options, REPO, TEMPLATE, World};
 
-const SECRET: &str = "runner-comments-webhook-secret";
-const TOKEN: &str = "root@pam!atoll=secret";
-const REPO: &str = "acme/infra";
-const TEMPLATE: &str = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst";
 const PUBLIC_URL: &str = "https://atoll.example.com";
 
+/// `count` copies (or one, without `count`) of a described container with memory: a bigger
+/// plan per guest than `runner_support::container`.
 fn container(name: &str, count: Option<u32>) -> String {
     let count = count
         .map(|n| format!("  count = {n}\n"))
@@ -46,157 +42,33 @@ fn container(name: &str, count: Option<u32>) -> String {
     )
 }
 
-struct World {
-    fake: FakeForge,
-    /// The login atoll comments as.
-    bot: String,
-    store: Arc<dyn atoll::store::Store>,
-    _sim: Simulator,
-    _dir: tempfile::TempDir,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    server: tokio::task::JoinHandle<anyhow::Result<()>>,
+/// Opens a PR by alice from `branch` with `files` (path, content).
+async fn open_pr(w: &World, branch: &str, files: &[(&str, String)]) -> u64 {
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
+    w.fake
+        .open_pr(REPO, "alice", branch, &files)
+        .await
+        .expect("pr")
 }
 
-/// A server for `kind` with `server_extra` added to the `server:` section and `forge_extra` to
-/// the forge's section (after its token).
+/// A world for `kind` with `server_extra` added to the `server:` section and `forge_extra` to
+/// the forge's section (after its token); 100 ms PVE tasks, 90 s waits for comments.
 async fn world(kind: ForgeKind, server_extra: &str, forge_extra: &str) -> World {
-    let auth = format!("bot_user: atoll-bot, token: {FAKE_TOKEN}{forge_extra}");
-    world_with_auth(kind, server_extra, &auth, "atoll-bot").await
-}
-
-async fn world_with_auth(kind: ForgeKind, server_extra: &str, auth: &str, bot: &str) -> World {
-    let sim = Simulator::start(
-        &serde_yaml_ng::from_str::<Scenario>("{}").expect("scenario"),
-        SimOptions {
-            task_duration: Duration::from_millis(100),
-            ..SimOptions::default()
-        },
-    )
+    let base = options(kind);
+    World::new(Options {
+        server_extra: server_extra.to_owned(),
+        auth: format!("{}{forge_extra}", base.auth),
+        ..base
+    })
     .await
-    .expect("simulator");
-    let fake = match kind {
-        ForgeKind::Github => FakeForge::github().await.expect("fake github"),
-        ForgeKind::Gitea => FakeForge::gitea().await.expect("fake gitea"),
-    };
-    let (section, host) = match kind {
-        ForgeKind::Github => ("github", "github.com"),
-        ForgeKind::Gitea => ("gitea", "gitea.example.com"),
-    };
-    fake.set_web_host(host);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let yaml = format!(
-        "server: {{listen: '127.0.0.1:0'{server_extra}}}\n\
-         data_dir: {:?}\n\
-         {section}: {{enabled: true, webhook_secret: {SECRET}, api_url: '{}', {auth}}}\n\
-         repo_allowlist: ['{host}/acme/*']\n\
-         proxmox: {{endpoint: '{}', api_token: '{TOKEN}'}}\n\
-         protect: {{discover: false}}\n\
-         repos:\n  - id: /.*/\n    apply_requirements: [approved]\n",
-        dir.path(),
-        fake.api_url(),
-        sim.url()
-    );
-    let loaded: Loaded = config::from_sources(&yaml, std::iter::empty()).expect("config");
-    let settings = loaded.settings;
-    let app = App::build(&settings).await.expect("app");
-    let runner = Runner::from_settings(&settings, app.store()).expect("runner");
-    let app = Arc::new(runner).register(app);
-    let addr = app.local_addr().expect("addr");
-    let store = app.store();
-    fake.set_webhook(&format!("http://{addr}/events"), SECRET);
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(app.serve(async move {
-        let _ = rx.await;
-    }));
-    fake.create_repo(REPO).await.expect("repo");
-    fake.set_permission(REPO, "atoll-bot", "admin");
-    World {
-        fake,
-        bot: bot.to_owned(),
-        store,
-        _sim: sim,
-        _dir: dir,
-        stop: Some(tx),
-        server,
-    }
 }
 
-impl World {
-    /// Waits (deadline 90 s) for a comment by atoll on `pr` whose body contains `needle`.
-    async fn comment_containing(&self, pr: u64, needle: &str) -> FakeComment {
-        let deadline = Instant::now() + Duration::from_secs(90);
-        loop {
-            let found = self
-                .bot_comments(pr)
-                .into_iter()
-                .find(|c| c.body.contains(needle));
-            if let Some(c) = found {
-                return c;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no comment containing {needle:?} on #{pr}; comments: {:#?}",
-                self.bot_comments(pr)
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    fn bot_comments(&self, pr: u64) -> Vec<FakeComment> {
-        self.fake
-            .comments(REPO, pr)
-            .into_iter()
-            .filter(|c| c.author == self.bot)
-            .collect()
-    }
-
-    /// Waits until every job of `kind` has finished; returns each one's log lines.
-    async fn finished_jobs(&self, kind: &str) -> Vec<(uuid::Uuid, Vec<String>)> {
-        let deadline = Instant::now() + Duration::from_secs(90);
-        loop {
-            let jobs: Vec<_> = self
-                .store
-                .list_jobs(100)
-                .await
-                .expect("jobs")
-                .into_iter()
-                .filter(|j| j.kind == kind)
-                .collect();
-            if !jobs.is_empty() && jobs.iter().all(|j| j.state.is_terminal()) {
-                let mut out = Vec::new();
-                for j in jobs {
-                    assert_eq!(j.state, JobState::Succeeded, "{j:?}");
-                    let log = self.store.job_log(j.id, 0).await.expect("log");
-                    out.push((j.id, log.into_iter().map(|l| l.line).collect()));
-                }
-                return out;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{kind} jobs did not finish: {jobs:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    async fn approve_and_apply(&self, pr: u64) {
-        self.fake.set_permission(REPO, "alice", "write");
-        self.fake.set_permission(REPO, "bob", "write");
-        self.fake
-            .review(REPO, pr, "bob", ReviewAction::Approve)
-            .await
-            .expect("approve");
-        self.fake
-            .comment(REPO, pr, "alice", "atlantis apply")
-            .await
-            .expect("apply");
-    }
-
-    async fn stop(mut self) {
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(());
-        }
-        let _ = self.server.await;
+/// The support's defaults for `kind`, with 100 ms PVE tasks and 90 s waits for comments.
+fn options(kind: ForgeKind) -> Options {
+    Options {
+        task: Duration::from_millis(100),
+        wait: Duration::from_secs(90),
+        ..Options::new(kind)
     }
 }
 
@@ -212,14 +84,8 @@ async fn gitea_plan_and_apply_statuses_link_to_their_job_pages() {
 
 async fn statuses_link_to_their_job_pages(kind: ForgeKind) {
     // A trailing slash in the config is dropped when links are made.
-    let w = world(kind, &format!(", public_url: '{PUBLIC_URL}/'"), "").await;
-    let files = [("envs/dev/main.tf", container("web", None))];
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    let pr = w
-        .fake
-        .open_pr(REPO, "alice", "web", &files)
-        .await
-        .expect("pr");
+    let mut w = world(kind, &format!(", public_url: '{PUBLIC_URL}/'"), "").await;
+    let pr = open_pr(&w, "web", &[("envs/dev/main.tf", container("web", None))]).await;
     w.comment_containing(pr, "Plan:").await;
     w.approve_and_apply(pr).await;
     w.comment_containing(pr, "Apply complete").await;
@@ -253,14 +119,8 @@ async fn statuses_link_to_their_job_pages(kind: ForgeKind) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn statuses_carry_no_link_without_a_public_url() {
-    let w = world(ForgeKind::Github, "", "").await;
-    let files = [("envs/dev/main.tf", container("web", None))];
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    let pr = w
-        .fake
-        .open_pr(REPO, "alice", "web", &files)
-        .await
-        .expect("pr");
+    let mut w = world(ForgeKind::Github, "", "").await;
+    let pr = open_pr(&w, "web", &[("envs/dev/main.tf", container("web", None))]).await;
     w.comment_containing(pr, "Plan:").await;
     w.finished_jobs("autoplan").await;
     let sha = w.fake.head_sha(REPO, pr).expect("sha");
@@ -297,18 +157,17 @@ async fn gitea_plan_of_5000_lines_arrives_as_several_comments_under_its_configur
 }
 
 async fn long_plan_arrives_as_several_valid_comments(kind: ForgeKind, extra: &str, max: usize) {
-    let w = world(kind, "", extra).await;
+    let mut w = world(kind, "", extra).await;
     // The fake refuses anything longer, as a forge with this limit would.
     if kind == ForgeKind::Gitea {
         w.fake.set_max_comment_chars(max);
     }
-    let files = [("envs/big/main.tf", container("lxc", Some(400)))];
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    let pr = w
-        .fake
-        .open_pr(REPO, "alice", "big", &files)
-        .await
-        .expect("pr");
+    let pr = open_pr(
+        &w,
+        "big",
+        &[("envs/big/main.tf", container("lxc", Some(400)))],
+    )
+    .await;
     let last = w.comment_containing(pr, "Plan: 400 to add").await;
     w.finished_jobs("autoplan").await;
     let parts = w.bot_comments(pr);
@@ -361,18 +220,17 @@ fn position(log: &[String], line: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_plan_and_apply_work_on_both_projects_at_once_and_report_in_order() {
-    let w = world(ForgeKind::Github, "", "").await;
-    let files = [
-        ("atlantis.yaml", PARALLEL_YAML.to_owned()),
-        ("envs/a/main.tf", container("alpha", None)),
-        ("envs/b/main.tf", container("bravo", None)),
-    ];
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    let pr = w
-        .fake
-        .open_pr(REPO, "alice", "two", &files)
-        .await
-        .expect("pr");
+    let mut w = world(ForgeKind::Github, "", "").await;
+    let pr = open_pr(
+        &w,
+        "two",
+        &[
+            ("atlantis.yaml", PARALLEL_YAML.to_owned()),
+            ("envs/a/main.tf", container("alpha", None)),
+            ("envs/b/main.tf", container("bravo", None)),
+        ],
+    )
+    .await;
     let plan = w.comment_containing(pr, "Ran Plan for 2 projects").await;
     // Results in the order atlantis.yaml lists the projects, whichever finished first.
     let (b, a) = (
@@ -444,19 +302,18 @@ async fn github_app_credentials_from_the_config_plan_and_comment_as_the_app() {
     let auth = format!(
         "bot_user: 'atoll[bot]', app_id: 4242, installation_id: 77, app_private_key_file: '{key}'"
     );
-    let w = world_with_auth(ForgeKind::Github, "", &auth, "atoll[bot]").await;
+    let mut w = World::new(Options {
+        auth,
+        bot: "atoll[bot]".to_owned(),
+        ..options(ForgeKind::Github)
+    })
+    .await;
     w.fake.enable_app(
         4242,
         77,
         include_str!("fixtures/forge/test-app-key.pub.pem"),
     );
-    let files = [("envs/dev/main.tf", container("web", None))];
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    let pr = w
-        .fake
-        .open_pr(REPO, "alice", "web", &files)
-        .await
-        .expect("pr");
+    let pr = open_pr(&w, "web", &[("envs/dev/main.tf", container("web", None))]).await;
     w.comment_containing(pr, "Plan: 1 to add").await;
     assert!(
         w.fake.minted_tokens() >= 1,
@@ -467,19 +324,18 @@ async fn github_app_credentials_from_the_config_plan_and_comment_as_the_app() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_apply_command_applies_every_planned_project_in_turn() {
-    let w = world(ForgeKind::Gitea, "", "").await;
+    let mut w = world(ForgeKind::Gitea, "", "").await;
     let yaml = "version: 3\nprojects:\n  - dir: envs/a\n  - dir: envs/b\n";
-    let files = [
-        ("atlantis.yaml", yaml.to_owned()),
-        ("envs/a/main.tf", container("alpha", None)),
-        ("envs/b/main.tf", container("bravo", None)),
-    ];
-    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    let pr = w
-        .fake
-        .open_pr(REPO, "alice", "two", &files)
-        .await
-        .expect("pr");
+    let pr = open_pr(
+        &w,
+        "two",
+        &[
+            ("atlantis.yaml", yaml.to_owned()),
+            ("envs/a/main.tf", container("alpha", None)),
+            ("envs/b/main.tf", container("bravo", None)),
+        ],
+    )
+    .await;
     w.comment_containing(pr, "Ran Plan for 2 projects").await;
     w.approve_and_apply(pr).await;
     let apply_log = &w.finished_jobs("apply").await[0].1;

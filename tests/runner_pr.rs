@@ -2,137 +2,14 @@
 //! server (SQLite in a temp dir, the runner registered), which checks out real git, plans
 //! against the Proxmox simulator and comments back through the forge's API client.
 
-use std::sync::Arc;
+#[allow(dead_code, reason = "each test binary uses part of the support")]
+mod runner_support;
+
 use std::time::{Duration, Instant};
 
-use atoll::app::App;
-use atoll::config::{self, Loaded};
-use atoll::fakeforge::{FAKE_TOKEN, FakeComment, FakeForge, ReviewAction};
-use atoll::pvesim::{Scenario, SimOptions, Simulator};
-use atoll::runner::Runner;
+use atoll::fakeforge::ReviewAction;
 use atoll::store::ForgeKind;
-
-const SECRET: &str = "runner-test-webhook-secret";
-const TOKEN: &str = "root@pam!atoll=secret";
-const REPO: &str = "acme/infra";
-const TEMPLATE: &str = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst";
-
-fn container(name: &str, cores: u32) -> String {
-    format!(
-        r#"resource "proxmox_virtual_environment_container" "{name}" {{
-  node_name = "pve"
-  unprivileged = true
-  operating_system {{
-    template_file_id = "{TEMPLATE}"
-    type             = "debian"
-  }}
-  disk {{
-    datastore_id = "local-lvm"
-    size         = 8
-  }}
-  cpu {{
-    cores = {cores}
-  }}
-}}
-"#
-    )
-}
-
-struct World {
-    fake: FakeForge,
-    store: Arc<dyn atoll::store::Store>,
-    _sim: Simulator,
-    _dir: tempfile::TempDir,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    server: tokio::task::JoinHandle<anyhow::Result<()>>,
-}
-
-async fn world(kind: ForgeKind) -> World {
-    let sim = Simulator::start(
-        &serde_yaml_ng::from_str::<Scenario>("{}").expect("scenario"),
-        SimOptions {
-            task_duration: Duration::from_millis(20),
-            ..SimOptions::default()
-        },
-    )
-    .await
-    .expect("simulator");
-    let fake = match kind {
-        ForgeKind::Github => FakeForge::github().await.expect("fake github"),
-        ForgeKind::Gitea => FakeForge::gitea().await.expect("fake gitea"),
-    };
-    let (section, host) = match kind {
-        ForgeKind::Github => ("github", "github.com"),
-        ForgeKind::Gitea => ("gitea", "gitea.example.com"),
-    };
-    fake.set_web_host(host);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let yaml = format!(
-        "server: {{listen: '127.0.0.1:0'}}\n\
-         data_dir: {:?}\n\
-         {section}: {{enabled: true, webhook_secret: {SECRET}, bot_user: atoll-bot, api_url: '{}', token: {FAKE_TOKEN}}}\n\
-         repo_allowlist: ['{host}/acme/*']\n\
-         proxmox: {{endpoint: '{}', api_token: '{TOKEN}'}}\n\
-         protect: {{discover: false}}\n\
-         repos:\n  - id: /.*/\n    apply_requirements: [approved]\n",
-        dir.path(),
-        fake.api_url(),
-        sim.url()
-    );
-    let loaded: Loaded = config::from_sources(&yaml, std::iter::empty()).expect("config");
-    let settings = loaded.settings;
-    let app = App::build(&settings).await.expect("app");
-    let runner = Runner::from_settings(&settings, app.store()).expect("runner");
-    let app = Arc::new(runner).register(app);
-    let addr = app.local_addr().expect("addr");
-    let store = app.store();
-    fake.set_webhook(&format!("http://{addr}/events"), SECRET);
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(app.serve(async move {
-        let _ = rx.await;
-    }));
-    fake.create_repo(REPO).await.expect("repo");
-    // Gitea tells only repository admins other users' permissions.
-    fake.set_permission(REPO, "atoll-bot", "admin");
-    World {
-        fake,
-        store,
-        _sim: sim,
-        _dir: dir,
-        stop: Some(tx),
-        server,
-    }
-}
-
-impl World {
-    /// Waits (deadline 60 s) for a comment by atoll on `pr` whose body contains `needle`.
-    async fn comment_containing(&self, pr: u64, needle: &str) -> FakeComment {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let found = self
-                .fake
-                .comments(REPO, pr)
-                .into_iter()
-                .find(|c| c.author == "atoll-bot" && c.body.contains(needle));
-            if let Some(c) = found {
-                return c;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no comment containing {needle:?} on #{pr}; comments: {:#?}",
-                self.fake.comments(REPO, pr)
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    async fn stop(mut self) {
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(());
-        }
-        let _ = self.server.await;
-    }
-}
+use runner_support::{Options, REPO, World, container};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn github_opened_pr_is_planned_apply_waits_for_approval_then_runs() {
@@ -145,7 +22,7 @@ async fn gitea_opened_pr_is_planned_apply_waits_for_approval_then_runs() {
 }
 
 async fn opened_pr_is_planned_apply_waits_for_approval_then_runs(kind: ForgeKind) {
-    let w = world(kind).await;
+    let mut w = World::new(Options::new(kind)).await;
     let pr = w
         .fake
         .open_pr(
@@ -211,7 +88,7 @@ async fn gitea_second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_me
 }
 
 async fn second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges(kind: ForgeKind) {
-    let w = world(kind).await;
+    let mut w = World::new(Options::new(kind)).await;
     let first = w
         .fake
         .open_pr(
@@ -265,7 +142,7 @@ async fn gitea_unlock_with_dir_releases_only_that_lock() {
 }
 
 async fn unlock_with_dir_releases_only_that_lock(kind: ForgeKind) {
-    let w = world(kind).await;
+    let mut w = World::new(Options::new(kind)).await;
     let pr = w
         .fake
         .open_pr(
@@ -301,7 +178,7 @@ async fn gitea_apply_after_a_new_commit_is_refused_as_stale() {
 }
 
 async fn apply_after_a_new_commit_is_refused_as_stale(kind: ForgeKind) {
-    let w = world(kind).await;
+    let mut w = World::new(Options::new(kind)).await;
     let yaml = "version: 3\nprojects:\n  - dir: envs/dev\n    autoplan:\n      enabled: false\n";
     let pr = w
         .fake
@@ -325,17 +202,7 @@ async fn apply_after_a_new_commit_is_refused_as_stale(kind: ForgeKind) {
         .push(REPO, pr, &[("envs/dev/main.tf", &container("web", 4))])
         .await
         .expect("push");
-    w.fake.set_permission(REPO, "alice", "write");
-    // On Gitea only reviews by users with write access are official.
-    w.fake.set_permission(REPO, "bob", "write");
-    w.fake
-        .review(REPO, pr, "bob", ReviewAction::Approve)
-        .await
-        .expect("approve");
-    w.fake
-        .comment(REPO, pr, "alice", "atlantis apply")
-        .await
-        .expect("apply");
+    w.approve_and_apply(pr).await;
     let stale = w.comment_containing(pr, "the plan is stale").await;
     assert!(
         stale.body.contains("new commits were pushed"),
@@ -348,7 +215,7 @@ async fn apply_after_a_new_commit_is_refused_as_stale(kind: ForgeKind) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gitea_pr_closed_without_merging_releases_its_locks() {
-    let w = world(ForgeKind::Gitea).await;
+    let mut w = World::new(Options::new(ForgeKind::Gitea)).await;
     let first = w
         .fake
         .open_pr(
@@ -379,7 +246,7 @@ async fn gitea_pr_closed_without_merging_releases_its_locks() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identical_apply_comments_at_once_run_exactly_one_apply() {
-    let w = world(ForgeKind::Github).await;
+    let mut w = World::new(Options::new(ForgeKind::Github)).await;
     let pr = w
         .fake
         .open_pr(
@@ -439,7 +306,7 @@ async fn identical_apply_comments_at_once_run_exactly_one_apply() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn path_escape_and_shell_words_in_flags_are_refused_without_a_plan() {
-    let w = world(ForgeKind::Github).await;
+    let mut w = World::new(Options::new(ForgeKind::Github)).await;
     let yaml = "version: 3\nprojects:\n  - dir: envs/dev\n    autoplan:\n      enabled: false\n";
     let pr = w
         .fake
@@ -479,7 +346,8 @@ async fn path_escape_and_shell_words_in_flags_are_refused_without_a_plan() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let locks = w
-        .store
+        .observer()
+        .await
         .lock_list(&atoll::locks::LockQuery::default())
         .await
         .expect("locks");
@@ -489,7 +357,7 @@ async fn path_escape_and_shell_words_in_flags_are_refused_without_a_plan() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn github_new_plan_hides_the_superseded_plan_comment() {
-    let w = world(ForgeKind::Github).await;
+    let mut w = World::new(Options::new(ForgeKind::Github)).await;
     let pr = w
         .fake
         .open_pr(
@@ -506,22 +374,7 @@ async fn github_new_plan_hides_the_superseded_plan_comment() {
         .await
         .expect("push");
     w.comment_containing(pr, "cores        = 3").await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let old = w
-            .fake
-            .comments(REPO, pr)
-            .into_iter()
-            .find(|c| c.id == first.id)
-            .expect("first plan comment");
-        if old.minimized.is_some() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "old plan comment not hidden: {old:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    w.comment_hidden(pr, first.id, "old plan comment not hidden")
+        .await;
     w.stop().await;
 }

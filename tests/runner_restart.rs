@@ -7,9 +7,8 @@ mod runner_support;
 
 use std::time::{Duration, Instant};
 
-use atoll::fakeforge::ReviewAction;
 use atoll::store::{ForgeKind, JobState};
-use runner_support::{Options, REPO, World, container};
+use runner_support::{Options, REPO, RESTART_QUEUE, World, container};
 
 const GUESTS: usize = 8;
 
@@ -22,9 +21,9 @@ fn eight_containers() -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
     let mut w = World::new(Options {
-        kind: ForgeKind::Github,
-        requirements: "[approved]",
         task: Duration::from_millis(400),
+        queue: Some(RESTART_QUEUE),
+        ..Options::new(ForgeKind::Github)
     })
     .await;
     let pr = w
@@ -39,16 +38,7 @@ async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
         .expect("pr");
     w.comment_containing(pr, "Plan:").await;
     let sha = w.fake.head_sha(REPO, pr).expect("sha");
-    w.fake.set_permission(REPO, "alice", "write");
-    w.fake.set_permission(REPO, "bob", "write");
-    w.fake
-        .review(REPO, pr, "bob", ReviewAction::Approve)
-        .await
-        .expect("approve");
-    w.fake
-        .comment(REPO, pr, "alice", "atlantis apply")
-        .await
-        .expect("apply");
+    w.approve_and_apply(pr).await;
 
     // Crash as soon as the first guest is done: the others are in progress or not started.
     let observer = w.observer().await;
@@ -126,9 +116,8 @@ async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_after_a_restart_hides_the_plan_comment_posted_before_it() {
     let mut w = World::new(Options {
-        kind: ForgeKind::Github,
-        requirements: "[approved]",
-        task: Duration::from_millis(20),
+        queue: Some(RESTART_QUEUE),
+        ..Options::new(ForgeKind::Github)
     })
     .await;
     let pr = w
@@ -149,22 +138,11 @@ async fn plan_after_a_restart_hides_the_plan_comment_posted_before_it() {
         .await
         .expect("push");
     w.comment_containing(pr, "cores        = 3").await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let old = w
-            .fake
-            .comments(REPO, pr)
-            .into_iter()
-            .find(|c| c.id == first.id)
-            .expect("first plan comment");
-        if old.minimized.is_some() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "old plan comment not hidden after the restart: {old:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    w.comment_hidden(
+        pr,
+        first.id,
+        "old plan comment not hidden after the restart",
+    )
+    .await;
     w.stop().await;
 }

@@ -5,10 +5,8 @@
 #[allow(dead_code, reason = "each test binary uses part of the support")]
 mod runner_support;
 
-use std::time::Duration;
-
 use atoll::store::ForgeKind;
-use runner_support::{Options, REPO, World, container};
+use runner_support::{Options, REPO, RESTART_QUEUE, World, container};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn github_undiverged_is_met_until_the_base_moves_on() {
@@ -22,9 +20,9 @@ async fn gitea_undiverged_is_met_until_the_base_moves_on() {
 
 async fn undiverged_is_met_until_the_base_moves_on(kind: ForgeKind) {
     let mut w = World::new(Options {
-        kind,
         requirements: "[undiverged]",
-        task: Duration::from_millis(20),
+        queue: Some(RESTART_QUEUE),
+        ..Options::new(kind)
     })
     .await;
     w.fake.set_permission(REPO, "alice", "write");

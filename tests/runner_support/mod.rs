@@ -1,6 +1,10 @@
-//! A PR world that can restart atoll: the fake forge, the simulator and the data directory live
-//! on the test's runtime; each atoll server runs on its own runtime, so the test can stop it
-//! gracefully or drop it mid-job like a `kill -9` (no shutdown, leases left to expire).
+//! The runner tests' world: the fake forge sends signed webhooks to a real atoll server (SQLite
+//! in a temp dir, the runner registered), which checks out real git, plans against the Proxmox
+//! simulator and comments back through the forge's API client.
+//!
+//! The fake forge, the simulator and the data directory live on the test's runtime; each atoll
+//! server runs on its own runtime, so the test can stop it gracefully or drop it mid-job like a
+//! `kill -9` (no shutdown, leases left to expire), and start another on the same store.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -8,16 +12,16 @@ use std::time::{Duration, Instant};
 
 use atoll::app::App;
 use atoll::config::{self, Loaded};
-use atoll::fakeforge::{FAKE_TOKEN, FakeComment, FakeForge};
+use atoll::fakeforge::{FAKE_TOKEN, FakeComment, FakeForge, ReviewAction};
 use atoll::pvesim::{Scenario, SimOptions, Simulator};
 use atoll::runner::Runner;
-use atoll::store::{ForgeKind, Store};
+use atoll::store::{ForgeKind, JobState, Store};
 use tokio::sync::oneshot;
 
 const SECRET: &str = "runner-test-webhook-secret";
 pub(crate) const REPO: &str = "acme/infra";
 const TOKEN: &str = "root@pam!atoll=secret";
-const TEMPLATE: &str = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst";
+pub(crate) const TEMPLATE: &str = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst";
 
 pub(crate) fn container(name: &str, cores: u32) -> String {
     format!(
@@ -40,6 +44,10 @@ pub(crate) fn container(name: &str, cores: u32) -> String {
     )
 }
 
+/// Short leases, so that a server dropped mid-job (`World::crash`) leaves them to expire soon.
+pub(crate) const RESTART_QUEUE: &str =
+    "{lease_secs: 5, heartbeat_secs: 1, shutdown_grace_secs: 30}";
+
 /// What the world is made of.
 pub(crate) struct Options {
     pub(crate) kind: ForgeKind,
@@ -47,6 +55,33 @@ pub(crate) struct Options {
     pub(crate) requirements: &'static str,
     /// How long each simulated PVE task runs.
     pub(crate) task: Duration,
+    /// The `queue:` section, as YAML (`RESTART_QUEUE`); `None` keeps the defaults.
+    pub(crate) queue: Option<&'static str>,
+    /// Added to the `server:` section after `listen` (`, public_url: '…'`).
+    pub(crate) server_extra: String,
+    /// How atoll logs in to the forge: the forge section's keys after `api_url`, as YAML.
+    pub(crate) auth: String,
+    /// The login atoll comments as.
+    pub(crate) bot: String,
+    /// How long `comment_containing` waits for a comment.
+    pub(crate) wait: Duration,
+}
+
+impl Options {
+    /// `kind`, atoll commenting as `atoll-bot` with the fake's token, `[approved]`, 20 ms PVE
+    /// tasks, the default queue, no extra server settings, 60 s waits.
+    pub(crate) fn new(kind: ForgeKind) -> Self {
+        Self {
+            kind,
+            requirements: "[approved]",
+            task: Duration::from_millis(20),
+            queue: None,
+            server_extra: String::new(),
+            auth: format!("bot_user: atoll-bot, token: {FAKE_TOKEN}"),
+            bot: "atoll-bot".to_owned(),
+            wait: Duration::from_secs(60),
+        }
+    }
 }
 
 /// One atoll server on its own runtime.
@@ -69,6 +104,8 @@ pub(crate) struct World {
     _sim: Simulator,
     dir: tempfile::TempDir,
     yaml: String,
+    bot: String,
+    wait: Duration,
     server: Option<Server>,
 }
 
@@ -93,17 +130,23 @@ impl World {
         };
         fake.set_web_host(host);
         let dir = tempfile::tempdir().expect("tempdir");
+        let queue = options
+            .queue
+            .map(|q| format!("queue: {q}\n"))
+            .unwrap_or_default();
         let yaml = format!(
-            "server: {{listen: '127.0.0.1:0'}}\n\
+            "server: {{listen: '127.0.0.1:0'{}}}\n\
              data_dir: {:?}\n\
-             queue: {{lease_secs: 5, heartbeat_secs: 1, shutdown_grace_secs: 30}}\n\
-             {section}: {{enabled: true, webhook_secret: {SECRET}, bot_user: atoll-bot, api_url: '{}', token: {FAKE_TOKEN}}}\n\
+             {queue}\
+             {section}: {{enabled: true, webhook_secret: {SECRET}, api_url: '{}', {}}}\n\
              repo_allowlist: ['{host}/acme/*']\n\
              proxmox: {{endpoint: '{}', api_token: '{TOKEN}'}}\n\
              protect: {{discover: false}}\n\
              repos:\n  - id: /.*/\n    apply_requirements: {}\n",
+            options.server_extra,
             dir.path(),
             fake.api_url(),
+            options.auth,
             sim.url(),
             options.requirements,
         );
@@ -115,6 +158,8 @@ impl World {
             _sim: sim,
             dir,
             yaml,
+            bot: options.bot,
+            wait: options.wait,
             server: None,
         };
         world.start().await;
@@ -179,15 +224,15 @@ impl World {
         atoll::store::connect(&url).await.expect("observer store")
     }
 
-    /// Waits (deadline 60 s) for a comment by atoll on `pr` whose body contains `needle`.
+    /// Waits (deadline: `Options::wait`) for a comment by atoll on `pr` whose body contains
+    /// `needle`.
     pub(crate) async fn comment_containing(&self, pr: u64, needle: &str) -> FakeComment {
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + self.wait;
         loop {
             let found = self
-                .fake
-                .comments(REPO, pr)
+                .bot_comments(pr)
                 .into_iter()
-                .find(|c| c.author == "atoll-bot" && c.body.contains(needle));
+                .find(|c| c.body.contains(needle));
             if let Some(c) = found {
                 return c;
             }
@@ -202,10 +247,82 @@ impl World {
 
     /// Atoll's comments on `pr` containing `needle`.
     pub(crate) fn comments_containing(&self, pr: u64, needle: &str) -> Vec<FakeComment> {
+        self.bot_comments(pr)
+            .into_iter()
+            .filter(|c| c.body.contains(needle))
+            .collect()
+    }
+
+    /// Atoll's comments on `pr`, oldest first.
+    pub(crate) fn bot_comments(&self, pr: u64) -> Vec<FakeComment> {
         self.fake
             .comments(REPO, pr)
             .into_iter()
-            .filter(|c| c.author == "atoll-bot" && c.body.contains(needle))
+            .filter(|c| c.author == self.bot)
             .collect()
+    }
+
+    /// Waits (deadline 30 s) until the comment `id` on `pr` is hidden (minimized); `what` names
+    /// the situation in the failure message.
+    pub(crate) async fn comment_hidden(&self, pr: u64, id: u64, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let old = self
+                .fake
+                .comments(REPO, pr)
+                .into_iter()
+                .find(|c| c.id == id)
+                .expect("first plan comment");
+            if old.minimized.is_some() {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{what}: {old:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Waits (deadline 90 s) until every job of `kind` has finished, asserts each succeeded, and
+    /// returns each one's id and log lines.
+    pub(crate) async fn finished_jobs(&self, kind: &str) -> Vec<(uuid::Uuid, Vec<String>)> {
+        let store = self.observer().await;
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let jobs: Vec<_> = store
+                .list_jobs(100)
+                .await
+                .expect("jobs")
+                .into_iter()
+                .filter(|j| j.kind == kind)
+                .collect();
+            if !jobs.is_empty() && jobs.iter().all(|j| j.state.is_terminal()) {
+                let mut out = Vec::new();
+                for j in jobs {
+                    assert_eq!(j.state, JobState::Succeeded, "{j:?}");
+                    let log = store.job_log(j.id, 0).await.expect("log");
+                    out.push((j.id, log.into_iter().map(|l| l.line).collect()));
+                }
+                return out;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{kind} jobs did not finish: {jobs:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Gives alice and bob write access, bob approves `pr`, alice comments `atlantis apply`.
+    pub(crate) async fn approve_and_apply(&self, pr: u64) {
+        self.fake.set_permission(REPO, "alice", "write");
+        // On Gitea only reviews by users with write access are official.
+        self.fake.set_permission(REPO, "bob", "write");
+        self.fake
+            .review(REPO, pr, "bob", ReviewAction::Approve)
+            .await
+            .expect("approve");
+        self.fake
+            .comment(REPO, pr, "alice", "atlantis apply")
+            .await
+            .expect("apply");
     }
 }
