@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, anyhow};
+use secrecy::SecretString;
 
 use super::{Job, Runner};
 use crate::forge::{PrState, PullDetails};
@@ -33,6 +34,30 @@ pub(super) async fn open_pull(job: &Job) -> anyhow::Result<PullDetails> {
     Ok(pull)
 }
 
+/// The forge's credentials for git (kept out of argv and URLs by `workdir`).
+async fn git_auth(job: &Job) -> anyhow::Result<Option<SecretString>> {
+    job.forge
+        .git_auth_header()
+        .await
+        .context("getting git credentials")
+}
+
+/// What `workdir` needs to fetch this PR's head.
+fn pr_checkout<'a>(
+    job: &'a Job,
+    pull: &'a PullDetails,
+    auth: Option<&'a SecretString>,
+) -> PrCheckout<'a> {
+    PrCheckout {
+        host: &job.host,
+        repo: &job.name,
+        number: pull.number,
+        clone_url: &pull.clone_url,
+        sha: &pull.head_sha,
+        auth_header: auth,
+    }
+}
+
 /// Step "checkout": the PR head in its per-PR directory.
 pub(super) async fn checkout(
     r: &Runner,
@@ -41,19 +66,8 @@ pub(super) async fn checkout(
 ) -> anyhow::Result<Checkout> {
     job.step(&format!("checkout {}", pull.head_sha.as_str()))
         .await;
-    let auth = job
-        .forge
-        .git_auth_header()
-        .await
-        .context("getting git credentials")?;
-    let req = PrCheckout {
-        host: &job.host,
-        repo: &job.name,
-        number: pull.number,
-        clone_url: &pull.clone_url,
-        sha: &pull.head_sha,
-        auth_header: auth.as_ref(),
-    };
+    let auth = git_auth(job).await?;
+    let req = pr_checkout(job, pull, auth.as_ref());
     Ok(r.workdir.checkout(&req).await?)
 }
 
@@ -66,19 +80,8 @@ pub(super) async fn undiverged(
 ) -> anyhow::Result<Option<String>> {
     job.step(&format!("undiverged: is {} in the head", pull.base_ref))
         .await;
-    let auth = job
-        .forge
-        .git_auth_header()
-        .await
-        .context("getting git credentials")?;
-    let req = PrCheckout {
-        host: &job.host,
-        repo: &job.name,
-        number: pull.number,
-        clone_url: &pull.clone_url,
-        sha: &pull.head_sha,
-        auth_header: auth.as_ref(),
-    };
+    let auth = git_auth(job).await?;
+    let req = pr_checkout(job, pull, auth.as_ref());
     let contains = r
         .workdir
         .contains_base(&req, &pull.base_clone_url, &pull.base_ref)

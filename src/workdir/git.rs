@@ -80,21 +80,28 @@ impl GitCommand {
         env
     }
 
-    /// Runs it; stdout on success. Errors name `step` and quote stderr with secrets removed.
-    pub(crate) async fn run(&self, step: &'static str) -> Result<String, WorkdirError> {
-        let mut cmd = Command::new(&self.program);
-        cmd.args(&self.args)
+    /// Starts git with this argv and environment only (no shell, nothing inherited) and waits.
+    async fn output(&self, step: &'static str) -> Result<std::process::Output, WorkdirError> {
+        Command::new(&self.program)
+            .args(&self.args)
             .current_dir(&self.dir)
             .env_clear()
             .envs(self.env())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let out = cmd.output().await.map_err(|e| WorkdirError::Git {
-            step,
-            detail: format!("could not start git ({}): {e}", self.program.display()),
-        })?;
+            .kill_on_drop(true)
+            .output()
+            .await
+            .map_err(|e| WorkdirError::Git {
+                step,
+                detail: format!("could not start git ({}): {e}", self.program.display()),
+            })
+    }
+
+    /// Runs it; stdout on success. Errors name `step` and quote stderr with secrets removed.
+    pub(crate) async fn run(&self, step: &'static str) -> Result<String, WorkdirError> {
+        let out = self.output(step).await?;
         if out.status.success() {
             return Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned());
         }
@@ -108,19 +115,7 @@ impl GitCommand {
     /// Runs a yes/no command (`merge-base --is-ancestor`): exit 0 is yes, 1 is no, anything
     /// else an error naming `step`.
     pub(crate) async fn answer(&self, step: &'static str) -> Result<bool, WorkdirError> {
-        let mut cmd = Command::new(&self.program);
-        cmd.args(&self.args)
-            .current_dir(&self.dir)
-            .env_clear()
-            .envs(self.env())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let out = cmd.output().await.map_err(|e| WorkdirError::Git {
-            step,
-            detail: format!("could not start git ({}): {e}", self.program.display()),
-        })?;
+        let out = self.output(step).await?;
         match out.status.code() {
             Some(0) => Ok(true),
             Some(1) => Ok(false),
