@@ -53,14 +53,7 @@ impl SqliteStore {
             .busy_timeout(BUSY_TIMEOUT)
             .foreign_keys(true);
         let in_memory = url.contains(":memory:") || url.contains("mode=memory");
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
-            .min_connections(u32::from(in_memory))
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .connect_with(options.clone())
-            .await
-            .map_err(|e| unavailable("opening the sqlite database", e))?;
+        let writer = open_writer(&options, in_memory).await?;
         migrate(&writer).await?;
         // An in-memory database lives in its one connection: readers share the writer.
         let reader = if in_memory {
@@ -116,6 +109,34 @@ fn split_synchronous(url: &str) -> Result<(String, SqliteSynchronous), StoreErro
         format!("{base}?{}", rest.join("&"))
     };
     Ok((url, synchronous))
+}
+
+/// The one writer connection. Opening it switches a new file to WAL, which another process
+/// creating the same file at that moment can answer with `SQLITE_BUSY` at once (the busy
+/// timeout does not cover it), so a busy open is tried again like a raced migration.
+async fn open_writer(
+    options: &SqliteConnectOptions,
+    in_memory: bool,
+) -> Result<SqlitePool, StoreError> {
+    let mut tries = 1;
+    loop {
+        let opened = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(u32::from(in_memory))
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(options.clone())
+            .await
+            .map_err(|e| unavailable("opening the sqlite database", e));
+        match opened {
+            Err(StoreError::Unavailable(msg)) if tries < MIGRATE_TRIES => {
+                tracing::debug!(error = %msg, tries, "store: sqlite file busy while opening; retrying");
+                tokio::time::sleep(Duration::from_millis(50) * tries).await;
+                tries += 1;
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Brings the schema up to date. sqlx takes no lock for SQLite, so a second process opening a
