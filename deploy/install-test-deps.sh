@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite needs. Idempotent; run as root.
+# `--missing` only prints the packages that would be installed (any user).
 set -euo pipefail
 need=()
 command -v git >/dev/null || need+=(git)
@@ -7,6 +8,10 @@ command -v pg_isready >/dev/null || need+=(postgresql postgresql-client)
 # The dashboard's browser tests (tests/web_browser.rs) drive headless Chromium over WebDriver.
 command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
+if [ "${1:-}" = "--missing" ]; then
+    echo "${need[@]}"
+    exit 0
+fi
 if [ "${#need[@]}" -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq

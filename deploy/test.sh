@@ -10,7 +10,11 @@ as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
-as_root bash deploy/install-test-deps.sh
+missing="$(bash deploy/install-test-deps.sh --missing)"
+if [ -n "$missing" ]; then
+    echo "installing the packages the tests need: $missing"
+    as_root bash deploy/install-test-deps.sh
+fi
 
 if [ -z "${ATOLL_TEST_DATABASE_URL:-}" ]; then
     if ! pg_isready -h 127.0.0.1 -p 5432 -q; then
