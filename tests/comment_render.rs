@@ -126,7 +126,27 @@ fn every_comment(user: &str) -> Vec<(&'static str, String)> {
         ("apply_starting", pr::apply_progress(user, &[], None)),
         (
             "apply_done",
-            pr::apply_progress(user, &lines, Some("Apply complete.")),
+            pr::apply_progress(
+                user,
+                &lines,
+                Some(&pr::ApplyEnd {
+                    failed: false,
+                    executable: "atlantis",
+                    flags: "-d envs/dev",
+                }),
+            ),
+        ),
+        (
+            "apply_failed",
+            pr::apply_progress(
+                user,
+                &lines,
+                Some(&pr::ApplyEnd {
+                    failed: true,
+                    executable: "atlantis",
+                    flags: user,
+                }),
+            ),
         ),
         ("apply_no_permission", pr::apply_no_permission(user)),
         ("apply_turned_off", pr::apply_turned_off("atlantis", user)),

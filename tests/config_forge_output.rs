@@ -46,6 +46,7 @@ fn public_url_that_is_not_an_http_url_is_refused_with_its_key() {
         "atoll.example.com",
         "ftp://atoll.example.com",
         "https://user:pw@atoll.example.com",
+        "https://user:p#w@atoll.example.com",
         "https://atoll.example.com/?a=b",
     ] {
         let p = problems(&format!("server: {{public_url: '{bad}'}}\n"));

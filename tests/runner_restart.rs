@@ -49,7 +49,7 @@ async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
             let log = observer.job_log(job.id, 0).await.expect("log");
             if log
                 .iter()
-                .any(|l| l.line.starts_with("guest ") && l.line.contains(": done: "))
+                .any(|l| l.line.starts_with("guest[") && l.line.contains(": done: "))
             {
                 break job.id;
             }

@@ -88,10 +88,8 @@ fn public_url(r: &mut Reader<'_>) -> Option<String> {
     if !valid {
         r.problem(
             "server.public_url",
-            format!(
-                "{trimmed:?} is not a URL like https://atoll.example.com (http or https, a host, \
-                 no query or fragment)"
-            ),
+            "is not a URL like https://atoll.example.com (http or https, a host, no query or \
+             fragment); the value is not repeated here in case it holds a password",
         );
         return None;
     }

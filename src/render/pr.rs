@@ -211,14 +211,23 @@ pub struct GuestLine {
 }
 
 /// The apply comment, edited as guests finish; `done` is atoll's own closing Markdown.
-pub fn apply_progress(label: &str, lines: &[GuestLine], done: Option<&str>) -> String {
+pub fn apply_progress(label: &str, lines: &[GuestLine], done: Option<&ApplyEnd<'_>>) -> String {
     #[derive(Serialize)]
     struct View<'a> {
         label: &'a str,
         lines: &'a [GuestLine],
-        done: Option<&'a str>,
+        done: Option<&'a ApplyEnd<'a>>,
     }
     render("apply_progress.md", &View { label, lines, done })
+}
+
+/// How an apply ended, for its comment's closing line. `flags` (the project's `-d`/`-w`/`-p`)
+/// come from the repository, so the template quotes them as code.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApplyEnd<'a> {
+    pub failed: bool,
+    pub executable: &'a str,
+    pub flags: &'a str,
 }
 
 /// The report of an apply cut short by a restart: per project, each guest's last known state

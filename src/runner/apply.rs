@@ -19,7 +19,7 @@ use crate::proxmox::apply::{
     ApplyEvent, ApplyReport, ApplySettings, Executor, Outcome, RestartPolicy,
 };
 use crate::proxmox::plan::Plan;
-use crate::render::pr::{self as view, GuestLine};
+use crate::render::pr::{self as view, ApplyEnd, GuestLine};
 use crate::repocfg::{self, Project, Requirement, Resolution};
 
 /// Runs an apply job; every refusal or failure ends in a comment.
@@ -261,7 +261,7 @@ async fn apply_one(
         .await?;
     drop(turn);
     for address in log::planned_guests(&plan) {
-        job.step(&log::planned(&label, address)).await;
+        job.step(&log::planned(tally.index, &label, address)).await;
     }
     job.begin_apply().await?;
     tally.guests.report(job).await;
@@ -275,7 +275,7 @@ async fn apply_one(
                 record(&mut l, event);
             }
             tally.guests.record(tally.index, event);
-            let _ = tx.send(log::event(event));
+            let _ = tx.send(log::event(tally.index, event));
         }
     };
     let executor = Executor {
@@ -300,13 +300,10 @@ async fn apply_one(
     let report = progress.follow(executor.execute(&plan, &desired), rx).await;
     tally.guests.report(job).await;
     let final_lines = result_lines(&report);
-    let done = if report.failed() {
-        format!(
-            "Apply failed. Fix the cause, then `{} plan {flags}` and apply again.",
-            r.executable
-        )
-    } else {
-        "Apply complete.".to_owned()
+    let done = ApplyEnd {
+        failed: report.failed(),
+        executable: &r.executable,
+        flags: &flags,
     };
     job.edit(
         comment,

@@ -148,6 +148,10 @@ pub(super) mod log {
 
     const HEAD: &str = "apply at ";
     const PLANNED: &str = "apply project ";
+    /// Lines written since projects can apply in parallel name the project's index
+    /// (`apply project[1] ...`, `guest[1] ...`): an address is unique only within its project.
+    const INDEX_OPEN: char = '[';
+    const INDEX_CLOSE: &str = "] ";
     const WILL_CHANGE: &str = ": will change ";
     const GUEST: &str = "guest ";
     const STARTED: &str = ": started ";
@@ -159,9 +163,13 @@ pub(super) mod log {
         format!("{HEAD}{sha}")
     }
 
-    /// `apply project <label>: will change <address>`, one per guest, before the first change.
-    pub(in crate::runner) fn planned(label: &str, address: &str) -> String {
-        format!("{PLANNED}{label}{WILL_CHANGE}{address}")
+    /// `apply project[<index>] <label>: will change <address>`, one per guest, before the first
+    /// change.
+    pub(in crate::runner) fn planned(index: usize, label: &str, address: &str) -> String {
+        format!(
+            "{}[{index}] {label}{WILL_CHANGE}{address}",
+            PLANNED.trim_end()
+        )
     }
 
     /// The addresses an apply of `plan` will change (blocked and no-op changes are skipped).
@@ -172,13 +180,24 @@ pub(super) mod log {
             .map(|c| c.address.as_str())
     }
 
-    /// `guest <address>: started <step>` / `: done: <detail>` / `: FAILED: <error>`.
-    pub(in crate::runner) fn event(event: &ApplyEvent) -> String {
+    /// `guest[<index>] <address>: started <step>` / `: done: <detail>` / `: FAILED: <error>`.
+    pub(in crate::runner) fn event(index: usize, event: &ApplyEvent) -> String {
+        let guest = format!("{}[{index}] ", GUEST.trim_end());
         match event {
-            ApplyEvent::Started { address, step } => format!("{GUEST}{address}{STARTED}{step}"),
-            ApplyEvent::Done { address, detail } => format!("{GUEST}{address}{DONE}{detail}"),
-            ApplyEvent::Failed { address, error } => format!("{GUEST}{address}{FAILED}{error}"),
+            ApplyEvent::Started { address, step } => format!("{guest}{address}{STARTED}{step}"),
+            ApplyEvent::Done { address, detail } => format!("{guest}{address}{DONE}{detail}"),
+            ApplyEvent::Failed { address, error } => format!("{guest}{address}{FAILED}{error}"),
         }
+    }
+
+    /// Splits `[<index>] rest` (new lines) or ` rest` (lines written before projects had an
+    /// index) after a prefix without its trailing space.
+    fn indexed(rest: &str) -> Option<(Option<usize>, &str)> {
+        if let Some(after) = rest.strip_prefix(INDEX_OPEN) {
+            let (digits, rest) = after.split_once(INDEX_CLOSE)?;
+            return Some((Some(digits.parse().ok()?), rest));
+        }
+        rest.strip_prefix(' ').map(|rest| (None, rest))
     }
 
     #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,6 +216,8 @@ pub(super) mod log {
 
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub(in crate::runner) struct Project {
+        /// The project's place in the apply (`None` in logs written before it was logged).
+        pub(in crate::runner) index: Option<usize>,
         pub(in crate::runner) label: String,
         pub(in crate::runner) guests: Vec<Guest>,
     }
@@ -211,10 +232,11 @@ pub(super) mod log {
     impl Known {
         /// Sets a guest's state; a guest no planned line named (a lost log line) is added to
         /// the last project.
-        fn set(&mut self, address: &str, state: GuestState) {
+        fn set(&mut self, index: Option<usize>, address: &str, state: GuestState) {
             let existing = self
                 .projects
                 .iter_mut()
+                .filter(|p| index.is_none() || p.index == index)
                 .flat_map(|p| p.guests.iter_mut())
                 .find(|g| g.address == address);
             if let Some(guest) = existing {
@@ -223,6 +245,7 @@ pub(super) mod log {
             }
             if self.projects.is_empty() {
                 self.projects.push(Project {
+                    index,
                     label: "unknown project".to_owned(),
                     guests: Vec::new(),
                 });
@@ -245,33 +268,42 @@ pub(super) mod log {
                     head: Some(sha.trim().to_owned()),
                     projects: Vec::new(),
                 };
-            } else if let Some(rest) = line.strip_prefix(PLANNED) {
+            } else if let Some((index, rest)) =
+                line.strip_prefix(PLANNED.trim_end()).and_then(indexed)
+            {
                 if let Some((label, address)) = rest.split_once(WILL_CHANGE) {
-                    planned_line(&mut known, label, address);
+                    planned_line(&mut known, index, label, address);
                 }
-            } else if let Some(rest) = line.strip_prefix(GUEST) {
-                guest_line(&mut known, rest);
+            } else if let Some((index, rest)) =
+                line.strip_prefix(GUEST.trim_end()).and_then(indexed)
+            {
+                guest_line(&mut known, index, rest);
             }
         }
         known
     }
 
-    fn planned_line(known: &mut Known, label: &str, address: &str) {
-        if known.projects.last().is_none_or(|p| p.label != label) {
-            known.projects.push(Project {
-                label: label.to_owned(),
-                guests: Vec::new(),
+    fn planned_line(known: &mut Known, index: Option<usize>, label: &str, address: &str) {
+        // Projects applying in parallel interleave their lines: find this one's section.
+        let at = known
+            .projects
+            .iter()
+            .position(|p| p.label == label && p.index == index)
+            .unwrap_or_else(|| {
+                known.projects.push(Project {
+                    index,
+                    label: label.to_owned(),
+                    guests: Vec::new(),
+                });
+                known.projects.len() - 1
             });
-        }
-        if let Some(project) = known.projects.last_mut() {
-            project.guests.push(Guest {
-                address: address.to_owned(),
-                state: GuestState::NotStarted,
-            });
-        }
+        known.projects[at].guests.push(Guest {
+            address: address.to_owned(),
+            state: GuestState::NotStarted,
+        });
     }
 
-    fn guest_line(known: &mut Known, rest: &str) {
+    fn guest_line(known: &mut Known, index: Option<usize>, rest: &str) {
         let marker = [STARTED, DONE, FAILED]
             .into_iter()
             .filter_map(|m| rest.find(m).map(|at| (at, m)))
@@ -286,7 +318,7 @@ pub(super) mod log {
             DONE => GuestState::Done { detail: text },
             _ => GuestState::Failed { error: text },
         };
-        known.set(address, state);
+        known.set(index, address, state);
     }
 
     #[cfg(test)]
@@ -295,6 +327,58 @@ pub(super) mod log {
 
         fn lines(raw: &[&str]) -> Vec<String> {
             raw.iter().map(|l| (*l).to_owned()).collect()
+        }
+
+        #[test]
+        fn projects_applied_in_parallel_keep_their_own_guests_of_the_same_address() {
+            let started = ApplyEvent::Started {
+                address: "ct.web".into(),
+                step: "update",
+            };
+            let done = ApplyEvent::Done {
+                address: "ct.web".into(),
+                detail: "updated".into(),
+            };
+            let log = vec![
+                head("ab"),
+                planned(0, "dir: dev", "ct.web"),
+                planned(1, "dir: prod", "ct.web"),
+                planned(0, "dir: dev", "ct.db"),
+                event(1, &started),
+                event(1, &done),
+                event(0, &started),
+            ];
+            let known = summarize(&log);
+            let states: Vec<(&str, Vec<GuestState>)> = known
+                .projects
+                .iter()
+                .map(|p| {
+                    (
+                        p.label.as_str(),
+                        p.guests.iter().map(|g| g.state.clone()).collect(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                states,
+                vec![
+                    (
+                        "dir: dev",
+                        vec![
+                            GuestState::InProgress {
+                                step: "update".into()
+                            },
+                            GuestState::NotStarted
+                        ]
+                    ),
+                    (
+                        "dir: prod",
+                        vec![GuestState::Done {
+                            detail: "updated".into()
+                        }]
+                    ),
+                ]
+            );
         }
 
         #[test]
@@ -354,7 +438,7 @@ pub(super) mod log {
                 address: "ct.a".into(),
                 detail: "started".into(),
             };
-            let log = vec![head("ab"), planned("p", "ct.a"), super::event(&event)];
+            let log = vec![head("ab"), planned(0, "p", "ct.a"), super::event(0, &event)];
             let known = summarize(&log);
             assert_eq!(
                 known.projects[0].guests[0].state,

@@ -48,6 +48,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "jobs queued in order",
         include_str!("../../migrations/sqlite/0014_jobs_queued_in_order.sql"),
     ),
+    (
+        15,
+        "deliveries retention indexes",
+        include_str!("../../migrations/sqlite/0015_deliveries_retention_indexes.sql"),
+    ),
 ];
 
 /// `(version, description, sql)` for PostgreSQL, oldest first.
@@ -86,6 +91,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         14,
         "jobs queued in order",
         include_str!("../../migrations/postgres/0014_jobs_queued_in_order.sql"),
+    ),
+    (
+        15,
+        "deliveries retention indexes",
+        include_str!("../../migrations/postgres/0015_deliveries_retention_indexes.sql"),
     ),
 ];
 

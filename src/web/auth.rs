@@ -167,10 +167,14 @@ impl Auth {
             .session_get(&token_hash(token), OffsetDateTime::now_utc())
             .await
         {
-            Ok(found) => found.map(|s| Session {
-                user: s.username,
-                csrf: s.csrf,
-            }),
+            // A session of a user the configuration no longer names (renamed, or logins turned
+            // off) ends here, even though it is still stored.
+            Ok(found) => found
+                .filter(|s| self.username.as_deref() == Some(s.username.as_str()))
+                .map(|s| Session {
+                    user: s.username,
+                    csrf: s.csrf,
+                }),
             Err(e) => {
                 tracing::warn!(error = %e, "dashboard: reading the session failed");
                 None
@@ -344,7 +348,7 @@ mod tests {
             .await
             .unwrap_or_else(|e| panic!("{e}"))
             .unwrap_or_else(|| panic!("no stored session"));
-        assert_ne!(stored.token_hash, token);
+        assert_eq!(stored.token_hash, token_hash(&token));
         auth.logout(&with_cookie(&token)).await;
         assert!(auth.session(&with_cookie(&token)).await.is_none());
         let gone = store.session_get(&token_hash(&token), now).await;
