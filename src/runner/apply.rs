@@ -116,7 +116,18 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
             apply_one(r, job, &co.path, &pull, saved, p, tally)
         })
         .collect();
-    let applied = parallel::try_in_order(work, resolution.parallel_apply).await?;
+    let applied = match parallel::try_in_order(work, resolution.parallel_apply).await {
+        Ok(applied) => applied,
+        Err(e) => {
+            // Other projects may have changed guests before this error: the status says so.
+            job.status(
+                &pull.head_sha,
+                &CommitStatus::aggregate(StatusKind::Apply, StatusState::Failure, "apply failed"),
+            )
+            .await;
+            return Err(e);
+        }
+    };
     let failed = applied.iter().any(|ok| !ok);
     let (state, text) = if failed {
         (StatusState::Failure, "apply failed or refused")

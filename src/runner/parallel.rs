@@ -3,6 +3,7 @@
 //! comments list projects in a stable order whichever finished first.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use futures::stream::{self, StreamExt as _};
@@ -22,9 +23,9 @@ pub(super) async fn in_order<Fut: Future>(work: Vec<Fut>, parallel: bool) -> Vec
     stream::iter(work).buffered(width).collect().await
 }
 
-/// Like [`in_order`] for fallible work. One after another, the first error stops the rest;
-/// in parallel, everything started runs to its end (an apply is never cut off half-way) and
-/// the first error in order is returned.
+/// Like [`in_order`] for fallible work: the first error stops the rest. One after another,
+/// nothing after it starts; in parallel, what already started runs to its end (an apply is
+/// never cut off half-way), nothing new starts, and the first error in order is returned.
 pub(super) async fn try_in_order<Fut, T>(work: Vec<Fut>, parallel: bool) -> anyhow::Result<Vec<T>>
 where
     Fut: Future<Output = anyhow::Result<T>>,
@@ -36,7 +37,29 @@ where
         }
         return Ok(out);
     }
-    in_order(work, true).await.into_iter().collect()
+    let failed = AtomicBool::new(false);
+    let guarded = work
+        .into_iter()
+        .map(|one| {
+            let failed = &failed;
+            async move {
+                // `buffered` polls a future for the first time when it starts it.
+                if failed.load(Ordering::SeqCst) {
+                    return None;
+                }
+                let result = one.await;
+                if result.is_err() {
+                    failed.store(true, Ordering::SeqCst);
+                }
+                Some(result)
+            }
+        })
+        .collect();
+    in_order(guarded, true)
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// Lets concurrent projects take one step in project order: posting their apply comment, so
@@ -134,13 +157,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn sequential_work_stops_at_the_first_error_and_parallel_work_finishes() {
+    async fn after_an_error_nothing_new_starts_and_what_started_finishes() {
+        // In parallel, 1 to 3 start together; 2 fails first, 1 and 3 finish, 4 to 6 never start.
         for (parallel, expected_runs) in [(false, 2), (true, 3)] {
             let runs = AtomicUsize::new(0);
-            let work = [1, 2, 3].map(|n| {
+            let work = [1u64, 2, 3, 4, 5, 6].map(|n| {
                 let runs = &runs;
                 async move {
                     runs.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(if n == 2 { 10 } else { 30 })).await;
                     if n == 2 {
                         anyhow::bail!("project {n} failed")
                     }
