@@ -47,6 +47,118 @@ struct Sig {
     ret: Type,
 }
 
+/// Every function atoll implements (each has a signature in `sig`; a unit test holds the two
+/// together), for tests that call each one with edge-case arguments.
+pub const NAMES: &[&str] = &[
+    "length",
+    "concat",
+    "merge",
+    "setunion",
+    "setintersection",
+    "setproduct",
+    "coalescelist",
+    "lookup",
+    "element",
+    "keys",
+    "values",
+    "tolist",
+    "tomap",
+    "reverse",
+    "one",
+    "flatten",
+    "distinct",
+    "toset",
+    "compact",
+    "transpose",
+    "zipmap",
+    "slice",
+    "setsubtract",
+    "contains",
+    "index",
+    "alltrue",
+    "anytrue",
+    "range",
+    "sort",
+    "sum",
+    "max",
+    "min",
+    "abs",
+    "ceil",
+    "floor",
+    "signum",
+    "pow",
+    "log",
+    "parseint",
+    "coalesce",
+    "tostring",
+    "tonumber",
+    "tobool",
+    "format",
+    "formatlist",
+    "join",
+    "split",
+    "replace",
+    "substr",
+    "lower",
+    "upper",
+    "title",
+    "trimspace",
+    "chomp",
+    "strrev",
+    "base64encode",
+    "base64decode",
+    "md5",
+    "sha1",
+    "sha256",
+    "sha512",
+    "base64sha256",
+    "base64sha512",
+    "urlencode",
+    "jsonencode",
+    "yamlencode",
+    "textencodebase64",
+    "dirname",
+    "basename",
+    "pathexpand",
+    "abspath",
+    "file",
+    "filebase64",
+    "filemd5",
+    "filesha1",
+    "filesha256",
+    "filesha512",
+    "cidrnetmask",
+    "jsondecode",
+    "yamldecode",
+    "fileexists",
+    "fileset",
+    "templatefile",
+    "trim",
+    "trimprefix",
+    "trimsuffix",
+    "regex",
+    "regexall",
+    "startswith",
+    "endswith",
+    "strcontains",
+    "indent",
+    "cidrhost",
+    "cidrsubnet",
+    "cidrsubnets",
+    "uuid",
+    "timestamp",
+    "plantimestamp",
+    "sensitive",
+    "nonsensitive",
+    "issensitive",
+];
+
+/// A function's fixed parameter count and whether its last parameter repeats, or `None` for a
+/// function atoll does not implement.
+pub fn arity(name: &str) -> Option<(usize, bool)> {
+    sig(name).map(|s| (s.params.len(), s.variadic))
+}
+
 fn sig(name: &str) -> Option<Sig> {
     use Type::{Bool as B, Dynamic as D, Number as N, String as S};
     let s = |params: &'static [&'static str], variadic: bool, structural: bool, ret: Type| {
@@ -392,5 +504,21 @@ pub(crate) fn seq_arg(args: &[Value], i: usize) -> Result<&[Value], FnError> {
             .as_seq()
             .ok_or_else(|| FnError::Arg(i, "list of any single type required".into())),
         None => Err(FnError::Arg(i, "argument is missing".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{NAMES, sig};
+
+    #[test]
+    fn every_listed_function_has_a_signature() {
+        for name in NAMES {
+            assert!(sig(name).is_some(), "{name} is listed but has no signature");
+        }
+        let mut sorted = NAMES.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), NAMES.len(), "a function is listed twice");
     }
 }

@@ -97,9 +97,9 @@ fn parseint(args: &[Value]) -> FnResult {
             "base must be a whole number between 2 and 62 inclusive".into(),
         ));
     }
-    i64::from_str_radix(&s, base as u32)
-        .map(|n| Value::Number(n as f64))
-        .map_err(|_| {
+    parse_in_base(&s, base as u32)
+        .map(Value::Number)
+        .ok_or_else(|| {
             FnError::Arg(
                 0,
                 format!(
@@ -108,4 +108,54 @@ fn parseint(args: &[Value]) -> FnResult {
                 ),
             )
         })
+}
+
+/// Go's `big.Int.SetString(s, base)`, which Terraform's `parseint` calls: an optional sign, then
+/// at least one digit. Up to base 36 letters of either case are 10..35; above it `a`..`z` are
+/// 10..35 and `A`..`Z` are 36..61. The result is as precise as a number here can be.
+fn parse_in_base(s: &str, base: u32) -> Option<f64> {
+    let (negative, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n = 0.0_f64;
+    for c in digits.chars() {
+        let d = match c {
+            '0'..='9' => c as u32 - '0' as u32,
+            'a'..='z' => c as u32 - 'a' as u32 + 10,
+            'A'..='Z' if base <= 36 => c as u32 - 'A' as u32 + 10,
+            'A'..='Z' => c as u32 - 'A' as u32 + 36,
+            _ => return None,
+        };
+        if d >= base {
+            return None;
+        }
+        n = n * f64::from(base) + f64::from(d);
+    }
+    Some(if negative { -n } else { n })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_in_base;
+
+    #[test]
+    fn parseint_follows_go_big_int_digits_up_to_base_62() {
+        assert_eq!(parse_in_base("12", 37), Some(39.0));
+        assert_eq!(parse_in_base("FF", 16), Some(255.0));
+        assert_eq!(parse_in_base("ff", 16), Some(255.0));
+        assert_eq!(parse_in_base("Z", 62), Some(61.0));
+        assert_eq!(parse_in_base("z", 62), Some(35.0));
+        assert_eq!(parse_in_base("-101", 2), Some(-5.0));
+        assert_eq!(parse_in_base("+7", 8), Some(7.0));
+        assert_eq!(parse_in_base("8", 8), None);
+        assert_eq!(parse_in_base("", 10), None);
+        assert_eq!(parse_in_base("-", 10), None);
+        assert_eq!(parse_in_base("1_000", 10), None);
+        assert_eq!(parse_in_base("A", 37), Some(36.0));
+    }
 }
