@@ -26,6 +26,7 @@ use crate::webhook::{Intake, IntakeSettings};
 pub struct App {
     listener: TcpListener,
     router: axum::Router,
+    limits: http::ConnectionLimits,
     store: Arc<dyn Store>,
     queue: Queue,
 }
@@ -44,12 +45,13 @@ impl App {
         let state = AppState {
             intake: Arc::new(intake),
             store: Arc::clone(&store),
+            bodies: http::BodyBudget::new(settings.webhook_body),
         };
         let registries = web::Registries::default();
         let webhooks = Arc::clone(&registries.webhooks);
         let jobs = Arc::clone(&registries.jobs);
         let web_state = web::WebState::new(settings, Arc::clone(&store), registries)?;
-        let router = http::with_request_ids(
+        let router = http::with_outer_layers(
             http::router(state, settings.server.request_timeout)
                 .merge(web::router(web_state, settings.server.request_timeout))
                 .layer(axum::middleware::from_fn_with_state(
@@ -64,6 +66,7 @@ impl App {
         Ok(Self {
             listener,
             router,
+            limits: connection_limits(&settings.server),
             store,
             queue,
         })
@@ -105,10 +108,7 @@ impl App {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let queue = self.queue.start();
-        let served = axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown)
-            .await
-            .context("serving HTTP");
+        http::serve(self.listener, self.router, self.limits, shutdown).await;
         let report = queue.shutdown().await;
         tracing::info!(
             finished = report.finished,
@@ -116,7 +116,16 @@ impl App {
             interrupted = report.interrupted.len(),
             "queue stopped"
         );
-        served
+        Ok(())
+    }
+}
+
+fn connection_limits(server: &crate::config::ServerSettings) -> http::ConnectionLimits {
+    http::ConnectionLimits {
+        header_read_timeout: server.header_read_timeout,
+        idle_timeout: server.idle_timeout,
+        max_connections: server.max_connections,
+        trusted_proxies: server.trusted_proxies.clone().into(),
     }
 }
 

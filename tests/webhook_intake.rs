@@ -236,3 +236,38 @@ async fn health_and_readiness_answer_and_carry_a_request_id() {
         .expect("readyz");
     assert_eq!(ready.status(), 200);
 }
+
+#[tokio::test]
+async fn a_captured_close_replayed_under_new_delivery_ids_queues_one_pr_closed_job() {
+    let server = TestServer::start().await;
+    let close = |id: &str| {
+        Delivery::github(
+            "pull_request",
+            id,
+            fixture("github/pull_request.closed.json"),
+        )
+    };
+    assert_eq!(close("close-1").send(&server).await.0, 202);
+    for i in 2..=5 {
+        let (status, body) = close(&format!("close-{i}")).send(&server).await;
+        assert_eq!(
+            (status, body["status"].as_str()),
+            (200, Some("duplicate")),
+            "{body}"
+        );
+    }
+    let closed: Vec<_> = server
+        .jobs()
+        .await
+        .into_iter()
+        .filter(|j| j.kind == "pr_closed")
+        .collect();
+    assert_eq!(closed.len(), 1, "{closed:#?}");
+    // A real second close (after a reopen) carries other times, so other bytes: it queues.
+    let text = String::from_utf8(fixture("github/pull_request.closed.json")).expect("utf-8");
+    let later = text.replacen("\"closed_at\": \"", "\"closed_at\": \"2099-", 1);
+    assert_ne!(later, text, "the fixture has a closed_at");
+    let again = Delivery::github("pull_request", "close-later", later.into_bytes());
+    assert_eq!(again.send(&server).await.0, 202);
+    server.stop().await;
+}

@@ -8,17 +8,18 @@
 
 mod proxmox;
 mod sections;
+mod server;
 mod tree;
 mod web;
 
 use std::fmt;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use secrecy::SecretString;
 
 pub use proxmox::{GuestSelector, ProtectSettings, ProxmoxAuth, ProxmoxSettings};
+pub use server::{ServerSettings, WebhookBodySettings};
 pub use web::{ApiSettings, WebSettings};
 
 /// The whole settings tree. Components receive their own section, never all of it.
@@ -35,6 +36,8 @@ pub struct Settings {
     /// directories the server manages), as in `repocfg::ServerRules`.
     pub repo_rules: crate::repocfg::ServerRules,
     pub webhook: WebhookSettings,
+    /// `webhook.max_body_bytes` and the other limits on deliveries being read.
+    pub webhook_body: WebhookBodySettings,
     pub commands: CommandSettings,
     pub proxmox: Option<ProxmoxSettings>,
     pub protect: ProtectSettings,
@@ -42,18 +45,6 @@ pub struct Settings {
     pub log: LogSettings,
     pub web: WebSettings,
     pub api: ApiSettings,
-}
-
-#[derive(Debug, Clone)]
-pub struct ServerSettings {
-    /// `server.listen`, default `127.0.0.1:4141`.
-    pub listen: SocketAddr,
-    /// `server.request_timeout_secs`: longest a request may take before 408.
-    pub request_timeout: Duration,
-    /// `server.public_url`: the URL users reach atoll at (`https://atoll.example.com`, no
-    /// trailing slash). Commit statuses link to `{public_url}/jobs/{id}`; unset, they carry no
-    /// link.
-    pub public_url: Option<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -1,6 +1,5 @@
 //! Reads each section of the settings tree with its defaults and checks.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -9,10 +8,9 @@ use secrecy::{ExposeSecret, SecretString};
 use super::tree::Reader;
 use super::{
     CommandSettings, ForgeSettings, GithubAppSettings, LogFormat, LogSettings, QueueSettings,
-    ServerSettings, Settings, StoreSettings, WebhookSettings, proxmox,
+    Settings, StoreSettings, WebhookSettings, proxmox,
 };
 
-pub(super) const DEFAULT_LISTEN: &str = "127.0.0.1:4141";
 pub(super) const DEFAULT_DATA_DIR: &str = "./data";
 
 pub(super) fn read(r: &mut Reader<'_>) -> Settings {
@@ -24,7 +22,7 @@ pub(super) fn read(r: &mut Reader<'_>) -> Settings {
         r.warn("no forge is enabled (github.enabled, gitea.enabled): no webhook will be accepted");
     }
     Settings {
-        server: server(r),
+        server: super::server::server(r),
         store: store(r, &data_dir),
         data_dir,
         github,
@@ -35,6 +33,7 @@ pub(super) fn read(r: &mut Reader<'_>) -> Settings {
             allow_draft_prs: r.bool("webhook.allow_draft_prs", false),
             allow_fork_prs: r.bool("webhook.allow_fork_prs", false),
         },
+        webhook_body: super::server::webhook_body(r),
         commands: commands(r),
         proxmox: proxmox::read_proxmox(r),
         protect: proxmox::read_protect(r),
@@ -43,57 +42,6 @@ pub(super) fn read(r: &mut Reader<'_>) -> Settings {
         web: super::web::read_web(r),
         api: super::web::read_api(r),
     }
-}
-
-fn server(r: &mut Reader<'_>) -> ServerSettings {
-    let text = r.string("server.listen", DEFAULT_LISTEN);
-    let listen = text.parse::<SocketAddr>().unwrap_or_else(|_| {
-        r.problem(
-            "server.listen",
-            format!("{text:?} is not an address like 127.0.0.1:4141"),
-        );
-        SocketAddr::from(([127, 0, 0, 1], 4141))
-    });
-    let timeout = r.uint("server.request_timeout_secs", 30, 1, 3600);
-    ServerSettings {
-        listen,
-        request_timeout: Duration::from_secs(timeout),
-        public_url: public_url(r),
-    }
-}
-
-/// `server.public_url`: an absolute http(s) URL without query or fragment; a trailing slash is
-/// dropped so links join as `{public_url}/jobs/{id}`.
-fn public_url(r: &mut Reader<'_>) -> Option<String> {
-    let text = r.opt_string("server.public_url")?;
-    let trimmed = text.trim().trim_end_matches('/');
-    let parsed = reqwest::Url::parse(trimmed);
-    if parsed
-        .as_ref()
-        .is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
-    {
-        // Never echo the value: it holds credentials.
-        r.problem(
-            "server.public_url",
-            "must not contain credentials (user:password@); give the URL users open",
-        );
-        return None;
-    }
-    let valid = parsed.is_ok_and(|u| {
-        matches!(u.scheme(), "http" | "https")
-            && u.host_str().is_some()
-            && u.query().is_none()
-            && u.fragment().is_none()
-    });
-    if !valid {
-        r.problem(
-            "server.public_url",
-            "is not a URL like https://atoll.example.com (http or https, a host, no query or \
-             fragment); the value is not repeated here in case it holds a password",
-        );
-        return None;
-    }
-    Some(trimmed.to_owned())
 }
 
 fn store(r: &mut Reader<'_>, data_dir: &std::path::Path) -> StoreSettings {

@@ -16,8 +16,18 @@ pub struct WebSettings {
     pub secure_cookies: bool,
     /// How long a session lasts without a new login.
     pub session_ttl_secs: u64,
-    /// Failed logins per username allowed in 15 minutes before further attempts get 429.
+    /// `web.max_failed_logins`: failed logins for one user name from one client address in
+    /// 15 minutes; further attempts from that address for that name get 429.
     pub max_failed_logins: u64,
+    /// `web.max_failed_logins_per_address`: failed logins from one client address (any user
+    /// name) in 15 minutes; further attempts from that address get 429.
+    pub max_failed_logins_per_address: u64,
+    /// `web.max_failed_logins_per_user`: failed logins for one user name from all addresses in
+    /// 15 minutes; past it, only addresses with no failure for that name may still try it.
+    pub max_failed_logins_per_user: u64,
+    /// `web.max_concurrent_password_checks`: Argon2 checks running at once (each takes the
+    /// hash's memory, about 19 MiB with the defaults); more wait briefly, then get 503.
+    pub max_concurrent_password_checks: usize,
 }
 
 /// The JSON API's bearer token; without one every `/api` request is 401.
@@ -61,6 +71,15 @@ pub(super) fn read_web(r: &mut Reader<'_>) -> WebSettings {
         secure_cookies: r.bool("web.secure_cookies", false),
         session_ttl_secs: r.uint("web.session_ttl_secs", 8 * 3600, 60, 30 * 24 * 3600),
         max_failed_logins: r.uint("web.max_failed_logins", 5, 1, 1000),
+        max_failed_logins_per_address: r.uint("web.max_failed_logins_per_address", 20, 1, 10_000),
+        max_failed_logins_per_user: r.uint("web.max_failed_logins_per_user", 100, 1, 100_000),
+        max_concurrent_password_checks: usize::try_from(r.uint(
+            "web.max_concurrent_password_checks",
+            2,
+            1,
+            64,
+        ))
+        .unwrap_or(2),
     }
 }
 

@@ -1,15 +1,21 @@
-//! The axum router and its middleware (request ids, body limits, timeouts) and [`AppError`].
-//! Holds no business logic: handlers hand the request to the owning module and map the result.
+//! The HTTP edge: the listener ([`serve`]: connection cap, header-read and idle timeouts), the
+//! axum router for webhooks and health, the middleware every route gets (request ids, security
+//! headers), bounded webhook bodies, and [`AppError`]. Holds no business logic: handlers hand
+//! the request to the owning module and map the result.
 
+mod body;
+mod client_addr;
+mod conn;
 mod error;
 mod request_id;
+mod security_headers;
+mod serve;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, Request, StatusCode};
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -21,11 +27,11 @@ use crate::store::Store;
 use crate::webhook::{Intake, Receipt};
 use request_id::REQUEST_ID;
 
+pub use body::{BodyBudget, BodyError};
+pub use client_addr::{ClientAddr, IpNetwork};
 pub use error::AppError;
 pub use request_id::current as request_id;
-
-/// Largest webhook body accepted (GitHub caps payloads at 25 MB).
-pub const MAX_WEBHOOK_BODY: usize = 25 * 1024 * 1024;
+pub use serve::{ConnectionLimits, serve};
 
 /// How long `/readyz` waits for the store.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
@@ -35,15 +41,14 @@ const READY_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct AppState {
     pub intake: Arc<Intake>,
     pub store: Arc<dyn Store>,
+    /// Shared by every delivery being read.
+    pub bodies: BodyBudget,
 }
 
-/// Builds the webhook and health routes. Wrap the whole app in [`with_request_ids`].
+/// Builds the webhook and health routes. Wrap the whole app in [`with_outer_layers`].
 pub fn router(state: AppState, request_timeout: Duration) -> Router {
     Router::new()
-        .route(
-            "/events",
-            post(events).layer(DefaultBodyLimit::max(MAX_WEBHOOK_BODY)),
-        )
+        .route("/events", post(events))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .with_state(state)
@@ -53,9 +58,10 @@ pub fn router(state: AppState, request_timeout: Duration) -> Router {
         ))
 }
 
-/// The outermost layers for every route (webhooks, dashboard, `/api`, `/metrics`): an
-/// `x-request-id` on every response, and a `request{request.id, method, path}` span.
-pub fn with_request_ids(router: Router) -> Router {
+/// The outermost layers for every route (webhooks, dashboard, `/api`, `/metrics`, and the
+/// fallback's 404): an `x-request-id` and the security headers on every response, and a
+/// `request{request.id, method, path}` span.
+pub fn with_outer_layers(router: Router) -> Router {
     router
         .layer(
             TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
@@ -68,13 +74,12 @@ pub fn with_request_ids(router: Router) -> Router {
             }),
         )
         .layer(axum::middleware::from_fn(request_id::assign))
+        .layer(axum::middleware::from_fn(security_headers::add))
 }
 
-async fn events(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response, AppError> {
+/// `POST /events`: the headers are checked before any of the body is read, the body is read
+/// within the budget, then the intake verifies and stores it.
+async fn events(State(state): State<AppState>, req: Request) -> Result<Response, AppError> {
     let span = tracing::info_span!(
         "webhook",
         delivery.id = tracing::field::Empty,
@@ -82,8 +87,13 @@ async fn events(
         repo = tracing::field::Empty,
         pr.number = tracing::field::Empty,
     );
-    let receipt =
-        tracing::Instrument::instrument(state.intake.receive(&headers, &body), span).await?;
+    let (parts, body) = req.into_parts();
+    let receive = async {
+        state.intake.check_headers(&parts.headers)?;
+        let body = state.bodies.read(&parts.headers, body).await?;
+        Ok::<_, AppError>(state.intake.receive(&parts.headers, &body).await?)
+    };
+    let receipt = tracing::Instrument::instrument(receive, span).await?;
     Ok(match receipt {
         Receipt::Queued { job } => (
             StatusCode::ACCEPTED,

@@ -174,10 +174,15 @@ fn app() -> axum::Router {
         executable_name: "atoll".to_owned(),
     };
     let intake = Intake::new(Arc::clone(&store), &settings).expect("intake");
-    super::with_request_ids(router(
+    super::with_outer_layers(router(
         AppState {
             intake: Arc::new(intake),
             store,
+            bodies: super::BodyBudget::new(crate::config::WebhookBodySettings {
+                max_body_bytes: 1 << 20,
+                max_concurrent_bodies: 4,
+                max_buffered_bytes: 4 << 20,
+            }),
         },
         Duration::from_secs(5),
     ))

@@ -1,28 +1,26 @@
-//! Dashboard login: Argon2 password check, server-side sessions kept in the store (so a restart
-//! or another replica keeps them; only the SHA-256 of the token is stored), per-session CSRF
-//! tokens and a limit on failed logins per username.
+//! Dashboard login: server-side sessions kept in the store (so a restart or another replica
+//! keeps them; only the SHA-256 of the token is stored), per-session CSRF tokens, and the login
+//! itself: the failed-login limits ([`super::login_limits`], counted before any hashing), then
+//! the password check ([`super::password`], bounded, and skipped for a name that is not the
+//! configured one).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use argon2::{Argon2, PasswordHash, PasswordVerifier};
 use axum::http::{HeaderMap, header};
 use rand::RngCore;
-use secrecy::{ExposeSecret, SecretString};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use time::OffsetDateTime;
 
+use super::login_limits::{Limiter, Throttled};
+use super::password::PasswordCheck;
 use crate::config::WebSettings;
+use crate::http::ClientAddr;
 use crate::store::{Store, StoredSession};
 
 pub(crate) const SESSION_COOKIE: &str = "atoll_session";
 pub(crate) const LOGIN_COOKIE: &str = "atoll_login";
-/// Window over which failed logins are counted.
-const FAIL_WINDOW: Duration = Duration::from_secs(15 * 60);
-/// Bound on remembered failure counters (oldest pruned first).
-const MAX_ENTRIES: usize = 10_000;
 
 /// A logged-in user.
 #[derive(Debug, Clone)]
@@ -36,8 +34,10 @@ pub(crate) struct Session {
 pub(crate) enum LoginError {
     /// Wrong username or password (never says which).
     Invalid,
-    /// Too many failures for this username; try again later.
+    /// Too many failures from this address (for this name, or for any); try again later.
     Throttled,
+    /// Every password-check slot stayed taken; try again in a few seconds.
+    Busy,
     /// `web.username`/`web.password_hash` are not set.
     Disabled,
     /// The store did not take the new session; try again later.
@@ -47,12 +47,11 @@ pub(crate) enum LoginError {
 #[derive(Debug)]
 pub(crate) struct Auth {
     username: Option<String>,
-    hash: Option<SecretString>,
+    password: Option<PasswordCheck>,
     ttl: Duration,
-    max_failures: u64,
     secure_always: bool,
     store: Arc<dyn Store>,
-    failures: Mutex<HashMap<String, (u64, Instant)>>,
+    limiter: Limiter,
 }
 
 /// What the store keeps instead of a session token: its SHA-256, hex.
@@ -75,6 +74,11 @@ pub(crate) fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
+/// Whether two names are equal, in time that depends on neither (not even their lengths).
+fn same_name(a: &str, b: &str) -> bool {
+    bool::from(Sha256::digest(a.as_bytes()).ct_eq(&Sha256::digest(b.as_bytes())))
+}
+
 /// The value of cookie `name` in the request.
 pub(crate) fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers
@@ -87,52 +91,18 @@ pub(crate) fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> 
         .map(|(_, v)| v)
 }
 
-/// An Argon2id hash of `password` in PHC form, with a random salt, for `web.password_hash`.
-pub fn hash_password(password: &str) -> Result<String, String> {
-    use argon2::PasswordHasher;
-    let mut salt = [0u8; 16];
-    rand::thread_rng().fill_bytes(&mut salt);
-    let salt = argon2::password_hash::SaltString::encode_b64(&salt).map_err(|e| e.to_string())?;
-    Argon2::default()
-        .hash_password(password.as_bytes(), &salt)
-        .map(|h| h.to_string())
-        .map_err(|e| e.to_string())
-}
-
-/// `atoll hash-password`: reads one line from standard input, prints its hash.
-pub fn hash_password_cli() -> std::process::ExitCode {
-    let mut line = String::new();
-    if let Err(e) = std::io::stdin().read_line(&mut line) {
-        eprintln!("cannot read the password from standard input: {e}");
-        return std::process::ExitCode::from(2);
-    }
-    let password = line.trim_end_matches(['\n', '\r']);
-    if password.is_empty() {
-        eprintln!("no password given: pipe it in, e.g. `atoll hash-password < password.txt`");
-        return std::process::ExitCode::from(2);
-    }
-    match hash_password(password) {
-        Ok(hash) => {
-            println!("{hash}");
-            std::process::ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("hashing failed: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
-}
-
 impl Auth {
     pub(crate) fn new(settings: &WebSettings, store: Arc<dyn Store>) -> Self {
         Self {
             username: settings.username.clone(),
-            hash: settings.password_hash.clone(),
+            password: settings
+                .password_hash
+                .clone()
+                .map(|h| PasswordCheck::new(h, settings.max_concurrent_password_checks)),
             ttl: Duration::from_secs(settings.session_ttl_secs),
-            max_failures: settings.max_failed_logins,
             secure_always: settings.secure_cookies,
             store,
-            failures: Mutex::new(HashMap::new()),
+            limiter: Limiter::new(settings),
         }
     }
 
@@ -197,35 +167,54 @@ impl Auth {
         }
     }
 
-    /// Checks the credentials; on success returns a new session id.
-    pub(crate) async fn login(&self, user: &str, password: &str) -> Result<String, LoginError> {
-        let (Some(expected_user), Some(hash)) = (&self.username, &self.hash) else {
+    /// Argon2 checks run since start (for `/metrics`).
+    pub(crate) fn password_checks(&self) -> u64 {
+        self.password.as_ref().map_or(0, PasswordCheck::checks)
+    }
+
+    /// Checks the credentials of an attempt from `client`; on success returns a new session
+    /// token. The attempt is counted against the limits before anything is checked.
+    pub(crate) async fn login(
+        &self,
+        user: &str,
+        password: &str,
+        client: ClientAddr,
+    ) -> Result<String, LoginError> {
+        let (Some(expected_user), Some(check)) = (&self.username, &self.password) else {
             return Err(LoginError::Disabled);
         };
-        let key = user.to_lowercase();
-        if self.failures_for(&key) >= self.max_failures {
-            return Err(LoginError::Throttled);
-        }
-        let hash = hash.expose_secret().trim().to_owned();
-        let password = password.to_owned();
-        // Argon2 is deliberately slow: keep it off the async workers. Always hash, even for
-        // a wrong username, so timing does not reveal valid names.
-        let password_ok = tokio::task::spawn_blocking(move || {
-            PasswordHash::new(&hash).is_ok_and(|h| {
-                Argon2::default()
-                    .verify_password(password.as_bytes(), &h)
-                    .is_ok()
-            })
-        })
-        .await
-        .unwrap_or(false);
-        if !(password_ok && same(user, expected_user)) {
-            self.record_failure(key);
+        let attempt = self
+            .limiter
+            .reserve(client.limit_key(), user)
+            .map_err(|which| {
+                let why = match which {
+                    Throttled::User => "this user name from this address",
+                    Throttled::Address => "this address",
+                };
+                tracing::info!(%client, "dashboard: login refused: too many failures for {why}");
+                LoginError::Throttled
+            })?;
+        let matched = if same_name(user, expected_user) {
+            match check.verify(password).await {
+                Ok(matched) => matched,
+                Err(_busy) => {
+                    attempt.unchecked();
+                    return Err(LoginError::Busy);
+                }
+            }
+        } else {
+            check.imitate().await;
+            false
+        };
+        if !matched {
+            tracing::info!(%client, "dashboard: failed login");
             return Err(LoginError::Invalid);
         }
-        if let Ok(mut failures) = self.failures.lock() {
-            failures.remove(&key);
-        }
+        attempt.succeeded();
+        self.open_session(expected_user).await
+    }
+
+    async fn open_session(&self, user: &str) -> Result<String, LoginError> {
         let token = random_token();
         let now = OffsetDateTime::now_utc();
         let sessions = self.store.sessions();
@@ -234,7 +223,7 @@ impl Auth {
         }
         let stored = StoredSession {
             token_hash: token_hash(&token),
-            username: expected_user.clone(),
+            username: user.to_owned(),
             csrf: random_token(),
             expires_at: now + self.ttl,
         };
@@ -244,43 +233,17 @@ impl Auth {
         })?;
         Ok(token)
     }
-
-    fn failures_for(&self, key: &str) -> u64 {
-        let Ok(failures) = self.failures.lock() else {
-            return u64::MAX;
-        };
-        match failures.get(key) {
-            Some((n, since)) if since.elapsed() < FAIL_WINDOW => *n,
-            _ => 0,
-        }
-    }
-
-    fn record_failure(&self, key: String) {
-        let Ok(mut failures) = self.failures.lock() else {
-            return;
-        };
-        if failures.len() >= MAX_ENTRIES {
-            failures.retain(|_, (_, since)| since.elapsed() < FAIL_WINDOW);
-        }
-        if failures.len() >= MAX_ENTRIES {
-            // Still full: count everything against one shared bucket rather than grow.
-            let entry = failures.entry(String::new()).or_insert((0, Instant::now()));
-            entry.0 += 1;
-            return;
-        }
-        let entry = failures.entry(key).or_insert((0, Instant::now()));
-        if entry.1.elapsed() >= FAIL_WINDOW {
-            *entry = (0, Instant::now());
-        }
-        entry.0 += 1;
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::password::hash_password;
     use super::*;
-    use argon2::PasswordHasher;
     use argon2::password_hash::SaltString;
+    use argon2::{Argon2, PasswordHasher};
+    use secrecy::SecretString;
+
+    const HERE: ClientAddr = ClientAddr(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
 
     fn settings(password: &str) -> WebSettings {
         let salt = SaltString::encode_b64(b"atoll-test-salt!").unwrap_or_else(|e| panic!("{e}"));
@@ -294,6 +257,9 @@ mod tests {
             secure_cookies: false,
             session_ttl_secs: 60,
             max_failed_logins: 3,
+            max_failed_logins_per_address: 20,
+            max_failed_logins_per_user: 100,
+            max_concurrent_password_checks: 2,
         }
     }
 
@@ -320,10 +286,16 @@ mod tests {
     #[tokio::test]
     async fn right_password_opens_a_session_and_wrong_one_does_not() {
         let (auth, _dir) = auth(&settings("s3cret")).await;
-        assert_eq!(auth.login("ops", "nope").await, Err(LoginError::Invalid));
-        assert_eq!(auth.login("root", "s3cret").await, Err(LoginError::Invalid));
+        assert_eq!(
+            auth.login("ops", "nope", HERE).await,
+            Err(LoginError::Invalid)
+        );
+        assert_eq!(
+            auth.login("root", "s3cret", HERE).await,
+            Err(LoginError::Invalid)
+        );
         let id = auth
-            .login("ops", "s3cret")
+            .login("ops", "s3cret", HERE)
             .await
             .unwrap_or_else(|e| panic!("{e:?}"));
         let session = auth.session(&with_cookie(&id)).await.map(|s| s.user);
@@ -336,7 +308,7 @@ mod tests {
     async fn the_store_keeps_only_the_hash_and_logout_deletes_it() {
         let (auth, _dir) = auth(&settings("s3cret")).await;
         let token = auth
-            .login("ops", "s3cret")
+            .login("ops", "s3cret", HERE)
             .await
             .unwrap_or_else(|e| panic!("{e:?}"));
         let now = OffsetDateTime::now_utc();
@@ -359,10 +331,13 @@ mod tests {
     async fn repeated_failures_throttle_even_the_right_password() {
         let (auth, _dir) = auth(&settings("s3cret")).await;
         for _ in 0..3 {
-            assert_eq!(auth.login("ops", "bad").await, Err(LoginError::Invalid));
+            assert_eq!(
+                auth.login("ops", "bad", HERE).await,
+                Err(LoginError::Invalid)
+            );
         }
         assert_eq!(
-            auth.login("ops", "s3cret").await,
+            auth.login("ops", "s3cret", HERE).await,
             Err(LoginError::Throttled)
         );
     }
@@ -372,7 +347,10 @@ mod tests {
         let mut s = settings("x");
         s.password_hash = None;
         let (auth, _dir) = auth(&s).await;
-        assert_eq!(auth.login("ops", "x").await, Err(LoginError::Disabled));
+        assert_eq!(
+            auth.login("ops", "x", HERE).await,
+            Err(LoginError::Disabled)
+        );
     }
 
     #[tokio::test]
@@ -382,7 +360,7 @@ mod tests {
         let mut s = settings("other");
         s.password_hash = Some(SecretString::from(hash));
         let (auth, _dir) = auth(&s).await;
-        assert!(auth.login("ops", "pw").await.is_ok());
+        assert!(auth.login("ops", "pw", HERE).await.is_ok());
     }
 
     #[tokio::test]

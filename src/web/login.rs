@@ -1,5 +1,8 @@
 //! The login form (with its own pre-session CSRF cookie) and logout.
 
+use std::net::{IpAddr, Ipv4Addr};
+
+use axum::Extension;
 use axum::extract::{Form, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -8,6 +11,7 @@ use super::WebState;
 use super::auth::{self, LOGIN_COOKIE, LoginError, SESSION_COOKIE};
 use super::pages::{Fields, checked, context};
 use super::views::page;
+use crate::http::ClientAddr;
 
 pub(super) async fn login_form(State(state): State<WebState>, headers: HeaderMap) -> Response {
     login_page(&state, &headers, StatusCode::OK, None)
@@ -34,9 +38,13 @@ fn login_page(
 
 pub(super) async fn login(
     State(state): State<WebState>,
+    client: Option<Extension<ClientAddr>>,
     headers: HeaderMap,
     Form(form): Fields,
 ) -> Response {
+    // The listener puts the address on every request; without it (a router driven directly),
+    // every attempt counts under one unknown address.
+    let client = client.map_or(ClientAddr(IpAddr::V4(Ipv4Addr::UNSPECIFIED)), |c| c.0);
     let expected = auth::cookie(&headers, LOGIN_COOKIE).unwrap_or_default();
     let given = form.get("csrf").map(String::as_str).unwrap_or_default();
     if expected.is_empty() || !auth::same(expected, given) {
@@ -49,7 +57,7 @@ pub(super) async fn login(
     }
     let user = form.get("username").map(String::as_str).unwrap_or_default();
     let password = form.get("password").map(String::as_str).unwrap_or_default();
-    match state.auth.login(user, password).await {
+    match state.auth.login(user, password, client).await {
         Ok(id) => {
             let cookie =
                 state
@@ -67,11 +75,23 @@ pub(super) async fn login(
             StatusCode::UNAUTHORIZED,
             Some("Wrong username or password."),
         ),
-        Err(LoginError::Throttled) => login_page(
-            &state,
-            &headers,
-            StatusCode::TOO_MANY_REQUESTS,
-            Some("Too many failed logins for this user; wait 15 minutes and try again."),
+        Err(LoginError::Throttled) => retry_after(
+            login_page(
+                &state,
+                &headers,
+                StatusCode::TOO_MANY_REQUESTS,
+                Some("Too many failed logins from your address; wait 15 minutes and try again."),
+            ),
+            "900",
+        ),
+        Err(LoginError::Busy) => retry_after(
+            login_page(
+                &state,
+                &headers,
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some("The server is busy checking other logins; try again in a few seconds."),
+            ),
+            "5",
         ),
         Err(LoginError::Unavailable) => login_page(
             &state,
@@ -86,6 +106,12 @@ pub(super) async fn login(
             Some("The dashboard login is not configured: set web.username and web.password_hash."),
         ),
     }
+}
+
+fn retry_after(mut r: Response, secs: &'static str) -> Response {
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static(secs));
+    r
 }
 
 pub(super) async fn logout(

@@ -1,7 +1,8 @@
 //! `GET /metrics` in the Prometheus text format: jobs by kind and state, job durations by kind
-//! and outcome, webhook deliveries by forge and result, locks held, and Proxmox VE requests by
-//! endpoint class and result with their latency. Labels are bounded (no PR, job, node or guest
-//! labels): `kind` comes from the code's fixed job kinds, everything else from small enums.
+//! and outcome, webhook deliveries by forge and result, locks held, dashboard password checks
+//! run, and Proxmox VE requests by endpoint class and result with their latency. Labels are
+//! bounded (no PR, job, node or guest labels): `kind` comes from the code's fixed job kinds,
+//! everything else from small enums.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -112,6 +113,12 @@ pub(super) async fn metrics(State(state): State<WebState>) -> Response {
         "# HELP atoll_locks_held Workspace locks currently held.\n# TYPE atoll_locks_held gauge\n",
     );
     let _ = writeln!(out, "atoll_locks_held {}", locks.len());
+    out.push_str("# HELP atoll_dashboard_password_checks_total Argon2 checks of the dashboard password since start.\n# TYPE atoll_dashboard_password_checks_total counter\n");
+    let _ = writeln!(
+        out,
+        "atoll_dashboard_password_checks_total {}",
+        state.auth.password_checks()
+    );
     job_durations(&mut out, &state.registries.jobs);
     proxmox_requests(&mut out, &state.registries.proxmox);
     (

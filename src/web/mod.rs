@@ -10,8 +10,10 @@
 mod api;
 mod auth;
 mod login;
+mod login_limits;
 mod metrics;
 mod pages;
+mod password;
 mod protect;
 mod pulls;
 mod stream;
@@ -21,6 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -34,8 +37,11 @@ use crate::proxmox::client::{ProxmoxClient, ProxmoxMetrics};
 use crate::queue::JobMetrics;
 use crate::store::Store;
 
-pub use auth::{hash_password, hash_password_cli};
 pub use metrics::{WebhookCounters, count_webhooks};
+pub use password::{hash_password, hash_password_cli};
+
+/// Largest form or API body read (the login form is read before anyone is authenticated).
+const MAX_FORM_BODY: usize = 64 * 1024;
 
 /// The job kind that tells a PR its lock was released from the dashboard.
 pub const ANNOUNCE_UNLOCK_KIND: &str = crate::locks::UnlockAnnouncement::KIND;
@@ -118,6 +124,7 @@ pub fn router(state: WebState, request_timeout: Duration) -> Router {
         .route("/metrics", get(metrics::metrics))
         .route("/static/atoll.css", get(css))
         .route("/static/job.js", get(js))
+        .layer(DefaultBodyLimit::max(MAX_FORM_BODY))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             request_timeout,

@@ -2,12 +2,15 @@
 //!
 //! - PR opened / new commits / reopened / ready for review -> `autoplan`, at most once per
 //!   (forge, repo, PR, head SHA);
-//! - PR closed (merged or not) -> `pr_closed`;
+//! - PR closed (merged or not) -> `pr_closed`, at most once per signed payload (a replay of a
+//!   captured close under new delivery ids is the same close; a real second close, after a
+//!   reopen, carries new `closed_at`/`updated_at` times and so other bytes);
 //! - a new PR comment the grammar runs -> a job named after the command's verb (`plan`,
 //!   `apply`, ...), a comment it answers -> `reply`; either at most once per comment id;
 //! - everything else -> no job, with the reason.
 
 use serde_json::json;
+use sha2::{Digest, Sha256};
 
 use crate::commands::{self, Grammar, Parsed};
 use crate::config::WebhookSettings;
@@ -19,6 +22,8 @@ pub(super) struct Context<'a> {
     pub(super) policy: WebhookSettings,
     pub(super) grammar: &'a Grammar,
     pub(super) bot_user: Option<&'a str>,
+    /// The delivery's verified bytes, which name a close uniquely.
+    pub(super) signed_body: &'a [u8],
 }
 
 #[derive(Debug)]
@@ -62,8 +67,13 @@ fn pull_request(ctx: &Context<'_>, repo: &RepoRef, pr: &PullRequest, action: PrA
             kind: "pr_closed".to_owned(),
             repo: repo.to_string(),
             pr: Some(pr.number),
-            // Closing twice must release locks twice (a PR can be reopened in between).
-            dedup_key: None,
+            // Closing twice must release locks twice (a PR can be reopened in between), but
+            // the same close replayed must not queue again.
+            dedup_key: Some(format!(
+                "pr_closed:{forge}:{repo}:{}:{}",
+                pr.number,
+                hex::encode(Sha256::digest(ctx.signed_body))
+            )),
             payload: json!({
                 "forge": forge, "repo": repo.to_string(), "pr": pr.number,
                 "merged": merged, "head_sha": pr.head_sha,
@@ -175,6 +185,7 @@ mod tests {
             policy,
             grammar: &grammar,
             bot_user: Some("atoll-bot"),
+            signed_body: b"{\"action\":\"closed\"}",
         };
         decide(&ctx, event)
     }
@@ -239,7 +250,11 @@ mod tests {
         };
         assert_eq!(job.kind, "pr_closed");
         assert_eq!(job.payload["merged"], false);
-        assert!(job.dedup_key.is_none());
+        let key = job.dedup_key.unwrap_or_default();
+        assert!(
+            key.starts_with("pr_closed:github:github.com/acme/infra:7:"),
+            "{key}"
+        );
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! `POST /events`: raw bytes to a verified, deduplicated, normalised `ForgeEvent` and a durable
 //! job. Never calls a forge API or Proxmox: anything that needs one becomes a job.
 //!
-//! Order of checks, cheapest first: JSON content type, forge headers, forge enabled, HMAC over
-//! the raw bytes (nothing is parsed or stored before it verifies), payload, allowlist, then the
-//! store records the delivery and its job in one transaction. Only then is 202 returned.
+//! Order of checks, cheapest first: JSON content type, forge headers, forge enabled, a signature
+//! header ([`Intake::check_headers`], before the body is read), HMAC over the raw bytes
+//! (nothing is parsed or stored before it verifies), payload, allowlist, then the store records
+//! the delivery and its job in one transaction. Only then is 202 returned.
 
 mod allowlist;
 mod delivery;
@@ -118,9 +119,17 @@ impl Intake {
         })
     }
 
-    /// Handles one delivery. The current span gets `delivery.id`, `forge`, `repo` and
-    /// `pr.number` recorded as they become known.
-    pub async fn receive(&self, headers: &HeaderMap, body: &[u8]) -> Result<Receipt, WebhookError> {
+    /// The checks that need no body: JSON content type, a known and enabled forge, a
+    /// signature header. Run before the body is read, so a delivery that cannot verify costs
+    /// nothing.
+    pub fn check_headers(&self, headers: &HeaderMap) -> Result<(), WebhookError> {
+        self.headers(headers).map(|_| ())
+    }
+
+    fn headers<'h>(
+        &self,
+        headers: &'h HeaderMap,
+    ) -> Result<(delivery::DeliveryHeaders<'h>, &ForgeIntake, &'h str), WebhookError> {
         if !delivery::is_json(headers) {
             return Err(WebhookError::UnsupportedMediaType);
         }
@@ -134,6 +143,14 @@ impl Intake {
         }
         .ok_or(WebhookError::ForgeDisabled(d.forge.as_str()))?;
         let sig = d.signature.ok_or(WebhookError::MissingSignature)?;
+        Ok((d, intake, sig))
+    }
+
+    /// Handles one delivery. The current span gets `delivery.id`, `forge`, `repo` and
+    /// `pr.number` recorded as they become known.
+    pub async fn receive(&self, headers: &HeaderMap, body: &[u8]) -> Result<Receipt, WebhookError> {
+        let (d, intake, sig) = self.headers(headers)?;
+        let span = tracing::Span::current();
         if !signature::verify(&intake.secret, body, sig) {
             return Err(WebhookError::BadSignature);
         }
@@ -153,7 +170,7 @@ impl Intake {
         if let Some(pr) = event.pr_number() {
             span.record("pr.number", pr);
         }
-        self.enqueue(&d, &event, intake).await
+        self.enqueue(&d, &event, intake, body).await
     }
 
     async fn enqueue(
@@ -161,12 +178,14 @@ impl Intake {
         d: &delivery::DeliveryHeaders<'_>,
         event: &ForgeEvent,
         intake: &ForgeIntake,
+        body: &[u8],
     ) -> Result<Receipt, WebhookError> {
         let ctx = jobs::Context {
             forge: d.forge,
             policy: self.policy,
             grammar: &intake.grammar,
             bot_user: intake.bot_user.as_deref(),
+            signed_body: body,
         };
         let job = match jobs::decide(&ctx, event) {
             jobs::Decision::NoJob(reason) => {

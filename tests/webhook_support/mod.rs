@@ -50,9 +50,14 @@ impl TestServer {
 
     /// Starts with this allowlist (a YAML list) and extra YAML appended.
     pub(crate) async fn start_with(allowlist: &str, extra: &str) -> Self {
+        Self::start_with_env(allowlist, extra, &[]).await
+    }
+
+    /// Also with `ATOLL_*` variables (for `server.*` keys, which the YAML already has).
+    pub(crate) async fn start_with_env(allowlist: &str, extra: &str, env: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let yaml = test_yaml(dir.path(), allowlist, extra);
-        let loaded = atoll::config::from_sources(&yaml, std::iter::empty())
+        let loaded = atoll::config::from_sources(&yaml, env.iter().copied())
             .unwrap_or_else(|e| panic!("test config invalid:\n{e}"));
         let app = App::build(&loaded.settings).await.expect("app builds");
         let addr = app.local_addr().expect("bound address");
