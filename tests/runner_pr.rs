@@ -245,66 +245,6 @@ async fn gitea_pr_closed_without_merging_releases_its_locks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn identical_apply_comments_at_once_run_exactly_one_apply() {
-    let mut w = World::new(Options::new(ForgeKind::Github)).await;
-    let pr = w
-        .fake
-        .open_pr(
-            REPO,
-            "alice",
-            "many",
-            &[("envs/dev/main.tf", &container("web", 2))],
-        )
-        .await
-        .expect("pr");
-    w.comment_containing(pr, "Plan:").await;
-    w.fake.set_permission(REPO, "alice", "write");
-    w.fake.set_permission(REPO, "bob", "write");
-    w.fake
-        .review(REPO, pr, "bob", ReviewAction::Approve)
-        .await
-        .expect("approve");
-    const N: usize = 100;
-    let sends = (0..N).map(|_| w.fake.comment(REPO, pr, "alice", "atlantis apply"));
-    for sent in futures::future::join_all(sends).await {
-        sent.expect("comment");
-    }
-    // Every command gets exactly one answer: one apply, the rest told the plan is stale.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let answers: Vec<_> = w
-            .fake
-            .comments(REPO, pr)
-            .into_iter()
-            .filter(|c| c.author == "atoll-bot" && !c.body.contains("Plan:"))
-            .collect();
-        let finished = answers
-            .iter()
-            .filter(|c| !c.body.contains("Starting"))
-            .count();
-        if finished >= N {
-            let applied = answers
-                .iter()
-                .filter(|c| c.body.contains("Apply complete"))
-                .count();
-            let stale = answers
-                .iter()
-                .filter(|c| c.body.contains("the plan is stale"))
-                .count();
-            assert_eq!(applied, 1, "{answers:#?}");
-            assert_eq!(stale, N - 1, "{answers:#?}");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "only {finished} of {N} answered: {answers:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    w.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn path_escape_and_shell_words_in_flags_are_refused_without_a_plan() {
     let mut w = World::new(Options::new(ForgeKind::Github)).await;
     let yaml = "version: 3\nprojects:\n  - dir: envs/dev\n    autoplan:\n      enabled: false\n";
