@@ -213,7 +213,11 @@ async fn job_whose_worker_keeps_dying_is_failed_after_max_attempts_and_the_pr_to
         report.body
     );
     assert!(report.body.contains("SECURITY.md"), "{}", report.body);
-    assert!(report.body.contains("`atlantis plan`"), "{}", report.body);
+    assert!(
+        report.body.contains(" plan` to try again"),
+        "{}",
+        report.body
+    );
     let jobs = observer
         .list_pr_jobs("github.com/acme/infra", pr, "autoplan", 10)
         .await
