@@ -40,6 +40,8 @@ async fn opened_pr_is_planned_apply_waits_for_approval_then_runs(kind: ForgeKind
         "{}",
         plan.body
     );
+    // The aggregate status is set after the comment: wait for the job to end.
+    w.finished_jobs("autoplan").await;
     let sha = w.fake.head_sha(REPO, pr).expect("sha");
     let statuses = w.fake.statuses(REPO, &sha);
     assert!(
