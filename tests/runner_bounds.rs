@@ -232,6 +232,8 @@ async fn job_whose_worker_keeps_dying_is_failed_after_max_attempts_and_the_pr_to
         w.comments_containing(pr, "Plan:").is_empty(),
         "never started a third time"
     );
+    // The status is set after the comment.
+    w.finished_jobs("job_gave_up").await;
     let sha = w.fake.head_sha(REPO, pr).expect("sha");
     assert!(
         w.fake
