@@ -161,6 +161,82 @@ async fn identical_apply_comments_at_once_run_one_apply_and_get_one_answer() {
     w.stop().await;
 }
 
+/// With several jobs of a repository running at once, the later identical applies see the
+/// first one still queued or running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_apply_comments_running_side_by_side_still_apply_once() {
+    let mut w = World::new(Options {
+        queue: Some("{max_running: 8, max_running_per_repo: 8}"),
+        task: Duration::from_millis(300),
+        ..Options::new(ForgeKind::Github)
+    })
+    .await;
+    let pr = w
+        .fake
+        .open_pr(
+            REPO,
+            "alice",
+            "side",
+            &[("envs/dev/main.tf", &container("web", 2))],
+        )
+        .await
+        .expect("pr");
+    w.comment_containing(pr, "Plan:").await;
+    w.fake.set_permission(REPO, "alice", "write");
+    w.fake.set_permission(REPO, "bob", "write");
+    w.fake
+        .review(REPO, pr, "bob", ReviewAction::Approve)
+        .await
+        .expect("approve");
+    const N: usize = 12;
+    let sends = (0..N).map(|_| w.fake.comment(REPO, pr, "alice", "atlantis apply"));
+    for sent in futures::future::join_all(sends).await {
+        sent.expect("comment");
+    }
+    let observer = w.observer().await;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let applies = loop {
+        let applies = observer
+            .list_pr_jobs("github.com/acme/infra", pr, "apply", 100)
+            .await
+            .expect("jobs");
+        if applies.len() == N && applies.iter().all(|j| j.state.is_terminal()) {
+            break applies;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "applies did not finish: {applies:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    w.finished_jobs("apply_coalesced").await;
+    assert_eq!(
+        applies.iter().filter(|j| j.applying_at.is_some()).count(),
+        1
+    );
+    let answers: Vec<_> = w
+        .bot_comments(pr)
+        .into_iter()
+        .filter(|c| !c.body.contains("Plan:"))
+        .collect();
+    assert!(answers.len() <= 2, "{answers:#?}");
+    assert_eq!(
+        answers
+            .iter()
+            .filter(|c| c.body.contains("Apply complete"))
+            .count(),
+        1,
+        "{answers:#?}"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|c| c.body.contains("already queued or running")),
+        "the duplicates ran while the first apply did: {answers:#?}"
+    );
+    w.stop().await;
+}
+
 /// A job that kills its worker each time it runs (issue 11 finding 1: a crash loop).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn job_whose_worker_keeps_dying_is_failed_after_max_attempts_and_the_pr_told() {
