@@ -28,6 +28,7 @@ mod audit_sqlite;
 mod locks;
 mod locks_pg;
 mod locks_sqlite;
+mod pg_jobs;
 mod pg_signal;
 mod plans_pg;
 mod plans_sqlite;

@@ -7,12 +7,13 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
+use super::pg_jobs::{job_from_row, reap_expired};
 use super::pg_signal::PgSignal;
-use super::rows::{self, INTERRUPTED_MESSAGE};
+use super::rows;
 use super::{
     ClaimLimits, DeliveryOutcome, Job, JobProgress, JobSignal, JobState, LogLine, NewDelivery,
     NewJob, PRUNE_BATCH, Pruned, Reaped, Store, StoreError, schema, transition_sources,
@@ -75,36 +76,6 @@ async fn insert_job(conn: &mut PgConnection, job: &NewJob) -> Result<Option<Uuid
     .await?
     .rows_affected();
     Ok((inserted == 1).then_some(id))
-}
-
-fn job_from_row(row: &PgRow) -> Result<Job, StoreError> {
-    let attempts: i32 = row.try_get("attempts")?;
-    let lost_leases: i32 = row.try_get("lost_leases")?;
-    Ok(Job {
-        id: row.try_get("id")?,
-        kind: row.try_get("kind")?,
-        repo: row.try_get("repo")?,
-        pr: rows::pr_from_db(row.try_get("pr")?)?,
-        state: rows::state_from_db(row.try_get("state")?)?,
-        payload: row.try_get("payload")?,
-        attempts: rows::attempts_from_db(i64::from(attempts))?,
-        lost_leases: rows::attempts_from_db(i64::from(lost_leases))?,
-        worker: row.try_get("worker")?,
-        created_at: row.try_get("created_at")?,
-        lease_until: row.try_get("lease_until")?,
-        error: row.try_get("error")?,
-        progress: JobProgress::from_db(
-            row.try_get::<Option<i32>, _>("progress_done")?
-                .map(i64::from),
-            row.try_get::<Option<i32>, _>("progress_total")?
-                .map(i64::from),
-        ),
-        applying_at: row.try_get("applying_at")?,
-    })
-}
-
-fn ids(rows: &[PgRow]) -> Result<Vec<Uuid>, StoreError> {
-    rows.iter().map(|row| Ok(row.try_get("id")?)).collect()
 }
 
 #[expect(
@@ -437,44 +408,4 @@ impl Store for PgStore {
             })
             .collect()
     }
-}
-
-/// The reaper's three moves, in one transaction. A running job whose lease expires counts a
-/// lost lease; the one that reaches `max_attempts` fails it.
-async fn reap_expired(tx: &mut PgConnection, max_attempts: u32) -> Result<Reaped, StoreError> {
-    let max = i32::try_from(max_attempts).unwrap_or(i32::MAX);
-    let failed = sqlx::query(
-        "UPDATE jobs SET state = 'failed', lease_until = NULL, lost_leases = lost_leases + 1,
-             error = $1, finished_at = clock_timestamp(), updated_at = clock_timestamp()
-         WHERE state = 'running' AND lease_until <= clock_timestamp() AND lost_leases + 1 >= $2
-         RETURNING id",
-    )
-    .bind(rows::GAVE_UP_MESSAGE)
-    .bind(max)
-    .fetch_all(&mut *tx)
-    .await?;
-    // The clock moves between statements: a job that expired since the first is left to the
-    // next pass rather than requeued past its last attempt.
-    let requeued = sqlx::query(
-        "UPDATE jobs SET state = 'queued', worker = NULL, lease_until = NULL,
-             lost_leases = lost_leases + 1, updated_at = clock_timestamp()
-         WHERE state = 'running' AND lease_until <= clock_timestamp() AND lost_leases + 1 < $1
-         RETURNING id",
-    )
-    .bind(max)
-    .fetch_all(&mut *tx)
-    .await?;
-    let interrupted = sqlx::query(
-        "UPDATE jobs SET state = 'interrupted', lease_until = NULL, error = $1,
-             finished_at = clock_timestamp(), updated_at = clock_timestamp()
-         WHERE state = 'applying' AND lease_until <= clock_timestamp() RETURNING id",
-    )
-    .bind(INTERRUPTED_MESSAGE)
-    .fetch_all(&mut *tx)
-    .await?;
-    Ok(Reaped {
-        requeued: ids(&requeued)?,
-        interrupted: ids(&interrupted)?,
-        failed: ids(&failed)?,
-    })
 }
