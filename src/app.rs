@@ -135,6 +135,7 @@ fn queue_settings(settings: &Settings, metrics: Arc<JobMetrics>) -> QueueSetting
         lease: q.lease,
         heartbeat: q.heartbeat,
         reap_interval: (q.lease / 4).max(std::time::Duration::from_secs(1)),
+        max_attempts: q.max_attempts,
         limits: ClaimLimits {
             global: q.max_running,
             per_repo: q.max_running_per_repo,

@@ -3,8 +3,14 @@
 //! mentions and Markdown control characters through every piece of user text of every
 //! template.
 
+use atoll::render::notice::{self, JobRef};
 use atoll::render::pr::{
     self, ConflictView, GuestLine, PlanOutcome, ProjectPlanView, ReleasedLock,
+};
+
+const JOB: JobRef<'static> = JobRef {
+    id: "0c0ffee0-0000-4000-8000-000000000003",
+    link: None,
 };
 
 const EVIL: &str = "<script>alert(1)</script> @admins [x](http://e) *b* _i_ `c` ``` | # ~";
@@ -182,6 +188,35 @@ fn every_comment(user: &str) -> Vec<(&'static str, String)> {
             "unlock_announcement",
             pr::unlock_announcement("atlantis", user, &lock_key()),
         ),
+        ("fork_refused", notice::fork_refused("Plan", Some(user))),
+        (
+            "fork_refused_deleted_fork",
+            notice::fork_refused("Apply", None),
+        ),
+        (
+            "unlock_no_permission",
+            notice::unlock_no_permission(
+                "atlantis",
+                user,
+                "write access to this repository or authorship of this pull request",
+            ),
+        ),
+        (
+            "reply_truncated",
+            notice::reply_truncated(4, 121, 3_900_000, JOB),
+        ),
+        (
+            "apply_coalesced_in_flight",
+            notice::apply_coalesced("atlantis", JOB, true),
+        ),
+        (
+            "apply_coalesced_applied",
+            notice::apply_coalesced("atlantis", JOB, false),
+        ),
+        (
+            "job_gave_up",
+            notice::job_gave_up("atlantis", "Plan", "plan", 3, JOB),
+        ),
     ]
 }
 
@@ -254,6 +289,23 @@ fn user_text_cannot_inject_html_mention_anyone_or_break_fences_in_any_comment() 
             body.matches("</details>").count(),
             "{name}: unbalanced details:\n{body}"
         );
+    }
+}
+
+#[test]
+fn notices_link_the_job_page_when_the_public_url_is_set() {
+    let job = JobRef {
+        id: "j-1",
+        link: Some("https://atoll.example.com/jobs/j-1"),
+    };
+    let link = "(https://atoll.example.com/jobs/j-1)";
+    for body in [
+        notice::reply_truncated(4, 9, 100, job),
+        notice::apply_coalesced("atlantis", job, true),
+        notice::apply_coalesced("atlantis", job, false),
+        notice::job_gave_up("atlantis", "Apply", "apply", 3, job),
+    ] {
+        assert!(body.contains(link), "{body}");
     }
 }
 

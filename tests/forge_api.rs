@@ -23,6 +23,8 @@ per_forge!(
     reaction_lands_on_the_command_comment,
     permission_decides_who_may_apply,
     merged_and_closed_states_are_reported,
+    approval_by_a_reviewer_without_write_access_does_not_count,
+    fork_pull_request_names_the_fork_as_its_head_repository,
 );
 
 async fn pull_request_reports_head_base_author_and_clone_url(kind: ForgeKind) {
@@ -46,6 +48,64 @@ async fn pull_request_reports_head_base_author_and_clone_url(kind: ForgeKind) {
         "not a fork: one repository"
     );
     assert_eq!(pr.mergeable, Mergeable::Yes);
+    assert!(!pr.from_fork);
+    assert_eq!(pr.head_repo.as_deref(), Some(REPO));
+}
+
+async fn fork_pull_request_names_the_fork_as_its_head_repository(kind: ForgeKind) {
+    let s = setup(kind).await;
+    let n = s
+        .fake
+        .open_fork_pr(REPO, "mallory", "mallory", "evil", &[("a.tf", "x")])
+        .await
+        .expect("fork pr");
+    let pr = s.forge.pull_request(&s.repo, n).await.expect("get pr");
+    assert!(pr.from_fork);
+    assert_eq!(pr.head_repo.as_deref(), Some("mallory/infra"));
+    assert_eq!(
+        pr.clone_url,
+        s.fake.clone_url("mallory/infra").expect("fork url")
+    );
+    assert_eq!(pr.base_clone_url, s.fake.clone_url(REPO).expect("base url"));
+    assert_eq!(pr.head_sha.as_str(), s.fake.head_sha(REPO, n).expect("sha"));
+}
+
+async fn approval_by_a_reviewer_without_write_access_does_not_count(kind: ForgeKind) {
+    let s = setup(kind).await;
+    let n = s
+        .fake
+        .open_pr(REPO, "alice", "b", &[("a.tf", "x")])
+        .await
+        .expect("pr");
+    s.fake.set_permission(REPO, "reader", "read");
+    s.fake
+        .review(REPO, n, "reader", ReviewAction::Approve)
+        .await
+        .expect("review");
+    let approval = s
+        .forge
+        .approval(&s.repo, n, "alice")
+        .await
+        .expect("approval");
+    assert!(!approval.is_approved(), "{approval:?}");
+    s.fake.set_permission(REPO, "writer", "write");
+    s.fake
+        .review(REPO, n, "writer", ReviewAction::Approve)
+        .await
+        .expect("review");
+    let approval = s
+        .forge
+        .approval(&s.repo, n, "alice")
+        .await
+        .expect("approval");
+    assert_eq!(approval.approved_by, vec!["writer".to_owned()]);
+    // Never the author's own approval, whatever the forge lets through.
+    let approval = s
+        .forge
+        .approval(&s.repo, n, "writer")
+        .await
+        .expect("approval");
+    assert!(!approval.is_approved(), "{approval:?}");
 }
 
 async fn mergeability_is_tri_state_and_draft_blocks_it(kind: ForgeKind) {
@@ -136,7 +196,7 @@ async fn approval_counts_until_dismissed(kind: ForgeKind) {
         .expect("pr");
     assert!(
         !s.forge
-            .approval(&s.repo, n)
+            .approval(&s.repo, n, "alice")
             .await
             .expect("approval")
             .is_approved()
@@ -146,12 +206,16 @@ async fn approval_counts_until_dismissed(kind: ForgeKind) {
         .review(REPO, n, "bob", ReviewAction::Approve)
         .await
         .expect("review");
-    let approval = s.forge.approval(&s.repo, n).await.expect("approval");
+    let approval = s
+        .forge
+        .approval(&s.repo, n, "alice")
+        .await
+        .expect("approval");
     assert_eq!(approval.approved_by, vec!["bob".to_owned()]);
     s.fake.dismiss_review(REPO, n, review).expect("dismiss");
     assert!(
         !s.forge
-            .approval(&s.repo, n)
+            .approval(&s.repo, n, "alice")
             .await
             .expect("approval")
             .is_approved()
@@ -176,7 +240,7 @@ async fn changes_requested_after_approval_by_the_same_reviewer_revokes_it(kind: 
         .expect("review");
     assert!(
         s.forge
-            .approval(&s.repo, n)
+            .approval(&s.repo, n, "alice")
             .await
             .expect("approval")
             .is_approved(),
@@ -188,7 +252,7 @@ async fn changes_requested_after_approval_by_the_same_reviewer_revokes_it(kind: 
         .expect("review");
     assert!(
         !s.forge
-            .approval(&s.repo, n)
+            .approval(&s.repo, n, "alice")
             .await
             .expect("approval")
             .is_approved()
@@ -210,7 +274,7 @@ async fn approval_after_a_new_commit_follows_forge_semantics(kind: ForgeKind) {
     s.fake.push(REPO, n, &[("a.tf", "y")]).await.expect("push");
     let approved = s
         .forge
-        .approval(&s.repo, n)
+        .approval(&s.repo, n, "alice")
         .await
         .expect("approval")
         .is_approved();

@@ -157,7 +157,14 @@ async fn gitea_plan_of_5000_lines_arrives_as_several_comments_under_its_configur
 }
 
 async fn long_plan_arrives_as_several_valid_comments(kind: ForgeKind, extra: &str, max: usize) {
-    let mut w = world(kind, "", extra).await;
+    let base = options(kind);
+    // Above the default cap of comments per reply: this is about splitting, not cutting.
+    let mut w = World::new(Options {
+        auth: format!("{}{extra}", base.auth),
+        extra: "commands: {max_reply_comments: 50}\n".to_owned(),
+        ..base
+    })
+    .await;
     // The fake refuses anything longer, as a forge with this limit would.
     if kind == ForgeKind::Gitea {
         w.fake.set_max_comment_chars(max);

@@ -94,6 +94,35 @@ pub struct WebhookSettings {
 pub struct CommandSettings {
     /// Accepted in comments besides `atlantis` (default `atoll`).
     pub executable_name: String,
+    /// `commands.unlock_requires`: who may comment `atlantis unlock`; any one of these
+    /// suffices (default `[write, author]`).
+    pub unlock_requires: Vec<UnlockRole>,
+    /// `commands.max_reply_comments`: the most comments one reply is split into; the rest is
+    /// cut with a note linking the job log (default 4).
+    pub max_reply_comments: usize,
+}
+
+/// Who may release a pull request's locks with `atlantis unlock`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnlockRole {
+    /// Write (or maintain, admin) access to the repository, as apply needs.
+    Write,
+    /// The pull request's author.
+    Author,
+    /// Anyone who can comment on the pull request (not recommended: a read-only user could
+    /// release locks and discard plans).
+    Anyone,
+}
+
+impl UnlockRole {
+    /// The word used in the configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Write => "write",
+            Self::Author => "author",
+            Self::Anyone => "anyone",
+        }
+    }
 }
 
 /// Job queue settings: leases, caps and the shutdown grace period.
@@ -107,6 +136,9 @@ pub struct QueueSettings {
     /// Finished jobs (with their logs) and delivery records older than this are deleted;
     /// `None` keeps them forever.
     pub retention: Option<Duration>,
+    /// `queue.max_attempts`: how many times a job is started while its worker keeps dying
+    /// (lease expired while running) before it is failed and its pull request told.
+    pub max_attempts: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use secrecy::{ExposeSecret, SecretString};
 use super::tree::Reader;
 use super::{
     CommandSettings, ForgeSettings, GithubAppSettings, LogFormat, LogSettings, QueueSettings,
-    Settings, StoreSettings, WebhookSettings, proxmox,
+    Settings, StoreSettings, UnlockRole, WebhookSettings, proxmox,
 };
 
 pub(super) const DEFAULT_DATA_DIR: &str = "./data";
@@ -230,9 +230,45 @@ fn commands(r: &mut Reader<'_>) -> CommandSettings {
             "use letters, digits, - and _ only",
         );
     }
+    let max_reply = r.uint("commands.max_reply_comments", 4, 1, 50);
     CommandSettings {
         executable_name: name,
+        unlock_requires: unlock_requires(r),
+        max_reply_comments: usize::try_from(max_reply).unwrap_or(4),
     }
+}
+
+/// `commands.unlock_requires`: a non-empty list of `write`, `author`, `anyone`.
+fn unlock_requires(r: &mut Reader<'_>) -> Vec<UnlockRole> {
+    const PATH: &str = "commands.unlock_requires";
+    if r.raw(PATH).is_none() {
+        return vec![UnlockRole::Write, UnlockRole::Author];
+    }
+    let words = r.strings(PATH);
+    let mut roles = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        let role = [UnlockRole::Write, UnlockRole::Author, UnlockRole::Anyone]
+            .into_iter()
+            .find(|role| role.as_str().eq_ignore_ascii_case(word.trim()));
+        match role {
+            Some(role) if !roles.contains(&role) => roles.push(role),
+            Some(_) => {}
+            None => r.problem(
+                &format!("{PATH}[{i}]"),
+                format!(
+                    "{:?} is not write, author or anyone",
+                    crate::commands::shown_value(word)
+                ),
+            ),
+        }
+    }
+    if words.is_empty() {
+        r.problem(
+            PATH,
+            "lists nobody, so nobody could unlock by comment; use e.g. [write, author]",
+        );
+    }
+    roles
 }
 
 fn queue(r: &mut Reader<'_>) -> QueueSettings {
@@ -248,6 +284,7 @@ fn queue(r: &mut Reader<'_>) -> QueueSettings {
     let per_repo = r.uint("queue.max_running_per_repo", 1, 1, 256);
     let grace = r.uint("queue.shutdown_grace_secs", 300, 0, 86_400);
     let retention_days = r.uint("queue.retention_days", 90, 0, 36_500);
+    let max_attempts = r.uint("queue.max_attempts", 3, 1, 100);
     QueueSettings {
         lease: Duration::from_secs(lease),
         heartbeat: Duration::from_secs(heartbeat),
@@ -255,6 +292,7 @@ fn queue(r: &mut Reader<'_>) -> QueueSettings {
         max_running_per_repo: u32::try_from(per_repo).unwrap_or(u32::MAX),
         shutdown_grace: Duration::from_secs(grace),
         retention: (retention_days > 0).then(|| Duration::from_secs(retention_days * 86_400)),
+        max_attempts: u32::try_from(max_attempts).unwrap_or(3),
     }
 }
 

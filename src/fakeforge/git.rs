@@ -63,6 +63,19 @@ async fn git(
 
 /// Creates a bare repository at `path` with one commit on `branch` holding a README.
 pub(super) async fn init_bare(path: &Path, branch: &str) -> Result<String, FakeError> {
+    init_empty(path).await?;
+    commit(
+        path,
+        None,
+        &[("README.md", "fake repository\n")],
+        "initial commit",
+        &format!("refs/heads/{branch}"),
+    )
+    .await
+}
+
+/// Creates an empty bare repository at `path` that serves any commit it has by SHA.
+pub(super) async fn init_empty(path: &Path) -> Result<(), FakeError> {
     tokio::fs::create_dir_all(path)
         .await
         .map_err(|e| FakeError::Git(format!("creating {}: {e}", path.display())))?;
@@ -73,15 +86,8 @@ pub(super) async fn init_bare(path: &Path, branch: &str) -> Result<String, FakeE
         None,
         None,
     )
-    .await?;
-    commit(
-        path,
-        None,
-        &[("README.md", "fake repository\n")],
-        "initial commit",
-        &format!("refs/heads/{branch}"),
-    )
     .await
+    .map(drop)
 }
 
 /// Writes a commit whose tree is `parent`'s tree plus `files` (`(path, content)`; empty content
@@ -138,6 +144,20 @@ pub(super) async fn commit(
     let sha = git(git_dir, &args, None, None).await?;
     git(git_dir, &["update-ref", reference, &sha], None, None).await?;
     Ok(sha)
+}
+
+/// Fetches `refspec` from the repository at `from` (another bare repository of the fake) into
+/// `git_dir`, as a fork's creation or GitHub's `refs/pull/N/head` in the base repository do.
+pub(super) async fn fetch(git_dir: &Path, from: &Path, refspec: &str) -> Result<(), FakeError> {
+    let url = format!("file://{}", from.display());
+    git(
+        git_dir,
+        &["fetch", "--quiet", "--no-tags", &url, refspec],
+        None,
+        None,
+    )
+    .await
+    .map(drop)
 }
 
 /// Points `reference` at `sha`.

@@ -15,28 +15,30 @@ pub(super) fn user(login: &str) -> Value {
 pub(super) fn repo_json(shared: &Shared, st: &Mem, full: &str) -> Value {
     let host = lock(&shared.web_host).clone();
     let (owner, name) = full.split_once('/').unwrap_or((full, ""));
-    let clone = st
-        .repos
-        .get(full)
-        .map(super::script::clone_url)
-        .unwrap_or_default();
+    let repo = st.repos.get(full);
+    let clone = repo.map(super::script::clone_url).unwrap_or_default();
+    let id = repo.map_or(7, |r| r.id);
+    let fork = repo.is_some_and(|r| r.fork_of.is_some());
     json!({
-        "id": 7, "owner": user(owner), "name": name, "full_name": full, "private": false, "fork": false,
+        "id": id, "owner": user(owner), "name": name, "full_name": full, "private": false, "fork": fork,
         "html_url": format!("https://{host}/{full}"), "clone_url": clone, "default_branch": "main",
     })
 }
 
 pub(super) fn pr_json(shared: &Shared, st: &Mem, full: &str, pr: &Pr) -> Value {
-    let repo = repo_json(shared, st, full);
     let host = lock(&shared.web_host).clone();
-    let branch = |name: &str, sha: &str| json!({ "label": name, "ref": name, "sha": sha, "repo_id": 7, "repo": repo });
+    let branch = |repo_full: &str, name: &str, sha: &str| {
+        let repo = repo_json(shared, st, repo_full);
+        json!({ "label": name, "ref": name, "sha": sha, "repo_id": repo["id"], "repo": repo })
+    };
+    let head_repo = pr.head_repo.as_deref().unwrap_or(full);
     json!({
         "id": pr.number + 30, "number": pr.number, "user": user(&pr.author), "title": pr.title, "body": "",
         "state": if pr.open { "open" } else { "closed" }, "draft": pr.draft,
         "html_url": format!("https://{host}/{full}/pulls/{}", pr.number),
         "mergeable": pr.mergeable.unwrap_or(false), "merged": pr.merged,
         "merged_at": if pr.merged { json!("2026-11-30T10:00:00Z") } else { Value::Null },
-        "base": branch(&pr.base_ref, &pr.base_sha), "head": branch(&pr.head_ref, &pr.head_sha),
+        "base": branch(full, &pr.base_ref, &pr.base_sha), "head": branch(head_repo, &pr.head_ref, &pr.head_sha),
         "merge_base": pr.base_sha,
     })
 }

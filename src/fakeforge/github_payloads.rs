@@ -14,13 +14,12 @@ pub(super) fn user(login: &str) -> Value {
 pub(super) fn repo_json(shared: &Shared, st: &Mem, full: &str) -> Value {
     let host = lock(&shared.web_host).clone();
     let (owner, name) = full.split_once('/').unwrap_or((full, ""));
-    let clone = st
-        .repos
-        .get(full)
-        .map(super::script::clone_url)
-        .unwrap_or_default();
+    let repo = st.repos.get(full);
+    let clone = repo.map(super::script::clone_url).unwrap_or_default();
+    let id = repo.map_or(1, |r| r.id);
+    let fork = repo.is_some_and(|r| r.fork_of.is_some());
     json!({
-        "id": 1, "name": name, "full_name": full, "private": false, "fork": false,
+        "id": id, "name": name, "full_name": full, "private": false, "fork": fork,
         "owner": user(owner), "html_url": format!("https://{host}/{full}"),
         "clone_url": clone, "default_branch": "main",
     })
@@ -28,6 +27,12 @@ pub(super) fn repo_json(shared: &Shared, st: &Mem, full: &str) -> Value {
 
 pub(super) fn pr_json(shared: &Shared, st: &Mem, full: &str, pr: &Pr) -> Value {
     let repo = repo_json(shared, st, full);
+    let head_repo = pr
+        .head_repo
+        .as_deref()
+        .map_or_else(|| repo.clone(), |fork| repo_json(shared, st, fork));
+    let head_owner = pr.head_repo.as_deref().unwrap_or(full);
+    let head_owner = head_owner.split_once('/').map_or(head_owner, |(o, _)| o);
     let host = lock(&shared.web_host).clone();
     json!({
         "number": pr.number, "state": if pr.open { "open" } else { "closed" },
@@ -35,7 +40,7 @@ pub(super) fn pr_json(shared: &Shared, st: &Mem, full: &str, pr: &Pr) -> Value {
         "mergeable": pr.mergeable, "mergeable_state": pr.mergeable_state,
         "html_url": format!("https://{host}/{full}/pull/{}", pr.number),
         "user": user(&pr.author),
-        "head": { "ref": pr.head_ref, "sha": pr.head_sha, "label": pr.head_ref, "repo": repo },
+        "head": { "ref": pr.head_ref, "sha": pr.head_sha, "label": format!("{head_owner}:{}", pr.head_ref), "repo": head_repo },
         "base": { "ref": pr.base_ref, "sha": pr.base_sha, "label": pr.base_ref, "repo": repo },
     })
 }

@@ -48,7 +48,9 @@ impl FakeForge {
             .join(format!("{name}.git"));
         let sha = git::init_bare(&bare, "main").await?;
         let repo = Repo {
+            id: self.shared.state().next_id(),
             bare,
+            fork_of: None,
             default_branch: "main".to_owned(),
             default_sha: sha,
             prs: BTreeMap::new(),
@@ -76,7 +78,74 @@ impl FakeForge {
         branch: &str,
         files: &[(&str, &str)],
     ) -> Result<u64, FakeError> {
-        let (bare, base_sha, base_ref, number) = {
+        self.open_pr_from(full, None, author, branch, files).await
+    }
+
+    /// Opens a PR whose head branch lives in `fork_owner`'s fork of `full` (forked now if it
+    /// does not exist yet), as anyone with read access can: the API and the payloads report the
+    /// fork as the head repository, and the base repository gets `refs/pull/N/head` as on
+    /// GitHub. Sends `opened`.
+    pub async fn open_fork_pr(
+        &self,
+        full: &str,
+        fork_owner: &str,
+        author: &str,
+        branch: &str,
+        files: &[(&str, &str)],
+    ) -> Result<u64, FakeError> {
+        let fork = self.fork(full, fork_owner).await?;
+        self.open_pr_from(full, Some(&fork), author, branch, files)
+            .await
+    }
+
+    /// `owner`'s fork of `full` (`owner/name`), created with the base's branches if missing.
+    async fn fork(&self, full: &str, owner: &str) -> Result<String, FakeError> {
+        let (_, name) = full
+            .split_once('/')
+            .ok_or_else(|| script(format!("repository {full:?} is not owner/name")))?;
+        let fork = format!("{owner}/{name}");
+        let (base_bare, default_sha, exists) = {
+            let st = self.shared.state();
+            let base = st.repo(full).map_err(|f| script(f.message))?;
+            (
+                base.bare.clone(),
+                base.default_sha.clone(),
+                st.repos.contains_key(&fork),
+            )
+        };
+        if exists {
+            return Ok(fork);
+        }
+        let bare = self
+            .shared
+            .git_root
+            .path()
+            .join(owner)
+            .join(format!("{name}.git"));
+        git::init_empty(&bare).await?;
+        git::fetch(&bare, &base_bare, "+refs/heads/*:refs/heads/*").await?;
+        let repo = Repo {
+            id: self.shared.state().next_id(),
+            bare,
+            fork_of: Some(full.to_owned()),
+            default_branch: "main".to_owned(),
+            default_sha,
+            prs: BTreeMap::new(),
+            next_number: 1,
+        };
+        self.shared.state().repos.insert(fork.clone(), repo);
+        Ok(fork)
+    }
+
+    async fn open_pr_from(
+        &self,
+        full: &str,
+        fork: Option<&str>,
+        author: &str,
+        branch: &str,
+        files: &[(&str, &str)],
+    ) -> Result<u64, FakeError> {
+        let (base_bare, base_sha, base_ref, number) = {
             let mut state = self.shared.state();
             let repo = state
                 .repos
@@ -91,15 +160,16 @@ impl FakeForge {
                 number,
             )
         };
+        let head_bare = self.head_bare(full, fork)?;
         let head = git::commit(
-            &bare,
+            &head_bare,
             Some(&base_sha),
             files,
             branch,
             &format!("refs/heads/{branch}"),
         )
         .await?;
-        git::set_ref(&bare, &format!("refs/pull/{number}/head"), &head).await?;
+        publish_head(&base_bare, &head_bare, number, branch, &head).await?;
         let pr = Pr {
             number,
             title: branch.to_owned(),
@@ -115,6 +185,7 @@ impl FakeForge {
             mergeable_state: "clean".to_owned(),
             files: files.iter().map(|(p, _)| ((*p).to_owned(), None)).collect(),
             reviews: Vec::new(),
+            head_repo: fork.map(str::to_owned),
         };
         self.with_repo(full, |repo| {
             repo.prs.insert(number, pr);
@@ -122,6 +193,14 @@ impl FakeForge {
         })?;
         self.send_pr(full, number, PrEvent::Opened).await?;
         Ok(number)
+    }
+
+    /// The bare repository a PR's head branch is written to: the fork's, else the base's.
+    fn head_bare(&self, full: &str, fork: Option<&str>) -> Result<std::path::PathBuf, FakeError> {
+        let st = self.shared.state();
+        st.repo(fork.unwrap_or(full))
+            .map(|r| r.bare.clone())
+            .map_err(|f| script(f.message))
     }
 
     /// Pushes a commit writing `files` on top of the PR head; sends the sync event.
@@ -151,7 +230,7 @@ impl FakeForge {
         files: &[(&str, &str)],
         force: bool,
     ) -> Result<String, FakeError> {
-        let (bare, parent, branch, before) = self.with_pr(full, number, |repo, pr| {
+        let (bare, parent, branch, before, fork) = self.with_pr(full, number, |repo, pr| {
             let parent = if force {
                 pr.base_sha.clone()
             } else {
@@ -162,17 +241,19 @@ impl FakeForge {
                 parent,
                 pr.head_ref.clone(),
                 pr.head_sha.clone(),
+                pr.head_repo.clone(),
             ))
         })?;
+        let head_bare = self.head_bare(full, fork.as_deref())?;
         let sha = git::commit(
-            &bare,
+            &head_bare,
             Some(&parent),
             files,
             "push",
             &format!("refs/heads/{branch}"),
         )
         .await?;
-        git::set_ref(&bare, &format!("refs/pull/{number}/head"), &sha).await?;
+        publish_head(&bare, &head_bare, number, &branch, &sha).await?;
         let gitea = self.shared.kind == ForgeKind::Gitea;
         self.with_pr(full, number, |_, pr| {
             pr.head_sha.clone_from(&sha);
@@ -403,6 +484,22 @@ impl FakeForge {
             Ok(out)
         })
     }
+}
+
+/// Points the base repository's `refs/pull/N/head` at the PR head, fetching it from the fork
+/// first when the head lives there.
+async fn publish_head(
+    base: &std::path::Path,
+    head: &std::path::Path,
+    number: u64,
+    branch: &str,
+    sha: &str,
+) -> Result<(), FakeError> {
+    let pull_ref = format!("refs/pull/{number}/head");
+    if base == head {
+        return git::set_ref(base, &pull_ref, sha).await;
+    }
+    git::fetch(base, head, &format!("+refs/heads/{branch}:{pull_ref}")).await
 }
 
 pub(super) fn clone_url(repo: &Repo) -> String {

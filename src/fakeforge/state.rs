@@ -88,11 +88,17 @@ pub(super) struct Pr {
     /// `(filename, previous_filename)`.
     pub files: Vec<(String, Option<String>)>,
     pub reviews: Vec<FakeReview>,
+    /// The fork (`owner/name`) the head branch lives in; `None`: the base repository.
+    pub head_repo: Option<String>,
 }
 
 #[derive(Debug)]
 pub(super) struct Repo {
+    /// The repository id both forges put in payloads (`repository.id`, Gitea `repo_id`).
+    pub id: u64,
     pub bare: PathBuf,
+    /// The repository this one was forked from (`owner/name`).
+    pub fork_of: Option<String>,
     pub default_branch: String,
     /// The default branch's head commit.
     pub default_sha: String,

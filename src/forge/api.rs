@@ -63,6 +63,11 @@ pub struct PullDetails {
     /// Where to fetch the base branch from (the base repository; same as `clone_url` unless
     /// the PR comes from a fork).
     pub base_clone_url: String,
+    /// The head branch lives in another repository than the base, or its repository is gone
+    /// (a deleted fork): its code is not the repository's own.
+    pub from_fork: bool,
+    /// The head repository's `owner/name` as the forge reports it (`None`: deleted).
+    pub head_repo: Option<String>,
 }
 
 /// One changed file of a PR.
@@ -272,9 +277,15 @@ pub trait Forge: Send + Sync + fmt::Debug {
         number: u64,
     ) -> Result<Vec<ChangedFile>, ForgeError>;
 
-    /// Whether some reviewer's latest review approves the PR, with the forge's dismissal and
-    /// staleness rules applied.
-    async fn approval(&self, repo: &RepoName, number: u64) -> Result<Approval, ForgeError>;
+    /// Who approves the PR now: reviewers with write access (never `author`, the PR's author)
+    /// whose latest deciding review approves, with the forge's dismissal and staleness rules
+    /// applied.
+    async fn approval(
+        &self,
+        repo: &RepoName,
+        number: u64,
+        author: &str,
+    ) -> Result<Approval, ForgeError>;
 
     /// Posts a comment; a body over [`Forge::max_comment_chars`] is refused before sending.
     async fn create_comment(

@@ -250,14 +250,22 @@ impl Forge for GiteaApi {
         Ok(files.into_iter().map(wire::File::into_changed).collect())
     }
 
-    async fn approval(&self, repo: &RepoName, number: u64) -> Result<Approval, ForgeError> {
+    async fn approval(
+        &self,
+        repo: &RepoName,
+        number: u64,
+        author: &str,
+    ) -> Result<Approval, ForgeError> {
         let op = format!("listing reviews of pull request {repo}#{number}");
         let list: Vec<wire::Review> = self
             .get_all(&op, &format!("{}/pulls/{number}/reviews", repo_path(repo)))
             .await?;
-        Ok(reviews::decide(
-            list.into_iter().map(wire::Review::into_record).collect(),
-        ))
+        let records = list.into_iter().map(wire::Review::into_record).collect();
+        let candidates = reviews::candidates(records, author);
+        reviews::confirm(candidates, |user| async move {
+            self.permission(repo, &user).await
+        })
+        .await
     }
 
     async fn create_comment(

@@ -18,6 +18,8 @@ pub(super) struct User {
 #[derive(Deserialize)]
 pub(super) struct BranchRepo {
     pub clone_url: Option<String>,
+    #[serde(default)]
+    pub full_name: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -65,6 +67,8 @@ impl Pull {
                     .to_owned(),
             },
         };
+        let full_name = |b: &Branch| b.repo.as_ref().and_then(|r| r.full_name.clone());
+        let (head_repo, base_repo) = (full_name(&self.head), full_name(&self.base));
         let base_clone_url = [&self.base.repo, &self.head.repo]
             .into_iter()
             .flatten()
@@ -87,6 +91,8 @@ impl Pull {
             mergeable,
             base_clone_url: base_clone_url.unwrap_or_else(|| clone_url.clone()),
             clone_url,
+            from_fork: super::is_fork(head_repo.as_deref(), base_repo.as_deref()),
+            head_repo,
         })
     }
 }
@@ -115,7 +121,7 @@ pub(super) struct Review {
     pub dismissed: bool,
     #[serde(default)]
     pub stale: bool,
-    /// Absent on very old versions: then every review counts.
+    /// Absent on very old versions: then the reviewer's permission decides.
     pub official: Option<bool>,
 }
 
@@ -132,7 +138,7 @@ impl Review {
             verdict,
             dismissed: self.dismissed,
             stale: self.stale,
-            official: self.official.unwrap_or(true),
+            official: self.official,
         }
     }
 }

@@ -19,6 +19,8 @@ pub(super) struct User {
 #[derive(Deserialize)]
 pub(super) struct BranchRepo {
     pub clone_url: Option<String>,
+    #[serde(default)]
+    pub full_name: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -58,6 +60,8 @@ impl Pull {
             ("open", _) => PrState::Open,
             _ => PrState::Closed,
         };
+        let full_name = |b: &Branch| b.repo.as_ref().and_then(|r| r.full_name.clone());
+        let (head_repo, base_repo) = (full_name(&self.head), full_name(&self.base));
         let base_clone_url = [&self.base.repo, &self.head.repo]
             .into_iter()
             .flatten()
@@ -84,6 +88,8 @@ impl Pull {
             mergeable: mergeable(draft, self.mergeable, self.mergeable_state.as_deref()),
             base_clone_url: base_clone_url.unwrap_or_else(|| clone_url.clone()),
             clone_url,
+            from_fork: super::is_fork(head_repo.as_deref(), base_repo.as_deref()),
+            head_repo,
         })
     }
 }
@@ -148,7 +154,9 @@ impl Review {
             verdict,
             dismissed: false,
             stale: false,
-            official: true,
+            // GitHub lets anyone who can read the repository approve: the client checks each
+            // approver's permission.
+            official: None,
         }
     }
 }

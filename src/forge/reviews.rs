@@ -1,13 +1,19 @@
-//! The approval rule, pure: the latest deciding review of each reviewer counts, and it approves
-//! only if it is an approval that was not dismissed, is not stale and is official.
+//! The approval rule: the latest deciding review of each reviewer counts, and it approves only
+//! if it is an approval that was not dismissed, is not stale, is not by the pull request's
+//! author, and comes from someone with write access to the repository.
 //!
 //! GitHub: states `APPROVED`, `CHANGES_REQUESTED`, `DISMISSED` decide; `COMMENTED` and `PENDING`
 //! do not (a comment after an approval keeps the approval). A dismissed approval shows as
-//! `DISMISSED`. Gitea/Forgejo: `APPROVED` and `REQUEST_CHANGES` decide; the `dismissed` and
-//! `stale` flags void an approval (stale = made on an older head), and `official` must be set
-//! (the reviewer's review counts for the base branch).
+//! `DISMISSED`. Anyone who can read a public repository may approve, so write access is read
+//! from the collaborator permission API for each approver. Gitea/Forgejo: `APPROVED` and
+//! `REQUEST_CHANGES` decide; the `dismissed` and `stale` flags void an approval (stale = made
+//! on an older head), and `official` says whether the reviewer's review counts for the base
+//! branch (write access, or the branch protection's approvers); a version that does not send
+//! `official` gets the permission check too.
 
-use super::api::Approval;
+use std::future::Future;
+
+use super::api::{Approval, ForgeError, Permission};
 
 /// One review, normalised by the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,7 +24,9 @@ pub(crate) struct ReviewRecord {
     pub verdict: Verdict,
     pub dismissed: bool,
     pub stale: bool,
-    pub official: bool,
+    /// Whether the forge counts this reviewer's review (Gitea `official`); `None`: the forge
+    /// does not say, so the reviewer's permission decides.
+    pub official: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,8 +38,16 @@ pub(crate) enum Verdict {
     Neutral,
 }
 
-/// The reviewers whose latest deciding review approves.
-pub(crate) fn decide(mut reviews: Vec<ReviewRecord>) -> Approval {
+/// A reviewer whose latest deciding review approves, before write access is checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Candidate {
+    pub user: String,
+    pub official: Option<bool>,
+}
+
+/// The reviewers whose latest deciding review approves, sorted, leaving out the PR's author and
+/// reviews the forge says do not count.
+pub(crate) fn candidates(mut reviews: Vec<ReviewRecord>, author: &str) -> Vec<Candidate> {
     reviews.sort_by_key(|r| r.id);
     let mut latest: Vec<ReviewRecord> = Vec::new();
     for review in reviews {
@@ -46,13 +62,56 @@ pub(crate) fn decide(mut reviews: Vec<ReviewRecord>) -> Approval {
             None => latest.push(review),
         }
     }
-    let mut approved_by: Vec<String> = latest
+    let mut out: Vec<Candidate> = latest
         .into_iter()
-        .filter(|r| r.verdict == Verdict::Approved && !r.dismissed && !r.stale && r.official)
-        .map(|r| r.user)
+        .filter(|r| r.verdict == Verdict::Approved && !r.dismissed && !r.stale)
+        .filter(|r| r.official != Some(false))
+        .filter(|r| !r.user.eq_ignore_ascii_case(author))
+        .map(|r| Candidate {
+            user: r.user,
+            official: r.official,
+        })
         .collect();
-    approved_by.sort();
-    Approval { approved_by }
+    out.sort_by(|a, b| a.user.cmp(&b.user));
+    out
+}
+
+/// The approval: every candidate the forge calls official, and every other one whose
+/// `permission` is write or admin (a user the forge does not know has none).
+pub(crate) async fn confirm<F, Fut>(
+    candidates: Vec<Candidate>,
+    mut permission: F,
+) -> Result<Approval, ForgeError>
+where
+    F: FnMut(String) -> Fut,
+    Fut: Future<Output = Result<Permission, ForgeError>>,
+{
+    let mut approved_by = Vec::new();
+    for c in candidates {
+        let counts = match c.official {
+            Some(official) => official,
+            None => match permission(c.user.clone()).await {
+                Ok(p) => p.can_apply(),
+                Err(ForgeError::NotFound { .. }) => false,
+                Err(e) => return Err(e),
+            },
+        };
+        if counts {
+            approved_by.push(c.user);
+        }
+    }
+    Ok(Approval { approved_by })
+}
+
+/// The candidates as approvers, without a permission check (pure tests of the rule).
+#[cfg(test)]
+fn decide(reviews: Vec<ReviewRecord>) -> Approval {
+    Approval {
+        approved_by: candidates(reviews, "")
+            .into_iter()
+            .map(|c| c.user)
+            .collect(),
+    }
 }
 
 #[cfg(test)]
@@ -66,7 +125,7 @@ mod tests {
             verdict,
             dismissed: false,
             stale: false,
-            official: true,
+            official: Some(true),
         }
     }
 
@@ -93,7 +152,7 @@ mod tests {
         let tweaks: [fn(&mut ReviewRecord); 4] = [
             |r: &mut ReviewRecord| r.dismissed = true,
             |r: &mut ReviewRecord| r.stale = true,
-            |r: &mut ReviewRecord| r.official = false,
+            |r: &mut ReviewRecord| r.official = Some(false),
             |r: &mut ReviewRecord| r.verdict = Verdict::Dismissed,
         ];
         for tweak in tweaks {
@@ -112,5 +171,43 @@ mod tests {
             review(1, "carol", Verdict::Approved),
         ]);
         assert_eq!(a.approved_by, vec!["bob".to_owned()]);
+    }
+
+    #[test]
+    fn the_authors_own_approval_never_counts() {
+        let c = candidates(
+            vec![
+                review(1, "Alice", Verdict::Approved),
+                review(2, "bob", Verdict::Approved),
+            ],
+            "alice",
+        );
+        assert_eq!(
+            c.iter().map(|c| c.user.as_str()).collect::<Vec<_>>(),
+            ["bob"]
+        );
+    }
+
+    #[tokio::test]
+    async fn an_approver_without_write_access_does_not_count() {
+        let mut unknown = review(1, "reader", Verdict::Approved);
+        unknown.official = None;
+        let mut writer = review(2, "writer", Verdict::Approved);
+        writer.official = None;
+        let mut ghost = review(3, "ghost", Verdict::Approved);
+        ghost.official = None;
+        let approval = confirm(
+            candidates(vec![unknown, writer, ghost], "alice"),
+            |user| async move {
+                match user.as_str() {
+                    "writer" => Ok(Permission::Write),
+                    "ghost" => Err(ForgeError::NotFound { op: "p".into() }),
+                    _ => Ok(Permission::Read),
+                }
+            },
+        )
+        .await
+        .expect("approval");
+        assert_eq!(approval.approved_by, vec!["writer".to_owned()]);
     }
 }

@@ -75,7 +75,7 @@ impl Store for DownStore {
     ) -> Result<bool, StoreError> {
         down()
     }
-    async fn reap(&self) -> Result<Reaped, StoreError> {
+    async fn reap(&self, _: u32) -> Result<Reaped, StoreError> {
         down()
     }
     async fn prune(&self, _: Duration) -> Result<Pruned, StoreError> {
@@ -88,6 +88,9 @@ impl Store for DownStore {
         down()
     }
     async fn list_jobs(&self, _: u32) -> Result<Vec<Job>, StoreError> {
+        down()
+    }
+    async fn list_pr_jobs(&self, _: &str, _: u64, _: &str, _: u32) -> Result<Vec<Job>, StoreError> {
         down()
     }
     async fn list_jobs_in_state(&self, _: JobState, _: u32) -> Result<Vec<Job>, StoreError> {

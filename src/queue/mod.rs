@@ -3,8 +3,9 @@
 //! repository, and shuts down gracefully. It knows nothing of what a job does: callers register
 //! a [`JobHandler`] per job kind.
 //!
-//! It must not hold a database transaction across a job's work, retry an `applying` job, or
-//! run a job whose lease it no longer holds without telling the handler.
+//! It must not hold a database transaction across a job's work, retry an `applying` job, start
+//! a job again after its worker died under it `max_attempts` times, or run a job whose lease it
+//! no longer holds without telling the handler.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
@@ -70,6 +71,8 @@ pub struct QueueSettings {
     pub poll_interval: Duration,
     /// How often expired leases are reaped.
     pub reap_interval: Duration,
+    /// A running job whose worker died under it this many times is failed, not requeued.
+    pub max_attempts: u32,
     /// Concurrency caps; `global` is also the most jobs this pool runs at once.
     pub limits: ClaimLimits,
     /// On shutdown, how long running jobs may take to finish before they are given back.
@@ -89,6 +92,7 @@ impl Default for QueueSettings {
             heartbeat: Duration::from_secs(10),
             poll_interval: Duration::from_secs(2),
             reap_interval: Duration::from_secs(5),
+            max_attempts: crate::store::DEFAULT_MAX_ATTEMPTS,
             limits: ClaimLimits {
                 global: 4,
                 per_repo: 1,

@@ -299,13 +299,13 @@ async fn heartbeat(shared: Arc<Shared>, job: Uuid, lost: watch::Sender<bool>) {
 
 async fn reap_loop(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     loop {
-        match shared.store.reap().await {
+        match shared.store.reap(shared.settings.max_attempts).await {
             Ok(reaped) => {
                 for job in &reaped.interrupted {
                     tracing::warn!(job.id = %job, "queue: lease expired while applying; interrupted");
                 }
                 for job in &reaped.failed {
-                    tracing::warn!(job.id = %job, "queue: lease expired too often; failed");
+                    tracing::warn!(job.id = %job, "queue: its worker died under it too often; failed");
                 }
                 for job in &reaped.requeued {
                     tracing::info!(job.id = %job, "queue: lease expired while running; requeued");

@@ -69,6 +69,63 @@ pub fn code_block(lang: &str, text: &str, summary: &str) -> String {
 /// reopened the same way, so every part renders on its own. Parts after the first start with
 /// "(continued, part N of M)".
 pub fn split(body: &str, max: usize) -> Vec<String> {
+    numbered(split_unnumbered(body, max))
+}
+
+/// A body split for posting, cut to a number of comments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capped {
+    /// The comments to post, numbered among themselves.
+    pub parts: Vec<String>,
+    /// How many comments the whole body would have taken at the forge's limit.
+    pub total: usize,
+    /// The text of the parts left out (empty when nothing was cut).
+    pub omitted: String,
+    /// The part after which the omitted text was (where a note belongs).
+    pub cut_after: usize,
+}
+
+impl Capped {
+    /// Whether parts were left out.
+    pub fn truncated(&self) -> bool {
+        self.total > self.parts.len()
+    }
+}
+
+/// Like [`split`], but at most `max_parts` comments (at least one). When the body needs more,
+/// the first `max_parts - 1` parts and the last one are kept (a reply's end says what to do
+/// next) and the middle is left out; the kept parts are split `reserve` characters short of
+/// `max`, so that a note of that length can follow part `cut_after` (each part is balanced, so
+/// the note lands outside any fence).
+pub fn split_capped(body: &str, max: usize, max_parts: usize, reserve: usize) -> Capped {
+    let max_parts = max_parts.max(1);
+    let whole = split_unnumbered(body, max);
+    let total = whole.len();
+    if total <= max_parts {
+        return Capped {
+            cut_after: total.saturating_sub(1),
+            parts: numbered(whole),
+            total,
+            omitted: String::new(),
+        };
+    }
+    drop(whole);
+    let mut parts = split_unnumbered(body, max.saturating_sub(reserve));
+    let head = max_parts.saturating_sub(1).max(1).min(parts.len());
+    let keep_last = max_parts > 1 && parts.len() > head;
+    let tail = if keep_last { parts.pop() } else { None };
+    let omitted = parts.split_off(head).concat();
+    parts.extend(tail);
+    Capped {
+        parts: numbered(parts),
+        total,
+        omitted,
+        cut_after: head - 1,
+    }
+}
+
+/// The parts of `body`, each balanced, without continuation headers.
+fn split_unnumbered(body: &str, max: usize) -> Vec<String> {
     // Room for the continuation header and the closing/reopening of a fence and details.
     const RESERVE: usize = 200;
     if body.chars().count() <= max {
@@ -96,6 +153,11 @@ pub fn split(body: &str, max: usize) -> Vec<String> {
     if !current.is_empty() {
         parts.push(current);
     }
+    parts
+}
+
+/// Parts after the first get "(continued, part N of M)".
+fn numbered(parts: Vec<String>) -> Vec<String> {
     let total = parts.len();
     parts
         .into_iter()
@@ -114,17 +176,18 @@ pub fn split(body: &str, max: usize) -> Vec<String> {
 fn lines_within(body: &str, budget: usize) -> Vec<String> {
     let mut out = Vec::new();
     for line in body.split_inclusive('\n') {
-        if line.chars().count() <= budget {
-            out.push(line.to_owned());
-            continue;
+        let mut rest = line;
+        while rest.chars().count() > budget {
+            let cut = rest
+                .char_indices()
+                .nth(budget)
+                .map_or(rest.len(), |(at, _)| at);
+            let (piece, tail) = rest.split_at(cut);
+            out.push(format!("{piece}\n"));
+            rest = tail;
         }
-        let chars: Vec<char> = line.chars().collect();
-        for chunk in chars.chunks(budget) {
-            let mut piece: String = chunk.iter().collect();
-            if !piece.ends_with('\n') {
-                piece.push('\n');
-            }
-            out.push(piece);
+        if !rest.is_empty() {
+            out.push(rest.to_owned());
         }
     }
     out
@@ -220,6 +283,34 @@ mod tests {
         }
         let all: String = parts.concat();
         assert!(all.contains("line 0\n") && all.contains("line 4999\n"));
+    }
+
+    #[test]
+    fn a_reply_over_the_cap_keeps_its_first_parts_balanced_with_room_for_a_note() {
+        let line = "x".repeat(3_900_000);
+        let body = format!("**Plan Error**\n```\n{line}\n```\nFix it.\n");
+        let capped = split_capped(&body, 65_536, 4, 1_000);
+        assert_eq!((capped.parts.len(), capped.cut_after), (4, 2));
+        assert!(capped.truncated() && capped.total > 50, "{}", capped.total);
+        for part in &capped.parts {
+            assert!(part.chars().count() <= 65_536 - 1_000);
+            assert_eq!(part.matches("```").count() % 2, 0, "unbalanced fence");
+        }
+        assert!(capped.parts[0].starts_with("**Plan Error**"));
+        assert!(capped.parts[3].starts_with("(continued, part 4 of 4)"));
+        assert!(
+            capped.parts[3].ends_with("Fix it.\n"),
+            "the next step is kept"
+        );
+        assert!(
+            capped.omitted.len() > 3_000_000,
+            "the middle is kept for the log"
+        );
+        let one = split_capped(&body, 65_536, 1, 1_000);
+        assert_eq!((one.parts.len(), one.cut_after), (1, 0));
+        let small = split_capped("hello", 100, 1, 50);
+        assert!(!small.truncated());
+        assert_eq!((small.parts, small.total), (vec!["hello".to_owned()], 1));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! holds only markers).
 
 pub mod comment;
+pub mod notice;
 mod plan_body;
 mod plan_text;
 pub mod pr;

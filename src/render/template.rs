@@ -22,7 +22,7 @@ use tera::{Context, Filter, Tera, Value};
 use super::comment::{code_block, code_text, escape};
 
 /// Every comment template, by name (file name under `templates/comments/`).
-pub(super) const TEMPLATES: [(&str, &str); 17] = [
+pub(super) const TEMPLATES: [(&str, &str); 22] = [
     (
         "apply_interrupted.md",
         include_str!("../../templates/comments/apply_interrupted.md"),
@@ -81,6 +81,26 @@ pub(super) const TEMPLATES: [(&str, &str); 17] = [
         include_str!("../../templates/comments/reply.md"),
     ),
     ("help.md", include_str!("../../templates/comments/help.md")),
+    (
+        "fork_refused.md",
+        include_str!("../../templates/comments/fork_refused.md"),
+    ),
+    (
+        "unlock_no_permission.md",
+        include_str!("../../templates/comments/unlock_no_permission.md"),
+    ),
+    (
+        "reply_truncated.md",
+        include_str!("../../templates/comments/reply_truncated.md"),
+    ),
+    (
+        "apply_coalesced.md",
+        include_str!("../../templates/comments/apply_coalesced.md"),
+    ),
+    (
+        "job_gave_up.md",
+        include_str!("../../templates/comments/job_gave_up.md"),
+    ),
     (
         "version.md",
         include_str!("../../templates/comments/version.md"),

@@ -8,19 +8,20 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context as _, anyhow};
 
 use super::interrupted::log;
-use super::parallel;
 use super::progress::GuestProgress;
 use super::project::{self, checkout, lock_key, open_pull, project_io, resolve};
+use super::requirements::{stale_reasons, unmet_requirements};
 use super::{Job, Runner};
+use super::{coalesce, gate, parallel};
 use crate::commands::Command;
-use crate::forge::{CommentId, CommitStatus, Mergeable, PullDetails, StatusKind, StatusState};
-use crate::locks::{KeyFilter, PlanQuery, PlanSource, SavedPlan, Stale};
+use crate::forge::{CommentId, CommitStatus, PullDetails, StatusKind, StatusState};
+use crate::locks::{KeyFilter, PlanQuery, PlanSource, SavedPlan};
 use crate::proxmox::apply::{
     ApplyEvent, ApplyReport, ApplySettings, Executor, Outcome, RestartPolicy,
 };
 use crate::proxmox::plan::Plan;
 use crate::render::pr::{self as view, ApplyEnd, GuestLine};
-use crate::repocfg::{self, Project, Requirement, Resolution};
+use crate::repocfg::{self, Project, Resolution};
 
 /// Runs an apply job; every refusal or failure ends in a comment.
 pub(super) async fn run(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
@@ -39,21 +40,40 @@ pub(super) async fn run(r: &Runner, job: &Job, command: &Command) -> anyhow::Res
 }
 
 async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
-    let user = job.user();
-    let permission = job.forge.permission(&job.name, &user).await?;
-    if !permission.can_apply() {
-        let body = view::apply_no_permission(&user);
-        job.comment(&body).await?;
+    let Some((pull, plans)) = admitted(r, job, command).await? else {
         return Ok(());
+    };
+    apply_plans(r, job, pull, plans).await
+}
+
+/// The checks before any checkout, each refusal answered: identical to an earlier apply,
+/// permission, fork, the apply switch, saved plans. `None`: refused (or folded into the
+/// earlier apply).
+async fn admitted(
+    r: &Runner,
+    job: &Job,
+    command: &Command,
+) -> anyhow::Result<Option<(PullDetails, Vec<SavedPlan>)>> {
+    if coalesce::absorbed(r, job, command).await? {
+        return Ok(None);
+    }
+    let user = job.user();
+    if !gate::permission(job, &user).await?.can_apply() {
+        job.comment(&view::apply_no_permission(&user)).await?;
+        return Ok(None);
+    }
+    let pull = open_pull(job).await?;
+    if gate::refuse_fork(&r.policy, job, &pull, StatusKind::Apply).await? {
+        return Ok(None);
     }
     let switch = r.store.apply_switch().await?;
     if !switch.enabled {
         let reason = switch
             .reason
             .unwrap_or_else(|| "no reason given".to_owned());
-        let body = view::apply_turned_off(&r.executable, &reason);
-        job.comment(&body).await?;
-        return Ok(());
+        job.comment(&view::apply_turned_off(&r.executable, &reason))
+            .await?;
+        return Ok(None);
     }
     let filter = KeyFilter::from_command(command);
     let plans: Vec<SavedPlan> = r
@@ -70,11 +90,20 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
     if plans.is_empty() {
         let filtered =
             command.dir.is_some() || command.project.is_some() || command.workspace.is_some();
-        let body = view::apply_no_plan(&r.executable, filtered);
-        job.comment(&body).await?;
-        return Ok(());
+        job.comment(&view::apply_no_plan(&r.executable, filtered))
+            .await?;
+        return Ok(None);
     }
-    let pull = open_pull(job).await?;
+    Ok(Some((pull, plans)))
+}
+
+/// Checkout -> projects in plan-comment order -> requirements -> each project -> statuses.
+async fn apply_plans(
+    r: &Runner,
+    job: &Job,
+    pull: PullDetails,
+    plans: Vec<SavedPlan>,
+) -> anyhow::Result<()> {
     let co = checkout(r, job, &pull).await?;
     let resolution = resolve(r, job, &co.path).await?;
     let mut projects: Vec<(SavedPlan, Project)> = plans
@@ -155,70 +184,6 @@ fn project_for(resolution: &Resolution, saved: &SavedPlan) -> Project {
         .unwrap_or_else(|| {
             resolution.default_project(saved.key.dir.clone(), saved.key.workspace.clone())
         })
-}
-
-/// Each unmet requirement, named with why, across the projects to apply.
-async fn unmet_requirements(
-    r: &Runner,
-    job: &Job,
-    pull: &PullDetails,
-    projects: &[(SavedPlan, Project)],
-) -> anyhow::Result<Vec<(String, String)>> {
-    let mut wanted: Vec<Requirement> = projects
-        .iter()
-        .flat_map(|(_, p)| p.apply_requirements.iter().copied())
-        .collect();
-    wanted.sort_by_key(|r| r.as_str());
-    wanted.dedup();
-    let mut unmet = Vec::new();
-    for req in wanted {
-        let why = match req {
-            Requirement::Approved => {
-                let approval = job.forge.approval(&job.name, pull.number).await?;
-                (!approval.is_approved()).then(|| {
-                    "the pull request has no approving review; ask a reviewer to approve it"
-                        .to_owned()
-                })
-            }
-            Requirement::Mergeable => match &pull.mergeable {
-                Mergeable::Yes => None,
-                Mergeable::No { reason } => {
-                    Some(format!("the forge says it cannot be merged: {reason}"))
-                }
-                Mergeable::Unknown => Some(
-                    "the forge is still computing mergeability; try again in a minute".to_owned(),
-                ),
-            },
-            Requirement::Undiverged => project::undiverged(r, job, pull).await?,
-        };
-        if let Some(why) = why {
-            unmet.push((req.as_str().to_owned(), why));
-        }
-    }
-    Ok(unmet)
-}
-
-fn stale_reasons(stale: &[Stale]) -> Vec<String> {
-    stale
-        .iter()
-        .map(|s| match s {
-            Stale::HeadSha { planned, now } => format!(
-                "new commits were pushed: the plan was made at {}, the pull request head is now {}",
-                short(planned),
-                short(now)
-            ),
-            Stale::ConfigHash { .. } => {
-                "the configuration evaluates differently than when it was planned".to_owned()
-            }
-            Stale::StateFingerprint { .. } => {
-                "atoll's state changed since the plan (another apply ran)".to_owned()
-            }
-        })
-        .collect()
-}
-
-fn short(sha: &str) -> &str {
-    sha.get(..8).unwrap_or(sha)
 }
 
 /// One project's place in the job's guest count (projects may apply in parallel).

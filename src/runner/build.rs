@@ -33,6 +33,11 @@ impl Runner {
             protect: protect(settings),
             executable: settings.commands.executable_name.clone(),
             public_url: settings.server.public_url.clone(),
+            policy: super::Policy {
+                allow_fork_prs: settings.webhook.allow_fork_prs,
+                unlock_requires: settings.commands.unlock_requires.clone(),
+                max_reply_comments: settings.commands.max_reply_comments,
+            },
         })
     }
 }

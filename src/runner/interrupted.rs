@@ -3,54 +3,22 @@
 //! says which guests were done, in progress or not started, that nothing is retried, and what
 //! to do next; it also sets `atlantis/apply` to failure.
 //!
-//! The queue stays generic: it only hands over the ids it reaped. The follow-up is enqueued
-//! with the dedup key `interrupted:<job id>`, so a job is reported exactly once however often
-//! it is offered (the start-up scan and the reaper may both see it).
+//! The queue stays generic: it only hands over the ids it reaped (see `reaped`). The follow-up
+//! is enqueued with the dedup key `interrupted:<job id>`, so a job is reported exactly once
+//! however often it is offered (the start-up scan and the reaper may both see it).
 
 use anyhow::{Context as _, anyhow};
-use std::sync::Arc;
-use tokio::sync::mpsc;
 
 use super::{Job, Runner};
 use crate::forge::{CommitSha, CommitStatus, StatusKind, StatusState};
 use crate::render::pr::{self as view, GuestLine};
-use crate::store::{DeliveryOutcome, JobState, NewJob, Reaped, Store};
+use crate::store::{DeliveryOutcome, JobState, NewJob, Store};
 
 /// The follow-up job's kind.
 pub(super) const KIND: &str = "apply_interrupted";
 
-/// How many interrupted jobs the start-up scan offers (newest first).
-const SCAN_LIMIT: u32 = 1000;
-
-/// Offers every interrupted apply in the store now, then each one the reaper reports, until
-/// the queue stops (its sender is dropped).
-pub(super) async fn follow(store: Arc<dyn Store>, mut reaped: mpsc::UnboundedReceiver<Reaped>) {
-    match store
-        .list_jobs_in_state(JobState::Interrupted, SCAN_LIMIT)
-        .await
-    {
-        Ok(jobs) => {
-            for job in jobs {
-                offer(&*store, &job).await;
-            }
-        }
-        Err(e) => tracing::warn!(error = %e, "cannot list interrupted jobs to report them"),
-    }
-    while let Some(pass) = reaped.recv().await {
-        for id in pass.interrupted {
-            match store.get_job(id).await {
-                Ok(Some(job)) => offer(&*store, &job).await,
-                Ok(None) => {}
-                Err(e) => {
-                    tracing::warn!(job.id = %id, error = %e, "cannot read an interrupted job");
-                }
-            }
-        }
-    }
-}
-
 /// Enqueues the report of one interrupted apply (a duplicate offer changes nothing).
-async fn offer(store: &dyn Store, job: &crate::store::Job) {
+pub(super) async fn offer(store: &dyn Store, job: &crate::store::Job) {
     if job.kind != "apply" || job.state != JobState::Interrupted {
         return;
     }
@@ -448,15 +416,4 @@ pub(super) mod log {
             );
         }
     }
-}
-
-/// Starts following reaped jobs: the channel to hand the queue, and the task reading it.
-pub(super) fn start(store: Arc<dyn Store>) -> Option<mpsc::UnboundedSender<Reaped>> {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        tracing::warn!("no async runtime: interrupted applies will not be reported on their PRs");
-        return None;
-    };
-    let (tx, rx) = mpsc::unbounded_channel();
-    runtime.spawn(follow(store, rx));
-    Some(tx)
 }

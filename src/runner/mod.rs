@@ -1,6 +1,8 @@
 //! The jobs behind PR automation: `autoplan`/`plan`, `apply`, `apply_interrupted` (the report
-//! of an apply cut short by a restart), `unlock`, `announce_unlock` (the dashboard released a
-//! lock), `pr_closed`, `reply`, `help` and `version`. Each job is a pipeline of named steps (logged to the job's durable
+//! of an apply cut short by a restart), `apply_coalesced` (the one answer to identical apply
+//! comments), `job_gave_up` (the report of a job whose worker kept dying), `unlock`,
+//! `announce_unlock` (the dashboard released a lock), `pr_closed`, `reply`, `help` and
+//! `version`. Each job is a pipeline of named steps (logged to the job's durable
 //! log) that ends in a PR comment: a result, or a failure saying what to do next.
 //!
 //! It owns orchestration only: it must not parse commands (`commands`), talk HTTP to a forge
@@ -9,7 +11,10 @@
 
 mod apply;
 mod build;
+mod coalesce;
 pub mod demo;
+mod gate;
+mod gave_up;
 mod interrupted;
 mod other;
 mod parallel;
@@ -17,6 +22,8 @@ mod plan;
 mod post;
 mod progress;
 mod project;
+mod reaped;
+mod requirements;
 
 use std::sync::Arc;
 
@@ -35,6 +42,8 @@ use crate::repocfg::ServerRules;
 use crate::store::{ForgeKind, Store};
 use crate::workdir::Workdir;
 
+pub use gate::Policy;
+
 /// Everything the jobs use; shared by every handler.
 #[derive(Debug)]
 pub struct Runner {
@@ -50,13 +59,15 @@ pub struct Runner {
     pub executable: String,
     /// `server.public_url`: commit statuses link to `{public_url}/jobs/{id}` when set.
     pub public_url: Option<String>,
+    /// What comments may make it do: forks, unlock, reply size.
+    pub policy: Policy,
 }
 
 impl Runner {
     /// Registers a handler for every job kind the webhook intake creates, and for the report
     /// of interrupted applies: those already in the store and those the queue's reaper finds.
     pub fn register(self: Arc<Self>, app: App) -> App {
-        let app = match interrupted::start(Arc::clone(&self.store)) {
+        let app = match reaped::start(Arc::clone(&self.store)) {
             Some(reports) => app.report_reaped(reports),
             None => app,
         };
@@ -65,6 +76,8 @@ impl Runner {
             "plan",
             "apply",
             interrupted::KIND,
+            coalesce::KIND,
+            gave_up::KIND,
             "unlock",
             "pr_closed",
             "reply",
@@ -119,6 +132,8 @@ impl JobHandler for KindHandler {
             "plan" => plan::run(r, &job, Some(job.command()?)).await,
             "apply" => apply::run(r, &job, &job.command()?).await,
             interrupted::KIND => interrupted::run(r, &job).await,
+            coalesce::KIND => coalesce::run(r, &job).await,
+            gave_up::KIND => gave_up::run(r, &job).await,
             "unlock" => other::unlock(r, &job, &job.command()?).await,
             "pr_closed" => other::pr_closed(r, &job).await,
             "reply" => other::reply(r, &job).await,
@@ -149,6 +164,12 @@ struct Payload {
     /// `apply_interrupted`: the apply job to report on.
     #[serde(default)]
     interrupted: Option<uuid::Uuid>,
+    /// `apply_coalesced`: the apply identical comments were folded into.
+    #[serde(default)]
+    coalesced: Option<coalesce::Coalesced>,
+    /// `job_gave_up`: the job whose worker kept dying.
+    #[serde(default)]
+    gave_up: Option<gave_up::GaveUp>,
 }
 
 /// One running job: its payload, forge client and repository names.
@@ -162,6 +183,8 @@ pub(crate) struct Job {
     page: Option<String>,
     /// Set once the job has moved to `applying` (several projects may apply, concurrently).
     applying: tokio::sync::OnceCell<()>,
+    /// The most comments one reply is split into (`commands.max_reply_comments`).
+    max_parts: usize,
 }
 
 impl Job {
@@ -185,6 +208,7 @@ impl Job {
         Ok(Self {
             page,
             applying: tokio::sync::OnceCell::new(),
+            max_parts: runner.policy.max_reply_comments,
             ctx,
             forge: runner.forge(payload.forge)?,
             host: host.to_owned(),
@@ -210,15 +234,16 @@ impl Job {
 
     /// Reacts with "eyes" on the command comment, so the user sees it was picked up.
     async fn acknowledge(&self) {
+        self.react(crate::forge::Reaction::Eyes).await;
+    }
+
+    /// Reacts on the command comment (if the job has one); a failure is logged, not fatal.
+    async fn react(&self, reaction: crate::forge::Reaction) {
         let Some(id) = self.payload.comment_id else {
             return;
         };
         let id = crate::forge::CommentId(id);
-        if let Err(e) = self
-            .forge
-            .react(&self.name, id, crate::forge::Reaction::Eyes)
-            .await
-        {
+        if let Err(e) = self.forge.react(&self.name, id, reaction).await {
             self.step(&format!("reacting to the comment failed: {e}"))
                 .await;
         }

@@ -3,16 +3,32 @@
 
 use anyhow::{Context as _, anyhow};
 
-use super::{Job, Payload, Runner};
+use super::{Job, Payload, Runner, gate};
 use crate::commands::{Command, Verb};
 use crate::locks::{Actor, ActorVia, AuditStamp, KeyFilter, Lock, Release, UnlockAnnouncement};
 use crate::queue::JobContext;
+use crate::render::notice;
 use crate::render::pr::{self as view, ReleasedLock};
 use crate::store::ForgeKind;
 
 /// `atlantis unlock [-p|-d|-w]`: releases only the matching locks of this PR.
 pub(super) async fn unlock(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
     job.step("unlock").await;
+    let refusal = match gate::unlock_refusal(&r.policy, job).await {
+        Ok(refusal) => refusal,
+        Err(e) => {
+            let next = format!("Try again later with `{} unlock`.", r.executable);
+            job.comment(&view::error("Unlock Error", &format!("{e:#}"), &next))
+                .await?;
+            return Err(e);
+        }
+    };
+    if let Some(needs) = refusal {
+        job.step(&format!("refused: unlocking needs {needs}")).await;
+        let body = notice::unlock_no_permission(&r.executable, &job.user(), &needs);
+        job.comment(&body).await?;
+        return Ok(());
+    }
     let release = Release::Pr {
         repo: job.payload.repo.clone(),
         pr: job.payload.pr,
@@ -50,6 +66,8 @@ pub(super) async fn announce_unlock(r: &Runner, ctx: JobContext) -> anyhow::Resu
         reply: None,
         merged: None,
         interrupted: None,
+        coalesced: None,
+        gave_up: None,
     };
     let job = Job::with_payload(r, ctx, payload)?;
     job.step(&format!(

@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use super::parallel;
 use super::project::{self, checkout, lock_key, open_pull, pr_url, project_io, resolve};
 use super::{Job, Runner};
+use super::{gate, parallel};
 use crate::commands::Command;
 use crate::forge::{CommitSha, CommitStatus, StatusKind, StatusState};
 use crate::locks::{Acquisition, LockOwner, NewPlan, PlanSource};
@@ -32,6 +32,9 @@ pub(super) async fn run(r: &Runner, job: &Job, command: Option<Command>) -> anyh
 
 async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Result<()> {
     let pull = open_pull(job).await?;
+    if gate::refuse_fork(&r.policy, job, &pull, StatusKind::Plan).await? {
+        return Ok(());
+    }
     let sha = pull.head_sha.clone();
     let co = checkout(r, job, &pull).await?;
     let resolution = resolve(r, job, &co.path).await?;

@@ -1,11 +1,19 @@
-//! Posting comments and statuses: bodies split at the forge's limit; a failed post is logged
-//! to the job and returned, never silently dropped.
+//! Posting comments and statuses: bodies split at the forge's limit and cut to
+//! `commands.max_reply_comments` comments (the rest goes to the job's log, and a note linking
+//! it ends the last comment); a failed post is logged to the job and returned, never silently
+//! dropped.
 
 use anyhow::Context as _;
 
 use super::Job;
 use crate::forge::{CommentId, CommitSha, CommitStatus};
-use crate::render::comment::split;
+use crate::render::comment::{Capped, split_capped};
+use crate::render::notice::{self, JobRef};
+
+/// The most of a cut reply's remainder written to the job's log, in characters.
+const LOG_OMITTED_MAX: usize = 1 << 20;
+/// Characters per log line when the remainder is logged.
+const LOG_CHUNK: usize = 8_192;
 
 impl Job {
     /// Posts `body` as one or more comments (split at the forge limit); returns the first id.
@@ -14,9 +22,10 @@ impl Job {
         ids.first().copied().context("nothing to post")
     }
 
-    /// Posts `body` split at the forge limit; returns every part's id, in order.
+    /// Posts `body` split at the forge limit, at most `max_parts` comments; returns every
+    /// part's id, in order.
     async fn comment_parts(&self, body: &str) -> anyhow::Result<Vec<CommentId>> {
-        let parts = split(body, self.forge.max_comment_chars());
+        let parts = self.capped(body, self.max_parts, true).await;
         let mut ids = Vec::with_capacity(parts.len());
         for part in &parts {
             let id = self
@@ -65,14 +74,73 @@ impl Job {
         Ok(first)
     }
 
-    /// Replaces a comment's body (apply progress); the first part only if it grew too long.
+    /// Replaces a comment's body (apply progress); cut to one comment, with the note, if it
+    /// grew too long (the job's log has every guest's progress line).
     pub(crate) async fn edit(&self, id: CommentId, body: &str) -> anyhow::Result<()> {
-        let parts = split(body, self.forge.max_comment_chars());
+        let parts = self.capped(body, 1, false).await;
         let first = parts.first().map_or(body, String::as_str);
         self.forge
             .edit_comment(&self.name, id, first)
             .await
             .context("editing the PR comment")
+    }
+
+    /// `body` split at the forge's limit into at most `max_parts` comments; when cut, the note
+    /// marks where text was left out and (`log_rest`) that text is written to the job's log.
+    async fn capped(&self, body: &str, max_parts: usize, log_rest: bool) -> Vec<String> {
+        let id = self.ctx.job().id.to_string();
+        let job = JobRef {
+            id: &id,
+            link: self.page.as_deref(),
+        };
+        let reserve = notice::reply_truncated(max_parts, usize::MAX, usize::MAX, job)
+            .chars()
+            .count();
+        let Capped {
+            mut parts,
+            total,
+            omitted,
+            cut_after,
+        } = split_capped(body, self.forge.max_comment_chars(), max_parts, reserve);
+        if total <= parts.len() {
+            return parts;
+        }
+        let omitted_chars = omitted.chars().count();
+        self.step(&format!(
+            "reply cut to {} of {total} comments ({omitted_chars} characters left out)",
+            parts.len()
+        ))
+        .await;
+        if log_rest {
+            self.log_omitted(&omitted).await;
+        }
+        let note = notice::reply_truncated(parts.len(), total, omitted_chars, job);
+        if let Some(part) = parts.get_mut(cut_after) {
+            part.push_str(&note);
+        }
+        parts
+    }
+
+    /// Writes what a cut reply left out to the job's log, in chunks, up to a bound.
+    async fn log_omitted(&self, omitted: &str) {
+        let mut written = 0usize;
+        let mut rest = omitted;
+        while !rest.is_empty() {
+            if written >= LOG_OMITTED_MAX {
+                let left = rest.chars().count();
+                self.step(&format!("(reply: {left} more characters not kept)"))
+                    .await;
+                return;
+            }
+            let cut = rest
+                .char_indices()
+                .nth(LOG_CHUNK)
+                .map_or(rest.len(), |(at, _)| at);
+            let (chunk, tail) = rest.split_at(cut);
+            self.step(&format!("reply: {chunk}")).await;
+            written += LOG_CHUNK;
+            rest = tail;
+        }
     }
 
     /// Sets a commit status linking to this job's page (when `server.public_url` is set); a

@@ -28,6 +28,7 @@ mod audit_sqlite;
 mod locks;
 mod locks_pg;
 mod locks_sqlite;
+mod pg_jobs;
 mod pg_signal;
 mod plans_pg;
 mod plans_sqlite;
@@ -214,6 +215,8 @@ pub struct Job {
     pub state: JobState,
     pub payload: serde_json::Value,
     pub attempts: u32,
+    /// How many times its worker died under it (the lease expired while `running`).
+    pub lost_leases: u32,
     pub worker: Option<String>,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
@@ -222,6 +225,20 @@ pub struct Job {
     pub error: Option<String>,
     /// Apply progress, once the job has reported it.
     pub progress: Option<JobProgress>,
+    /// When the job first moved to `applying` (made its first change); `None`: never.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub applying_at: Option<OffsetDateTime>,
+}
+
+impl Job {
+    /// Whether the reaper failed it because its worker kept dying (see [`Store::reap`]).
+    pub fn worker_kept_dying(&self) -> bool {
+        self.state == JobState::Failed
+            && self
+                .error
+                .as_deref()
+                .is_some_and(|e| e.starts_with(rows::GAVE_UP_PREFIX))
+    }
 }
 
 /// How far an apply is: `done` of `total` guests finished (changed or failed); `done <= total`.
@@ -287,8 +304,8 @@ pub struct LogLine {
 pub struct Reaped {
     pub requeued: Vec<Uuid>,
     pub interrupted: Vec<Uuid>,
-    /// Expired `running` jobs that had already been claimed [`MAX_ATTEMPTS`] times: a job that
-    /// keeps killing its worker is failed rather than retried forever.
+    /// Expired `running` jobs whose worker had died under them `max_attempts` times: a job
+    /// that keeps killing its worker is failed rather than retried forever.
     pub failed: Vec<Uuid>,
 }
 
@@ -309,8 +326,9 @@ impl Pruned {
 /// The most rows of each table one retention pass deletes, so it never holds the writer long.
 pub const PRUNE_BATCH: u32 = 2_000;
 
-/// How many times a job may be claimed before an expired lease fails it instead of requeueing.
-pub const MAX_ATTEMPTS: u32 = 5;
+/// How many times a job's worker may die under it before the reaper fails it instead of
+/// requeueing it (`queue.max_attempts`).
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 
 /// Wakes claim loops when a job may have become claimable (enqueued, requeued, or a slot freed).
 /// Cheap to clone; a change made while nobody waits is remembered until the next `changed()`.
@@ -394,9 +412,10 @@ pub trait Store: LockStore + Send + Sync + Debug {
         progress: JobProgress,
     ) -> Result<bool, StoreError>;
 
-    /// Expired leases: `running` back to `queued` (or `failed` after [`MAX_ATTEMPTS`] claims),
-    /// `applying` to `interrupted`.
-    async fn reap(&self) -> Result<Reaped, StoreError>;
+    /// Expired leases: `running` back to `queued`, counting a lost lease, or to `failed` once
+    /// it has lost `max_attempts` (its worker died that many times); `applying` to
+    /// `interrupted`.
+    async fn reap(&self, max_attempts: u32) -> Result<Reaped, StoreError>;
 
     /// A signal that changes when a job may have become claimable; claim loops wait on it or on
     /// a poll interval, whichever comes first. PostgreSQL feeds it from `LISTEN`, so jobs queued
@@ -406,6 +425,15 @@ pub trait Store: LockStore + Send + Sync + Debug {
     async fn get_job(&self, job: Uuid) -> Result<Option<Job>, StoreError>;
 
     async fn list_jobs(&self, limit: u32) -> Result<Vec<Job>, StoreError>;
+
+    /// At most `limit` jobs of `kind` about pull request `pr` of `repo`, newest first.
+    async fn list_pr_jobs(
+        &self,
+        repo: &str,
+        pr: u64,
+        kind: &str,
+        limit: u32,
+    ) -> Result<Vec<Job>, StoreError>;
 
     /// At most `limit` jobs in `state`, newest first (e.g. `interrupted` ones to report).
     async fn list_jobs_in_state(&self, state: JobState, limit: u32)

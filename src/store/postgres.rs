@@ -7,23 +7,23 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
+use super::pg_jobs::{job_from_row, reap_expired};
 use super::pg_signal::PgSignal;
-use super::rows::{self, INTERRUPTED_MESSAGE};
+use super::rows;
 use super::{
-    ClaimLimits, DeliveryOutcome, Job, JobProgress, JobSignal, JobState, LogLine, MAX_ATTEMPTS,
-    NewDelivery, NewJob, PRUNE_BATCH, Pruned, Reaped, Store, StoreError, schema,
-    transition_sources,
+    ClaimLimits, DeliveryOutcome, Job, JobProgress, JobSignal, JobState, LogLine, NewDelivery,
+    NewJob, PRUNE_BATCH, Pruned, Reaped, Store, StoreError, schema, transition_sources,
 };
 
 const CONNECTIONS: u32 = 10;
 /// Serialises claims per schema: `pg_advisory_xact_lock(CLAIM_LOCK, hashtext(current_schema()))`.
 const CLAIM_LOCK: i32 = 0x4154_4F4C; // "ATOL"
-const JOB_COLUMNS: &str = "id, kind, repo, pr, state, payload, attempts, worker, created_at, \
-     lease_until, error, progress_done, progress_total";
+const JOB_COLUMNS: &str = "id, kind, repo, pr, state, payload, attempts, lost_leases, worker, \
+     created_at, lease_until, error, progress_done, progress_total, applying_at";
 /// `clock_timestamp()` plus `$n` microseconds.
 macro_rules! lease_from_now {
     ($n:literal) => {
@@ -76,33 +76,6 @@ async fn insert_job(conn: &mut PgConnection, job: &NewJob) -> Result<Option<Uuid
     .await?
     .rows_affected();
     Ok((inserted == 1).then_some(id))
-}
-
-fn job_from_row(row: &PgRow) -> Result<Job, StoreError> {
-    let attempts: i32 = row.try_get("attempts")?;
-    Ok(Job {
-        id: row.try_get("id")?,
-        kind: row.try_get("kind")?,
-        repo: row.try_get("repo")?,
-        pr: rows::pr_from_db(row.try_get("pr")?)?,
-        state: rows::state_from_db(row.try_get("state")?)?,
-        payload: row.try_get("payload")?,
-        attempts: rows::attempts_from_db(i64::from(attempts))?,
-        worker: row.try_get("worker")?,
-        created_at: row.try_get("created_at")?,
-        lease_until: row.try_get("lease_until")?,
-        error: row.try_get("error")?,
-        progress: JobProgress::from_db(
-            row.try_get::<Option<i32>, _>("progress_done")?
-                .map(i64::from),
-            row.try_get::<Option<i32>, _>("progress_total")?
-                .map(i64::from),
-        ),
-    })
-}
-
-fn ids(rows: &[PgRow]) -> Result<Vec<Uuid>, StoreError> {
-    rows.iter().map(|row| Ok(row.try_get("id")?)).collect()
 }
 
 #[expect(
@@ -257,6 +230,8 @@ impl Store for PgStore {
             "UPDATE jobs SET state = $1, error = $2, updated_at = clock_timestamp(),
                  worker = CASE WHEN $3 THEN NULL ELSE worker END,
                  lease_until = CASE WHEN $4 THEN lease_until ELSE NULL END,
+                 applying_at = CASE WHEN $4 THEN COALESCE(applying_at, clock_timestamp())
+                                    ELSE applying_at END,
                  finished_at = CASE WHEN $5 THEN clock_timestamp() ELSE finished_at END
              WHERE id = $6 AND worker = $7 AND state = ANY($8)",
         )
@@ -335,9 +310,9 @@ impl Store for PgStore {
         Ok(updated == 1)
     }
 
-    async fn reap(&self) -> Result<Reaped, StoreError> {
+    async fn reap(&self, max_attempts: u32) -> Result<Reaped, StoreError> {
         let mut tx = self.pool.begin().await?;
-        let reaped = reap_expired(&mut tx).await?;
+        let reaped = reap_expired(&mut tx, max_attempts).await?;
         tx.commit().await?;
         if reaped != Reaped::default() {
             self.signal.announce();
@@ -361,6 +336,27 @@ impl Store for PgStore {
     async fn list_jobs(&self, limit: u32) -> Result<Vec<Job>, StoreError> {
         let sql = format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY seq DESC LIMIT $1");
         let rows = sqlx::query(&sql)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(job_from_row).collect()
+    }
+
+    async fn list_pr_jobs(
+        &self,
+        repo: &str,
+        pr: u64,
+        kind: &str,
+        limit: u32,
+    ) -> Result<Vec<Job>, StoreError> {
+        let sql = format!(
+            "SELECT {JOB_COLUMNS} FROM jobs WHERE repo = $1 AND pr = $2 AND kind = $3
+             ORDER BY seq DESC LIMIT $4"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(repo)
+            .bind(rows::pr_to_db(Some(pr))?)
+            .bind(kind)
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
             .await?;
@@ -412,38 +408,4 @@ impl Store for PgStore {
             })
             .collect()
     }
-}
-
-/// The reaper's three moves, in one transaction.
-async fn reap_expired(tx: &mut PgConnection) -> Result<Reaped, StoreError> {
-    let failed = sqlx::query(
-        "UPDATE jobs SET state = 'failed', lease_until = NULL, error = $1,
-             finished_at = clock_timestamp(), updated_at = clock_timestamp()
-         WHERE state = 'running' AND lease_until <= clock_timestamp() AND attempts >= $2
-         RETURNING id",
-    )
-    .bind(rows::gave_up_message())
-    .bind(i32::try_from(MAX_ATTEMPTS).unwrap_or(i32::MAX))
-    .fetch_all(&mut *tx)
-    .await?;
-    let requeued = sqlx::query(
-        "UPDATE jobs SET state = 'queued', worker = NULL, lease_until = NULL,
-             updated_at = clock_timestamp()
-         WHERE state = 'running' AND lease_until <= clock_timestamp() RETURNING id",
-    )
-    .fetch_all(&mut *tx)
-    .await?;
-    let interrupted = sqlx::query(
-        "UPDATE jobs SET state = 'interrupted', lease_until = NULL, error = $1,
-             finished_at = clock_timestamp(), updated_at = clock_timestamp()
-         WHERE state = 'applying' AND lease_until <= clock_timestamp() RETURNING id",
-    )
-    .bind(INTERRUPTED_MESSAGE)
-    .fetch_all(&mut *tx)
-    .await?;
-    Ok(Reaped {
-        requeued: ids(&requeued)?,
-        interrupted: ids(&interrupted)?,
-        failed: ids(&failed)?,
-    })
 }

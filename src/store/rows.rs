@@ -5,19 +5,20 @@ use std::time::Duration;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::{JobState, MAX_ATTEMPTS, StoreError};
+use super::{JobState, StoreError};
 
 /// Stored as the error of a job whose lease expired while it was applying.
 pub(crate) const INTERRUPTED_MESSAGE: &str = "the worker stopped renewing its lease while applying; \
      the change may be partly made and is not retried: check the guests, then comment `atlantis plan` again";
 
-/// Stored as the error of a job that kept losing its worker.
-pub(crate) fn gave_up_message() -> String {
-    format!(
-        "the worker running this job stopped renewing its lease {MAX_ATTEMPTS} times; \
-         not retried again: see the server log for crashes, then re-run the command"
-    )
-}
+/// How the error of a job failed by the reaper (its worker kept dying) starts.
+pub(crate) const GAVE_UP_PREFIX: &str = "the worker running this job died";
+
+/// Stored as the error of a job whose worker died under it `queue.max_attempts` times (the
+/// count is the job's `lost_leases`).
+pub(crate) const GAVE_UP_MESSAGE: &str = "the worker running this job died (stopped renewing \
+     its lease) each time it was started; not started again: see the server log for what killed \
+     it, then run the command again";
 
 pub(crate) fn pr_to_db(pr: Option<u64>) -> Result<Option<i64>, StoreError> {
     pr.map(|n| {

@@ -53,6 +53,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "deliveries retention indexes",
         include_str!("../../migrations/sqlite/0015_deliveries_retention_indexes.sql"),
     ),
+    (
+        16,
+        "job lost leases",
+        include_str!("../../migrations/sqlite/0016_job_lost_leases.sql"),
+    ),
 ];
 
 /// `(version, description, sql)` for PostgreSQL, oldest first.
@@ -96,6 +101,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         15,
         "deliveries retention indexes",
         include_str!("../../migrations/postgres/0015_deliveries_retention_indexes.sql"),
+    ),
+    (
+        16,
+        "job lost leases",
+        include_str!("../../migrations/postgres/0016_job_lost_leases.sql"),
     ),
 ];
 

@@ -294,8 +294,8 @@ impl Store for SqliteStore {
         moved(self.committer.write(write).await?)
     }
 
-    async fn reap(&self) -> Result<Reaped, StoreError> {
-        match self.committer.write(Write::Reap).await? {
+    async fn reap(&self, max_attempts: u32) -> Result<Reaped, StoreError> {
+        match self.committer.write(Write::Reap { max_attempts }).await? {
             Written::Reaped(reaped) => Ok(reaped),
             other => Err(unexpected(&other)),
         }
@@ -317,6 +317,27 @@ impl Store for SqliteStore {
     async fn list_jobs(&self, limit: u32) -> Result<Vec<Job>, StoreError> {
         let sql = format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY seq DESC LIMIT ?1");
         let rows = sqlx::query(&sql)
+            .bind(i64::from(limit))
+            .fetch_all(&self.reader)
+            .await?;
+        rows.iter().map(job_from_row).collect()
+    }
+
+    async fn list_pr_jobs(
+        &self,
+        repo: &str,
+        pr: u64,
+        kind: &str,
+        limit: u32,
+    ) -> Result<Vec<Job>, StoreError> {
+        let sql = format!(
+            "SELECT {JOB_COLUMNS} FROM jobs WHERE repo = ?1 AND pr = ?2 AND kind = ?3
+             ORDER BY seq DESC LIMIT ?4"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(repo)
+            .bind(rows::pr_to_db(Some(pr))?)
+            .bind(kind)
             .bind(i64::from(limit))
             .fetch_all(&self.reader)
             .await?;

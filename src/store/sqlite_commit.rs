@@ -53,7 +53,10 @@ pub(super) enum Write {
         worker: String,
         progress: super::JobProgress,
     },
-    Reap,
+    /// Expired leases; a running job is failed once its worker died `max_attempts` times.
+    Reap {
+        max_attempts: u32,
+    },
     /// Retention; `older_than` in microseconds.
     Prune {
         older_than: i64,

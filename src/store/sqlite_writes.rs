@@ -9,12 +9,12 @@ use uuid::Uuid;
 use super::rows::{self, INTERRUPTED_MESSAGE};
 use super::sqlite_commit::{Write, Written};
 use super::{
-    DeliveryOutcome, Job, JobProgress, JobState, MAX_ATTEMPTS, NewDelivery, NewJob, PRUNE_BATCH,
-    Pruned, Reaped, StoreError,
+    DeliveryOutcome, Job, JobProgress, JobState, NewDelivery, NewJob, PRUNE_BATCH, Pruned, Reaped,
+    StoreError,
 };
 
-pub(super) const JOB_COLUMNS: &str = "id, kind, repo, pr, state, payload, attempts, worker, created_at, lease_until, error, \
-     progress_done, progress_total";
+pub(super) const JOB_COLUMNS: &str = "id, kind, repo, pr, state, payload, attempts, lost_leases, worker, created_at, \
+     lease_until, error, progress_done, progress_total, applying_at";
 
 /// One write inside the open transaction; `now` is the batch's time in microseconds.
 pub(super) async fn write_one(
@@ -52,7 +52,7 @@ pub(super) async fn write_one(
         } => set_progress(conn, *job, worker, *progress, now)
             .await
             .map(Written::Moved),
-        Write::Reap => reap(conn, now).await.map(Written::Reaped),
+        Write::Reap { max_attempts } => reap(conn, *max_attempts, now).await.map(Written::Reaped),
         Write::Prune { older_than } => prune(conn, now.saturating_sub(*older_than))
             .await
             .map(Written::Pruned),
@@ -228,6 +228,7 @@ async fn transition(
         "UPDATE jobs SET state = ?1, error = ?2, updated_at = ?3,
              worker = CASE WHEN ?4 THEN NULL ELSE worker END,
              lease_until = CASE WHEN ?5 THEN lease_until ELSE NULL END,
+             applying_at = CASE WHEN ?5 THEN COALESCE(applying_at, ?3) ELSE applying_at END,
              finished_at = CASE WHEN ?6 THEN ?3 ELSE finished_at END
          WHERE id = ?7 AND worker = ?8 AND state IN (SELECT value FROM json_each(?9))",
     )
@@ -268,22 +269,28 @@ async fn set_progress(
     Ok(updated == 1)
 }
 
-async fn reap(conn: &mut SqliteConnection, now: i64) -> Result<Reaped, StoreError> {
+async fn reap(
+    conn: &mut SqliteConnection,
+    max_attempts: u32,
+    now: i64,
+) -> Result<Reaped, StoreError> {
     let failed = sqlx::query(
-        "UPDATE jobs SET state = 'failed', lease_until = NULL, error = ?1, finished_at = ?2,
-             updated_at = ?2
-         WHERE state = 'running' AND lease_until <= ?2 AND attempts >= ?3 RETURNING id",
+        "UPDATE jobs SET state = 'failed', lease_until = NULL, lost_leases = lost_leases + 1,
+             error = ?1, finished_at = ?2, updated_at = ?2
+         WHERE state = 'running' AND lease_until <= ?2 AND lost_leases + 1 >= ?3 RETURNING id",
     )
-    .bind(rows::gave_up_message())
+    .bind(rows::GAVE_UP_MESSAGE)
     .bind(now)
-    .bind(i64::from(MAX_ATTEMPTS))
+    .bind(i64::from(max_attempts))
     .fetch_all(&mut *conn)
     .await?;
     let requeued = sqlx::query(
-        "UPDATE jobs SET state = 'queued', worker = NULL, lease_until = NULL, updated_at = ?1
-         WHERE state = 'running' AND lease_until <= ?1 RETURNING id",
+        "UPDATE jobs SET state = 'queued', worker = NULL, lease_until = NULL,
+             lost_leases = lost_leases + 1, updated_at = ?1
+         WHERE state = 'running' AND lease_until <= ?1 AND lost_leases + 1 < ?2 RETURNING id",
     )
     .bind(now)
+    .bind(i64::from(max_attempts))
     .fetch_all(&mut *conn)
     .await?;
     let interrupted = sqlx::query(
@@ -365,6 +372,7 @@ pub(super) fn job_from_row(row: &SqliteRow) -> Result<Job, StoreError> {
         payload: serde_json::from_str(&payload)
             .map_err(|e| StoreError::Internal(format!("stored job payload: {e}")))?,
         attempts: rows::attempts_from_db(row.try_get("attempts")?)?,
+        lost_leases: rows::attempts_from_db(row.try_get("lost_leases")?)?,
         worker: row.try_get("worker")?,
         created_at: time_from_micros(row.try_get("created_at")?)?,
         lease_until: lease_until.map(time_from_micros).transpose()?,
@@ -373,5 +381,9 @@ pub(super) fn job_from_row(row: &SqliteRow) -> Result<Job, StoreError> {
             row.try_get("progress_done")?,
             row.try_get("progress_total")?,
         ),
+        applying_at: row
+            .try_get::<Option<i64>, _>("applying_at")?
+            .map(time_from_micros)
+            .transpose()?,
     })
 }

@@ -65,6 +65,10 @@ pub(crate) struct Options {
     pub(crate) bot: String,
     /// How long `comment_containing` waits for a comment.
     pub(crate) wait: Duration,
+    /// More top-level YAML for the config (`commands: {…}\n`).
+    pub(crate) extra: String,
+    /// Added by the simulator to every request.
+    pub(crate) sim_latency: Duration,
 }
 
 impl Options {
@@ -80,6 +84,8 @@ impl Options {
             auth: format!("bot_user: atoll-bot, token: {FAKE_TOKEN}"),
             bot: "atoll-bot".to_owned(),
             wait: Duration::from_secs(60),
+            extra: String::new(),
+            sim_latency: Duration::ZERO,
         }
     }
 }
@@ -115,6 +121,10 @@ impl World {
             &serde_yaml_ng::from_str::<Scenario>("{}").expect("scenario"),
             SimOptions {
                 task_duration: options.task,
+                faults: atoll::pvesim::FaultSettings {
+                    latency: options.sim_latency,
+                    ..Default::default()
+                },
                 ..SimOptions::default()
             },
         )
@@ -142,13 +152,15 @@ impl World {
              repo_allowlist: ['{host}/acme/*']\n\
              proxmox: {{endpoint: '{}', api_token: '{TOKEN}'}}\n\
              protect: {{discover: false}}\n\
-             repos:\n  - id: /.*/\n    apply_requirements: {}\n",
+             repos:\n  - id: /.*/\n    apply_requirements: {}\n\
+             {}",
             options.server_extra,
             dir.path(),
             fake.api_url(),
             options.auth,
             sim.url(),
             options.requirements,
+            options.extra,
         );
         fake.create_repo(REPO).await.expect("repo");
         // Gitea tells only repository admins other users' permissions.

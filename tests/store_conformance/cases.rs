@@ -2,6 +2,8 @@
 
 #[path = "claims.rs"]
 mod claims;
+#[path = "deaths.rs"]
+mod deaths;
 #[path = "deliveries.rs"]
 mod deliveries;
 #[path = "lifecycle.rs"]
@@ -12,6 +14,7 @@ mod progress;
 mod sessions;
 
 pub(crate) use claims::*;
+pub(crate) use deaths::*;
 pub(crate) use deliveries::*;
 pub(crate) use lifecycle::*;
 pub(crate) use progress::*;

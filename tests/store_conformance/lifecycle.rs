@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use atoll::store::{ForgeKind, JobState, MAX_ATTEMPTS, StoreError};
+use atoll::store::{DEFAULT_MAX_ATTEMPTS, ForgeKind, JobState, StoreError};
 use uuid::Uuid;
 
 use super::{EXPIRED, LEASE, WIDE, accepted, delivery, job, queue, state};
@@ -152,13 +152,13 @@ pub(crate) async fn expired_running_job_is_requeued_with_attempts_counted(db: &T
         .await
         .expect("claim")
         .expect("job");
-    let reaped = s.reap().await.expect("reap");
+    let reaped = s.reap(DEFAULT_MAX_ATTEMPTS).await.expect("reap");
     assert_eq!(reaped.requeued, vec![id]);
     assert!(reaped.interrupted.is_empty() && reaped.failed.is_empty());
     let job = s.get_job(id).await.expect("get").expect("job");
     assert_eq!(
-        (job.state, job.worker, job.attempts),
-        (JobState::Queued, None, 1)
+        (job.state, job.worker, job.attempts, job.lost_leases),
+        (JobState::Queued, None, 1, 1)
     );
     // The old holder has lost it; a new claim counts a second attempt.
     assert!(
@@ -191,7 +191,7 @@ pub(crate) async fn expired_applying_job_is_interrupted_not_retried(db: &TestSto
             .await
             .expect("expire the lease")
     );
-    let reaped = s.reap().await.expect("reap");
+    let reaped = s.reap(DEFAULT_MAX_ATTEMPTS).await.expect("reap");
     assert_eq!(reaped.interrupted, vec![id]);
     assert!(reaped.requeued.is_empty());
     let job = s.get_job(id).await.expect("get").expect("job");
@@ -207,28 +207,10 @@ pub(crate) async fn expired_applying_job_is_interrupted_not_retried(db: &TestSto
             .expect("claim")
             .is_none()
     );
-    assert_eq!(s.reap().await.expect("reap again"), Default::default());
-}
-
-pub(crate) async fn job_that_keeps_losing_its_worker_fails_after_max_attempts(db: &TestStore) {
-    let s = &*db.store;
-    let id = queue(s, "plan", "r").await;
-    for attempt in 1..=MAX_ATTEMPTS {
-        let job = s
-            .claim("crashy", &["plan"], EXPIRED, WIDE)
-            .await
-            .expect("claim");
-        assert_eq!(job.expect("job").attempts, attempt);
-        let reaped = s.reap().await.expect("reap");
-        if attempt < MAX_ATTEMPTS {
-            assert_eq!(reaped.requeued, vec![id], "attempt {attempt}");
-        } else {
-            assert_eq!(reaped.failed, vec![id], "attempt {attempt}");
-        }
-    }
-    let job = s.get_job(id).await.expect("get").expect("job");
-    assert_eq!(job.state, JobState::Failed);
-    assert!(job.error.is_some_and(|e| e.contains("lease")));
+    assert_eq!(
+        s.reap(DEFAULT_MAX_ATTEMPTS).await.expect("reap again"),
+        Default::default()
+    );
 }
 
 pub(crate) async fn unexpired_lease_is_not_reaped(db: &TestStore) {
@@ -238,7 +220,10 @@ pub(crate) async fn unexpired_lease_is_not_reaped(db: &TestStore) {
         .await
         .expect("claim")
         .expect("job");
-    assert_eq!(s.reap().await.expect("reap"), Default::default());
+    assert_eq!(
+        s.reap(DEFAULT_MAX_ATTEMPTS).await.expect("reap"),
+        Default::default()
+    );
     assert_eq!(state(s, id).await, JobState::Running);
 }
 
@@ -365,7 +350,7 @@ pub(crate) async fn jobs_in_a_state_are_listed_newest_first(db: &TestStore) {
                 .await
                 .expect("expire the lease")
         );
-        s.reap().await.expect("reap");
+        s.reap(DEFAULT_MAX_ATTEMPTS).await.expect("reap");
         interrupted.push(id);
     }
     let waiting = queue(s, "plan", "c").await;
