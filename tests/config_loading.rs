@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use atoll::config::{self, ConfigError, GuestSelector, Loaded, ProxmoxAuth};
+use atoll::config::{self, ConfigError, GuestSelector, Loaded, ProxmoxAuth, UnlockRole};
 use secrecy::ExposeSecret;
 
 fn load(yaml: &str, env: &[(&str, &str)]) -> Result<Loaded, ConfigError> {
@@ -358,5 +358,49 @@ fn example_config_secret_fields_hold_only_placeholders() {
     assert!(
         checked >= 10,
         "expected to check all secret fields, checked {checked}"
+    );
+}
+
+#[test]
+fn command_and_queue_bounds_default_and_are_checked_by_key_path() {
+    let s = ok("", &[]).settings;
+    assert_eq!(
+        s.commands.unlock_requires,
+        vec![UnlockRole::Write, UnlockRole::Author]
+    );
+    assert_eq!(s.commands.max_reply_comments, 4);
+    assert_eq!(s.queue.max_attempts, 3);
+    let s = ok(
+        "commands: {unlock_requires: [author, anyone], max_reply_comments: 1}\nqueue: {max_attempts: 1}\n",
+        &[],
+    )
+    .settings;
+    assert_eq!(
+        s.commands.unlock_requires,
+        vec![UnlockRole::Author, UnlockRole::Anyone]
+    );
+    let p = problems(
+        "commands: {unlock_requires: [write, admins], max_reply_comments: 0}\nqueue: {max_attempts: 0}\n",
+        &[],
+    );
+    assert!(
+        p.iter()
+            .any(|p| p.starts_with("commands.unlock_requires[1]:") && p.contains("\"admins\"")),
+        "{p:?}"
+    );
+    assert!(
+        p.iter()
+            .any(|p| p.starts_with("commands.max_reply_comments:")),
+        "{p:?}"
+    );
+    assert!(
+        p.iter().any(|p| p.starts_with("queue.max_attempts:")),
+        "{p:?}"
+    );
+    let p = problems("commands: {unlock_requires: []}\n", &[]);
+    assert!(
+        p.iter()
+            .any(|p| p.starts_with("commands.unlock_requires:") && p.contains("nobody")),
+        "{p:?}"
     );
 }
