@@ -76,6 +76,19 @@ impl FakeForge {
         branch: &str,
         files: &[(&str, &str)],
     ) -> Result<u64, FakeError> {
+        self.open_pr_with_links(full, author, branch, files, &[])
+            .await
+    }
+
+    /// [`Self::open_pr`], the commit also adding symbolic links (`(path, target)`).
+    pub async fn open_pr_with_links(
+        &self,
+        full: &str,
+        author: &str,
+        branch: &str,
+        files: &[(&str, &str)],
+        links: &[(&str, &str)],
+    ) -> Result<u64, FakeError> {
         let (bare, base_sha, base_ref, number) = {
             let mut state = self.shared.state();
             let repo = state
@@ -91,10 +104,11 @@ impl FakeForge {
                 number,
             )
         };
-        let head = git::commit(
+        let head = git::commit_with_links(
             &bare,
             Some(&base_sha),
             files,
+            links,
             branch,
             &format!("refs/heads/{branch}"),
         )
@@ -113,7 +127,11 @@ impl FakeForge {
             draft: false,
             mergeable: Some(true),
             mergeable_state: "clean".to_owned(),
-            files: files.iter().map(|(p, _)| ((*p).to_owned(), None)).collect(),
+            files: files
+                .iter()
+                .chain(links)
+                .map(|(p, _)| ((*p).to_owned(), None))
+                .collect(),
             reviews: Vec::new(),
         };
         self.with_repo(full, |repo| {
