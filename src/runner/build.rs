@@ -33,6 +33,7 @@ impl Runner {
             protect: protect(settings),
             executable: settings.commands.executable_name.clone(),
             public_url: settings.server.public_url.clone(),
+            limits: settings.limits,
         })
     }
 }

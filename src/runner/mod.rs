@@ -50,6 +50,8 @@ pub struct Runner {
     pub executable: String,
     /// `server.public_url`: commit statuses link to `{public_url}/jobs/{id}` when set.
     pub public_url: Option<String>,
+    /// `limits`: what a PR's checkout may make a job read and evaluate.
+    pub limits: crate::config::LimitsSettings,
 }
 
 impl Runner {
