@@ -63,6 +63,7 @@ fn main() {
         project_dir: "environments/dev".into(),
         workspace: "default".into(),
         vars: Vec::new(),
+        limits: Default::default(),
     };
     let before = peak_rss_kib();
 

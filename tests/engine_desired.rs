@@ -15,6 +15,7 @@ fn load(tf: &str) -> Result<desired::DesiredState, Vec<DesiredError>> {
         project_dir: ".".into(),
         workspace: "default".to_owned(),
         vars: Vec::new(),
+        limits: Default::default(),
     };
     let loaded = tfconfig::load(&input);
     assert!(!loaded.has_errors(), "{}", loaded.render_diagnostics());

@@ -35,6 +35,7 @@ fn load(name: &str) -> tfconfig::Loaded {
         project_dir: project.into(),
         workspace,
         vars,
+        limits: Default::default(),
     })
 }
 

@@ -18,6 +18,7 @@ fn load_at(checkout: &Path, project: &str, vars: Vec<CliVar>) -> Loaded {
         project_dir: project.into(),
         workspace: "default".into(),
         vars,
+        limits: Default::default(),
     })
 }
 

@@ -11,6 +11,7 @@ fn load(checkout: &Path, workspace: &str) -> Loaded {
         project_dir: ".".into(),
         workspace: workspace.into(),
         vars: Vec::new(),
+        limits: Default::default(),
     })
 }
 

@@ -6,6 +6,7 @@
 //! Loading reports every problem with its key path (and the variable that set it), never just
 //! the first one, so `atoll check-config` can list them all.
 
+mod limits;
 mod proxmox;
 mod sections;
 mod server;
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 use secrecy::SecretString;
 
+pub use limits::LimitsSettings;
 pub use proxmox::{GuestSelector, ProtectSettings, ProxmoxAuth, ProxmoxSettings};
 pub use server::{ServerSettings, WebhookBodySettings};
 pub use web::{ApiSettings, WebSettings};
@@ -45,6 +47,8 @@ pub struct Settings {
     pub log: LogSettings,
     pub web: WebSettings,
     pub api: ApiSettings,
+    /// `limits`: what one pull request may make atoll read and evaluate.
+    pub limits: LimitsSettings,
 }
 
 #[derive(Debug, Clone)]

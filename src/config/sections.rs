@@ -41,6 +41,7 @@ pub(super) fn read(r: &mut Reader<'_>) -> Settings {
         log: log(r),
         web: super::web::read_web(r),
         api: super::web::read_api(r),
+        limits: super::limits::read_limits(r),
     }
 }
 

@@ -99,14 +99,35 @@ pub(super) async fn commit(
     message: &str,
     reference: &str,
 ) -> Result<String, FakeError> {
+    commit_with_links(git_dir, parent, files, &[], message, reference).await
+}
+
+/// [`commit`], plus symbolic links (`(path, target)`, git mode 120000): a checkout of the
+/// commit has them as real links.
+pub(super) async fn commit_with_links(
+    git_dir: &Path,
+    parent: Option<&str>,
+    files: &[(&str, &str)],
+    links: &[(&str, &str)],
+    message: &str,
+    reference: &str,
+) -> Result<String, FakeError> {
     let scratch = tempfile::tempdir().map_err(|e| FakeError::Git(format!("scratch dir: {e}")))?;
     let index = scratch.path().join("index");
     if let Some(parent) = parent {
         git(git_dir, &["read-tree", parent], None, Some(&index)).await?;
     }
-    let mut info = String::new();
+    let entries: Vec<(&str, &str, &str)> = files
+        .iter()
+        .map(|(path, content)| (*path, *content, "100644"))
+        .chain(
+            links
+                .iter()
+                .map(|(path, target)| (*path, *target, "120000")),
+        )
+        .collect();
     let mut blob_paths: Vec<PathBuf> = Vec::new();
-    for (n, (_, content)) in files.iter().enumerate() {
+    for (n, (_, content, _)) in entries.iter().enumerate() {
         let p = scratch.path().join(format!("blob{n}"));
         std::fs::write(&p, content).map_err(|e| FakeError::Git(format!("writing blob: {e}")))?;
         blob_paths.push(p);
@@ -122,11 +143,12 @@ pub(super) async fn commit(
         None,
     )
     .await?;
-    for ((path, content), hash) in files.iter().zip(hashes.lines()) {
+    let mut info = String::new();
+    for ((path, content, mode), hash) in entries.iter().zip(hashes.lines()) {
         if content.is_empty() {
             info.push_str(&format!("0 {} 0\t{path}\n", "0".repeat(40)));
         } else {
-            info.push_str(&format!("100644 {hash}\t{path}\n"));
+            info.push_str(&format!("{mode} {hash}\t{path}\n"));
         }
     }
     git(

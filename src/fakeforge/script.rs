@@ -78,7 +78,21 @@ impl FakeForge {
         branch: &str,
         files: &[(&str, &str)],
     ) -> Result<u64, FakeError> {
-        self.open_pr_from(full, None, author, branch, files).await
+        self.open_pr_from(full, None, author, branch, files, &[])
+            .await
+    }
+
+    /// [`Self::open_pr`], the commit also adding symbolic links (`(path, target)`).
+    pub async fn open_pr_with_links(
+        &self,
+        full: &str,
+        author: &str,
+        branch: &str,
+        files: &[(&str, &str)],
+        links: &[(&str, &str)],
+    ) -> Result<u64, FakeError> {
+        self.open_pr_from(full, None, author, branch, files, links)
+            .await
     }
 
     /// Opens a PR whose head branch lives in `fork_owner`'s fork of `full` (forked now if it
@@ -94,7 +108,7 @@ impl FakeForge {
         files: &[(&str, &str)],
     ) -> Result<u64, FakeError> {
         let fork = self.fork(full, fork_owner).await?;
-        self.open_pr_from(full, Some(&fork), author, branch, files)
+        self.open_pr_from(full, Some(&fork), author, branch, files, &[])
             .await
     }
 
@@ -144,6 +158,7 @@ impl FakeForge {
         author: &str,
         branch: &str,
         files: &[(&str, &str)],
+        links: &[(&str, &str)],
     ) -> Result<u64, FakeError> {
         let (base_bare, base_sha, base_ref, number) = {
             let mut state = self.shared.state();
@@ -161,10 +176,11 @@ impl FakeForge {
             )
         };
         let head_bare = self.head_bare(full, fork)?;
-        let head = git::commit(
+        let head = git::commit_with_links(
             &head_bare,
             Some(&base_sha),
             files,
+            links,
             branch,
             &format!("refs/heads/{branch}"),
         )
@@ -183,7 +199,11 @@ impl FakeForge {
             draft: false,
             mergeable: Some(true),
             mergeable_state: "clean".to_owned(),
-            files: files.iter().map(|(p, _)| ((*p).to_owned(), None)).collect(),
+            files: files
+                .iter()
+                .chain(links)
+                .map(|(p, _)| ((*p).to_owned(), None))
+                .collect(),
             reviews: Vec::new(),
             head_repo: fork.map(str::to_owned),
         };

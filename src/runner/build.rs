@@ -38,6 +38,7 @@ impl Runner {
                 unlock_requires: settings.commands.unlock_requires.clone(),
                 max_reply_comments: settings.commands.max_reply_comments,
             },
+            limits: settings.limits,
         })
     }
 }

@@ -61,6 +61,8 @@ pub struct Runner {
     pub public_url: Option<String>,
     /// What comments may make it do: forks, unlock, reply size.
     pub policy: Policy,
+    /// `limits`: what a PR's checkout may make a job read and evaluate.
+    pub limits: crate::config::LimitsSettings,
 }
 
 impl Runner {

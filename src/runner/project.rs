@@ -8,6 +8,7 @@ use anyhow::{Context as _, anyhow};
 use secrecy::SecretString;
 
 use super::{Job, Runner};
+use crate::config::LimitsSettings;
 use crate::forge::{PrState, PullDetails};
 use crate::locks::LockKey;
 use crate::proxmox::ProxmoxApi;
@@ -16,6 +17,7 @@ use crate::proxmox::state::StateHandle;
 use crate::repocfg::{self, Inputs, Project, Resolution};
 use crate::store::{ForgeKind, StateScope};
 use crate::tfconfig::Input;
+use crate::tfconfig::checkout::{self, ReadError};
 use crate::workdir::{Checkout, PrCheckout};
 
 /// The PR as the forge reports it now, refusing closed ones.
@@ -113,13 +115,10 @@ pub(super) async fn resolve(r: &Runner, job: &Job, root: &Path) -> anyhow::Resul
         changed.extend(f.previous_path);
         changed.push(f.path);
     }
-    let root = root.to_path_buf();
-    let (tree, yaml) = tokio::task::spawn_blocking(move || {
-        let yaml = std::fs::read_to_string(root.join("atlantis.yaml")).ok();
-        (list_tree(&root), yaml)
-    })
-    .await
-    .context("listing the checkout")?;
+    let (root, limits) = (root.to_path_buf(), r.limits);
+    let (tree, yaml) = tokio::task::spawn_blocking(move || read_checkout(&root, &limits))
+        .await
+        .context("listing the checkout")??;
     resolve_now(r, job, yaml.as_deref(), &tree, &changed)
 }
 
@@ -140,15 +139,54 @@ fn resolve_now(
     Ok(repocfg::resolve(inputs, &policy)?)
 }
 
-/// Every file in the checkout, repository-relative with `/`, `.git` skipped.
-fn list_tree(root: &Path) -> Vec<String> {
+/// The checkout's files and its `atlantis.yaml` (`None` when there is none), both bounded.
+fn read_checkout(
+    root: &Path,
+    limits: &LimitsSettings,
+) -> anyhow::Result<(Vec<String>, Option<String>)> {
+    let root = root.canonicalize().context("opening the checkout")?;
+    let yaml = repo_config(&root, limits.repo_config_bytes)?;
+    let tree = list_tree(&root, limits.checkout_files)?;
+    Ok((tree, yaml))
+}
+
+/// `atlantis.yaml`, read only as a regular file inside the checkout and through its byte cap;
+/// a refusal names the file, why, the limit and its setting.
+fn repo_config(root: &Path, limit: u64) -> anyhow::Result<Option<String>> {
+    const NAME: &str = "atlantis.yaml";
+    const SETTING: &str = "limits.repo_config_bytes";
+    let why = match checkout::read_confined_text(root, Path::new(NAME), limit, SETTING) {
+        Ok(text) => return Ok(Some(text)),
+        // A link to nothing is not "no atlantis.yaml": it would change which projects run.
+        Err(ReadError::NotFound) if std::fs::symlink_metadata(root.join(NAME)).is_ok() => {
+            "it is a symbolic link to a file that does not exist".to_owned()
+        }
+        Err(ReadError::NotFound) => return Ok(None),
+        Err(e) => e.to_string(),
+    };
+    Err(anyhow!(
+        "{NAME} was not read: {why}. atoll reads {NAME} only as a regular file inside the repository, of at most {} (server setting {SETTING}); commit it as one",
+        checkout::size(limit)
+    ))
+}
+
+/// Every file in the checkout, repository-relative with `/`, `.git` skipped; links are listed,
+/// never followed. Refused past `max` files and directories.
+fn list_tree(root: &Path, max: usize) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::new();
     let mut stack: Vec<PathBuf> = vec![root.to_path_buf()];
+    let mut seen = 0usize;
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
+            seen += 1;
+            if seen > max {
+                return Err(anyhow!(
+                    "the checkout has more than {max} files and directories, the most atoll lists to select projects (server setting limits.checkout_files); split the repository or raise the limit"
+                ));
+            }
             let path = entry.path();
             let Ok(kind) = entry.file_type() else {
                 continue;
@@ -167,7 +205,7 @@ fn list_tree(root: &Path) -> Vec<String> {
         }
     }
     out.sort();
-    out
+    Ok(out)
 }
 
 /// The lock key of a project.
@@ -212,6 +250,7 @@ pub(super) fn project_io(r: &Runner, job: &Job, root: &Path, p: &Project) -> (St
         project_dir: dir,
         workspace: p.workspace.as_str().to_owned(),
         vars: Vec::new(),
+        limits: r.limits.tfconfig(),
     };
     (
         StateHandle::new(std::sync::Arc::clone(&r.store), scope),
@@ -255,4 +294,67 @@ pub(super) async fn off_thread<T: Send + 'static>(
     tokio::task::spawn_blocking(move || f(rt))
         .await
         .context("the plan/apply task stopped unexpectedly")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checkout() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        (dir, root)
+    }
+
+    fn refusal(root: &Path, limit: u64) -> String {
+        match repo_config(root, limit) {
+            Ok(yaml) => panic!("read: {yaml:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn atlantis_yaml_is_read_when_it_is_a_regular_file_within_the_cap() {
+        let (_dir, root) = checkout();
+        assert_eq!(repo_config(&root, 1024).ok(), Some(None));
+        std::fs::write(root.join("atlantis.yaml"), "version: 3\n").expect("write");
+        assert_eq!(
+            repo_config(&root, 1024).ok().flatten().as_deref(),
+            Some("version: 3\n")
+        );
+    }
+
+    #[test]
+    fn atlantis_yaml_over_the_cap_fifo_or_dangling_link_is_refused_with_the_setting() {
+        let (_dir, root) = checkout();
+        std::fs::write(root.join("atlantis.yaml"), "x".repeat(2048)).expect("write");
+        let why = refusal(&root, 1024);
+        assert!(why.contains("larger than 1 KiB"), "{why}");
+        assert!(why.contains("limits.repo_config_bytes"), "{why}");
+        std::fs::remove_file(root.join("atlantis.yaml")).expect("rm");
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(root.join("atlantis.yaml"))
+            .status()
+            .expect("mkfifo");
+        assert!(fifo.success());
+        assert!(refusal(&root, 1024).contains("not a regular file"));
+        std::fs::remove_file(root.join("atlantis.yaml")).expect("rm");
+        std::os::unix::fs::symlink("missing.yaml", root.join("atlantis.yaml")).expect("link");
+        assert!(refusal(&root, 1024).contains("does not exist"));
+    }
+
+    #[test]
+    fn a_checkout_with_more_files_than_the_limit_is_refused() {
+        let (_dir, root) = checkout();
+        for i in 0..5 {
+            std::fs::write(root.join(format!("f{i}")), "").expect("write");
+        }
+        assert_eq!(list_tree(&root, 10).map(|t| t.len()).ok(), Some(5));
+        let why = list_tree(&root, 4).err().map(|e| e.to_string());
+        assert!(
+            why.as_deref()
+                .is_some_and(|w| w.contains("limits.checkout_files")),
+            "{why:?}"
+        );
+    }
 }

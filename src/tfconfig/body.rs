@@ -10,7 +10,7 @@ use hcl_edit::Span as _;
 use hcl_edit::structure::{Block, Body};
 
 use super::diag::{Diagnostic, did_you_mean};
-use super::eval::{Scope, iteration_pairs};
+use super::eval::{ENTRY_BYTES, Scope, iteration_pairs};
 use super::schema::{BlockSchema, BodySchema};
 use super::types::convert;
 use super::value::{Type, Value};
@@ -50,6 +50,16 @@ pub(crate) fn eval_body(
             )
         };
         diags.push(s.error("Unsupported block type", detail, block.ident.span()));
+    }
+    // The attributes were charged as they were evaluated; the body adds its entries (defaults
+    // and unknowns included), so many instances or `dynamic` blocks are bounded too.
+    let keys: u64 = out.keys().map(|k| k.len() as u64 + ENTRY_BYTES).sum();
+    let charged = s
+        .charge(out.len() as u64 + 1, Some(open.clone()))
+        .and_then(|()| s.charge_bytes(keys, Some(open)));
+    if let Err(d) = charged {
+        diags.push(d);
+        return Value::Unknown(Type::Dynamic);
     }
     Value::Object(out)
 }
@@ -280,6 +290,9 @@ fn eval_dynamic(
     let open = open_brace(s, content);
     let mut out = Vec::with_capacity(pairs.len());
     for (k, v) in pairs {
+        if s.ctx.exhausted() {
+            break;
+        }
         let it = Value::Object(BTreeMap::from([
             ("key".to_owned(), k.mark(marked)),
             ("value".to_owned(), v.mark(marked)),

@@ -77,6 +77,7 @@ pub fn run(args: &ValidateArgs, argv: &[String]) -> ExitCode {
         project_dir,
         workspace: args.workspace.clone(),
         vars: cli,
+        limits: super::Limits::default(),
     });
     if args.json {
         println!("{}", to_json(&loaded));

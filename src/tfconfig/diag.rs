@@ -1,8 +1,16 @@
 //! Terraform-shaped diagnostics: severity, summary, detail and a subject span in a source file,
 //! rendered as Terraform prints them (`Error: ...`, `on FILE line N, in CONTEXT:`, the source
-//! line with the span marked, the detail).
+//! line with the span marked, the detail). A long line is quoted as a short window around the
+//! subject, and a detail is kept to a few kilobytes, so one bad input cannot make a huge report.
 
 use std::ops::Range;
+
+/// Most characters of a source line quoted in a diagnostic.
+pub const MAX_QUOTED: usize = 200;
+/// Characters quoted before the subject's column when a line is cut.
+const LEAD: usize = 60;
+/// Most bytes of a diagnostic's detail (details quote values, which can be long).
+pub const MAX_DETAIL: usize = 4096;
 
 /// Error or warning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -38,7 +46,7 @@ impl Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             summary: summary.into(),
-            detail: detail.into(),
+            detail: bounded(detail.into()),
             subject,
         }
     }
@@ -51,10 +59,40 @@ impl Diagnostic {
         Diagnostic {
             severity: Severity::Warning,
             summary: summary.into(),
-            detail: detail.into(),
+            detail: bounded(detail.into()),
             subject,
         }
     }
+}
+
+/// `detail` cut to [`MAX_DETAIL`] bytes (at a character boundary), marked where it was cut.
+fn bounded(mut detail: String) -> String {
+    if detail.len() <= MAX_DETAIL {
+        return detail;
+    }
+    let mut end = MAX_DETAIL;
+    while !detail.is_char_boundary(end) {
+        end -= 1;
+    }
+    detail.truncate(end);
+    detail.push_str("… (cut: the detail was too long to show)");
+    detail
+}
+
+/// At most [`MAX_QUOTED`] characters of `line` around the 0-based character column `col`, with
+/// `…` where the line was cut, and where `col` falls in them.
+fn window(line: &str, col: usize) -> (String, usize) {
+    let total = line.chars().count();
+    if total <= MAX_QUOTED {
+        return (line.to_owned(), col);
+    }
+    let start = col.saturating_sub(LEAD).min(total - MAX_QUOTED);
+    let end = start + MAX_QUOTED;
+    let body: String = line.chars().skip(start).take(MAX_QUOTED).collect();
+    let lead = if start > 0 { "…" } else { "" };
+    let tail = if end < total { "…" } else { "" };
+    let at = col - start + usize::from(start > 0);
+    (format!("{lead}{body}{tail}"), at)
 }
 
 /// A source file: its name relative to the root module directory, its text and line index.
@@ -187,18 +225,20 @@ impl SourceMap {
             .find(|(r, _)| r.start <= span.range.start && span.range.start < r.end.max(r.start + 1))
             .map(|(_, c)| format!(", in {c}"))
             .unwrap_or_default();
-        let text = f.line_text(line);
+        let full = f.line_text(line);
+        let (text, at) = window(full, col - 1);
         let prefix = format!("{line:>4}: ");
         let (end_line, end_col) = f.line_col(span.range.end.max(span.range.start));
         let width = if end_line == line {
             end_col.saturating_sub(col).max(1)
         } else {
-            text.chars().count().saturating_sub(col - 1).max(1)
+            full.chars().count().saturating_sub(col - 1).max(1)
         };
+        let room = text.chars().count().saturating_sub(at).max(1);
         let marks = format!(
             "{}{}",
-            " ".repeat(prefix.len() + col - 1),
-            "^".repeat(width)
+            " ".repeat(prefix.len() + at),
+            "^".repeat(width.min(room))
         );
         Some(format!(
             "  on {} line {line}{context}:\n{prefix}{text}\n{}\n",
@@ -281,6 +321,45 @@ mod tests {
             out,
             "Error: Unsupported argument\n\n  on main.tf line 2, in module \"x\":\n   2:   proxxmox_node = \"pve\"\n        ^^^^^^^^^^^^^\n\nAn argument named \"proxxmox_node\" is not expected here.\n"
         );
+    }
+
+    #[test]
+    fn a_long_line_is_quoted_as_a_short_window_around_the_subject() {
+        let mut map = SourceMap::default();
+        let line = format!(
+            "x = \"{}BAD{}\"\n",
+            "a".repeat(100_000),
+            "b".repeat(100_000)
+        );
+        let id = map.add("main.tf".into(), line.clone());
+        let start = line.find("BAD").unwrap_or(0);
+        let d = Diagnostic::error(
+            "Invalid value",
+            "bad",
+            Some(Span {
+                file: id,
+                range: start..start + 3,
+            }),
+        );
+        let out = map.render(&d);
+        assert!(out.len() < 1000, "{} bytes quoted", out.len());
+        let quoted = out.lines().find(|l| l.contains("BAD")).unwrap_or_default();
+        assert!(quoted.contains("…a") && quoted.contains("b…"), "{quoted}");
+        let marks = out
+            .lines()
+            .find(|l| l.trim_start().starts_with('^'))
+            .unwrap_or_default();
+        let bad = quoted
+            .char_indices()
+            .position(|(i, _)| quoted[i..].starts_with("BAD"));
+        assert_eq!(marks.find('^'), bad, "{quoted}\n{marks}");
+        assert_eq!(marks.trim().len(), 3, "{marks}");
+    }
+
+    #[test]
+    fn a_long_detail_is_cut() {
+        let d = Diagnostic::error("x", "é".repeat(10_000), None);
+        assert!(d.detail.len() < MAX_DETAIL + 100);
     }
 
     #[test]

@@ -1,14 +1,73 @@
-//! `count` and `for_each` expansion into instance keys, with Terraform's errors, bounded.
+//! `count` and `for_each` expansion into instance keys, with Terraform's errors, bounded per
+//! block and, through [`Tally`], across the whole project: nested module `for_each` multiplies,
+//! so the instances of every block at every depth are counted against one limit.
 
 use std::fmt;
 
 use super::config::Expr;
-use super::diag::Diagnostic;
+use super::diag::{Diagnostic, Span};
 use super::eval::Scope;
 use super::value::{Type, Value, quote};
 
 /// Most instances one `count`/`for_each` may produce.
 pub const MAX_INSTANCES: usize = 10_000;
+
+/// The module and resource instances expanded so far in one load, against its limits.
+#[derive(Debug)]
+pub(crate) struct Tally {
+    modules: usize,
+    resources: usize,
+    max_modules: usize,
+    max_resources: usize,
+}
+
+/// The summary of the diagnostic for too many module instances (reported once per load).
+pub const TOO_MANY_MODULES: &str = "Too many module calls";
+/// The summary of the diagnostic for too many resource instances (reported once per load).
+pub const TOO_MANY_RESOURCES: &str = "Too many resource instances";
+
+impl Tally {
+    pub(crate) fn new(max_modules: usize, max_resources: usize) -> Self {
+        Tally {
+            modules: 0,
+            resources: 0,
+            max_modules,
+            max_resources,
+        }
+    }
+
+    /// Counts `n` more instances of the module call at `span`, refusing to pass the limit.
+    pub(crate) fn modules(&mut self, n: usize, span: &Span) -> Result<(), Diagnostic> {
+        self.modules = self.modules.saturating_add(n);
+        if self.modules <= self.max_modules {
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            TOO_MANY_MODULES,
+            format!(
+                "This module call brings the configuration to more than {} module instances, the most atoll evaluates in one project (server setting limits.module_instances). Every instance of every module call counts, at every depth: a module called three times that calls another module three times makes twelve. Reduce the nesting, count or for_each of the module calls.",
+                self.max_modules
+            ),
+            Some(span.clone()),
+        ))
+    }
+
+    /// Counts `n` more instances of the resource at `span`, refusing to pass the limit.
+    pub(crate) fn resources(&mut self, n: usize, span: &Span) -> Result<(), Diagnostic> {
+        self.resources = self.resources.saturating_add(n);
+        if self.resources <= self.max_resources {
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            TOO_MANY_RESOURCES,
+            format!(
+                "This resource brings the configuration to more than {} resource instances, the most atoll evaluates in one project (server setting limits.resource_instances). Instances in module instances count too. Reduce the count or for_each of the resources or of the modules that contain them.",
+                self.max_resources
+            ),
+            Some(span.clone()),
+        ))
+    }
+}
 
 /// An instance key: none (no repetition), a `count` index or a `for_each` key.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]

@@ -8,8 +8,11 @@
 //! Must not: read anything outside the checkout (the file functions are sandboxed, module
 //! sources are confined), read `TF_VAR_*` or any other environment, run `terraform`, contact
 //! the network, or print sensitive values. Input is (checkout, project dir, workspace, CLI
-//! variables); output is [`Loaded`]. Everything is bounded: nesting, expansion and the number of
-//! values produced, so no input panics or hangs.
+//! variables, [`Limits`]); output is [`Loaded`]. Everything is bounded, so no input panics,
+//! hangs or exhausts memory: every file is read through one [`checkout::CheckoutReader`] (no
+//! link out of the checkout, regular files only, bytes and files capped per file and per load),
+//! each module directory is loaded once, module and resource instances are capped across the
+//! whole project, and evaluation spends a budget of value nodes and bytes.
 //!
 //! Known limits: numbers are `f64` (exact integers up to 2^53, not arbitrary precision);
 //! `length()` counts characters, not grapheme clusters; override files, provider-defined
@@ -18,6 +21,7 @@
 //! [`schema`] are diagnostics, not evaluated.
 
 mod body;
+pub mod checkout;
 pub mod cli;
 mod config;
 pub mod diag;
@@ -25,6 +29,7 @@ pub mod eval;
 pub mod expand;
 pub mod funcs;
 mod graph;
+pub mod limits;
 mod load;
 mod module;
 pub mod schema;
@@ -39,6 +44,7 @@ use std::path::{Path, PathBuf};
 pub use config::Lifecycle;
 pub use diag::{Diagnostic, Severity, SourceMap, Span};
 pub use expand::InstanceKey;
+pub use limits::Limits;
 pub use value::{Type, Value};
 pub use vars::CliVar;
 
@@ -53,6 +59,8 @@ pub struct Input {
     pub workspace: String,
     /// `--var` and `--var-file` values in command-line order.
     pub vars: Vec<CliVar>,
+    /// What the load may read, expand and allocate.
+    pub limits: Limits,
 }
 
 /// One resource instance of the desired state.
@@ -135,11 +143,13 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
             sources,
         };
     };
-    let tree = load::load_tree(&checkout, &root, &mut sources, &mut diags);
+    let limits = &input.limits;
+    let reader = checkout::CheckoutReader::new(checkout, limits);
+    let tree = load::load_tree(&reader, &root, &mut sources, &mut diags);
     let ctx = eval::Ctx::new(
         sources,
-        funcs::Sandbox::new(checkout, root.clone()),
-        eval::DEFAULT_BUDGET,
+        funcs::Sandbox::new(reader, root.clone()),
+        eval::Budget::new(limits.eval_values, limits.eval_memory_bytes),
     );
     let raw = vars::collect_root(
         &ctx,
@@ -169,18 +179,23 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
         resources: Vec::new(),
         diags,
         pending: Vec::new(),
+        tally: expand::Tally::new(limits.module_instances, limits.resource_instances),
+        omitted: 0,
     };
     let walked = walker.module(&mut env, &Default::default());
     let mut resources = walker.resources;
-    let mut diagnostics = walker.diags;
-    // Once the budget is spent every later evaluation fails the same way: report it once.
-    let mut budget_reported = false;
-    diagnostics.retain(|d| {
-        let budget = d.summary == "Evaluation limit reached";
-        let keep = !(budget && budget_reported);
-        budget_reported |= budget;
-        keep
-    });
+    let mut diagnostics = once_per_load(walker.diags);
+    if walker.omitted > 0 {
+        diagnostics.push(Diagnostic::warning(
+            "Too many diagnostics",
+            format!(
+                "{} more diagnostics were found but are not shown: atoll reports at most {} per load. Fix the ones above and plan again.",
+                walker.omitted,
+                walk::MAX_DIAGNOSTICS
+            ),
+            None,
+        ));
+    }
     resolve_edges(&mut resources);
     resources.sort_by(|a, b| a.address.cmp(&b.address));
     drop(env);
@@ -190,6 +205,22 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
         diagnostics,
         sources: ctx.sources.into_inner(),
     }
+}
+
+/// Diagnostics about a spent limit, once each: once a limit is reached every later evaluation
+/// fails the same way.
+fn once_per_load(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let once = [
+        eval::LIMIT_REACHED,
+        expand::TOO_MANY_MODULES,
+        expand::TOO_MANY_RESOURCES,
+    ];
+    let mut seen = [false; 3];
+    diagnostics.retain(|d| match once.iter().position(|s| *s == d.summary) {
+        Some(i) => !std::mem::replace(&mut seen[i], true),
+        None => true,
+    });
+    diagnostics
 }
 
 /// Canonical checkout and root module directory, the latter confined to the former.
@@ -278,10 +309,14 @@ pub fn evaluate_expression(src: &str) -> Result<Value, String> {
     let file = sources.add("<expression>".to_owned(), src.to_owned());
     let expr = hcl_edit::parser::parse_expr(src).map_err(|e| e.message().to_owned())?;
     let nowhere = PathBuf::from("/nonexistent/atoll-empty-checkout");
+    let limits = Limits::default();
     let ctx = eval::Ctx::new(
         sources,
-        funcs::Sandbox::new(nowhere.clone(), nowhere),
-        eval::DEFAULT_BUDGET,
+        funcs::Sandbox::new(
+            checkout::CheckoutReader::new(nowhere.clone(), &limits),
+            nowhere,
+        ),
+        eval::Budget::new(limits.eval_values, limits.eval_memory_bytes),
     );
     let scope = eval::Scope::new(&ctx, &eval::NoNames, file);
     scope

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::config::{ModuleCall, Output, Resource};
 use super::diag::{Diagnostic, did_you_mean};
 use super::eval::{Ctx, Scope};
-use super::expand::{InstanceKey, Repeated, instances};
+use super::expand::{InstanceKey, Repeated, Tally, instances};
 use super::graph::Node;
 use super::load::ModuleTree;
 use super::module::{Env, InstanceNames, eval_recorded, node_order};
@@ -28,7 +28,15 @@ pub(crate) struct Walker<'c> {
     /// Instances whose attributes still live in their module's `Env` (index into `resources`,
     /// resource key); moved out when the module walk ends, so values are stored once.
     pub(crate) pending: Vec<(usize, String)>,
+    /// Module and resource instances expanded so far, against the project's limits.
+    pub(crate) tally: Tally,
+    /// Diagnostics dropped past [`MAX_DIAGNOSTICS`].
+    pub(crate) omitted: usize,
 }
+
+/// Most diagnostics one load keeps: an error repeated for every instance says no more after
+/// the first few hundred, and each one costs memory.
+pub(crate) const MAX_DIAGNOSTICS: usize = 500;
 
 /// What a walked module instance exposes: its outputs and what they depend on.
 #[derive(Debug, Default)]
@@ -51,6 +59,9 @@ impl Walker<'_> {
         let tree = env.tree;
         let first_pending = self.pending.len();
         for node in order {
+            if self.ctx.exhausted() {
+                break;
+            }
             match node {
                 Node::Local(name) => {
                     let Some((e, _)) = tree.config.locals.get(&name) else {
@@ -143,7 +154,7 @@ impl Walker<'_> {
                 Repeated::Resource,
             )
         };
-        let insts = match insts {
+        let insts = match insts.and_then(|i| self.tally.resources(i.len(), &r.span).map(|()| i)) {
             Ok(i) => i,
             Err(d) => {
                 self.diags.push(d);
@@ -160,6 +171,9 @@ impl Walker<'_> {
         shared.extend(extra_deps.iter().cloned());
         let mut values: Vec<(InstanceKey, Value)> = Vec::with_capacity(insts.len());
         for inst in insts {
+            if self.ctx.exhausted() {
+                break;
+            }
             let names = InstanceNames {
                 env,
                 each: inst.each.clone(),
@@ -168,6 +182,7 @@ impl Walker<'_> {
             let scope = Scope::new(self.ctx, &names, r.file);
             let open = r.open.range.clone();
             let attrs = body::eval_body(&scope, &r.body, &schema.body, true, open, &mut self.diags);
+            self.bound_diagnostics();
             let mut deps = env.take_recorded();
             deps.extend(shared.iter().cloned());
             let address = format!("{}{key}{}", env.prefix, inst.key);
@@ -177,6 +192,14 @@ impl Walker<'_> {
         }
         let value = collect(r.for_each.is_some(), r.count.is_some(), values);
         env.resources.insert(key, value);
+    }
+
+    /// Drops diagnostics past [`MAX_DIAGNOSTICS`], counting them.
+    fn bound_diagnostics(&mut self) {
+        if self.diags.len() > MAX_DIAGNOSTICS {
+            self.omitted += self.diags.len() - MAX_DIAGNOSTICS;
+            self.diags.truncate(MAX_DIAGNOSTICS);
+        }
     }
 
     /// Records an instance; its attributes are moved in when the module walk ends.
@@ -235,7 +258,7 @@ impl Walker<'_> {
                 Repeated::Module,
             )
         };
-        let insts = match insts {
+        let insts = match insts.and_then(|i| self.tally.modules(i.len(), &call.span).map(|()| i)) {
             Ok(i) => i,
             Err(d) => {
                 self.diags.push(d);
@@ -253,6 +276,9 @@ impl Walker<'_> {
         let mut values = Vec::with_capacity(insts.len());
         let mut all_deps = BTreeSet::new();
         for inst in insts {
+            if self.ctx.exhausted() {
+                break;
+            }
             let prefix = format!("{}module.{}{}.", env.prefix, call.name, inst.key);
             let mut cenv = Env::new(child, prefix, self.workspace.clone());
             self.set_child_vars(env, &mut cenv, call, child, &inst);

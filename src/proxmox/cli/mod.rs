@@ -101,11 +101,12 @@ fn cli_vars(vars: &VarArgs) -> anyhow::Result<Vec<CliVar>> {
 async fn run_plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     let opened = open(&args.project).await?;
     let api = client(&opened.settings)?;
-    let input = project::input(
+    let mut input = project::input(
         &args.project.dir,
         &args.project.workspace,
         cli_vars(&args.vars)?,
     );
+    input.limits = opened.settings.limits.clone();
     let prepared = project::prepare(
         api.as_ref(),
         &opened.state,
@@ -165,11 +166,12 @@ fn approved() -> anyhow::Result<bool> {
 async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
     let opened = open(&args.project).await?;
     let api = client(&opened.settings)?;
-    let input = project::input(
+    let mut input = project::input(
         &args.project.dir,
         &args.project.workspace,
         cli_vars(&args.vars)?,
     );
+    input.limits = opened.settings.limits.clone();
     let protect = &opened.settings.protect;
     let prepared = project::prepare(api.as_ref(), &opened.state, &input, protect).await?;
     let plan = match &args.plan {

@@ -75,6 +75,7 @@ pub fn input(dir: &std::path::Path, workspace: &str, vars: Vec<tfconfig::CliVar>
         project_dir,
         workspace: workspace.to_owned(),
         vars,
+        limits: tfconfig::Limits::default(),
     }
 }
 

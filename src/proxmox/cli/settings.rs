@@ -27,6 +27,8 @@ pub struct Settings {
     pub store_url: SecretString,
     pub proxmox: Option<ClientSettings>,
     pub protect: Protect,
+    /// The evaluator's limits (`limits:`).
+    pub limits: crate::tfconfig::Limits,
 }
 
 /// Reads the settings from `config` (if given) and the process environment.
@@ -56,6 +58,7 @@ pub(super) fn from_sources<'a>(
         store_url: settings.store.url,
         proxmox: settings.proxmox.map(client_settings),
         protect: protect(settings.protect),
+        limits: settings.limits.tfconfig(),
     })
 }
 

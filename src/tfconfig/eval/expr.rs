@@ -17,7 +17,10 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
         Expression::Null(_) => Ok(Value::null()),
         Expression::Bool(b) => Ok(Value::Bool(*b.value())),
         Expression::Number(n) => Ok(Value::Number(n.value().as_f64().unwrap_or(f64::NAN))),
-        Expression::String(st) => Ok(Value::String(st.value().clone())),
+        Expression::String(st) => {
+            s.charge_bytes(st.value().len() as u64 + super::NODE_BYTES, e.span())?;
+            Ok(Value::String(st.value().clone()))
+        }
         Expression::Array(items) => {
             s.charge(items.len() as u64, e.span())?;
             let vals = items

@@ -2,8 +2,10 @@
 //! splats, templates and function calls, with unknown and sensitive propagation.
 //!
 //! It owns no configuration knowledge: root names (`var`, `local`, resources, ...) are resolved
-//! by a [`Names`] implementation supplied by the caller. Work is bounded by a budget in [`Ctx`].
+//! by a [`Names`] implementation supplied by the caller. Work and memory are bounded by the
+//! [`Budget`] in [`Ctx`]: value nodes and bytes, spent as values are made.
 
+mod budget;
 mod expr;
 mod ops;
 mod template;
@@ -19,9 +21,8 @@ use hcl_edit::{Decorated, Ident};
 use super::diag::{Diagnostic, SourceMap, Span};
 use super::funcs::Sandbox;
 use super::value::Value;
+pub use budget::{Budget, ENTRY_BYTES, NODE_BYTES, Spent};
 
-/// Most value nodes one load may produce or copy before evaluation stops with a diagnostic.
-pub const DEFAULT_BUDGET: u64 = 20_000_000;
 /// Deepest expression nesting the evaluator follows (function and template recursion included).
 const MAX_DEPTH: usize = 200;
 
@@ -30,39 +31,51 @@ const MAX_DEPTH: usize = 200;
 pub struct Ctx {
     pub sources: RefCell<SourceMap>,
     pub sandbox: Sandbox,
-    budget: Cell<u64>,
+    budget: Budget,
     depth: Cell<usize>,
 }
 
 impl Ctx {
-    pub fn new(sources: SourceMap, sandbox: Sandbox, budget: u64) -> Self {
+    pub fn new(sources: SourceMap, sandbox: Sandbox, budget: Budget) -> Self {
         Ctx {
             sources: RefCell::new(sources),
             sandbox,
-            budget: Cell::new(budget),
+            budget,
             depth: Cell::new(0),
         }
     }
 
-    /// Units of work left in the budget.
+    /// Value nodes left in the budget.
     pub fn remaining(&self) -> u64 {
-        self.budget.get()
+        self.budget.values_left()
     }
 
-    /// Spends `n` units of the work budget.
+    /// Bytes left in the budget: the most one function call or template may build.
+    pub fn room(&self) -> u64 {
+        self.budget.room()
+    }
+
+    /// Spends `n` value nodes (each [`NODE_BYTES`] bytes) of the budget.
     pub fn charge(&self, n: u64) -> Result<(), String> {
-        let left = self.budget.get();
-        if n > left {
-            self.budget.set(0);
-            return Err(
-                "This configuration produces more values than atoll evaluates in one load \
-                        (a huge range(), for_each, count or a value that doubles at every step). \
-                        Reduce the size of the collections involved."
-                    .to_owned(),
-            );
-        }
-        self.budget.set(left - n);
-        Ok(())
+        self.charge_parts(n, n.saturating_mul(NODE_BYTES))
+    }
+
+    /// Spends `values` nodes and `bytes` bytes of the budget.
+    pub fn charge_parts(&self, values: u64, bytes: u64) -> Result<(), String> {
+        self.budget
+            .charge(values, bytes)
+            .map_err(|spent| self.budget.explain(spent))
+    }
+
+    /// The detail of the diagnostic for `spent`.
+    pub fn explain(&self, spent: Spent) -> String {
+        self.budget.explain(spent)
+    }
+
+    /// True once the budget is spent: every later evaluation would fail the same way, so
+    /// walkers stop instead of collecting one diagnostic per remaining expression.
+    pub fn exhausted(&self) -> bool {
+        self.budget.values_left() == 0 || self.budget.room() == 0
     }
 }
 
@@ -209,56 +222,94 @@ impl<'a> Scope<'a> {
         v: &Value,
         range: Option<Range<usize>>,
     ) -> Result<(), Diagnostic> {
-        let (n, deep) = measure(v, self.ctx.remaining());
-        if deep {
+        let m = measure(v, self.ctx.remaining(), self.ctx.room());
+        if m.deep {
             return Err(self.error(
                 "Value nested too deeply",
                 format!("This value is nested more than {MAX_VALUE_DEPTH} levels deep, which atoll does not evaluate."),
                 range,
             ));
         }
-        self.charge(n, range)
+        self.charge_parts(m.values, m.bytes, range)
     }
 
+    /// Spends `n` value nodes.
     pub(crate) fn charge(&self, n: u64, range: Option<Range<usize>>) -> Result<(), Diagnostic> {
+        self.charge_parts(n, n.saturating_mul(NODE_BYTES), range)
+    }
+
+    /// Spends `bytes` bytes (text being built).
+    pub(crate) fn charge_bytes(
+        &self,
+        bytes: u64,
+        range: Option<Range<usize>>,
+    ) -> Result<(), Diagnostic> {
+        self.charge_parts(0, bytes, range)
+    }
+
+    fn charge_parts(
+        &self,
+        values: u64,
+        bytes: u64,
+        range: Option<Range<usize>>,
+    ) -> Result<(), Diagnostic> {
         self.ctx
-            .charge(n)
-            .map_err(|d| self.error("Evaluation limit reached", d, range))
+            .charge_parts(values, bytes)
+            .map_err(|d| self.error(LIMIT_REACHED, d, range))
+    }
+
+    /// The "Evaluation limit reached" diagnostic for a spent budget.
+    pub(crate) fn spent(&self, spent: Spent, range: Option<Range<usize>>) -> Diagnostic {
+        self.error(LIMIT_REACHED, self.ctx.explain(spent), range)
     }
 }
+
+/// The summary of every diagnostic about a spent budget (reported once per load).
+pub const LIMIT_REACHED: &str = "Evaluation limit reached";
 
 /// Deepest value nesting allowed (values only grow deeper through references, where this is
 /// checked), so recursive clone, drop and rendering stay well inside any thread's stack.
 pub const MAX_VALUE_DEPTH: usize = 256;
 
-/// Counts value nodes (long strings count more), stopping early once `cap` is passed or the
-/// nesting passes [`MAX_VALUE_DEPTH`]. Returns the count and whether the value is too deep.
-pub fn measure(v: &Value, cap: u64) -> (u64, bool) {
-    fn go(v: &Value, acc: &mut u64, cap: u64, depth: usize, deep: &mut bool) {
-        *acc += 1;
+/// What a value costs: its nodes, its estimated bytes, and whether it is nested too deeply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Measure {
+    pub values: u64,
+    pub bytes: u64,
+    pub deep: bool,
+}
+
+/// Measures a value, stopping early once `max_values` or `max_bytes` is passed or the nesting
+/// passes [`MAX_VALUE_DEPTH`].
+pub fn measure(v: &Value, max_values: u64, max_bytes: u64) -> Measure {
+    fn go(v: &Value, m: &mut Measure, caps: (u64, u64), depth: usize) {
+        m.values += 1;
+        m.bytes += NODE_BYTES;
         if let Value::String(s) = v {
-            *acc += s.len() as u64 / 64;
+            m.bytes += s.len() as u64;
         }
         if depth > MAX_VALUE_DEPTH {
-            *deep = true;
+            m.deep = true;
         }
-        if *acc > cap || *deep {
+        let over = |m: &Measure| m.values > caps.0 || m.bytes > caps.1 || m.deep;
+        if over(m) {
             return;
         }
         match v {
-            Value::Sensitive(inner) => go(inner, acc, cap, depth, deep),
+            Value::Sensitive(inner) => go(inner, m, caps, depth),
             Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items) => {
                 for i in items {
-                    go(i, acc, cap, depth + 1, deep);
-                    if *acc > cap || *deep {
+                    go(i, m, caps, depth + 1);
+                    if over(m) {
                         return;
                     }
                 }
             }
-            Value::Map(_, m) | Value::Object(m) => {
-                for i in m.values() {
-                    go(i, acc, cap, depth + 1, deep);
-                    if *acc > cap || *deep {
+            Value::Map(_, entries) | Value::Object(entries) => {
+                for (k, i) in entries {
+                    m.bytes += k.len() as u64 + ENTRY_BYTES;
+                    go(i, m, caps, depth + 1);
+                    if over(m) {
                         return;
                     }
                 }
@@ -266,9 +317,9 @@ pub fn measure(v: &Value, cap: u64) -> (u64, bool) {
             _ => {}
         }
     }
-    let (mut acc, mut deep) = (0, false);
-    go(v, &mut acc, cap, 0, &mut deep);
-    (acc, deep)
+    let mut m = Measure::default();
+    go(v, &mut m, (max_values, max_bytes), 0);
+    m
 }
 
 /// Collects the root references (`var.x`, `local.y`, `type.name`, `module.m`, `data.t.n`) an

@@ -1,5 +1,7 @@
 //! Templates: `"${...}"` interpolation, `%{if}`/`%{for}` directives, `~` strip markers and
 //! heredocs. A template that is a single interpolation returns the value itself, unconverted.
+//! The text is charged to the budget's bytes as it is written, so a `%{for}` over a large
+//! collection stops when the budget is spent, not after building the whole string.
 
 use std::ops::Range;
 
@@ -32,9 +34,10 @@ pub(crate) fn eval_template(
         strip_next: false,
         unknown: false,
         marked: false,
+        range: range.clone(),
     };
     r.template(s, t)?;
-    s.charge(r.out.len() as u64 / 64, range)?;
+    s.charge(1, range)?;
     let v = if r.unknown {
         Value::Unknown(Type::String)
     } else {
@@ -48,6 +51,8 @@ struct Render {
     strip_next: bool,
     unknown: bool,
     marked: bool,
+    /// The template's range, for the budget's diagnostic about its literal text.
+    range: Option<Range<usize>>,
 }
 
 impl Render {
@@ -58,19 +63,32 @@ impl Render {
         }
     }
 
-    fn literal(&mut self, text: &str) {
-        if self.strip_next {
-            self.out.push_str(text.trim_start());
+    fn literal(&mut self, s: &Scope<'_>, text: &str) -> Result<(), Diagnostic> {
+        let text = if self.strip_next {
+            text.trim_start()
         } else {
-            self.out.push_str(text);
-        }
+            text
+        };
         self.strip_next = false;
+        self.push(s, text, self.range.clone())
+    }
+
+    /// Appends text, charging its bytes.
+    fn push(
+        &mut self,
+        s: &Scope<'_>,
+        text: &str,
+        range: Option<Range<usize>>,
+    ) -> Result<(), Diagnostic> {
+        s.charge_bytes(text.len() as u64, range)?;
+        self.out.push_str(text);
+        Ok(())
     }
 
     fn template(&mut self, s: &Scope<'_>, t: &Template) -> Result<(), Diagnostic> {
         for el in t.iter() {
             match el {
-                Element::Literal(l) => self.literal(l.value()),
+                Element::Literal(l) => self.literal(s, l.value())?,
                 Element::Interpolation(i) => {
                     self.strip_before(i.strip.strip_start());
                     let v = s.eval(&i.expr)?;
@@ -95,9 +113,9 @@ impl Render {
         let (v, marked) = v.into_unmarked();
         self.marked |= marked || v.contains_sensitive();
         match v {
-            Value::String(st) => self.out.push_str(&st),
-            Value::Number(n) => self.out.push_str(&format_number(n)),
-            Value::Bool(b) => self.out.push_str(if b { "true" } else { "false" }),
+            Value::String(st) => self.push(s, &st, range)?,
+            Value::Number(n) => self.push(s, &format_number(n), range)?,
+            Value::Bool(b) => self.push(s, if b { "true" } else { "false" }, range)?,
             Value::Unknown(_) => self.unknown = true,
             Value::Null(_) => {
                 return Err(s.error(

@@ -3,15 +3,17 @@
 
 use std::collections::BTreeMap;
 
-use super::{FnError, FnResult, int_arg, seq_arg, string_arg};
-use crate::tfconfig::eval::ops_equals;
+use super::{FnError, FnResult, fits, int_arg, seq_arg, string_arg};
+use crate::tfconfig::eval::{NODE_BYTES, measure, ops_equals};
 use crate::tfconfig::types::{Constraint, convert};
 use crate::tfconfig::value::{Type, Value, compare};
 
 /// Most elements `range()` and `setproduct()` may produce.
 pub(crate) const MAX_ELEMENTS: usize = 1_000_000;
 
-pub(super) fn call(name: &str, args: Vec<Value>) -> Option<FnResult> {
+/// `room`: the bytes left to the evaluation budget; `setproduct` and `transpose`, whose results
+/// repeat their input, refuse one that would not fit before building it.
+pub(super) fn call(name: &str, args: Vec<Value>, room: u64) -> Option<FnResult> {
     let r = match name {
         "length" => length(&args),
         "concat" => concat(&args),
@@ -52,7 +54,7 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Option<FnResult> {
         "tomap" => to(&args, Constraint::Map(Box::new(Constraint::Any)), "map"),
         "slice" => slice(&args),
         "setunion" | "setintersection" | "setsubtract" => setop(name, &args),
-        "setproduct" => setproduct(&args),
+        "setproduct" => setproduct(&args, room),
         "coalescelist" => Ok(args
             .iter()
             .find(|a| a.as_seq().is_some_and(|s| !s.is_empty()))
@@ -79,7 +81,7 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Option<FnResult> {
             .find(|a| !a.is_null() && a.as_str() != Some(""))
             .cloned()
             .ok_or_else(|| FnError::Call("no non-null, non-empty-string arguments".into())),
-        "transpose" => transpose(&args),
+        "transpose" => transpose(&args, room),
         _ => return None,
     };
     Some(r)
@@ -278,7 +280,27 @@ fn setop(name: &str, args: &[Value]) -> FnResult {
     Ok(Value::new_set(elem, acc))
 }
 
-fn setproduct(args: &[Value]) -> FnResult {
+/// The bytes `setproduct` would build: every element of argument `i` appears in
+/// `product / len(i)` tuples, and there are `product` tuples.
+fn setproduct_bytes(args: &[Value], room: u64) -> Result<u64, FnError> {
+    let mut product: u64 = 1;
+    for i in 0..args.len() {
+        product = product.saturating_mul(seq_arg(args, i)?.len() as u64);
+    }
+    let mut total = product.saturating_mul(NODE_BYTES);
+    for i in 0..args.len() {
+        let s = seq_arg(args, i)?;
+        if s.is_empty() {
+            return Ok(0);
+        }
+        let bytes: u64 = s.iter().map(|v| measure(v, u64::MAX, room).bytes).sum();
+        total = total.saturating_add((product / s.len() as u64).saturating_mul(bytes));
+    }
+    Ok(total)
+}
+
+fn setproduct(args: &[Value], room: u64) -> FnResult {
+    fits(setproduct_bytes(args, room)?, room)?;
     let mut acc: Vec<Vec<Value>> = vec![Vec::new()];
     for i in 0..args.len() {
         let s = seq_arg(args, i)?;
@@ -318,8 +340,16 @@ fn sort(args: &[Value]) -> FnResult {
     ))
 }
 
-fn transpose(args: &[Value]) -> FnResult {
+fn transpose(args: &[Value], room: u64) -> FnResult {
     let m = map_of(args, 0)?;
+    let repeated: u64 = m
+        .iter()
+        .map(|(k, v)| {
+            let n = v.as_seq().map_or(0, <[Value]>::len) as u64;
+            n.saturating_mul(k.len() as u64 + NODE_BYTES)
+        })
+        .fold(0, u64::saturating_add);
+    fits(repeated, room)?;
     let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for (k, v) in m {
         for x in v

@@ -6,25 +6,32 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 use sha2::Digest as _;
 
-use super::{FnError, FnResult, strings::strict};
+use super::{FnError, FnResult, fits, strings::strict};
+use crate::tfconfig::eval::measure;
 use crate::tfconfig::value::{Value, format_number};
 
-pub(super) fn call(name: &str, args: &[Value]) -> Option<FnResult> {
+/// What encoding a value may make per byte the value occupies: escapes (`\u0000` for one
+/// byte), indentation by depth in YAML, and the intermediate JSON tree.
+const ENCODE_FACTOR: u64 = 12;
+
+/// Refuses to encode a value whose text could not fit in `room`.
+fn encodable(v: &Value, room: u64) -> Result<(), FnError> {
+    let bytes = measure(v, u64::MAX, room).bytes;
+    fits(bytes.saturating_mul(ENCODE_FACTOR), room)
+}
+
+/// `room`: the bytes left to the evaluation budget; encoding refuses what could not fit before
+/// it starts, decoding stops as soon as it passes it.
+pub(super) fn call(name: &str, args: &[Value], room: u64) -> Option<FnResult> {
     let b64 = base64::engine::general_purpose::STANDARD;
     let r =
         match name {
-            "jsonencode" => Ok(Value::String(json_string(&args[0]))),
-            "jsondecode" => strict(args, 0).and_then(|s| {
-                serde_json::from_str::<serde_json::Value>(s)
-                    .map(|j| from_json(&j))
-                    .map_err(|e| FnError::Arg(0, format!("invalid JSON: {e}")))
-            }),
-            "yamlencode" => Ok(Value::String(yaml(&args[0]))),
-            "yamldecode" => strict(args, 0).and_then(|s| {
-                serde_yaml_ng::from_str::<serde_json::Value>(s)
-                    .map(|j| from_json(&j))
-                    .map_err(|e| FnError::Arg(0, format!("invalid YAML: {e}")))
-            }),
+            "jsonencode" => {
+                encodable(&args[0], room).map(|()| Value::String(json_string(&args[0])))
+            }
+            "jsondecode" => strict(args, 0).and_then(|s| super::decode::json(s, room)),
+            "yamlencode" => encodable(&args[0], room).map(|()| Value::String(yaml(&args[0]))),
+            "yamldecode" => strict(args, 0).and_then(|s| super::decode::yaml(s, room)),
             "base64encode" => strict(args, 0).map(|s| Value::String(b64.encode(s))),
             "base64decode" => strict(args, 0).and_then(|s| {
                 let bytes = b64

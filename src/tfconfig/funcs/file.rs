@@ -3,41 +3,53 @@
 //!
 //! This is a security boundary: a pull request must never read the server's files into a plan.
 //! Absolute paths, `~`, `..` that leaves the checkout, and symlinks that lead outside it are all
-//! refused with a diagnostic saying why; only regular files are read, and only up to a size cap.
+//! refused with a diagnostic saying why; files are read through the load's [`CheckoutReader`]
+//! (regular files only, capped per file and per load, each file read once).
 
 use std::borrow::Cow;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 
 use base64::Engine as _;
 use hcl_edit::expr::TraversalOperator;
+use hcl_edit::template::Template;
 use hcl_edit::{Decorated, Ident};
 
 use super::{FnError, FnResult, str_arg};
+use crate::tfconfig::checkout::{CheckoutReader, ReadError};
 use crate::tfconfig::diag::Diagnostic;
 use crate::tfconfig::eval::{Names, Scope};
 use crate::tfconfig::value::{Type, Value};
-
-/// Largest file the functions read.
-const MAX_FILE: u64 = 4 * 1024 * 1024;
 
 /// Where file functions may read: the checkout, and the root module directory paths are
 /// relative to (Terraform's working directory).
 #[derive(Debug)]
 pub struct Sandbox {
+    reader: CheckoutReader,
     checkout: PathBuf,
     base: PathBuf,
     in_template: Cell<bool>,
+    /// `templatefile` sources by resolved path: source id and parsed template.
+    templates: RefCell<HashMap<PathBuf, (usize, Rc<Template>)>>,
 }
 
 impl Sandbox {
-    /// `checkout` and `base` should be canonical; `base` must lie inside `checkout`.
-    pub fn new(checkout: PathBuf, base: PathBuf) -> Self {
+    /// `base` should be canonical and lie inside the reader's checkout.
+    pub fn new(reader: CheckoutReader, base: PathBuf) -> Self {
         Sandbox {
-            checkout,
+            checkout: reader.root().to_path_buf(),
+            reader,
             base,
             in_template: Cell::new(false),
+            templates: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// The load's reader (variables files are read through it too).
+    pub fn reader(&self) -> &CheckoutReader {
+        &self.reader
     }
 
     /// Resolves a path given to a file function, or says why it is refused.
@@ -73,18 +85,13 @@ impl Sandbox {
         }
     }
 
-    fn read(&self, given: &str) -> Result<Vec<u8>, String> {
+    fn read(&self, given: &str) -> Result<Rc<Vec<u8>>, String> {
         let path = self.resolve(given)?;
-        let meta = std::fs::metadata(&path).map_err(|_| no_file(given))?;
-        if !meta.is_file() {
-            return Err(format!("{given:?} is not a regular file"));
-        }
-        if meta.len() > MAX_FILE {
-            return Err(format!(
-                "the file {given:?} is larger than {MAX_FILE} bytes, the most atoll reads"
-            ));
-        }
-        std::fs::read(&path).map_err(|e| format!("failed to read {given:?}: {}", e.kind()))
+        self.reader.read_shared(&path).map_err(|e| match e {
+            ReadError::NotFound => no_file(given),
+            ReadError::NotRegular => format!("{given:?} is not a regular file"),
+            other => format!("the file {given:?} was not read: {other}"),
+        })
     }
 
     /// A path relative to the checkout for display (never the server's absolute path).
@@ -123,11 +130,11 @@ pub(super) fn call(s: &Scope<'_>, name: &str, args: &[Value]) -> Option<FnResult
     let r = match name {
         "file" => path().and_then(|p| {
             let bytes = sb.read(p).map_err(|e| FnError::Arg(0, e))?;
-            String::from_utf8(bytes).map(Value::String).map_err(|_| {
+            std::str::from_utf8(&bytes).map(Value::string).map_err(|_| {
                 FnError::Call(format!("contents of {p:?} are not valid UTF-8; use the filebase64 function to obtain the Base64 encoded contents or the other file functions (e.g. filemd5, filesha256) to obtain file hashing results instead"))
             })
         }),
-        "filebase64" => path().and_then(|p| sb.read(p).map(|b| Value::String(base64::engine::general_purpose::STANDARD.encode(b))).map_err(|e| FnError::Arg(0, e))),
+        "filebase64" => path().and_then(|p| sb.read(p).map(|b| Value::String(base64::engine::general_purpose::STANDARD.encode(b.as_slice()))).map_err(|e| FnError::Arg(0, e))),
         "filemd5" | "filesha1" | "filesha256" | "filesha512" => {
             path().and_then(|p| sb.read(p).map(|b| Value::String(super::encoding::digest(name, &b))).map_err(|e| FnError::Arg(0, e)))
         }
@@ -230,9 +237,27 @@ fn templatefile(s: &Scope<'_>, args: &[Value]) -> FnResult {
             ));
         }
     };
+    let (file, tpl) = template(s, p)?;
+    let names = TemplateVars(vars);
+    let scope = Scope::new(s.ctx, &names, file);
+    sb.in_template.set(true);
+    let out = crate::tfconfig::eval::eval_template(&scope, &tpl);
+    sb.in_template.set(false);
+    out.map_err(|d| FnError::Diag(Box::new(d)))
+}
+
+/// The source id and parsed template of a `templatefile` path: read, parsed and added to the
+/// sources once per load, however many instances render it.
+fn template(s: &Scope<'_>, p: &str) -> Result<(usize, Rc<Template>), FnError> {
+    let sb = &s.ctx.sandbox;
+    let key = sb.resolve(p).map_err(|e| FnError::Arg(0, e))?;
+    if let Some((file, tpl)) = sb.templates.borrow().get(&key) {
+        return Ok((*file, Rc::clone(tpl)));
+    }
     let bytes = sb.read(p).map_err(|e| FnError::Arg(0, e))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| FnError::Call(format!("contents of {p:?} are not valid UTF-8")))?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| FnError::Call(format!("contents of {p:?} are not valid UTF-8")))?
+        .to_owned();
     let tpl = hcl_edit::parser::parse_template(&text).map_err(|e| {
         FnError::Call(format!(
             "failed to parse {p:?} as a template at line {}, column {}: {}",
@@ -242,10 +267,9 @@ fn templatefile(s: &Scope<'_>, args: &[Value]) -> FnResult {
         ))
     })?;
     let file = s.ctx.sources.borrow_mut().add(p.to_owned(), text);
-    let names = TemplateVars(vars);
-    let scope = Scope::new(s.ctx, &names, file);
-    sb.in_template.set(true);
-    let out = crate::tfconfig::eval::eval_template(&scope, &tpl);
-    sb.in_template.set(false);
-    out.map_err(|d| FnError::Diag(Box::new(d)))
+    let tpl = Rc::new(tpl);
+    sb.templates
+        .borrow_mut()
+        .insert(key, (file, Rc::clone(&tpl)));
+    Ok((file, tpl))
 }

@@ -1,22 +1,25 @@
 //! `format` and `formatlist`: Go-like verbs `%s %d %f %t %q %v %#v %e %g %x %X %o %b %%` with
-//! flags, width and precision.
+//! flags, width and precision. Both stop as soon as what they build passes the bytes left to
+//! the evaluation budget (`room`): widths and repeated rows multiply their input.
 
-use super::{FnError, FnResult, string_arg};
+use super::{FnError, FnResult, fits, string_arg};
+use crate::tfconfig::eval::NODE_BYTES;
 use crate::tfconfig::value::{Type, Value, format_number, quote};
 
 const MAX_WIDTH: usize = 4096;
 
-pub(super) fn call(name: &str, args: &[Value]) -> Option<FnResult> {
+pub(super) fn call(name: &str, args: &[Value], room: u64) -> Option<FnResult> {
     match name {
-        "format" => {
-            Some(string_arg(args, 0).and_then(|f| format(&f, &args[1..]).map(Value::String)))
-        }
-        "formatlist" => Some(formatlist(args)),
+        "format" => Some(
+            string_arg(args, 0)
+                .and_then(|f| format_within(&f, &args[1..], room).map(Value::String)),
+        ),
+        "formatlist" => Some(formatlist(args, room)),
         _ => None,
     }
 }
 
-fn formatlist(args: &[Value]) -> FnResult {
+fn formatlist(args: &[Value], room: u64) -> FnResult {
     let f = string_arg(args, 0)?;
     let rest = &args[1..];
     let mut n: Option<usize> = None;
@@ -38,7 +41,9 @@ fn formatlist(args: &[Value]) -> FnResult {
         }
     }
     let n = n.unwrap_or(1);
+    fits((n as u64).saturating_mul(NODE_BYTES), room)?;
     let mut out = Vec::with_capacity(n);
+    let mut used = (n as u64).saturating_mul(NODE_BYTES);
     for i in 0..n {
         let row: Vec<Value> = rest
             .iter()
@@ -49,7 +54,9 @@ fn formatlist(args: &[Value]) -> FnResult {
                 )
             })
             .collect();
-        out.push(Value::String(format(&f, &row)?));
+        let text = format_within(&f, &row, room - used)?;
+        used += text.len() as u64;
+        out.push(Value::String(text));
     }
     Ok(Value::List(Type::String, out))
 }
@@ -66,7 +73,13 @@ struct Spec {
 }
 
 /// Formats `args` according to `f`.
+#[cfg(test)]
 pub(crate) fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
+    format_within(f, args, u64::MAX)
+}
+
+/// Formats `args` according to `f`, refusing a result longer than `room` bytes.
+pub(crate) fn format_within(f: &str, args: &[Value], room: u64) -> Result<String, FnError> {
     let mut out = String::new();
     let mut chars = f.chars().peekable();
     let mut next_arg = 0usize;
@@ -115,6 +128,7 @@ pub(crate) fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
         next_arg += 1;
         let text = verb_text(verb, &spec, arg)?;
         out.push_str(&pad(text, &spec));
+        fits(out.len() as u64, room)?;
     }
     if next_arg < args.len() {
         return Err(FnError::Call(format!(

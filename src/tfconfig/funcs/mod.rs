@@ -2,6 +2,7 @@
 //! the string, collection, encoding, network and (sandboxed) file families.
 
 mod collections;
+mod decode;
 mod encoding;
 pub mod file;
 mod format;
@@ -32,6 +33,17 @@ pub(crate) enum FnError {
     Call(String),
     /// A diagnostic from inside a template (`templatefile`), passed through as is.
     Diag(Box<Diagnostic>),
+    /// The result would not fit in the bytes left to the evaluation budget.
+    Budget,
+}
+
+/// [`FnError::Budget`] when making `bytes` more would not fit in `room`.
+pub(crate) fn fits(bytes: u64, room: u64) -> Result<(), FnError> {
+    if bytes > room {
+        Err(FnError::Budget)
+    } else {
+        Ok(())
+    }
 }
 
 pub(crate) type FnResult = Result<Value, FnError>;
@@ -367,6 +379,11 @@ fn call_error(
             s.error("Invalid function argument", detail, range)
         }
         FnError::Diag(d) => *d,
+        FnError::Budget => {
+            // Spend what is left, so the evaluation stops here rather than failing per call.
+            let _ = s.ctx.charge_parts(0, u64::MAX);
+            s.spent(crate::tfconfig::eval::Spent::Bytes, range)
+        }
         FnError::Call(msg) => {
             let msg = if marked { redact_hint(&msg) } else { msg };
             s.error(
@@ -382,20 +399,23 @@ fn redact_hint(_msg: &str) -> String {
     "the argument is sensitive, so the details are not shown".to_owned()
 }
 
+/// Runs a function. `room` (the bytes left to the budget) goes to every function that can
+/// make much more than it is given, so it refuses before building what would not fit.
 fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
-    if let Some(r) = strings::call(name, &args) {
+    let room = s.ctx.room();
+    if let Some(r) = strings::call(name, &args, room) {
         return r;
     }
-    if let Some(r) = format::call(name, &args) {
+    if let Some(r) = format::call(name, &args, room) {
         return r;
     }
-    if let Some(r) = numbers::call(name, &args) {
+    if let Some(r) = numbers::call(name, &args, room) {
         return r;
     }
-    if let Some(r) = regex::call(name, &args) {
+    if let Some(r) = regex::call(name, &args, room) {
         return r;
     }
-    if let Some(r) = encoding::call(name, &args) {
+    if let Some(r) = encoding::call(name, &args, room) {
         return r;
     }
     if let Some(r) = net::call(name, &args) {
@@ -404,7 +424,7 @@ fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
     if let Some(r) = file::call(s, name, &args) {
         return r;
     }
-    collections::call(name, args)
+    collections::call(name, args, room)
         .unwrap_or_else(|| Err(FnError::Call(format!("function {name} is not available"))))
 }
 

@@ -1,12 +1,14 @@
 //! Number functions: `range sum max min abs ceil floor signum pow log parseint`.
 
 use super::collections::MAX_ELEMENTS;
-use super::{FnError, FnResult, int_arg, num_arg, seq_arg, string_arg};
+use super::{FnError, FnResult, fits, int_arg, num_arg, seq_arg, string_arg};
+use crate::tfconfig::eval::NODE_BYTES;
 use crate::tfconfig::value::{Type, Value};
 
-pub(super) fn call(name: &str, args: &[Value]) -> Option<FnResult> {
+/// `room`: the bytes left to the evaluation budget (`range` refuses a list that would not fit).
+pub(super) fn call(name: &str, args: &[Value], room: u64) -> Option<FnResult> {
     let r = match name {
-        "range" => range(args),
+        "range" => range(args, room),
         "sum" => seq_arg(args, 0).and_then(|s| {
             if s.is_empty() {
                 return Err(FnError::Arg(0, "cannot sum an empty list".into()));
@@ -37,7 +39,7 @@ pub(super) fn call(name: &str, args: &[Value]) -> Option<FnResult> {
     Some(r)
 }
 
-fn range(args: &[Value]) -> FnResult {
+fn range(args: &[Value], room: u64) -> FnResult {
     let nums: Vec<f64> = (0..args.len())
         .map(|i| num_arg(args, i))
         .collect::<Result<_, _>>()?;
@@ -65,6 +67,7 @@ fn range(args: &[Value]) -> FnResult {
             "more than {MAX_ELEMENTS} values were generated; either decrease the difference between start and end or use a smaller step"
         )));
     }
+    fits((count as u64).saturating_mul(NODE_BYTES), room)?;
     Ok(Value::List(
         Type::Number,
         (0..count as usize)

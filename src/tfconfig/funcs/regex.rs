@@ -6,16 +6,18 @@ use std::collections::BTreeMap;
 use regex_automata::meta::Regex;
 use regex_automata::util::captures::Captures;
 
-use super::{FnError, FnResult, string_arg};
+use super::{FnError, FnResult, fits, string_arg};
+use crate::tfconfig::eval::{NODE_BYTES, measure};
 use crate::tfconfig::value::{Type, Value};
 
 /// Largest compiled pattern accepted, in bytes of the engine's internal representation.
 const MAX_PATTERN: usize = 1 << 20;
 
-pub(super) fn call(name: &str, args: &[Value]) -> Option<FnResult> {
+/// `room`: the bytes left to the evaluation budget (`regexall` stops once its matches pass it).
+pub(super) fn call(name: &str, args: &[Value], room: u64) -> Option<FnResult> {
     let r = match name {
         "regex" => regex_one(args),
-        "regexall" => regex_all(args),
+        "regexall" => regex_all(args, room),
         _ => return None,
     };
     Some(r)
@@ -82,13 +84,17 @@ fn regex_one(args: &[Value]) -> FnResult {
     match_value(&re, &caps, &hay)
 }
 
-fn regex_all(args: &[Value]) -> FnResult {
+fn regex_all(args: &[Value], room: u64) -> FnResult {
     let pattern = string_arg(args, 0)?;
     let hay = string_arg(args, 1)?;
     let re = compile(&pattern, 0)?;
     let mut out = Vec::new();
+    let mut used = NODE_BYTES;
     for caps in re.captures_iter(hay.as_str()) {
-        out.push(match_value(&re, &caps, &hay)?);
+        let v = match_value(&re, &caps, &hay)?;
+        used = used.saturating_add(measure(&v, u64::MAX, room).bytes);
+        fits(used, room)?;
+        out.push(v);
         if out.len() > super::collections::MAX_ELEMENTS {
             return Err(FnError::Call("the pattern matched too many times".into()));
         }
@@ -184,7 +190,7 @@ mod tests {
 
     #[test]
     fn regexall_and_replace_cover_every_match() {
-        let v = regex_all(&[s("[a-z]+"), s("1234abcd5678efgh9")])
+        let v = regex_all(&[s("[a-z]+"), s("1234abcd5678efgh9")], u64::MAX)
             .ok()
             .map(|v| v.to_string());
         assert_eq!(v.as_deref(), Some(r#"["abcd", "efgh"]"#));

@@ -1,13 +1,16 @@
 //! String functions: case, trimming, splitting, joining, substrings, conversions.
 
-use super::{FnError, FnResult, int_arg, seq_arg, str_arg, string_arg};
+use super::{FnError, FnResult, fits, int_arg, seq_arg, str_arg, string_arg};
+use crate::tfconfig::eval::NODE_BYTES;
 use crate::tfconfig::types::{Constraint, convert};
 use crate::tfconfig::value::{Type, Value};
 
 /// Most characters a string function may produce.
 const MAX_STRING: usize = 16 * 1024 * 1024;
 
-pub(super) fn call(name: &str, args: &[Value]) -> Option<FnResult> {
+/// `room`: the bytes left to the evaluation budget; `split`, `indent`, `join` and `replace`
+/// refuse a result that would not fit before building it.
+pub(super) fn call(name: &str, args: &[Value], room: u64) -> Option<FnResult> {
     let r = match name {
         "lower" => string_arg(args, 0).map(|s| Value::String(s.to_lowercase())),
         "upper" => string_arg(args, 0).map(|s| Value::String(s.to_uppercase())),
@@ -25,17 +28,10 @@ pub(super) fn call(name: &str, args: &[Value]) -> Option<FnResult> {
         "startswith" => two(args).map(|(s, p)| Value::Bool(s.starts_with(&p))),
         "endswith" => two(args).map(|(s, p)| Value::Bool(s.ends_with(&p))),
         "strcontains" => two(args).map(|(s, p)| Value::Bool(s.contains(&p))),
-        "indent" => indent(args),
-        "split" => two(args).map(|(sep, s)| {
-            let parts = if s.is_empty() {
-                Vec::new()
-            } else {
-                s.split(sep.as_str()).map(Value::string).collect()
-            };
-            Value::List(Type::String, parts)
-        }),
-        "join" => join(args),
-        "replace" => replace(args),
+        "indent" => indent(args, room),
+        "split" => two(args).and_then(|(sep, s)| split(&sep, &s, room)),
+        "join" => join(args, room),
+        "replace" => replace(args, room),
         "substr" => substr(args),
         "tostring" => conv(args, &Constraint::String, "string"),
         "tonumber" => conv(args, &Constraint::Number, "number"),
@@ -63,7 +59,26 @@ fn title(s: &str) -> String {
     out
 }
 
-fn indent(args: &[Value]) -> FnResult {
+fn split(sep: &str, s: &str, room: u64) -> FnResult {
+    if s.is_empty() {
+        return Ok(Value::List(Type::String, Vec::new()));
+    }
+    let pieces = if sep.is_empty() {
+        s.chars().count() + 2
+    } else {
+        s.matches(sep).count() + 1
+    };
+    fits(
+        (pieces as u64).saturating_mul(NODE_BYTES) + s.len() as u64,
+        room,
+    )?;
+    Ok(Value::List(
+        Type::String,
+        s.split(sep).map(Value::string).collect(),
+    ))
+}
+
+fn indent(args: &[Value], room: u64) -> FnResult {
     let n = int_arg(args, 0)?;
     if !(0..=1024).contains(&n) {
         return Err(FnError::Arg(
@@ -72,6 +87,12 @@ fn indent(args: &[Value]) -> FnResult {
         ));
     }
     let s = string_arg(args, 1)?;
+    let lines = s.matches('\n').count();
+    let total = s.len().saturating_add(lines.saturating_mul(n as usize));
+    if total > MAX_STRING {
+        return Err(too_long());
+    }
+    fits(total as u64, room)?;
     let pad = " ".repeat(n as usize);
     let out = s
         .split('\n')
@@ -90,14 +111,18 @@ fn indent(args: &[Value]) -> FnResult {
 
 fn limit(s: String) -> FnResult {
     if s.len() > MAX_STRING {
-        return Err(FnError::Call(format!(
-            "the result would be longer than {MAX_STRING} bytes"
-        )));
+        return Err(too_long());
     }
     Ok(Value::String(s))
 }
 
-fn join(args: &[Value]) -> FnResult {
+fn too_long() -> FnError {
+    FnError::Call(format!(
+        "the result would be longer than {MAX_STRING} bytes"
+    ))
+}
+
+fn join(args: &[Value], room: u64) -> FnResult {
     let sep = string_arg(args, 0)?;
     let mut parts = Vec::new();
     for i in 1..args.len() {
@@ -119,30 +144,30 @@ fn join(args: &[Value]) -> FnResult {
     if parts.len() > 1 {
         let total: usize = parts.iter().map(String::len).sum::<usize>() + sep.len() * parts.len();
         if total > MAX_STRING {
-            return Err(FnError::Call(format!(
-                "the result would be longer than {MAX_STRING} bytes"
-            )));
+            return Err(too_long());
         }
+        fits(total as u64, room)?;
     }
     Ok(Value::String(parts.join(&sep)))
 }
 
-fn replace(args: &[Value]) -> FnResult {
+fn replace(args: &[Value], room: u64) -> FnResult {
     let s = string_arg(args, 0)?;
     let sub = string_arg(args, 1)?;
     let rep = string_arg(args, 2)?;
+    let limit = usize::try_from(room).unwrap_or(usize::MAX).min(MAX_STRING);
     if sub.len() > 1 && sub.starts_with('/') && sub.ends_with('/') {
-        return super::regex::replace_all(&s, &sub[1..sub.len() - 1], &rep, MAX_STRING);
+        return super::regex::replace_all(&s, &sub[1..sub.len() - 1], &rep, limit);
     }
     if sub.is_empty() {
         return Ok(Value::String(s));
     }
     let count = s.matches(sub.as_str()).count();
-    if rep.len() > sub.len() && s.len() + count * (rep.len() - sub.len()) > MAX_STRING {
-        return Err(FnError::Call(format!(
-            "the result would be longer than {MAX_STRING} bytes"
-        )));
+    let total = (s.len() - count * sub.len()).saturating_add(count.saturating_mul(rep.len()));
+    if total > MAX_STRING {
+        return Err(too_long());
     }
+    fits(total as u64, room)?;
     Ok(Value::String(s.replace(&sub, &rep)))
 }
 

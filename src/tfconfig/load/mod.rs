@@ -1,28 +1,31 @@
 //! Files and the module tree: every `*.tf` of a directory (Terraform's ignore rules), parsed with
 //! `hcl-edit`, decoded and merged into one module; local module sources loaded recursively,
-//! confined to the checkout, with cycles and depth bounded.
+//! confined to the checkout, with cycles and depth bounded. Each module directory is read and
+//! parsed once however many calls use it (the tree shares it), and every read goes through the
+//! load's [`CheckoutReader`], so files, bytes and directories are bounded before evaluation.
 
 mod json;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 
+use super::checkout::CheckoutReader;
 use super::config::{Module, decode_file};
 use super::diag::{Diagnostic, SourceMap, Span};
 use super::funcs::file::normalize;
 
-/// Largest configuration file read.
-const MAX_TF_FILE: u64 = 4 * 1024 * 1024;
 /// Deepest module nesting followed.
 const MAX_MODULE_DEPTH: usize = 16;
 
-/// A module and the modules it calls.
+/// A module and the modules it calls. A module directory called from several places is one
+/// shared tree.
 #[derive(Debug)]
 pub(crate) struct ModuleTree {
     /// `path.module`: the module directory relative to the root module (`.` for the root).
     pub(crate) rel: String,
     pub(crate) config: Module,
-    pub(crate) children: BTreeMap<String, ModuleTree>,
+    pub(crate) children: BTreeMap<String, Rc<ModuleTree>>,
 }
 
 /// Terraform's `IsIgnoredFile`: dotfiles, editor backups and emacs autosaves.
@@ -48,109 +51,156 @@ pub(crate) fn relative(from: &Path, to: &Path) -> String {
     }
 }
 
-/// Loads the module tree rooted at `root` (canonical, inside the canonical `checkout`).
+/// Loads the module tree rooted at `root` (canonical, inside the reader's checkout).
 pub(crate) fn load_tree(
-    checkout: &Path,
+    reader: &CheckoutReader,
     root: &Path,
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) -> ModuleTree {
-    let mut stack = Vec::new();
-    load_dir(checkout, root, root, &mut stack, sources, diags)
-}
-
-fn load_dir(
-    checkout: &Path,
-    root: &Path,
-    dir: &Path,
-    stack: &mut Vec<PathBuf>,
-    sources: &mut SourceMap,
-    diags: &mut Vec<Diagnostic>,
-) -> ModuleTree {
-    let rel = relative(root, dir);
-    let mut config = Module::default();
-    stack.push(dir.to_path_buf());
-    let prefix = if rel == "." {
-        String::new()
-    } else {
-        format!("{rel}/")
+    let mut loader = Loader {
+        reader,
+        root,
+        stack: Vec::new(),
+        loaded: HashMap::new(),
+        sources,
+        diags,
     };
-    for name in list_files(dir, &prefix, diags) {
-        let display = format!("{prefix}{name}");
-        load_file(
-            checkout,
-            &dir.join(&name),
-            display,
-            &mut config,
-            sources,
-            diags,
-        );
-    }
-    let mut children = BTreeMap::new();
-    let calls: Vec<(String, String, Span)> = config
-        .calls
-        .values()
-        .map(|c| (c.name.clone(), c.source.clone(), c.source_span.clone()))
-        .collect();
-    for (name, source, span) in calls {
-        if let Some(child_dir) = resolve_source(checkout, dir, &name, &source, &span, stack, diags)
-        {
-            let child = load_dir(checkout, root, &child_dir, stack, sources, diags);
-            children.insert(name, child);
-        } else {
-            config.calls.remove(&name);
-        }
-    }
-    stack.pop();
-    ModuleTree {
-        rel,
-        config,
-        children,
-    }
+    loader.dir(root)
 }
 
-/// Reads, parses and decodes one file into `config` (JSON syntax converted first).
-fn load_file(
-    checkout: &Path,
-    path: &Path,
-    display: String,
-    config: &mut Module,
-    sources: &mut SourceMap,
-    diags: &mut Vec<Diagnostic>,
-) {
-    let json = display.ends_with(".json");
-    let converted = read_limited(checkout, path).and_then(|t| {
-        if json {
-            json::to_native(&t).map_err(|e| format!("it is not valid Terraform JSON syntax: {e}"))
+/// One load of a module tree: the directories being loaded (for cycles) and those loaded.
+struct Loader<'a> {
+    reader: &'a CheckoutReader,
+    root: &'a Path,
+    stack: Vec<PathBuf>,
+    loaded: HashMap<PathBuf, Rc<ModuleTree>>,
+    sources: &'a mut SourceMap,
+    diags: &'a mut Vec<Diagnostic>,
+}
+
+impl Loader<'_> {
+    fn dir(&mut self, dir: &Path) -> ModuleTree {
+        let rel = relative(self.root, dir);
+        let mut config = Module::default();
+        let prefix = if rel == "." {
+            String::new()
         } else {
-            Ok(t)
-        }
-    });
-    let text = match converted {
-        Ok(t) => t,
-        Err(why) => {
-            diags.push(Diagnostic::error(
-                "Failed to read file",
-                format!("The configuration file {display:?} could not be read: {why}."),
+            format!("{rel}/")
+        };
+        if let Err(e) = self.reader.count_entry() {
+            self.diags.push(Diagnostic::error(
+                "Too many files",
+                format!(
+                    "The module directory {:?} was not read: {e}.",
+                    display_dir(&prefix)
+                ),
                 None,
             ));
-            return;
+            return ModuleTree {
+                rel,
+                config,
+                children: BTreeMap::new(),
+            };
         }
-    };
-    let file = sources.add(display, text);
-    match hcl_edit::parser::parse_body(sources.text(file)) {
-        Ok(body) => decode_file(config, file, &body, sources, diags),
-        Err(e) => {
-            let off = e.location().offset();
-            diags.push(Diagnostic::error(
-                "Invalid HCL syntax",
-                format!("{}.", capitalise(e.message())),
-                Some(Span {
-                    file,
-                    range: off..off + 1,
-                }),
-            ));
+        self.stack.push(dir.to_path_buf());
+        for name in list_files(dir, &prefix, self.diags) {
+            let display = format!("{prefix}{name}");
+            self.file(&dir.join(&name), display, &mut config);
         }
+        let children = self.children(dir, &mut config);
+        self.stack.pop();
+        ModuleTree {
+            rel,
+            config,
+            children,
+        }
+    }
+
+    /// The modules `config` calls, each directory loaded once; calls that cannot be loaded are
+    /// removed (their diagnostic says why).
+    fn children(&mut self, dir: &Path, config: &mut Module) -> BTreeMap<String, Rc<ModuleTree>> {
+        let mut children = BTreeMap::new();
+        let calls: Vec<(String, String, Span)> = config
+            .calls
+            .values()
+            .map(|c| (c.name.clone(), c.source.clone(), c.source_span.clone()))
+            .collect();
+        for (name, source, span) in calls {
+            let call = Call {
+                dir,
+                name: &name,
+                source: &source,
+                span: &span,
+            };
+            let Some(child_dir) =
+                resolve_source(self.reader.root(), &call, &self.stack, self.diags)
+            else {
+                config.calls.remove(&name);
+                continue;
+            };
+            let child = match self.loaded.get(&child_dir) {
+                Some(done) => Rc::clone(done),
+                None => {
+                    let tree = Rc::new(self.dir(&child_dir));
+                    self.loaded.insert(child_dir, Rc::clone(&tree));
+                    tree
+                }
+            };
+            children.insert(name, child);
+        }
+        children
+    }
+
+    /// Reads, parses and decodes one file into `config` (JSON syntax converted first).
+    fn file(&mut self, path: &Path, display: String, config: &mut Module) {
+        let json = display.ends_with(".json");
+        let converted = self
+            .reader
+            .read_text(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| {
+                if json {
+                    json::to_native(&t)
+                        .map_err(|e| format!("it is not valid Terraform JSON syntax: {e}"))
+                } else {
+                    Ok(t)
+                }
+            });
+        let text = match converted {
+            Ok(t) => t,
+            Err(why) => {
+                self.diags.push(Diagnostic::error(
+                    "Failed to read file",
+                    format!("The configuration file {display:?} could not be read: {why}."),
+                    None,
+                ));
+                return;
+            }
+        };
+        let file = self.sources.add(display, text);
+        match hcl_edit::parser::parse_body(self.sources.text(file)) {
+            Ok(body) => decode_file(config, file, &body, self.sources, self.diags),
+            Err(e) => {
+                let off = e.location().offset();
+                self.diags.push(Diagnostic::error(
+                    "Invalid HCL syntax",
+                    format!("{}.", capitalise(e.message())),
+                    Some(Span {
+                        file,
+                        range: off..off + 1,
+                    }),
+                ));
+            }
+        }
+    }
+}
+
+fn display_dir(prefix: &str) -> &str {
+    if prefix.is_empty() {
+        "."
+    } else {
+        prefix.trim_end_matches('/')
     }
 }
 
@@ -161,24 +211,6 @@ fn capitalise(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Reads a configuration file, refusing one that is (or passes through) a symlink leading
-/// outside the checkout: its text could otherwise be quoted back in a diagnostic.
-fn read_limited(checkout: &Path, path: &Path) -> Result<String, String> {
-    let real = path.canonicalize().map_err(|e| e.kind().to_string())?;
-    if !real.starts_with(checkout) {
-        return Err("it is a symbolic link that leads outside the repository checkout".into());
-    }
-    let meta = std::fs::metadata(path).map_err(|e| e.kind().to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    if meta.len() > MAX_TF_FILE {
-        return Err(format!("larger than {MAX_TF_FILE} bytes"));
-    }
-    let bytes = std::fs::read(path).map_err(|e| e.kind().to_string())?;
-    String::from_utf8(bytes).map_err(|_| "not valid UTF-8".into())
-}
-
 /// The `.tf` and `.tf.json` files of a directory, sorted; override files are reported.
 fn list_files(dir: &Path, prefix: &str, diags: &mut Vec<Diagnostic>) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -186,11 +218,7 @@ fn list_files(dir: &Path, prefix: &str, diags: &mut Vec<Diagnostic>) -> Vec<Stri
             "Failed to read module directory",
             format!(
                 "Module directory {:?} does not exist or cannot be read.",
-                if prefix.is_empty() {
-                    "."
-                } else {
-                    prefix.trim_end_matches('/')
-                }
+                display_dir(prefix)
             ),
             None,
         ));
@@ -217,15 +245,28 @@ fn list_files(dir: &Path, prefix: &str, diags: &mut Vec<Diagnostic>) -> Vec<Stri
     out
 }
 
+/// One module call being resolved.
+struct Call<'a> {
+    /// The calling module's directory.
+    dir: &'a Path,
+    name: &'a str,
+    source: &'a str,
+    span: &'a Span,
+}
+
+/// The canonical directory of a call's source, confined to the checkout, or a diagnostic.
 fn resolve_source(
     checkout: &Path,
-    dir: &Path,
-    name: &str,
-    source: &str,
-    span: &Span,
+    call: &Call<'_>,
     stack: &[PathBuf],
     diags: &mut Vec<Diagnostic>,
 ) -> Option<PathBuf> {
+    let Call {
+        dir,
+        name,
+        source,
+        span,
+    } = *call;
     let err = |summary: &str, detail: String, diags: &mut Vec<Diagnostic>| {
         diags.push(Diagnostic::error(summary, detail, Some(span.clone())));
         None

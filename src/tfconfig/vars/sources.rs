@@ -48,13 +48,16 @@ pub(crate) fn collect_root(
         ));
     }
     for name in files {
-        if !root_dir.join(&name).is_file() {
+        let path = root_dir.join(&name);
+        // Present at all (a link is not followed here): the reader says why it is refused.
+        if std::fs::symlink_metadata(&path).is_err() {
             continue;
         }
         let text = ctx
             .sandbox
-            .resolve(&name)
-            .and_then(|p| std::fs::read_to_string(p).map_err(|e| e.kind().to_string()));
+            .reader()
+            .read_text(&path)
+            .map_err(|e| e.to_string());
         match text {
             Ok(text) if name.ends_with(".json") => {
                 read_json_tfvars(ctx, m, &name, &text, &mut out, diags);
