@@ -175,11 +175,7 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
     let plan = match &args.plan {
         Some(path) => {
             let saved = read_plan(path)?;
-            check_fresh(
-                &saved,
-                &prepared.state.fingerprint,
-                &prepared.desired.config_hash(),
-            )?;
+            check_fresh(&saved, &prepared.now())?;
             guard::recheck(&saved, &prepared.protected, protect.policy)?;
             saved
         }

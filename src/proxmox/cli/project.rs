@@ -9,7 +9,7 @@ use anyhow::{Context as _, bail};
 use serde_json::Value as Json;
 
 use super::settings::Protect;
-use crate::proxmox::apply::adopt;
+use crate::proxmox::apply::{Now, adopt};
 use crate::proxmox::client::ProxmoxApi;
 use crate::proxmox::desired::{self, DesiredState};
 use crate::proxmox::discover::{LocalMacs, NoMatch, discover_self};
@@ -32,6 +32,21 @@ pub struct Prepared {
     pub adopted: Vec<StateEntry>,
     pub plan: Plan,
     pub protected: ProtectedSet,
+    /// What the refresh read.
+    pub inventory: Inventory,
+}
+
+impl Prepared {
+    /// What a saved plan is checked against before it is applied ([`check_fresh`]).
+    ///
+    /// [`check_fresh`]: crate::proxmox::apply::check_fresh
+    pub fn now(&self) -> Now<'_> {
+        Now {
+            state_fingerprint: &self.state.fingerprint,
+            config_hash: self.desired.config_hash(),
+            inventory: &self.inventory,
+        }
+    }
 }
 
 /// Loads and evaluates the configuration with the values known from `state`.
@@ -105,6 +120,7 @@ pub async fn prepare(
         sha: String::new(),
         config_hash: desired.config_hash(),
         state_fingerprint: project_state.fingerprint.clone(),
+        ..PlanSource::default()
     };
     let mut plan = plan::plan(PlanInput {
         desired: &desired.resources,
@@ -116,12 +132,15 @@ pub async fn prepare(
     add_generated(&mut plan, &desired, &project_state);
     let protected = protected_set(api, protect, &inventory).await?;
     guard::check(&mut plan, &protected, protect.policy);
+    plan.source.refreshed = plan::observe(&plan, &project_state.fingerprint, &inventory);
+    plan.source.state_fingerprint = plan::state_fingerprint(&plan.source.refreshed);
     Ok(Prepared {
         state: project_state,
         desired,
         adopted,
         plan,
         protected,
+        inventory,
     })
 }
 
