@@ -271,7 +271,8 @@ async fn apply_one(
         return Ok(false);
     }
     job.step(&format!("guard {label}")).await;
-    crate::proxmox::guard::recheck(&plan, &prepared.protected, r.protect.policy)?;
+    let desired = &prepared.desired.resources;
+    crate::proxmox::guard::recheck(&plan, &prepared.protected, r.protect.policy, desired)?;
     let api = r
         .proxmox
         .as_ref()
