@@ -72,7 +72,12 @@ fn main() {
         });
         let guard = time(|| {
             let mut plan = plan.clone();
-            check(&mut plan, &protected, GuardPolicy::default());
+            check(
+                &mut plan,
+                &protected,
+                GuardPolicy::default(),
+                &world.desired,
+            );
             black_box(plan);
         });
         let text = time(|| {

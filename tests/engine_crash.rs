@@ -101,3 +101,69 @@ async fn killed_apply_leaves_exactly_the_remaining_work_and_reapply_converges() 
     assert_eq!(after.len(), COUNT, "no duplicates, none missing: {after:?}");
     assert!(env.plan().await.contains("No changes."));
 }
+
+/// Starts `atoll apply` for `tf` and kills it (`kill -9`) once a container is being created;
+/// the create task goes on on the cluster and holds the container's `create` lock.
+async fn kill_while_creating(env: &Env, tf: &str) {
+    env.write_tf(tf);
+    let dir = env.project().display().to_string();
+    let mut child = env
+        .command(&["apply", "--auto-approve", "--dir", &dir])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawning atoll apply");
+    wait_until("a create lock", Duration::from_secs(30), || async {
+        let guests = env.client.cluster_guests().await.expect("guests");
+        guests.iter().any(|g| g.lock.as_deref() == Some("create"))
+    })
+    .await;
+    child.start_kill().expect("kill -9");
+    let _ = child.wait().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reapply_right_after_a_kill_waits_for_the_create_lock_then_converges() {
+    let env = Env::with_scenario("{}", options(1500)).await;
+    kill_while_creating(&env, &container("slow", Some(970), "")).await;
+    let second = env.atoll(&["apply", "--auto-approve"]).await;
+    assert!(second.status.success(), "{}", text(&second));
+    assert!(
+        text(&second).contains("CT 970 is locked (create); waiting"),
+        "progress is logged: {}",
+        text(&second)
+    );
+    assert_eq!(env.lxc_ids().await, vec![970]);
+    assert!(env.plan().await.contains("No changes."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_that_outlasts_lock_wait_secs_names_the_task_holding_it() {
+    let mut env = Env::with_scenario("{}", options(6000)).await;
+    env.write_config("protect:\n  discover: false\nproxmox:\n  lock_wait_secs: 1\n");
+    kill_while_creating(&env, &container("slow", Some(971), "")).await;
+    let second = env.atoll(&["apply", "--auto-approve"]).await;
+    assert_eq!(second.status.code(), Some(1), "{}", text(&second));
+    let said = text(&second);
+    assert!(
+        said.contains("CT 971 on node pve is still locked (create)")
+            && said.contains(":vzcreate:971:")
+            && said.contains("lock_wait_secs"),
+        "{said}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_lock_with_no_task_says_how_to_clear_it() {
+    let scenario = "guests:\n  - vmid: 972\n    config: {hostname: old, rootfs: 'local-lvm:8', lock: backup}\n";
+    let mut env = Env::with_scenario(scenario, options(20)).await;
+    env.write_config("protect:\n  discover: false\nproxmox:\n  lock_wait_secs: 0\n");
+    env.write_tf(&container("old", Some(972), ""));
+    let out = env.atoll(&["plan"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("still locked (backup)") && said.contains("pct unlock 972"),
+        "{said}"
+    );
+}

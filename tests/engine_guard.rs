@@ -146,3 +146,136 @@ async fn plan_made_before_the_guest_became_protected_is_refused_at_apply() {
             .is_some_and(|f| f.contains("nesting=1"))
     );
 }
+
+/// Protected container 100 (`db`) on `vmbr0` as `BC:24:11:AA:BB:01` with `10.0.0.5/24`, and a
+/// second bridge `vmbr1`.
+const DB_SCENARIO: &str = r"
+nodes:
+  - name: pve
+    bridges: {vmbr0: 1500, vmbr1: 1500}
+guests:
+  - vmid: 100
+    status: running
+    config:
+      hostname: db
+      rootfs: local-lvm:8
+      net0: name=eth0,bridge=vmbr0,hwaddr=BC:24:11:AA:BB:01,ip=10.0.0.5/24,type=veth
+";
+
+const PROTECT_DB: &str = "protect:\n  discover: false\n  guests:\n    - vm_id: 100\n";
+
+/// A new container (no `vm_id`) with one interface: `nic` inside `network_interface`, `ip`
+/// as its IPv4 address.
+fn newcomer(nic: &str, ip: Option<&str>) -> String {
+    let ip = ip
+        .map(|ip| {
+            format!("  initialization {{\n    ip_config {{\n      ipv4 {{\n        address = \"{ip}\"\n      }}\n    }}\n  }}\n")
+        })
+        .unwrap_or_default();
+    container(
+        "newcomer",
+        None,
+        &format!("  network_interface {{\n    name = \"eth0\"\n{nic}\n  }}\n{ip}"),
+    )
+}
+
+async fn newcomer_blocked(env: &Env) -> Value {
+    let plan = env.plan_json().await;
+    let change = plan["resource_changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .find(|c| {
+            c["address"]
+                .as_str()
+                .is_some_and(|a| a.ends_with(".newcomer"))
+        })
+        .cloned()
+        .expect("a change for the new container");
+    change["blocked"].clone()
+}
+
+async fn db_env() -> Env {
+    let mut env = Env::with_scenario(DB_SCENARIO, engine_support::options(20)).await;
+    env.write_config(PROTECT_DB);
+    env
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_guest_with_a_protected_guests_mac_or_static_ip_is_blocked_and_not_applied() {
+    let env = db_env().await;
+    let cases = [
+        (
+            "the MAC in lower case",
+            newcomer(
+                "    bridge = \"vmbr1\"\n    mac_address = \"bc:24:11:aa:bb:01\"",
+                None,
+            ),
+            "BC:24:11:AA:BB:01",
+        ),
+        (
+            "the static IP on the same bridge",
+            newcomer("    bridge = \"vmbr0\"", Some("10.0.0.5/24")),
+            "10.0.0.5",
+        ),
+    ];
+    for (what, tf, address) in cases {
+        env.write_tf(&tf);
+        let blocked = newcomer_blocked(&env).await;
+        assert_eq!(blocked["rule"], "network-identity", "{what}: {blocked:#}");
+        let reason = blocked["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("100 (db)") && reason.contains(address),
+            "{what}: {reason}"
+        );
+        let out = env.atoll(&["apply", "--auto-approve"]).await;
+        assert_eq!(out.status.code(), Some(1), "{what}: {}", text(&out));
+        assert!(
+            text(&out).contains("blocked by the guard"),
+            "{}",
+            text(&out)
+        );
+        assert_eq!(
+            env.lxc_ids().await,
+            vec![100],
+            "{what}: nothing was created"
+        );
+    }
+    // The same address on another bridge is another network: planned and applied.
+    env.write_tf(&newcomer("    bridge = \"vmbr1\"", Some("10.0.0.5/24")));
+    assert_eq!(newcomer_blocked(&env).await, Value::Null);
+    env.apply().await;
+    assert_eq!(env.lxc_ids().await.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saved_plan_is_refused_at_apply_once_the_protected_guest_holds_its_address() {
+    let env = db_env().await;
+    env.write_tf(&newcomer("    bridge = \"vmbr0\"", Some("10.0.0.9/24")));
+    let saved = env.dir.path().join("saved.plan").display().to_string();
+    let out = env.atoll(&["plan", "--out", &saved]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    // Someone gives the protected guest that address before the apply.
+    let mut set = std::collections::BTreeMap::new();
+    set.insert(
+        "net0".to_owned(),
+        "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:AA:BB:01,ip=10.0.0.9/24,type=veth".to_owned(),
+    );
+    let change = atoll::proxmox::client::ConfigChange {
+        set,
+        ..Default::default()
+    };
+    let vmid = atoll::proxmox::types::VmId::new(100).expect("vmid");
+    env.client
+        .lxc_update_config(&engine_support::node(), vmid, &change)
+        .await
+        .expect("changing the protected guest");
+    let out = env.atoll(&["apply", "--plan", &saved]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("the guard refuses this plan") && said.contains("10.0.0.9"),
+        "{said}"
+    );
+    assert_eq!(env.lxc_ids().await, vec![100], "nothing was created");
+}

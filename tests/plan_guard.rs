@@ -32,7 +32,7 @@ fn discovered(world: &World) -> ProtectedSet {
 
 fn guarded(world: &World, protected: &ProtectedSet, policy: GuardPolicy) -> Plan {
     let mut plan = world.plan();
-    check(&mut plan, protected, policy);
+    check(&mut plan, protected, policy, &world.desired);
     plan
 }
 
@@ -181,8 +181,9 @@ fn a_plan_made_before_the_guest_became_protected_is_refused_at_apply() {
     world.set("features", "nesting=1");
     let plan = guarded(&world, &ProtectedSet::default(), STRICT);
     assert_eq!(plan.summary.blocked, 0);
-    assert!(recheck(&plan, &ProtectedSet::default(), STRICT).is_ok());
-    let refusal = recheck(&plan, &by_vm_id(), STRICT).expect_err("the guest is protected now");
+    assert!(recheck(&plan, &ProtectedSet::default(), STRICT, &world.desired).is_ok());
+    let refusal = recheck(&plan, &by_vm_id(), STRICT, &world.desired)
+        .expect_err("the guest is protected now");
     assert_eq!(refusal.refusals.len(), 1);
     assert_eq!(refusal.refusals[0].1.rule, GuardRule::Restart);
     assert!(refusal.to_string().contains("make a new plan"), "{refusal}");
@@ -196,7 +197,7 @@ fn a_saved_plan_read_back_from_json_is_rechecked_the_same_way() {
     let saved = serde_json::to_string(&plan).expect("the plan serialises");
     let loaded: Plan = serde_json::from_str(&saved).expect("the plan reads back");
     assert_eq!(loaded, plan);
-    assert!(recheck(&loaded, &by_vm_id(), LIVE_OK).is_err());
+    assert!(recheck(&loaded, &by_vm_id(), LIVE_OK, &world.desired).is_err());
 }
 
 fn qemu(vm_id: u32, net0: &str) -> LiveGuest {
@@ -217,7 +218,7 @@ fn changes_blocked_at_plan_time_are_skipped_not_refused_at_apply() {
     world.set("features", "nesting=1");
     let plan = guarded(&world, &by_vm_id(), LIVE_OK);
     assert_eq!(plan.summary.blocked, 1);
-    assert!(recheck(&plan, &by_vm_id(), LIVE_OK).is_ok());
+    assert!(recheck(&plan, &by_vm_id(), LIVE_OK, &world.desired).is_ok());
     assert!(atoll::proxmox::plan::steps(&plan).is_empty());
 }
 
@@ -308,4 +309,137 @@ fn own_vm(world: &World) -> SelfGuest {
         node: vm.node.clone(),
         mac: "BC:24:11:AA:BB:CC".to_owned(),
     }
+}
+
+/// `World::applied()` with the protected guest 2100 on `vmbr0` as `net0`, plus a new guest
+/// 2200 whose `net0` is `intruder_net0`.
+fn identity_world(protected_net0: &str, intruder_net0: &str) -> World {
+    let mut world = World::applied();
+    let live = world.live_mut();
+    live.config
+        .insert("net0".to_owned(), protected_net0.to_owned());
+    let mut intruder = plan_support::desired_guest("intruder", 2200);
+    intruder.config.insert(
+        "net0".to_owned(),
+        atoll::proxmox::plan::DesiredValue::Known(intruder_net0.to_owned()),
+    );
+    world
+        .desired
+        .push(atoll::proxmox::plan::Desired::Guest(intruder));
+    world
+}
+
+/// The intruder's guard decision, with 2100 protected and its config known to the guard.
+fn intruder_blocked(world: &World) -> Option<atoll::proxmox::plan::Blocked> {
+    let protected = ProtectedSet::resolve(
+        &[ProtectSpec::VmId(2100)],
+        None,
+        world.inventory.guests.values(),
+    );
+    let plan = guarded(world, &protected, LIVE_OK);
+    let intruder = plan_support::address("intruder");
+    let change = plan.resource_changes.iter().find(|c| c.address == intruder);
+    change.and_then(|c| c.blocked.clone())
+}
+
+const PROTECTED_NET0: &str =
+    "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:AA:BB:01,ip=10.0.0.5/24,ip6=fd00::5/64,type=veth";
+
+#[test]
+fn a_new_guest_with_a_protected_guests_mac_in_any_case_is_blocked_naming_guest_and_mac() {
+    let world = identity_world(
+        PROTECTED_NET0,
+        "name=eth0,bridge=vmbr1,hwaddr=bc:24:11:aa:bb:01",
+    );
+    let blocked = intruder_blocked(&world).expect("blocked");
+    assert_eq!(blocked.rule, GuardRule::NetworkIdentity);
+    assert!(
+        blocked.reason.contains("2100") && blocked.reason.contains("BC:24:11:AA:BB:01"),
+        "{}",
+        blocked.reason
+    );
+}
+
+#[test]
+fn a_static_address_of_a_protected_guest_is_refused_only_on_its_bridge_and_vlan() {
+    let on = |net0: &str| intruder_blocked(&identity_world(PROTECTED_NET0, net0));
+    let same = on("name=eth0,bridge=vmbr0,ip=10.0.0.5/24").expect("same bridge");
+    assert!(
+        same.reason.contains("10.0.0.5") && same.reason.contains("vmbr0"),
+        "{}",
+        same.reason
+    );
+    assert!(
+        on("name=eth0,bridge=vmbr0,ip6=fd00:0::5/64").is_some(),
+        "IPv6"
+    );
+    assert_eq!(
+        on("name=eth0,bridge=vmbr1,ip=10.0.0.5/24"),
+        None,
+        "other bridge"
+    );
+    assert_eq!(
+        on("name=eth0,bridge=vmbr0,tag=20,ip=10.0.0.5/24"),
+        None,
+        "other VLAN"
+    );
+    assert_eq!(
+        on("name=eth0,bridge=vmbr0,ip=10.0.0.6/24"),
+        None,
+        "other address"
+    );
+    assert_eq!(
+        on("name=eth0,bridge=vmbr0,ip=dhcp"),
+        None,
+        "dhcp claims nothing"
+    );
+}
+
+#[test]
+fn an_address_the_protected_guest_has_pending_is_refused_too() {
+    let mut world = identity_world(PROTECTED_NET0, "name=eth0,bridge=vmbr0,ip=10.0.0.7/24");
+    assert_eq!(intruder_blocked(&world), None);
+    let next = "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:AA:BB:01,ip=10.0.0.7/24,type=veth";
+    world.pending("net0", PROTECTED_NET0, next);
+    assert!(intruder_blocked(&world).is_some(), "pending net0");
+}
+
+#[test]
+fn an_update_that_takes_a_protected_mac_is_blocked_and_so_is_its_saved_plan_at_apply() {
+    // The protected guest is 2200 now; the applied guest 2100 is updated to take its MAC.
+    let mut world = World::applied();
+    world.set(
+        "net0",
+        "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:AA:BB:02,ip=dhcp",
+    );
+    let mut other = plan_support::live_guest("db", 2200);
+    other.config.insert(
+        "net0".to_owned(),
+        "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:AA:BB:03,ip=dhcp,type=veth".to_owned(),
+    );
+    world.inventory.guests.insert(2200, other.clone());
+    let protect = |world: &World| {
+        ProtectedSet::resolve(
+            &[ProtectSpec::VmId(2200)],
+            None,
+            world.inventory.guests.values(),
+        )
+    };
+    let plan = guarded(&world, &protect(&world), LIVE_OK);
+    assert_eq!(plan.summary.blocked, 0, "{:#?}", plan.resource_changes);
+    // Before the apply, the protected guest's MAC became the one the plan gives 2100.
+    other.config.insert(
+        "net0".to_owned(),
+        "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:AA:BB:02,ip=dhcp,type=veth".to_owned(),
+    );
+    world.inventory.guests.insert(2200, other);
+    assert_eq!(
+        rule(&guarded(&world, &protect(&world), LIVE_OK)),
+        Some(GuardRule::NetworkIdentity)
+    );
+    let refusal = recheck(&plan, &protect(&world), LIVE_OK, &world.desired).expect_err("refused");
+    assert!(
+        refusal.to_string().contains("BC:24:11:AA:BB:02"),
+        "{refusal}"
+    );
 }

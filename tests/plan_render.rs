@@ -57,6 +57,7 @@ fn representative() -> Plan {
         GuardPolicy {
             allow_live_changes: false,
         },
+        &world.desired,
     );
     plan
 }

@@ -320,3 +320,72 @@ async fn github_new_plan_hides_the_superseded_plan_comment() {
         .await;
     w.stop().await;
 }
+
+/// Sets `cores` of the PR's only container on the simulator, as someone might by hand; returns
+/// its VMID.
+async fn set_cores_behind_atolls_back(w: &World, cores: u32) -> u32 {
+    use atoll::proxmox::client::ConfigChange;
+    let pve = w.pve();
+    let guests = pve.cluster_guests().await.expect("cluster guests");
+    let [guest] = guests.as_slice() else {
+        panic!("expected one guest, found {guests:?}");
+    };
+    let change = ConfigChange {
+        set: [("cores".to_owned(), cores.to_string())]
+            .into_iter()
+            .collect(),
+        ..ConfigChange::default()
+    };
+    pve.lxc_update_config(&guest.node, guest.vmid, &change)
+        .await
+        .expect("changing the guest");
+    guest.vmid.get()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_is_refused_naming_the_change_when_the_guest_changed_on_the_cluster_since_the_plan() {
+    let mut w = World::new(Options::new(ForgeKind::Github)).await;
+    let tf = |cores| [("envs/dev/main.tf", container("web", cores))];
+    let files = tf(1);
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let pr = w
+        .fake
+        .open_pr(REPO, "alice", "web", &files)
+        .await
+        .expect("pr");
+    w.comment_containing(pr, "Plan:").await;
+    w.approve_and_apply(pr).await;
+    w.comment_containing(pr, "Apply complete").await;
+    let files = tf(2);
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    w.fake.push(REPO, pr, &files).await.expect("push");
+    w.comment_containing(pr, "1 to change").await;
+    let vmid = set_cores_behind_atolls_back(&w, 6).await;
+    w.fake
+        .comment(REPO, pr, "alice", "atlantis apply")
+        .await
+        .expect("apply");
+    let stale = w
+        .comment_containing(pr, "the cluster changed since this plan")
+        .await;
+    assert!(
+        stale
+            .body
+            .contains(&format!("CT {vmid} \\(cores 1 -&gt; 6\\)")),
+        "{}",
+        stale.body
+    );
+    assert!(stale.body.contains("plan -d envs/dev"), "{}", stale.body);
+    let config = w
+        .pve()
+        .guest_config(
+            &"pve".parse().expect("node"),
+            atoll::proxmox::types::GuestKind::Lxc,
+            atoll::proxmox::types::VmId::new(vmid).expect("vmid"),
+            true,
+        )
+        .await
+        .expect("config");
+    assert_eq!(config.get("cores").as_deref(), Some("6"), "not overwritten");
+    w.stop().await;
+}

@@ -2,6 +2,7 @@
 //! to the bpg provider's `PROXMOX_VE_*` variables, so a Terraform shell set-up works unchanged.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use secrecy::{ExposeSecret, SecretString};
 use serde_yaml_ng::Value;
@@ -27,6 +28,12 @@ pub struct ProxmoxSettings {
     pub insecure: bool,
     /// PEM bundle to trust in addition to the system roots.
     pub ca_file: Option<PathBuf>,
+    /// `proxmox.proxy`: the HTTP(S) proxy to reach the endpoint through. `None`: connect
+    /// directly; `HTTP(S)_PROXY` in the environment is never followed.
+    pub proxy: Option<String>,
+    /// `proxmox.lock_wait_secs`: how long the engine waits for a guest's lock (a running
+    /// task) to clear before it reads or changes the guest.
+    pub lock_wait: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -77,6 +84,10 @@ pub(super) fn read_proxmox(r: &mut Reader<'_>) -> Option<ProxmoxSettings> {
     let password = r.secret("proxmox.password");
     let insecure = r.bool("proxmox.insecure", false);
     let ca_file = r.opt_string("proxmox.ca_file").map(PathBuf::from);
+    let proxy = r
+        .opt_string("proxmox.proxy")
+        .map(|proxy| check_proxy(r, &proxy));
+    let lock_wait = Duration::from_secs(r.uint("proxmox.lock_wait_secs", 600, 0, 86_400));
     if let Some(path) = ca_file.as_ref().filter(|p| !p.is_file()) {
         r.problem(
             "proxmox.ca_file",
@@ -126,7 +137,49 @@ pub(super) fn read_proxmox(r: &mut Reader<'_>) -> Option<ProxmoxSettings> {
         auth,
         insecure,
         ca_file,
+        proxy,
+        lock_wait,
     })
+}
+
+/// The warning for a URL that would carry atoll's Proxmox credentials (or the traffic to the
+/// proxy) in clear text.
+fn warn_if_plain_http(r: &mut Reader<'_>, path: &str, url: &str, what: &str) {
+    if url.trim().to_ascii_lowercase().starts_with("http://") {
+        let label = r.label(path);
+        r.warn(format!(
+            "{label}: {url} is plain http://: {what}; use https://"
+        ));
+    }
+}
+
+fn check_proxy(r: &mut Reader<'_>, proxy: &str) -> String {
+    let trimmed = proxy.trim().trim_end_matches('/');
+    let lower = trimmed.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"));
+    let host_only = rest.is_some_and(|rest| {
+        !rest.is_empty()
+            && !rest.contains(['/', '?', '#', '@'])
+            && !rest.contains(char::is_whitespace)
+    });
+    if host_only {
+        warn_if_plain_http(
+            r,
+            "proxmox.proxy",
+            trimmed,
+            "requests to the proxy are not encrypted (a CONNECT tunnel still protects an https:// endpoint)",
+        );
+    } else {
+        r.problem(
+            "proxmox.proxy",
+            format!(
+                "{proxy:?} is not a proxy URL like http://proxy.example:3128 (no path, no credentials)"
+            ),
+        );
+    }
+    trimmed.to_owned()
 }
 
 fn check_endpoint(r: &mut Reader<'_>, endpoint: &str) -> String {
@@ -140,6 +193,13 @@ fn check_endpoint(r: &mut Reader<'_>, endpoint: &str) -> String {
         r.problem(
             "proxmox.endpoint",
             format!("{endpoint:?} is not a URL like https://pve:8006/"),
+        );
+    } else {
+        warn_if_plain_http(
+            r,
+            "proxmox.endpoint",
+            trimmed,
+            "the API token (or password) and every response travel unencrypted",
         );
     }
     format!("{trimmed}/")

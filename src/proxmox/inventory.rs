@@ -1,6 +1,7 @@
 //! `proxmox::inventory` refreshes what the plan needs from the cluster: `cluster/resources`
-//! once, then `config?current=1` and `pending` for each guest atoll manages (or may adopt),
-//! and the storage content lists of the downloads' storages. Requests run concurrently; the
+//! once, then `config?current=1` and `pending` for each guest atoll manages (or may adopt) or
+//! protects, once any lock on it has cleared, and the storage content lists of the downloads'
+//! storages. Requests run concurrently; the
 //! client's per-node limit keeps each node within PVE's worker count. It must not decide
 //! anything about the plan.
 
@@ -147,6 +148,28 @@ impl Partial {
         Ok(())
     }
 
+    /// Reads the config of more guests (the protected ones, whose network identity the guard
+    /// checks); VMIDs not on the cluster or already read are skipped.
+    pub async fn read_more(
+        &mut self,
+        api: &dyn ProxmoxApi,
+        vm_ids: impl IntoIterator<Item = u32>,
+    ) -> Result<(), InventoryError> {
+        let wanted: BTreeSet<u32> = vm_ids.into_iter().collect();
+        let missing: Vec<ClusterGuest> = self
+            .inventory
+            .guests
+            .values()
+            .filter(|g| wanted.contains(&g.vm_id) && !self.detailed.contains(&g.vm_id))
+            .filter_map(cluster_entry)
+            .collect();
+        self.read(api, &missing, &wanted).await
+    }
+
+    pub fn inventory(&self) -> &Inventory {
+        &self.inventory
+    }
+
     pub fn into_inventory(self) -> Inventory {
         self.inventory
     }
@@ -168,7 +191,7 @@ fn cluster_entry(guest: &LiveGuest) -> Option<ClusterGuest> {
         },
         template: false,
         tags: guest.config.get("tags").cloned(),
-        lock: None,
+        lock: guest.config.get("lock").cloned(),
     })
 }
 
@@ -187,7 +210,7 @@ fn power_of(status: RunState) -> Power {
     }
 }
 
-/// A guest atoll does not manage: what `cluster/resources` says, without its config.
+/// A guest atoll does not read in detail: what `cluster/resources` says, without its config.
 fn summary(guest: &ClusterGuest) -> LiveGuest {
     LiveGuest {
         vm_id: guest.vmid.get(),
@@ -195,28 +218,43 @@ fn summary(guest: &ClusterGuest) -> LiveGuest {
         kind: kind_of(guest.kind),
         name: guest.name.clone(),
         power: power_of(guest.status),
-        config: tags_only(guest.tags.as_deref()),
+        config: summary_config(guest),
         pending: Vec::new(),
     }
 }
 
-fn tags_only(tags: Option<&str>) -> BTreeMap<String, String> {
-    tags.map(|t| BTreeMap::from([("tags".to_owned(), t.to_owned())]))
-        .unwrap_or_default()
+/// What `cluster/resources` tells of a guest's config: its tags and its lock.
+fn summary_config(guest: &ClusterGuest) -> BTreeMap<String, String> {
+    let tags = guest.tags.as_ref().map(|t| ("tags".to_owned(), t.clone()));
+    let lock = guest.lock.as_ref().map(|l| ("lock".to_owned(), l.clone()));
+    tags.into_iter().chain(lock).collect()
 }
 
-/// `config?current=1` and `pending` of one guest; `None` when it vanished meanwhile.
+/// `config?current=1` and `pending` of one guest; `None` when it vanished meanwhile. A
+/// locked guest (a task still runs on it, e.g. a create whose apply was killed) is read once
+/// its lock clears, so the plan sees what the task left, not the guest half-made.
 async fn read_guest(
     api: &dyn ProxmoxApi,
     guest: ClusterGuest,
 ) -> Result<Option<LiveGuest>, PveError> {
-    let config = match api
-        .guest_config(&guest.node, guest.kind, guest.vmid, true)
-        .await
-    {
-        Ok(config) => config,
-        Err(PveError::NotFound(_)) => return Ok(None),
-        Err(e) => return Err(e),
+    // `cluster/resources` may be seconds old: the config's own `lock` is checked as well.
+    let mut locked = guest.lock.is_some();
+    let config = loop {
+        if locked && !unlocked(api, &guest).await? {
+            return Ok(None);
+        }
+        let config = match api
+            .guest_config(&guest.node, guest.kind, guest.vmid, true)
+            .await
+        {
+            Ok(config) => config,
+            Err(PveError::NotFound(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if config.get("lock").is_none() || locked {
+            break config;
+        }
+        locked = true;
     };
     let pending = match guest.kind {
         types::GuestKind::Lxc => api.lxc_pending(&guest.node, guest.vmid).await?,
@@ -232,6 +270,15 @@ async fn read_guest(
         config: config_from_json(&values),
         pending: pending.into_iter().map(pending_entry).collect(),
     }))
+}
+
+/// Waits for the guest's lock to clear; `false` if the guest is gone.
+async fn unlocked(api: &dyn ProxmoxApi, guest: &ClusterGuest) -> Result<bool, PveError> {
+    match api.wait_unlocked(&guest.node, guest.kind, guest.vmid).await {
+        Ok(()) => Ok(true),
+        Err(PveError::NotFound(_)) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 fn text(value: Option<serde_json::Value>) -> Option<String> {

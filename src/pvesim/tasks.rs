@@ -113,6 +113,24 @@ impl Task {
         v
     }
 
+    /// One row of `GET /nodes/{node}/tasks`: the UPID's fields, plus `status` (the exit
+    /// status) once the task ended; a running task has no `status`.
+    pub(crate) fn list_json(&self) -> Value {
+        let u = &self.upid;
+        let mut v = json!({
+            "upid": u.render(), "node": u.node, "pid": u.pid, "pstart": u.pstart,
+            "starttime": u.starttime, "type": u.kind, "id": u.id, "user": u.user,
+        });
+        if let Some(exit) = &self.exit {
+            v["status"] = json!(match exit {
+                Exit::Ok => "OK".to_owned(),
+                Exit::Warnings(n) => format!("WARNINGS: {n}"),
+                Exit::Error(msg) => msg.clone(),
+            });
+        }
+        v
+    }
+
     /// `GET tasks/{upid}/log` with `start` and `limit`.
     pub(crate) fn log_json(&self, start: usize, limit: usize) -> Value {
         let lines: Vec<Value> = self

@@ -1,5 +1,6 @@
 //! The apply job: permission -> apply switch -> saved plans -> requirements (each unmet one
-//! named) -> per project: freshness (head SHA, config hash, state fingerprint), guard, apply
+//! named) -> per project: freshness (head SHA, config hash, state fingerprint: atoll's state and
+//! the guests the plan changes, as the cluster holds them now), guard, apply
 //! with progress by editing the apply comment and on the job (guests finished of total) ->
 //! statuses.
 
@@ -17,7 +18,8 @@ use crate::commands::Command;
 use crate::forge::{CommentId, CommitStatus, PullDetails, StatusKind, StatusState};
 use crate::locks::{KeyFilter, PlanQuery, PlanSource, SavedPlan};
 use crate::proxmox::apply::{
-    ApplyEvent, ApplyReport, ApplySettings, Executor, Outcome, RestartPolicy,
+    ApplyEvent, ApplyReport, ApplySettings, Executor, Outcome, PreflightError, RestartPolicy,
+    check_fresh,
 };
 use crate::proxmox::plan::Plan;
 use crate::render::pr::{self as view, ApplyEnd, GuestLine};
@@ -211,22 +213,29 @@ async fn apply_one(
     job.step(&format!("freshness {label}")).await;
     let (state, input) = project_io(r, job, root, p);
     let prepared = project::prepare(r, &state, &input, pull.head_sha.as_str()).await?;
+    let plan: Plan = serde_json::from_value(saved.document.clone())
+        .context("the saved plan is not a plan document; re-plan")?;
+    let fresh = prepared.now();
     let now = PlanSource {
         head_sha: pull.head_sha.as_str().to_owned(),
-        config_hash: prepared.desired.config_hash(),
-        state_fingerprint: prepared.state.fingerprint.clone(),
+        config_hash: fresh.config_hash.clone(),
+        state_fingerprint: fresh.state_fingerprint_for(&plan),
     };
     let stale = saved.source.stale_against(&now);
     if !stale.is_empty() {
-        let body = view::stale(&r.executable, &label, &stale_reasons(&stale), &flags);
+        let cluster = match check_fresh(&plan, &fresh) {
+            Err(PreflightError::ClusterChanged(changes)) => Some(changes.to_string()),
+            _ => None,
+        };
+        let reasons = stale_reasons(&stale, cluster);
+        let body = view::stale(&r.executable, &label, &reasons, &flags);
         turn.wait().await;
         job.comment(&body).await?;
         return Ok(false);
     }
-    let plan: Plan = serde_json::from_value(saved.document.clone())
-        .context("the saved plan is not a plan document; re-plan")?;
     job.step(&format!("guard {label}")).await;
-    crate::proxmox::guard::recheck(&plan, &prepared.protected, r.protect.policy)?;
+    let desired = &prepared.desired.resources;
+    crate::proxmox::guard::recheck(&plan, &prepared.protected, r.protect.policy, desired)?;
     let api = r
         .proxmox
         .as_ref()

@@ -7,11 +7,11 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use super::Runner;
-use crate::config::{ForgeSettings, GuestSelector, ProxmoxAuth, ProxmoxSettings, Settings};
+use crate::config::{ForgeSettings, GuestSelector, ProxmoxSettings, Settings};
 use crate::forge::{Forge, GiteaApi, GiteaApiSettings, GithubApi, GithubApiSettings, GithubAuth};
 use crate::proxmox::ProxmoxApi;
 use crate::proxmox::cli::Protect;
-use crate::proxmox::client::{Auth, ClientSettings, ProxmoxClient, Tls};
+use crate::proxmox::client::ProxmoxClient;
 use crate::proxmox::guard::{GuardPolicy, ProtectSpec};
 use crate::store::Store;
 use crate::workdir::Workdir;
@@ -87,19 +87,7 @@ fn gitea(f: &ForgeSettings) -> anyhow::Result<Option<Arc<dyn Forge>>> {
 }
 
 fn proxmox(p: &ProxmoxSettings) -> anyhow::Result<Arc<dyn ProxmoxApi>> {
-    let auth = match &p.auth {
-        ProxmoxAuth::ApiToken(t) => Auth::ApiToken(t.clone()),
-        ProxmoxAuth::Password { username, password } => Auth::Password {
-            username: username.clone(),
-            password: password.clone(),
-        },
-    };
-    let mut settings = ClientSettings::new(p.endpoint.clone(), auth);
-    settings.tls = match (&p.insecure, &p.ca_file) {
-        (true, _) => Tls::Insecure,
-        (false, Some(ca)) => Tls::CaFile(ca.clone()),
-        (false, None) => Tls::SystemRoots,
-    };
+    let settings = crate::proxmox::cli::client_settings(p.clone());
     Ok(Arc::new(ProxmoxClient::new(&settings)?))
 }
 

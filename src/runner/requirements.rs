@@ -51,7 +51,9 @@ pub(super) async fn unmet_requirements(
     Ok(unmet)
 }
 
-pub(super) fn stale_reasons(stale: &[Stale]) -> Vec<String> {
+/// Why a saved plan is stale, for the comment; `cluster` names the guests that changed on
+/// the cluster since the plan, if any did.
+pub(super) fn stale_reasons(stale: &[Stale], cluster: Option<String>) -> Vec<String> {
     stale
         .iter()
         .map(|s| match s {
@@ -63,9 +65,9 @@ pub(super) fn stale_reasons(stale: &[Stale]) -> Vec<String> {
             Stale::ConfigHash { .. } => {
                 "the configuration evaluates differently than when it was planned".to_owned()
             }
-            Stale::StateFingerprint { .. } => {
+            Stale::StateFingerprint { .. } => cluster.clone().unwrap_or_else(|| {
                 "atoll's state changed since the plan (another apply ran)".to_owned()
-            }
+            }),
         })
         .collect()
 }

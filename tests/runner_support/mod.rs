@@ -107,7 +107,7 @@ impl Drop for Server {
 
 pub(crate) struct World {
     pub(crate) fake: FakeForge,
-    _sim: Simulator,
+    sim: Simulator,
     dir: tempfile::TempDir,
     yaml: String,
     bot: String,
@@ -167,7 +167,7 @@ impl World {
         fake.set_permission(REPO, "atoll-bot", "admin");
         let mut world = Self {
             fake,
-            _sim: sim,
+            sim,
             dir,
             yaml,
             bot: options.bot,
@@ -228,6 +228,13 @@ impl World {
     /// Drops atoll mid-flight, like `kill -9`: no graceful shutdown, leases are left to expire.
     pub(crate) fn crash(&mut self) {
         drop(self.server.take().expect("a running server"));
+    }
+
+    /// A Proxmox VE client on the world's simulator, to change guests behind atoll's back.
+    pub(crate) fn pve(&self) -> atoll::proxmox::client::ProxmoxClient {
+        use atoll::proxmox::client::{Auth, ClientSettings, ProxmoxClient};
+        let settings = ClientSettings::new(self.sim.url(), Auth::ApiToken(TOKEN.to_owned().into()));
+        ProxmoxClient::new(&settings).expect("a client for the simulator")
     }
 
     /// A store of its own on the world's database, to watch jobs from the test.

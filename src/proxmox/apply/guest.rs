@@ -1,29 +1,26 @@
-//! One guest's steps: create (task) then start; update (`PUT config` with the digest, root
-//! disk growth, a restart only when the plan says so and the policy allows, then a check that
-//! nothing applied is still pending); delete (shutdown with a timeout, then stop, then destroy
-//! with purge). State is written after each completed step; a create is recorded just before
-//! its request, so a crash can never lead to the same guest being created twice.
+//! One guest's steps, once no task holds a lock on it: create (task) then start; update (see
+//! `update`); delete (shutdown with a timeout, then stop, then destroy with purge). State is
+//! written after each completed step; a create is recorded just before its request, so a
+//! crash can never lead to the same guest being created twice.
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use super::body::{create_options, update_body};
-use super::{ApplyEvent, Outcome, RestartPolicy, Run};
+use super::body::create_options;
+use super::{ApplyEvent, Outcome, Run};
 use crate::proxmox::client::{
     ConflictKind, DeleteOptions, LxcCreate, PowerAction, PveError, RunState,
 };
 use crate::proxmox::plan::{
-    DesiredGuest, DesiredValue, Effect, ResourceChange, StateEntry, StateValue, StepOp,
+    DesiredGuest, DesiredValue, ResourceChange, StateEntry, StateValue, StepOp,
 };
 use crate::proxmox::types::{GuestKind, NodeName, VmId};
 
-type StepResult<T> = Result<T, String>;
+pub(super) type StepResult<T> = Result<T, String>;
 
-fn node_name(node: &str) -> StepResult<NodeName> {
+pub(super) fn node_name(node: &str) -> StepResult<NodeName> {
     node.parse()
         .map_err(|e| format!("node name '{node}' is not valid: {e}"))
 }
 
-fn vm_id(id: u32) -> StepResult<VmId> {
+pub(super) fn vm_id(id: u32) -> StepResult<VmId> {
     VmId::new(id).map_err(|e| e.to_string())
 }
 
@@ -76,6 +73,9 @@ impl Run<'_> {
                 self.failed(&address, "apply was cancelled".into(), false),
             );
         };
+        if let Err(error) = self.wait_unlocked(change, ops).await {
+            return (address.clone(), self.failed(&address, error, false));
+        }
         let mut changed = false;
         let mut notes = Vec::new();
         let mut left_pending = Vec::new();
@@ -104,6 +104,26 @@ impl Run<'_> {
         }
         let outcome = self.done(&address, notes.join("; "), left_pending);
         (address, outcome)
+    }
+
+    /// Before changing an existing guest: waits (bounded, logged by the client) until no task
+    /// holds a lock on it, e.g. the create of an apply that was killed. A guest that is gone is
+    /// left to the step itself, which knows what that means.
+    async fn wait_unlocked(&self, change: &ResourceChange, ops: &[StepOp]) -> StepResult<()> {
+        let existing = matches!(ops.first(), Some(StepOp::Update | StepOp::Delete));
+        let Some(id) = change.vm_id.filter(|_| existing) else {
+            return Ok(());
+        };
+        let node = node_name(&change.node)?;
+        match self
+            .exec
+            .api
+            .wait_unlocked(&node, GuestKind::Lxc, vm_id(id)?)
+            .await
+        {
+            Ok(()) | Err(PveError::NotFound(_)) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     /// A VMID for a create: the configured one, else the next free one not handed out yet.
@@ -194,7 +214,12 @@ impl Run<'_> {
         Ok(format!("created CT {id} on {node}"))
     }
 
-    async fn power(&self, node: &NodeName, id: u32, action: PowerAction) -> StepResult<()> {
+    pub(super) async fn power(
+        &self,
+        node: &NodeName,
+        id: u32,
+        action: PowerAction,
+    ) -> StepResult<()> {
         let api = self.exec.api;
         let what = match action {
             PowerAction::Start => "starting",
@@ -210,172 +235,6 @@ impl Run<'_> {
             .await
             .map(|_| ())
             .map_err(|e| format!("{what} CT {id}: {e}"))
-    }
-
-    async fn update(
-        &self,
-        guest: &DesiredGuest,
-        change: &ResourceChange,
-    ) -> StepResult<(String, Vec<String>)> {
-        let id = change.vm_id.ok_or("the plan has no VMID for this guest")?;
-        let node = node_name(&change.node)?;
-        let vmid = vm_id(id)?;
-        self.emit(ApplyEvent::Started {
-            address: guest.address.clone(),
-            step: "update",
-        });
-        let api = self.exec.api;
-        let keys: BTreeSet<String> = change
-            .attributes
-            .iter()
-            .map(|a| a.pve_key.clone())
-            .collect();
-        let live = api
-            .guest_config(&node, GuestKind::Lxc, vmid, false)
-            .await
-            .map_err(|e| format!("reading CT {id}: {e}"))?;
-        let body = update_body(guest, &keys, &live).map_err(|e| e.to_string())?;
-        let applied = self.write_config(&node, vmid, body).await?;
-        let entry = entry_for(guest, id);
-        self.exec
-            .state
-            .record(&entry)
-            .await
-            .map_err(|e| e.to_string())?;
-        let restarted = self.settle_power(guest, change, &node, id).await?;
-        let still = self.still_pending(&node, vmid, &applied).await?;
-        let mut note = format!("updated CT {id}");
-        if restarted {
-            note.push_str(" and restarted it");
-        }
-        if still.is_empty() {
-            return Ok((note, Vec::new()));
-        }
-        if restarted || !guest.started {
-            return Err(format!(
-                "CT {id}: {} still pending after the update; check the guest",
-                still.join(", ")
-            ));
-        }
-        note.push_str(&format!(
-            "; left pending until the next restart (restart: never): {}",
-            still.join(", ")
-        ));
-        Ok((note, still))
-    }
-
-    /// Grows the root disk if asked, then `PUT config` with the digest of the config the change
-    /// was computed from (read again after a resize, which rewrites the file). Returns the keys
-    /// written or deleted.
-    async fn write_config(
-        &self,
-        node: &NodeName,
-        vmid: VmId,
-        body: super::body::UpdateBody,
-    ) -> StepResult<Vec<String>> {
-        let api = self.exec.api;
-        let mut change = body.change;
-        if let Some(size) = &body.grow_rootfs {
-            let grow = |e: PveError| format!("growing the root disk of CT {vmid}: {e}");
-            let upid = api
-                .lxc_resize(node, vmid, "rootfs", size, change.digest.as_deref())
-                .await
-                .map_err(grow)?;
-            api.wait_task(&upid).await.map_err(grow)?;
-            let now = api
-                .guest_config(node, GuestKind::Lxc, vmid, false)
-                .await
-                .map_err(|e| format!("reading CT {vmid}: {e}"))?;
-            change.digest = now.digest;
-        }
-        if !change.set.is_empty() || !change.delete.is_empty() {
-            api.lxc_update_config(node, vmid, &change)
-                .await
-                .map_err(|e| format!("updating CT {vmid}: {e}"))?;
-        }
-        Ok(change
-            .set
-            .keys()
-            .chain(change.delete.iter())
-            .cloned()
-            .collect())
-    }
-
-    /// Starts, stops or restarts the guest as the plan and the policy say. `true` if restarted.
-    async fn settle_power(
-        &self,
-        guest: &DesiredGuest,
-        change: &ResourceChange,
-        node: &NodeName,
-        id: u32,
-    ) -> StepResult<bool> {
-        let status = self
-            .exec
-            .api
-            .guest_status(node, GuestKind::Lxc, vm_id(id)?)
-            .await
-            .map_err(|e| format!("reading the status of CT {id}: {e}"))?;
-        let running = status.status == RunState::Running;
-        match (guest.started, running) {
-            (true, false) => self
-                .power(node, id, PowerAction::Start)
-                .await
-                .map(|()| false),
-            (false, true) => {
-                let timeout = Some(self.exec.settings.shutdown_timeout);
-                let shutdown = PowerAction::Shutdown {
-                    timeout,
-                    force_stop: true,
-                };
-                self.power(node, id, shutdown).await.map(|()| false)
-            }
-            (true, true) => {
-                let needs = change.disruption == Some(Effect::Restart)
-                    && change
-                        .attributes
-                        .iter()
-                        .any(|a| a.effect == Some(Effect::Restart) && a.pve_key != "started");
-                if needs && self.exec.settings.restart == RestartPolicy::Auto {
-                    let reboot = PowerAction::Reboot {
-                        timeout: Some(self.exec.settings.shutdown_timeout),
-                    };
-                    self.power(node, id, reboot).await.map(|()| true)
-                } else {
-                    Ok(false)
-                }
-            }
-            (false, false) => Ok(false),
-        }
-    }
-
-    /// Which of `keys` PVE still holds as pending.
-    async fn still_pending(
-        &self,
-        node: &NodeName,
-        vmid: VmId,
-        keys: &[String],
-    ) -> StepResult<Vec<String>> {
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        let pending = self
-            .exec
-            .api
-            .lxc_pending(node, vmid)
-            .await
-            .map_err(|e| format!("reading pending changes of CT {vmid}: {e}"))?;
-        let queued: BTreeMap<String, bool> = pending
-            .into_iter()
-            .map(|p| {
-                let queued = p.pending.is_some() || p.delete.is_some_and(|d| d > 0);
-                (p.key, queued)
-            })
-            .collect();
-        Ok(keys
-            .iter()
-            .filter(|k| queued.get(*k).copied().unwrap_or(false))
-            .cloned()
-            .collect())
     }
 
     async fn delete(&self, change: &ResourceChange) -> StepResult<String> {

@@ -1,5 +1,6 @@
 //! `proxmox::apply` executes a saved plan: it checks the plan is still fresh (the state
-//! fingerprint it was made from) and re-runs the guard before the first change, then runs each
+//! fingerprint it was made from: atoll's state and the guests it changes) and re-runs the
+//! guard before the first change, then waits for any lock on a guest to clear and runs each
 //! resource's steps — downloads first, then guests with bounded parallelism per node, each
 //! guest independent of the others' failures — writing state after every completed step and
 //! reporting progress events. It must not decide what a change does (the plan says) nor
@@ -9,6 +10,7 @@ mod body;
 mod guest;
 mod phases;
 mod preflight;
+mod update;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -17,7 +19,7 @@ use tokio::sync::{Mutex, Semaphore};
 
 pub use body::StillUnknown;
 pub use guest::entry_for;
-pub use preflight::{PreflightError, adopt, check_fresh};
+pub use preflight::{ClusterChanges, Now, PreflightError, adopt, check_fresh};
 
 use crate::proxmox::client::{DownloadUrl, ProxmoxApi};
 use crate::proxmox::desired::DesiredState;

@@ -1,10 +1,15 @@
-//! Before the first change: the plan must still match atoll's state (its fingerprint), and a
-//! guest that exists but is missing from state is adopted, never created twice.
+//! Before the first change: the plan must still match atoll's state and the guests it was
+//! refreshed from (the state fingerprint) and the configuration (its hash), and a guest that
+//! exists but is missing from state is adopted, never created twice.
 
 use std::collections::BTreeSet;
+use std::fmt;
 
 use crate::proxmox::desired::MARKER_TAG;
-use crate::proxmox::plan::{Desired, GuestKind, Inventory, Plan, StateEntry};
+use crate::proxmox::plan::{
+    Desired, GuestDiff, GuestKind, Inventory, Plan, Refreshed, StateEntry, differences,
+    observe_ids, state_fingerprint,
+};
 
 /// Why a saved plan may not be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -13,22 +18,69 @@ pub enum PreflightError {
         "the plan is stale: atoll's state changed since it was made (another apply ran); make a new plan"
     )]
     StaleState,
+    #[error("the plan is stale: {0}; make a new plan")]
+    ClusterChanged(ClusterChanges),
     #[error(
         "the plan was made from a different configuration (files or variables changed since); make a new plan"
     )]
     ConfigChanged,
 }
 
-/// Refuses a plan whose state fingerprint or configuration hash no longer holds.
-pub fn check_fresh(
-    plan: &Plan,
-    state_fingerprint: &str,
-    config_hash: &str,
-) -> Result<(), PreflightError> {
-    if plan.source.state_fingerprint != state_fingerprint {
-        return Err(PreflightError::StaleState);
+/// The guests that changed on the cluster since a plan was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterChanges(pub Vec<GuestDiff>);
+
+impl fmt::Display for ClusterChanges {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let guests: Vec<String> = self.0.iter().map(ToString::to_string).collect();
+        write!(
+            f,
+            "the cluster changed since this plan: {}",
+            guests.join("; ")
+        )
     }
-    if plan.source.config_hash != config_hash {
+}
+
+/// What a saved plan is compared with: the project as just loaded and refreshed.
+#[derive(Debug, Clone)]
+pub struct Now<'a> {
+    /// The fingerprint of atoll's state.
+    pub state_fingerprint: &'a str,
+    pub config_hash: String,
+    pub inventory: &'a Inventory,
+}
+
+impl Now<'_> {
+    /// The plan's guests as the cluster holds them now.
+    fn refreshed(&self, plan: &Plan) -> Refreshed {
+        let ids = plan.source.refreshed.guests.iter().map(|g| g.vm_id);
+        observe_ids(ids, self.state_fingerprint, self.inventory)
+    }
+
+    /// The `state_fingerprint` `plan` would carry if it were made now.
+    pub fn state_fingerprint_for(&self, plan: &Plan) -> String {
+        state_fingerprint(&self.refreshed(plan))
+    }
+
+    /// The plan's guests that changed on the cluster since it was made, if any.
+    pub fn cluster_changes(&self, plan: &Plan) -> Option<ClusterChanges> {
+        let diffs = differences(&plan.source.refreshed, &self.refreshed(plan));
+        (!diffs.is_empty()).then_some(ClusterChanges(diffs))
+    }
+}
+
+/// Refuses a plan whose state fingerprint (atoll's state, or a guest it changes) or
+/// configuration hash no longer holds; a changed guest is named with what changed.
+pub fn check_fresh(plan: &Plan, now: &Now<'_>) -> Result<(), PreflightError> {
+    if plan.source.state_fingerprint != now.state_fingerprint_for(plan) {
+        let saved = &plan.source.refreshed;
+        let state_held = !saved.is_empty() && saved.state == now.state_fingerprint;
+        return Err(match now.cluster_changes(plan) {
+            Some(changes) if state_held => PreflightError::ClusterChanged(changes),
+            _ => PreflightError::StaleState,
+        });
+    }
+    if plan.source.config_hash != now.config_hash {
         return Err(PreflightError::ConfigChanged);
     }
     Ok(())
@@ -79,26 +131,78 @@ pub fn adopt(state: &[StateEntry], desired: &[Desired], inventory: &Inventory) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proxmox::plan::{LiveGuest, Power};
 
     fn plan(state: &str, config: &str) -> Plan {
         let source = crate::proxmox::plan::PlanSource {
             sha: String::new(),
             config_hash: config.to_owned(),
             state_fingerprint: state.to_owned(),
+            ..Default::default()
         };
         Plan::new(source, Vec::new())
     }
 
+    fn now<'a>(state: &'a str, config: &'a str, inventory: &'a Inventory) -> Now<'a> {
+        Now {
+            state_fingerprint: state,
+            config_hash: config.to_owned(),
+            inventory,
+        }
+    }
+
     #[test]
     fn plan_is_fresh_only_while_state_and_configuration_hold() {
-        assert_eq!(check_fresh(&plan("s1", "c1"), "s1", "c1"), Ok(()));
+        let empty = Inventory::default();
         assert_eq!(
-            check_fresh(&plan("s1", "c1"), "s2", "c1"),
+            check_fresh(&plan("s1", "c1"), &now("s1", "c1", &empty)),
+            Ok(())
+        );
+        assert_eq!(
+            check_fresh(&plan("s1", "c1"), &now("s2", "c1", &empty)),
             Err(PreflightError::StaleState)
         );
         assert_eq!(
-            check_fresh(&plan("s1", "c1"), "s1", "c2"),
+            check_fresh(&plan("s1", "c1"), &now("s1", "c2", &empty)),
             Err(PreflightError::ConfigChanged)
+        );
+    }
+
+    fn inventory(cores: &str) -> Inventory {
+        let guest = LiveGuest {
+            vm_id: 260,
+            node: "pve".to_owned(),
+            kind: GuestKind::Lxc,
+            name: None,
+            power: Power::Running,
+            config: [("cores".to_owned(), cores.to_owned())]
+                .into_iter()
+                .collect(),
+            pending: Vec::new(),
+        };
+        let mut inventory = Inventory::default();
+        inventory.guests.insert(260, guest);
+        inventory
+    }
+
+    #[test]
+    fn a_guest_changed_on_the_cluster_makes_the_plan_stale_naming_the_change() {
+        let mut saved = plan("s1", "c1");
+        saved.source.refreshed = observe_ids([260], "s1", &inventory("2"));
+        saved.source.state_fingerprint = state_fingerprint(&saved.source.refreshed);
+        assert_eq!(
+            check_fresh(&saved, &now("s1", "c1", &inventory("2"))),
+            Ok(())
+        );
+        let err = check_fresh(&saved, &now("s1", "c1", &inventory("6"))).expect_err("stale");
+        assert_eq!(
+            err.to_string(),
+            "the plan is stale: the cluster changed since this plan: CT 260 (cores 2 -> 6); make a new plan"
+        );
+        assert_eq!(
+            check_fresh(&saved, &now("s2", "c1", &inventory("6"))),
+            Err(PreflightError::StaleState),
+            "another apply ran: that is the reason given"
         );
     }
 

@@ -177,17 +177,15 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
     let plan = match &args.plan {
         Some(path) => {
             let saved = read_plan(path)?;
-            check_fresh(
-                &saved,
-                &prepared.state.fingerprint,
-                &prepared.desired.config_hash(),
-            )?;
-            guard::recheck(&saved, &prepared.protected, protect.policy)?;
+            check_fresh(&saved, &prepared.now())?;
+            let desired = &prepared.desired.resources;
+            guard::recheck(&saved, &prepared.protected, protect.policy, desired)?;
             saved
         }
         None => {
             print!("{}", render::plan_text(&prepared.plan));
-            guard::recheck(&prepared.plan, &prepared.protected, protect.policy)?;
+            let desired = &prepared.desired.resources;
+            guard::recheck(&prepared.plan, &prepared.protected, protect.policy, desired)?;
             let steps = has_steps(&prepared.plan);
             if !steps && prepared.plan.summary.blocked == 0 {
                 record_adopted(&opened.state, &prepared).await?;

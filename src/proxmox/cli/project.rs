@@ -9,12 +9,12 @@ use anyhow::{Context as _, bail};
 use serde_json::Value as Json;
 
 use super::settings::Protect;
-use crate::proxmox::apply::adopt;
+use crate::proxmox::apply::{Now, adopt};
 use crate::proxmox::client::ProxmoxApi;
 use crate::proxmox::desired::{self, DesiredState};
 use crate::proxmox::discover::{LocalMacs, NoMatch, discover_self};
 use crate::proxmox::guard::{self, ProtectedSet, SelfGuest};
-use crate::proxmox::inventory::refresh_state;
+use crate::proxmox::inventory::{Partial, refresh_state};
 use crate::proxmox::plan::{
     self, Action, AttributeChange, Drift, Inventory, Plan, PlanInput, PlanSource, ResourceChange,
     StateEntry,
@@ -32,6 +32,21 @@ pub struct Prepared {
     pub adopted: Vec<StateEntry>,
     pub plan: Plan,
     pub protected: ProtectedSet,
+    /// What the refresh read.
+    pub inventory: Inventory,
+}
+
+impl Prepared {
+    /// What a saved plan is checked against before it is applied ([`check_fresh`]).
+    ///
+    /// [`check_fresh`]: crate::proxmox::apply::check_fresh
+    pub fn now(&self) -> Now<'_> {
+        Now {
+            state_fingerprint: &self.state.fingerprint,
+            config_hash: self.desired.config_hash(),
+            inventory: &self.inventory,
+        }
+    }
 }
 
 /// Loads and evaluates the configuration with the values known from `state`.
@@ -98,7 +113,7 @@ pub async fn prepare(
     refreshed
         .complete(api, &project_state.entries, &desired.resources)
         .await?;
-    let inventory = refreshed.into_inventory();
+    let (inventory, protected) = protected_inventory(api, protect, refreshed).await?;
     let adopted = adopt(&project_state.entries, &desired.resources, &inventory);
     let mut entries = project_state.entries.clone();
     entries.extend(adopted.iter().cloned());
@@ -106,6 +121,7 @@ pub async fn prepare(
         sha: String::new(),
         config_hash: desired.config_hash(),
         state_fingerprint: project_state.fingerprint.clone(),
+        ..PlanSource::default()
     };
     let mut plan = plan::plan(PlanInput {
         desired: &desired.resources,
@@ -115,54 +131,65 @@ pub async fn prepare(
     })
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     add_generated(&mut plan, &desired, &project_state);
-    let protected = protected_set(api, protect, &inventory).await?;
-    guard::check(&mut plan, &protected, protect.policy);
+    guard::check(&mut plan, &protected, protect.policy, &desired.resources);
+    plan.source.refreshed = plan::observe(&plan, &project_state.fingerprint, &inventory);
+    plan.source.state_fingerprint = plan::state_fingerprint(&plan.source.refreshed);
     Ok(Prepared {
         state: project_state,
         desired,
         adopted,
         plan,
         protected,
+        inventory,
     })
 }
 
-/// The protected set: configured guests plus atoll's own guest when discovery is on.
-pub async fn protected_set(
+/// Finds the protected guests, reads the config of those the refresh did not read yet (the
+/// guard needs their network identity), and resolves them again with it.
+async fn protected_inventory(
     api: &dyn ProxmoxApi,
     protect: &Protect,
-    inventory: &Inventory,
-) -> anyhow::Result<ProtectedSet> {
-    let own = if protect.discover {
-        let local = if protect.local_macs.is_empty() {
-            LocalMacs::default()
-        } else {
-            let macs: Result<Vec<Mac>, _> = protect.local_macs.iter().map(|m| m.parse()).collect();
-            LocalMacs::Fixed(macs.map_err(|e| anyhow::anyhow!("protect.local_macs: {e}"))?)
-        };
-        match discover_self(api, &local)
-            .await
-            .context("finding atoll's own guest (protect.discover)")?
-        {
-            Ok(found) => Some(SelfGuest {
-                vm_id: found.vmid.get(),
-                node: found.node.to_string(),
-                mac: found
-                    .matched
-                    .first()
-                    .map(ToString::to_string)
-                    .unwrap_or_default(),
-            }),
-            Err(NoMatch::NoGuest { .. } | NoMatch::NoLocalMacs) => None,
-            Err(ambiguous) => bail!("finding atoll's own guest: {ambiguous}"),
-        }
-    } else {
-        None
-    };
-    Ok(ProtectedSet::resolve(
+    mut refreshed: Partial,
+) -> anyhow::Result<(Inventory, ProtectedSet)> {
+    let own = own_guest(api, protect).await?;
+    let first = ProtectedSet::resolve(
         &protect.guests,
         own.as_ref(),
-        inventory.guests.values(),
-    ))
+        refreshed.inventory().guests.values(),
+    );
+    refreshed.read_more(api, first.vm_ids()).await?;
+    let inventory = refreshed.into_inventory();
+    let protected = ProtectedSet::resolve(&protect.guests, own.as_ref(), inventory.guests.values());
+    Ok((inventory, protected))
+}
+
+/// atoll's own guest, when discovery is on and finds exactly one.
+async fn own_guest(api: &dyn ProxmoxApi, protect: &Protect) -> anyhow::Result<Option<SelfGuest>> {
+    if !protect.discover {
+        return Ok(None);
+    }
+    let local = if protect.local_macs.is_empty() {
+        LocalMacs::default()
+    } else {
+        let macs: Result<Vec<Mac>, _> = protect.local_macs.iter().map(|m| m.parse()).collect();
+        LocalMacs::Fixed(macs.map_err(|e| anyhow::anyhow!("protect.local_macs: {e}"))?)
+    };
+    match discover_self(api, &local)
+        .await
+        .context("finding atoll's own guest (protect.discover)")?
+    {
+        Ok(found) => Ok(Some(SelfGuest {
+            vm_id: found.vmid.get(),
+            node: found.node.to_string(),
+            mac: found
+                .matched
+                .first()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        })),
+        Err(NoMatch::NoGuest { .. } | NoMatch::NoLocalMacs) => Ok(None),
+        Err(ambiguous) => bail!("finding atoll's own guest: {ambiguous}"),
+    }
 }
 
 /// Generated values not in state yet show as creates, their value hidden.

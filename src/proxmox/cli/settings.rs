@@ -74,6 +74,8 @@ pub fn client_settings(proxmox: ProxmoxSettings) -> ClientSettings {
         (false, Some(ca)) => Tls::CaFile(ca),
         (false, None) => Tls::SystemRoots,
     };
+    settings.proxy = proxmox.proxy;
+    settings.tasks.lock_timeout = proxmox.lock_wait;
     settings
 }
 

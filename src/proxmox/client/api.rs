@@ -84,6 +84,13 @@ pub trait ProxmoxApi: Send + Sync + std::fmt::Debug {
         req: &DownloadUrl,
     ) -> Result<Upid, PveError>;
     async fn wait_task(&self, upid: &Upid) -> Result<TaskOutcome, PveError>;
+    /// Waits (bounded) until the guest holds no lock; see [`ProxmoxClient::wait_unlocked`].
+    async fn wait_unlocked(
+        &self,
+        node: &NodeName,
+        kind: GuestKind,
+        vmid: VmId,
+    ) -> Result<(), PveError>;
 }
 
 #[async_trait]
@@ -193,5 +200,13 @@ impl ProxmoxApi for ProxmoxClient {
     }
     async fn wait_task(&self, upid: &Upid) -> Result<TaskOutcome, PveError> {
         ProxmoxClient::wait_task(self, upid).await
+    }
+    async fn wait_unlocked(
+        &self,
+        node: &NodeName,
+        kind: GuestKind,
+        vmid: VmId,
+    ) -> Result<(), PveError> {
+        ProxmoxClient::wait_unlocked(self, node, kind, vmid).await
     }
 }

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use crate::proxmox::types::{GuestKind, NodeName, VmId};
+
 /// What was being done and what PVE (or the transport) said. Never holds a secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Detail {
@@ -69,6 +71,17 @@ pub enum PveError {
         "task {upid} still running after {waited:?}; it was left running, check it in the Proxmox VE task log"
     )]
     TaskTimeout { upid: String, waited: Duration },
+    /// A guest stayed locked (a task still holds it) for as long as atoll waits.
+    #[error("{}", locked_text(*.kind, *.vmid, .node, .lock, .holder.as_deref(), *.waited))]
+    Locked {
+        kind: GuestKind,
+        vmid: VmId,
+        node: NodeName,
+        lock: String,
+        /// The UPID of the running task holding it, if one was found.
+        holder: Option<String>,
+        waited: Duration,
+    },
     /// The response could not be understood.
     #[error("{0} (unexpected response from Proxmox VE)")]
     Protocol(Detail),
@@ -82,6 +95,32 @@ fn format_errors(errors: &BTreeMap<String, String>) -> String {
         .iter()
         .map(|(k, v)| format!("; {k}: {}", v.trim_end()))
         .collect()
+}
+
+fn locked_text(
+    kind: GuestKind,
+    vmid: VmId,
+    node: &NodeName,
+    lock: &str,
+    holder: Option<&str>,
+    waited: Duration,
+) -> String {
+    let (word, tool) = match kind {
+        GuestKind::Lxc => ("CT", "pct"),
+        GuestKind::Qemu => ("VM", "qm"),
+    };
+    let why = match holder {
+        Some(upid) => format!(
+            "task {upid} holds it; wait for that task to end (see the Proxmox VE task log), then try again"
+        ),
+        None => format!(
+            "no running task holds it, so the lock is stale (its task or node died); once nothing works on the guest, clear it with `{tool} unlock {vmid}` on node {node}, then try again"
+        ),
+    };
+    format!(
+        "{word} {vmid} on node {node} is still locked ({lock}) after {}s: {why}; raise proxmox.lock_wait_secs to wait longer",
+        waited.as_secs()
+    )
 }
 
 fn format_tail(tail: &[String]) -> String {

@@ -1,12 +1,13 @@
 //! The Proxmox VE REST client: rustls transport, token or ticket auth, per-node concurrency
-//! limits, error classification, retries of transient failures where repeating is safe, and task
-//! waiting. Callers outside `proxmox` use it through [`ProxmoxApi`]. It must not decide what a
+//! limits, error classification, retries of transient failures where repeating is safe, task
+//! waiting, and waiting for a guest's lock to clear. Callers outside `proxmox` use it through [`ProxmoxApi`]. It must not decide what a
 //! change means for a guest, and never logs credentials or request bodies.
 
 mod api;
 mod auth;
 mod cluster;
 mod error;
+mod guest_lock;
 mod guests;
 mod metrics;
 mod model;
@@ -24,7 +25,7 @@ pub use metrics::{EndpointClass, Outcome, ProxmoxMetrics};
 pub use model::{
     ClusterGuest, ConfigChange, DeleteOptions, DownloadUrl, GuestConfig, GuestInterface,
     GuestStatus, LxcCreate, NodeInfo, PendingEntry, PowerAction, RunState, StorageStatus,
-    StorageVolume, TaskLogLine, TaskOutcome, TaskStatus, Version,
+    StorageVolume, TaskLogLine, TaskOutcome, TaskStatus, TaskSummary, Version,
 };
 pub use settings::{Auth, ClientSettings, RetryPolicy, TaskPolling, Tls};
 pub use tasks::CreateOutcome;

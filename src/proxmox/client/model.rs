@@ -236,6 +236,18 @@ pub struct TaskStatus {
     pub exitstatus: Option<String>,
 }
 
+/// One row of `GET /nodes/{node}/tasks`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct TaskSummary {
+    pub upid: String,
+    /// `vzcreate`, `vzdump`, `vzmigrate`, ...
+    #[serde(rename = "type", default)]
+    pub kind: String,
+    /// The exit status once the task ended; absent while it runs.
+    #[serde(default)]
+    pub status: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 pub struct TaskLogLine {
     pub n: u64,

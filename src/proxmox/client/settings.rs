@@ -60,6 +60,9 @@ pub struct TaskPolling {
     pub timeout: Duration,
     /// How many trailing log lines a failed task reports.
     pub log_tail_lines: usize,
+    /// How long to wait for a guest's lock (`lock: create|backup|...`) to clear before reading
+    /// or changing the guest; the error then names the task holding it.
+    pub lock_timeout: Duration,
 }
 
 impl Default for TaskPolling {
@@ -69,6 +72,7 @@ impl Default for TaskPolling {
             max_delay: Duration::from_secs(2),
             timeout: Duration::from_secs(30 * 60),
             log_tail_lines: 20,
+            lock_timeout: Duration::from_secs(10 * 60),
         }
     }
 }
@@ -88,6 +92,9 @@ pub struct ClientSettings {
     pub tasks: TaskPolling,
     /// Renew a ticket once it is this old (tickets live two hours).
     pub ticket_renew_after: Duration,
+    /// The HTTP(S) proxy to connect through (`http://HOST:PORT`). `None` connects directly:
+    /// the client never follows `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` from the environment.
+    pub proxy: Option<String>,
     /// Where requests are counted; [`ProxmoxMetrics::process`] unless set.
     pub metrics: Arc<ProxmoxMetrics>,
 }
@@ -104,6 +111,7 @@ impl ClientSettings {
             retry: RetryPolicy::default(),
             tasks: TaskPolling::default(),
             ticket_renew_after: Duration::from_secs(90 * 60),
+            proxy: None,
             metrics: ProxmoxMetrics::process(),
         }
     }

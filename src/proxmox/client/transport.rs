@@ -148,6 +148,14 @@ impl Transport {
                     })
             }
         };
+        // Only a configured proxy: following HTTP(S)_PROXY from the environment could send
+        // the token to whoever set it, in clear over an http:// proxy.
+        builder = match &settings.proxy {
+            None => builder.no_proxy(),
+            Some(url) => builder.proxy(reqwest::Proxy::all(url.as_str()).map_err(|e| {
+                PveError::Settings(format!("proxy '{url}' is not a proxy URL: {e}"))
+            })?),
+        };
         let http = builder
             .build()
             .map_err(|e| PveError::Settings(format!("building the HTTP client: {e}")))?;

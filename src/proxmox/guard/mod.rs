@@ -1,10 +1,13 @@
 //! `proxmox::guard` owns the self-host rule: atoll manages everything except itself. It holds
 //! the protected set (guests configured under `protect.guests`, plus atoll's own guest found
-//! by MAC) and the refusal rules, applied to a plan at plan time and again before apply.
-//! It is pure: callers pass the inventory and local MACs in; it must not do I/O.
+//! by MAC, each with its network identity: MACs and static addresses) and the refusal rules,
+//! applied to a plan at plan time and again before apply. It is pure: callers pass the
+//! inventory, the desired guests and local MACs in; it must not do I/O.
 
+mod identity;
 mod rules;
 
+pub use identity::Nic;
 pub use rules::{GuardRefusal, check, recheck};
 
 use crate::proxmox::plan::LiveGuest;
@@ -41,6 +44,9 @@ pub struct ProtectedGuest {
     pub name: Option<String>,
     pub node: Option<String>,
     pub by: ProtectedBy,
+    /// Its interfaces as the refresh read them (config and pending), for the identity rule;
+    /// empty when its config was not read.
+    pub nics: Vec<Nic>,
 }
 
 /// The guard's settings (`protect.allow_live_changes`, default false).
@@ -57,22 +63,31 @@ pub struct ProtectedSet {
 
 impl ProtectedSet {
     /// Resolves the configured entries against the cluster's guests (a name entry protects
-    /// every guest with that name, on its node if given) and adds atoll's own guest.
+    /// every guest with that name, on its node if given) and adds atoll's own guest. Each
+    /// guest found on the cluster carries the interfaces of its config there.
     pub fn resolve<'a>(
         specs: &[ProtectSpec],
         own: Option<&SelfGuest>,
         cluster: impl IntoIterator<Item = &'a LiveGuest>,
     ) -> Self {
         let cluster: Vec<&LiveGuest> = cluster.into_iter().collect();
+        let nics = |vm_id: u32| {
+            let live = cluster.iter().find(|g| g.vm_id == vm_id);
+            live.map(|g| identity::nics_of(g)).unwrap_or_default()
+        };
         let mut guests = Vec::new();
         for spec in specs {
             match spec {
-                ProtectSpec::VmId(vm_id) => guests.push(ProtectedGuest {
-                    vm_id: Some(*vm_id),
-                    name: None,
-                    node: None,
-                    by: ProtectedBy::Configured,
-                }),
+                ProtectSpec::VmId(vm_id) => {
+                    let live = cluster.iter().find(|g| g.vm_id == *vm_id);
+                    guests.push(ProtectedGuest {
+                        vm_id: Some(*vm_id),
+                        name: live.and_then(|g| g.name.clone()),
+                        node: live.map(|g| g.node.clone()),
+                        by: ProtectedBy::Configured,
+                        nics: nics(*vm_id),
+                    });
+                }
                 ProtectSpec::Name { name, node } => {
                     let on_node = |g: &&&LiveGuest| node.as_ref().is_none_or(|n| *n == g.node);
                     let named = cluster.iter().filter(|g| g.name.as_ref() == Some(name));
@@ -81,12 +96,14 @@ impl ProtectedSet {
                         name: Some(name.clone()),
                         node: Some(g.node.clone()),
                         by: ProtectedBy::Configured,
+                        nics: identity::nics_of(g),
                     }));
                     guests.push(ProtectedGuest {
                         vm_id: None,
                         name: Some(name.clone()),
                         node: node.clone(),
                         by: ProtectedBy::Configured,
+                        nics: Vec::new(),
                     });
                 }
             }
@@ -99,9 +116,15 @@ impl ProtectedSet {
                 by: ProtectedBy::Discovered {
                     mac: own.mac.clone(),
                 },
+                nics: nics(own.vm_id),
             });
         }
         Self { guests }
+    }
+
+    /// The VMIDs of the protected guests found so far.
+    pub fn vm_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.guests.iter().filter_map(|g| g.vm_id)
     }
 
     pub fn is_empty(&self) -> bool {

@@ -1,10 +1,15 @@
 //! The refusal rules (DESIGN.md "The self-host guard"): for a protected guest refuse destroy,
 //! replace, moving node, stop, any `restart` or `link-reset` effect, an IP address or gateway
 //! change (live in PVE, but it cuts connections like a link reset), and `live`/`deferred`
-//! changes unless `allow_live_changes`.
+//! changes unless `allow_live_changes`; for any other guest, taking a protected guest's VMID,
+//! MAC address or static IP address (see `identity`).
 
-use super::{GuardPolicy, ProtectedBy, ProtectedGuest, ProtectedSet};
-use crate::proxmox::plan::{Action, Blocked, Effect, GuardRule, Plan, ResourceChange};
+use std::collections::BTreeMap;
+
+use super::{GuardPolicy, ProtectedBy, ProtectedGuest, ProtectedSet, identity};
+use crate::proxmox::plan::{
+    Action, Blocked, Desired, DesiredGuest, Effect, GuardRule, Plan, ResourceChange,
+};
 
 /// Resources a saved plan may no longer apply, found at apply time.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -17,28 +22,35 @@ pub struct GuardRefusal {
 }
 
 /// Marks every resource change the guard refuses as blocked, and recounts the summary.
-pub fn check(plan: &mut Plan, protected: &ProtectedSet, policy: GuardPolicy) {
+/// `desired` is the configuration the plan was made from (the identity rule reads the
+/// interfaces it declares).
+pub fn check(plan: &mut Plan, protected: &ProtectedSet, policy: GuardPolicy, desired: &[Desired]) {
+    let guests = by_address(desired);
     for change in &mut plan.resource_changes {
-        change.blocked = evaluate(change, protected, policy);
+        let desired = guests.get(change.address.as_str()).copied();
+        change.blocked = evaluate(change, protected, policy, desired);
     }
     plan.recount();
 }
 
 /// Re-checks a saved plan against the protected set as it is now (apply time): a change the
-/// plan allowed but the guard refuses now (the guest became protected, the policy changed)
-/// stops the apply before its first step. Changes already blocked in the plan have no apply
-/// steps (`plan::steps` skips them).
+/// plan allowed but the guard refuses now (the guest became protected, took a protected
+/// guest's address since, the policy changed) stops the apply before its first step. Changes
+/// already blocked in the plan have no apply steps (`plan::steps` skips them).
 pub fn recheck(
     plan: &Plan,
     protected: &ProtectedSet,
     policy: GuardPolicy,
+    desired: &[Desired],
 ) -> Result<(), GuardRefusal> {
+    let guests = by_address(desired);
     let refusals: Vec<(String, Blocked)> = plan
         .resource_changes
         .iter()
         .filter(|change| change.blocked.is_none())
         .filter_map(|change| {
-            let blocked = evaluate(change, protected, policy)?;
+            let desired = guests.get(change.address.as_str()).copied();
+            let blocked = evaluate(change, protected, policy, desired)?;
             Some((change.address.clone(), blocked))
         })
         .collect();
@@ -49,15 +61,37 @@ pub fn recheck(
     }
 }
 
+/// The desired guests by address.
+fn by_address(desired: &[Desired]) -> BTreeMap<&str, &DesiredGuest> {
+    desired
+        .iter()
+        .filter_map(|d| match d {
+            Desired::Guest(guest) => Some((guest.address.as_str(), guest)),
+            Desired::Download(_) => None,
+        })
+        .collect()
+}
+
 /// The guard's decision on one resource change.
 fn evaluate(
     change: &ResourceChange,
     protected: &ProtectedSet,
     policy: GuardPolicy,
+    desired: Option<&DesiredGuest>,
 ) -> Option<Blocked> {
     if change.is_no_op() || change.kind.is_none() {
         return None;
     }
+    own_rules(change, protected, policy)
+        .or_else(|| identity::check(change, desired, protected.guests(), |g| describe(g, None)))
+}
+
+/// The rules about the protected guest itself (and its VMID).
+fn own_rules(
+    change: &ResourceChange,
+    protected: &ProtectedSet,
+    policy: GuardPolicy,
+) -> Option<Blocked> {
     if change.actions == [Action::Create] {
         let guest = protected
             .find(change.vm_id, None, &change.node)
@@ -65,7 +99,7 @@ fn evaluate(
         let vm_id = change.vm_id.unwrap_or_default();
         let reason = format!(
             "vm_id {vm_id} belongs to protected guest {}; choose another vm_id",
-            describe(guest, change)
+            describe(guest, Some(change))
         );
         return Some(Blocked {
             rule: GuardRule::VmIdTaken,
@@ -77,7 +111,7 @@ fn evaluate(
     let reason = format!(
         "atoll refuses to {what} protected guest {}: {}; change it by hand with `atoll apply` \
          from outside that guest, or drop the change from this pull request",
-        describe(guest, change),
+        describe(guest, Some(change)),
         why(guest)
     );
     Some(Blocked { rule, reason })
@@ -153,13 +187,23 @@ fn violation(change: &ResourceChange, policy: GuardPolicy) -> Option<(GuardRule,
     })
 }
 
-fn describe(guest: &ProtectedGuest, change: &ResourceChange) -> String {
+/// `100 (db) on node pve`; what the guest entry does not know is taken from `change`, the
+/// change to that same guest.
+fn describe(guest: &ProtectedGuest, change: Option<&ResourceChange>) -> String {
     let vm_id = guest
         .vm_id
-        .or(change.vm_id)
+        .or(change.and_then(|c| c.vm_id))
         .map_or_else(|| "?".to_owned(), |id| id.to_string());
-    let node = guest.node.as_deref().unwrap_or(&change.node);
-    match guest.name.as_deref().or(change.guest_name.as_deref()) {
+    let node = guest
+        .node
+        .as_deref()
+        .or(change.map(|c| c.node.as_str()))
+        .unwrap_or("?");
+    let name = guest
+        .name
+        .as_deref()
+        .or(change.and_then(|c| c.guest_name.as_deref()));
+    match name {
         Some(name) => format!("{vm_id} ({name}) on node {node}"),
         None => format!("{vm_id} on node {node}"),
     }

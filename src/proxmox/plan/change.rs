@@ -31,6 +31,9 @@ pub enum GuardRule {
     LiveChange,
     /// A create would take a protected guest's VMID.
     VmIdTaken,
+    /// A change would give another guest a protected guest's MAC, or its static IP address on
+    /// the same bridge and VLAN.
+    NetworkIdentity,
 }
 
 /// Why a resource change is refused.

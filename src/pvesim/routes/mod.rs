@@ -45,6 +45,7 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
         .route("/nodes", get(cluster::nodes))
         .route("/cluster/resources", get(cluster::resources))
         .route("/cluster/nextid", get(cluster::nextid))
+        .route("/nodes/{node}/tasks", get(tasks::list))
         .route("/nodes/{node}/tasks/{upid}/status", get(tasks::status))
         .route("/nodes/{node}/tasks/{upid}/log", get(tasks::log))
         .route("/nodes/{node}/storage", get(storage::list))

@@ -1,0 +1,181 @@
+//! An update step: `PUT config` with the digest of the config it was computed from, root disk
+//! growth, a restart only when the plan says so and the policy allows, then a check that
+//! nothing applied is still pending.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::Run;
+use super::body::update_body;
+use super::guest::{StepResult, entry_for, node_name, vm_id};
+use super::{ApplyEvent, RestartPolicy};
+use crate::proxmox::client::{PowerAction, PveError, RunState};
+use crate::proxmox::plan::{DesiredGuest, Effect, ResourceChange};
+use crate::proxmox::types::{GuestKind, NodeName, VmId};
+
+impl Run<'_> {
+    pub(super) async fn update(
+        &self,
+        guest: &DesiredGuest,
+        change: &ResourceChange,
+    ) -> StepResult<(String, Vec<String>)> {
+        let id = change.vm_id.ok_or("the plan has no VMID for this guest")?;
+        let node = node_name(&change.node)?;
+        let vmid = vm_id(id)?;
+        self.emit(ApplyEvent::Started {
+            address: guest.address.clone(),
+            step: "update",
+        });
+        let api = self.exec.api;
+        let keys: BTreeSet<String> = change
+            .attributes
+            .iter()
+            .map(|a| a.pve_key.clone())
+            .collect();
+        let live = api
+            .guest_config(&node, GuestKind::Lxc, vmid, false)
+            .await
+            .map_err(|e| format!("reading CT {id}: {e}"))?;
+        let body = update_body(guest, &keys, &live).map_err(|e| e.to_string())?;
+        let applied = self.write_config(&node, vmid, body).await?;
+        let entry = entry_for(guest, id);
+        self.exec
+            .state
+            .record(&entry)
+            .await
+            .map_err(|e| e.to_string())?;
+        let restarted = self.settle_power(guest, change, &node, id).await?;
+        let still = self.still_pending(&node, vmid, &applied).await?;
+        let mut note = format!("updated CT {id}");
+        if restarted {
+            note.push_str(" and restarted it");
+        }
+        if still.is_empty() {
+            return Ok((note, Vec::new()));
+        }
+        if restarted || !guest.started {
+            return Err(format!(
+                "CT {id}: {} still pending after the update; check the guest",
+                still.join(", ")
+            ));
+        }
+        note.push_str(&format!(
+            "; left pending until the next restart (restart: never): {}",
+            still.join(", ")
+        ));
+        Ok((note, still))
+    }
+
+    /// Grows the root disk if asked, then `PUT config` with the digest of the config the change
+    /// was computed from (read again after a resize, which rewrites the file). Returns the keys
+    /// written or deleted.
+    async fn write_config(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+        body: super::body::UpdateBody,
+    ) -> StepResult<Vec<String>> {
+        let api = self.exec.api;
+        let mut change = body.change;
+        if let Some(size) = &body.grow_rootfs {
+            let grow = |e: PveError| format!("growing the root disk of CT {vmid}: {e}");
+            let upid = api
+                .lxc_resize(node, vmid, "rootfs", size, change.digest.as_deref())
+                .await
+                .map_err(grow)?;
+            api.wait_task(&upid).await.map_err(grow)?;
+            let now = api
+                .guest_config(node, GuestKind::Lxc, vmid, false)
+                .await
+                .map_err(|e| format!("reading CT {vmid}: {e}"))?;
+            change.digest = now.digest;
+        }
+        if !change.set.is_empty() || !change.delete.is_empty() {
+            api.lxc_update_config(node, vmid, &change)
+                .await
+                .map_err(|e| format!("updating CT {vmid}: {e}"))?;
+        }
+        Ok(change
+            .set
+            .keys()
+            .chain(change.delete.iter())
+            .cloned()
+            .collect())
+    }
+
+    /// Starts, stops or restarts the guest as the plan and the policy say. `true` if restarted.
+    async fn settle_power(
+        &self,
+        guest: &DesiredGuest,
+        change: &ResourceChange,
+        node: &NodeName,
+        id: u32,
+    ) -> StepResult<bool> {
+        let status = self
+            .exec
+            .api
+            .guest_status(node, GuestKind::Lxc, vm_id(id)?)
+            .await
+            .map_err(|e| format!("reading the status of CT {id}: {e}"))?;
+        let running = status.status == RunState::Running;
+        match (guest.started, running) {
+            (true, false) => self
+                .power(node, id, PowerAction::Start)
+                .await
+                .map(|()| false),
+            (false, true) => {
+                let timeout = Some(self.exec.settings.shutdown_timeout);
+                let shutdown = PowerAction::Shutdown {
+                    timeout,
+                    force_stop: true,
+                };
+                self.power(node, id, shutdown).await.map(|()| false)
+            }
+            (true, true) => {
+                let needs = change.disruption == Some(Effect::Restart)
+                    && change
+                        .attributes
+                        .iter()
+                        .any(|a| a.effect == Some(Effect::Restart) && a.pve_key != "started");
+                if needs && self.exec.settings.restart == RestartPolicy::Auto {
+                    let reboot = PowerAction::Reboot {
+                        timeout: Some(self.exec.settings.shutdown_timeout),
+                    };
+                    self.power(node, id, reboot).await.map(|()| true)
+                } else {
+                    Ok(false)
+                }
+            }
+            (false, false) => Ok(false),
+        }
+    }
+
+    /// Which of `keys` PVE still holds as pending.
+    async fn still_pending(
+        &self,
+        node: &NodeName,
+        vmid: VmId,
+        keys: &[String],
+    ) -> StepResult<Vec<String>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let pending = self
+            .exec
+            .api
+            .lxc_pending(node, vmid)
+            .await
+            .map_err(|e| format!("reading pending changes of CT {vmid}: {e}"))?;
+        let queued: BTreeMap<String, bool> = pending
+            .into_iter()
+            .map(|p| {
+                let queued = p.pending.is_some() || p.delete.is_some_and(|d| d > 0);
+                (p.key, queued)
+            })
+            .collect();
+        Ok(keys
+            .iter()
+            .filter(|k| queued.get(*k).copied().unwrap_or(false))
+            .cloned()
+            .collect())
+    }
+}
