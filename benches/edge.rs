@@ -38,7 +38,7 @@ fn start() -> Server {
     let yaml = format!(
         "server: {{listen: '127.0.0.1:0'}}\ndata_dir: {:?}\n\
          github: {{enabled: true, webhook_secret: bench-secret}}\n\
-         repo_allowlist: ['github.com/*']\n\
+         repo_allowlist: ['github.com/*/*']\n\
          web: {{username: ops, password_hash: {hash:?}}}\nlog: {{level: error}}\n",
         dir.path().display().to_string()
     );
@@ -163,7 +163,7 @@ fn main() {
     for load in ["bodies", "names", "guesses"] {
         let s = start();
         let pid = s.child.id();
-        rt.block_on(tokio::time::sleep(Duration::from_millis(500)));
+        rt.block_on(async { tokio::time::sleep(Duration::from_millis(500)).await });
         let (before, _) = memory(pid);
         let started = Instant::now();
         rt.block_on(async {
@@ -174,7 +174,7 @@ fn main() {
             }
         });
         let took = started.elapsed().as_secs_f64();
-        rt.block_on(tokio::time::sleep(Duration::from_secs(1)));
+        rt.block_on(async { tokio::time::sleep(Duration::from_secs(1)).await });
         let (after, peak) = memory(pid);
         println!("{load:<9} {before:>14} {peak:>9} {after:>14} {took:>8.1}");
     }

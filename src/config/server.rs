@@ -128,7 +128,7 @@ fn public_url(r: &mut Reader<'_>) -> Option<String> {
 
 pub(super) fn webhook_body(r: &mut Reader<'_>) -> WebhookBodySettings {
     let max_body = r.uint("webhook.max_body_bytes", DEFAULT_MAX_BODY, 65_536, 1 << 30);
-    let concurrent = r.uint("webhook.max_concurrent_bodies", 64, 1, 4096);
+    let concurrent = r.uint("webhook.max_concurrent_bodies", 256, 1, 4096);
     let buffered = r.uint(
         "webhook.max_buffered_bytes",
         64 * 1024 * 1024,
@@ -170,7 +170,7 @@ mod tests {
         assert_eq!(s.server.max_connections, 256);
         assert!(s.server.trusted_proxies.is_empty());
         assert_eq!(s.webhook_body.max_body_bytes, 25 * 1024 * 1024);
-        assert_eq!(s.webhook_body.max_concurrent_bodies, 64);
+        assert_eq!(s.webhook_body.max_concurrent_bodies, 256);
     }
 
     #[test]

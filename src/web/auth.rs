@@ -97,7 +97,7 @@ impl Auth {
             username: settings.username.clone(),
             password: settings
                 .password_hash
-                .clone()
+                .as_ref()
                 .map(|h| PasswordCheck::new(h, settings.max_concurrent_password_checks)),
             ttl: Duration::from_secs(settings.session_ttl_secs),
             secure_always: settings.secure_cookies,

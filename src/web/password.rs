@@ -1,7 +1,9 @@
 //! The Argon2 check of the dashboard password. At most `web.max_concurrent_password_checks`
-//! run at once, on the blocking pool (each takes the hash's memory, about 19 MiB with the
-//! default parameters); an attempt that cannot get a turn within [`TURN_WAIT`] is told the
-//! server is busy.
+//! run at once, on the blocking pool; an attempt that cannot get a turn within [`TURN_WAIT`]
+//! is told the server is busy. Each check needs the hash's memory (about 19 MiB with the
+//! default parameters): the checks reuse that many buffers, allocated once, rather than
+//! allocating per check (freed buffers of that size stay in the allocator's per-thread arenas,
+//! so per-check allocation grew the process by one buffer per blocking thread).
 //!
 //! For a user name that is not the configured one nothing is hashed: the answer waits about
 //! as long as a real check takes (a moving average of the checks run), so its timing says
@@ -10,13 +12,15 @@
 //!
 //! Also `atoll hash-password`, which makes the hash.
 
-use std::sync::Arc;
+use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use argon2::{Argon2, PasswordHash, PasswordVerifier};
+use argon2::{Algorithm, Argon2, Block, Params, PasswordHash, Version};
 use rand::RngCore;
 use secrecy::{ExposeSecret, SecretString};
+use subtle::ConstantTimeEq;
 use tokio::sync::Semaphore;
 
 /// Longest an attempt waits for a turn to hash.
@@ -28,9 +32,59 @@ const FIRST_GUESS: Duration = Duration::from_millis(100);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Busy;
 
+/// The configured hash, parsed once: what a check computes, and the output it must match.
+struct Expected {
+    argon: Argon2<'static>,
+    salt: Vec<u8>,
+    output: Vec<u8>,
+    blocks: usize,
+}
+
+impl fmt::Debug for Expected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Expected")
+            .field("blocks", &self.blocks)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Expected {
+    /// `None` when the PHC string is not a usable Argon2 hash (the config loader refuses
+    /// those; every check then fails).
+    fn parse(phc: &str) -> Option<Self> {
+        let hash = PasswordHash::new(phc).ok()?;
+        let algorithm = Algorithm::try_from(hash.algorithm).ok()?;
+        let version = match hash.version {
+            Some(v) => Version::try_from(v).ok()?,
+            None => Version::default(),
+        };
+        let params = Params::try_from(&hash).ok()?;
+        let mut salt = [0u8; 64];
+        let salt = hash.salt?.decode_b64(&mut salt).ok()?.to_vec();
+        let output = hash.hash?.as_bytes().to_vec();
+        Some(Self {
+            blocks: params.block_count(),
+            argon: Argon2::new(algorithm, version, params),
+            salt,
+            output,
+        })
+    }
+
+    /// Hashes `password` in `memory` and compares in constant time.
+    fn matches(&self, password: &[u8], memory: &mut [Block]) -> bool {
+        let mut out = vec![0u8; self.output.len()];
+        self.argon
+            .hash_password_into_with_memory(password, &self.salt, &mut out, memory)
+            .is_ok()
+            && bool::from(out.ct_eq(&self.output))
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct PasswordCheck {
-    hash: SecretString,
+    expected: Option<Arc<Expected>>,
+    /// Argon2 working memory not in use (at most one per turn).
+    memory: Mutex<Vec<Vec<Block>>>,
     turns: Arc<Semaphore>,
     /// Moving average of a check's duration, in microseconds; 0 until one was timed.
     typical_us: AtomicU64,
@@ -40,9 +94,10 @@ pub(crate) struct PasswordCheck {
 }
 
 impl PasswordCheck {
-    pub(crate) fn new(hash: SecretString, concurrent: usize) -> Self {
+    pub(crate) fn new(hash: &SecretString, concurrent: usize) -> Self {
         Self {
-            hash,
+            expected: Expected::parse(hash.expose_secret().trim()).map(Arc::new),
+            memory: Mutex::new(Vec::new()),
             turns: Arc::new(Semaphore::new(concurrent.max(1))),
             typical_us: AtomicU64::new(0),
             timing: AtomicBool::new(false),
@@ -61,22 +116,31 @@ impl PasswordCheck {
             .await
             .map_err(|_| Busy)?
             .map_err(|_| Busy)?;
-        let hash = self.hash.expose_secret().trim().to_owned();
+        let Some(expected) = self.expected.clone() else {
+            return Ok(false);
+        };
+        let memory = self.memory.lock().ok().and_then(|mut m| m.pop());
+        let mut memory = memory.unwrap_or_else(|| vec![Block::new(); expected.blocks]);
         let password = password.to_owned();
         self.checks.fetch_add(1, Ordering::Relaxed);
         let started = Instant::now();
         // The turn moves into the blocking task: it is held while the hash runs, even if this
         // request is cancelled meanwhile.
-        let matched = tokio::task::spawn_blocking(move || {
+        let checked = tokio::task::spawn_blocking(move || {
             let _turn = turn;
-            PasswordHash::new(&hash).is_ok_and(|h| {
-                Argon2::default()
-                    .verify_password(password.as_bytes(), &h)
-                    .is_ok()
-            })
+            let matched = expected.matches(password.as_bytes(), &mut memory);
+            (matched, memory)
         })
-        .await
-        .unwrap_or(false);
+        .await;
+        let matched = match checked {
+            Ok((matched, memory)) => {
+                if let Ok(mut pool) = self.memory.lock() {
+                    pool.push(memory);
+                }
+                matched
+            }
+            Err(_) => false,
+        };
         self.record(started.elapsed());
         Ok(matched)
     }
@@ -140,5 +204,29 @@ pub fn hash_password_cli() -> std::process::ExitCode {
             eprintln!("hashing failed: {e}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn checks_reuse_their_working_memory_and_tell_right_from_wrong() {
+        let hash = hash_password("right").unwrap_or_else(|e| panic!("{e}"));
+        let check = PasswordCheck::new(&SecretString::from(hash), 2);
+        for _ in 0..3 {
+            assert_eq!(check.verify("right").await, Ok(true));
+            assert_eq!(check.verify("wrong").await, Ok(false));
+        }
+        let pooled = check.memory.lock().map(|m| m.len()).unwrap_or(0);
+        assert_eq!(pooled, 1, "sequential checks share one buffer");
+        assert_eq!(check.checks(), 6);
+    }
+
+    #[tokio::test]
+    async fn a_hash_that_does_not_parse_matches_nothing() {
+        let check = PasswordCheck::new(&SecretString::from("$argon2id$broken"), 2);
+        assert_eq!(check.verify("anything").await, Ok(false));
     }
 }
