@@ -151,27 +151,7 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
         funcs::Sandbox::new(reader, root.clone()),
         eval::Budget::new(limits.eval_values, limits.eval_memory_bytes),
     );
-    let raw = vars::collect_root(
-        &ctx,
-        &tree.config,
-        &root,
-        &input.workspace,
-        &input.vars,
-        &mut diags,
-    );
-    let mut env = module::Env::new(&tree, String::new(), input.workspace.clone());
-    let mut raw = raw;
-    for (name, decl) in &tree.config.variables {
-        let v = vars::finalize(
-            &ctx,
-            decl,
-            raw.remove(name),
-            &format!("var.{name}"),
-            true,
-            &mut diags,
-        );
-        env.vars.insert(name.clone(), v);
-    }
+    let mut env = root_env(&ctx, &tree, &root, input, &mut diags);
     let mut walker = walk::Walker {
         ctx: &ctx,
         known,
@@ -205,6 +185,37 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
         diagnostics,
         sources: ctx.sources.into_inner(),
     }
+}
+
+/// The root module instance with its variables set from tfvars files and the command line.
+fn root_env<'t>(
+    ctx: &eval::Ctx,
+    tree: &'t load::ModuleTree,
+    root: &Path,
+    input: &Input,
+    diags: &mut Vec<Diagnostic>,
+) -> module::Env<'t> {
+    let mut raw = vars::collect_root(
+        ctx,
+        &tree.config,
+        root,
+        &input.workspace,
+        &input.vars,
+        diags,
+    );
+    let mut env = module::Env::new(tree, String::new(), input.workspace.clone());
+    for (name, decl) in &tree.config.variables {
+        let v = vars::finalize(
+            ctx,
+            decl,
+            raw.remove(name),
+            &format!("var.{name}"),
+            true,
+            diags,
+        );
+        env.vars.insert(name.clone(), v);
+    }
+    env
 }
 
 /// Diagnostics about a spent limit, once each: once a limit is reached every later evaluation

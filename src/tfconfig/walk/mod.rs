@@ -2,7 +2,11 @@
 //! against their schema), module calls (arguments checked against the child's variables, then
 //! the child walked per instance) and outputs.
 
+mod values;
+
 use std::collections::{BTreeMap, BTreeSet};
+
+use values::{collect, take_instance, unsupported, with_known};
 
 use super::config::{ModuleCall, Output, Resource};
 use super::diag::{Diagnostic, did_you_mean};
@@ -362,77 +366,4 @@ impl Walker<'_> {
             }
         }
     }
-}
-
-/// "not supported by atoll's Proxmox engine", naming the type.
-fn unsupported(r: &Resource) -> Diagnostic {
-    let what = if r.data {
-        "Data source"
-    } else {
-        "Resource type"
-    };
-    let detail = format!(
-        "{what} \"{}\" is not supported by atoll's Proxmox engine, which manages only: {}. Remove it from this project, or manage it in a stack that Terraform applies.",
-        r.rtype,
-        schema::SUPPORTED.join(", ")
-    );
-    Diagnostic::error(
-        format!("Unsupported {}", what.to_lowercase()),
-        detail,
-        Some(r.type_span.clone()),
-    )
-}
-
-/// The reference value of a repeated object: the single instance, an object keyed by
-/// `for_each` key, or a tuple for `count`.
-fn collect(for_each: bool, count: bool, values: Vec<(InstanceKey, Value)>) -> Value {
-    if for_each {
-        Value::Object(
-            values
-                .into_iter()
-                .filter_map(|(k, v)| match k {
-                    InstanceKey::Str(s) => Some((s, v)),
-                    _ => None,
-                })
-                .collect(),
-        )
-    } else if count {
-        Value::Tuple(values.into_iter().map(|(_, v)| v).collect())
-    } else {
-        values
-            .into_iter()
-            .next()
-            .map_or_else(Value::unknown, |(_, v)| v)
-    }
-}
-
-/// Moves one instance's value out of its module's resource map (leaving null behind).
-fn take_instance(resources: &mut BTreeMap<String, Value>, key: &str, ik: &InstanceKey) -> Value {
-    let Some(v) = resources.get_mut(key) else {
-        return Value::unknown();
-    };
-    let slot = match (ik, v) {
-        (InstanceKey::None, v) => Some(v),
-        (InstanceKey::Str(k), Value::Object(m)) => m.get_mut(k),
-        (InstanceKey::Int(i), Value::Tuple(items)) => items.get_mut(*i),
-        _ => None,
-    };
-    slot.map_or_else(Value::unknown, |s| std::mem::replace(s, Value::null()))
-}
-
-/// Fills attributes that evaluated to unknown with the values atoll already knows for this
-/// instance (a generated password from state, a download's volume id).
-fn with_known(attrs: Value, known: Option<&BTreeMap<String, Value>>) -> Value {
-    let (Some(known), Value::Object(mut fields)) = (known, attrs.clone()) else {
-        return attrs;
-    };
-    for (name, value) in known {
-        let unknown = fields
-            .get(name)
-            .is_some_and(|v| matches!(v.unmark().0, Value::Unknown(_)));
-        if unknown {
-            fields.insert(name.clone(), value.clone());
-        }
-    }
-    Value::Object(fields)
 }

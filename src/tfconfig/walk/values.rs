@@ -1,0 +1,88 @@
+//! The values a walk builds from instances: the reference value of a repeated object, an
+//! instance moved out of its module's map, known computed values filled in, and the
+//! diagnostic for an unsupported resource type.
+
+use std::collections::BTreeMap;
+
+use super::super::config::Resource;
+use super::super::diag::Diagnostic;
+use super::super::expand::InstanceKey;
+use super::super::schema;
+use super::super::value::Value;
+
+/// "not supported by atoll's Proxmox engine", naming the type.
+pub(super) fn unsupported(r: &Resource) -> Diagnostic {
+    let what = if r.data {
+        "Data source"
+    } else {
+        "Resource type"
+    };
+    let detail = format!(
+        "{what} \"{}\" is not supported by atoll's Proxmox engine, which manages only: {}. Remove it from this project, or manage it in a stack that Terraform applies.",
+        r.rtype,
+        schema::SUPPORTED.join(", ")
+    );
+    Diagnostic::error(
+        format!("Unsupported {}", what.to_lowercase()),
+        detail,
+        Some(r.type_span.clone()),
+    )
+}
+
+/// The reference value of a repeated object: the single instance, an object keyed by
+/// `for_each` key, or a tuple for `count`.
+pub(super) fn collect(for_each: bool, count: bool, values: Vec<(InstanceKey, Value)>) -> Value {
+    if for_each {
+        Value::Object(
+            values
+                .into_iter()
+                .filter_map(|(k, v)| match k {
+                    InstanceKey::Str(s) => Some((s, v)),
+                    _ => None,
+                })
+                .collect(),
+        )
+    } else if count {
+        Value::Tuple(values.into_iter().map(|(_, v)| v).collect())
+    } else {
+        values
+            .into_iter()
+            .next()
+            .map_or_else(Value::unknown, |(_, v)| v)
+    }
+}
+
+/// Moves one instance's value out of its module's resource map (leaving null behind).
+pub(super) fn take_instance(
+    resources: &mut BTreeMap<String, Value>,
+    key: &str,
+    ik: &InstanceKey,
+) -> Value {
+    let Some(v) = resources.get_mut(key) else {
+        return Value::unknown();
+    };
+    let slot = match (ik, v) {
+        (InstanceKey::None, v) => Some(v),
+        (InstanceKey::Str(k), Value::Object(m)) => m.get_mut(k),
+        (InstanceKey::Int(i), Value::Tuple(items)) => items.get_mut(*i),
+        _ => None,
+    };
+    slot.map_or_else(Value::unknown, |s| std::mem::replace(s, Value::null()))
+}
+
+/// Fills attributes that evaluated to unknown with the values atoll already knows for this
+/// instance (a generated password from state, a download's volume id).
+pub(super) fn with_known(attrs: Value, known: Option<&BTreeMap<String, Value>>) -> Value {
+    let (Some(known), Value::Object(mut fields)) = (known, attrs.clone()) else {
+        return attrs;
+    };
+    for (name, value) in known {
+        let unknown = fields
+            .get(name)
+            .is_some_and(|v| matches!(v.unmark().0, Value::Unknown(_)));
+        if unknown {
+            fields.insert(name.clone(), value.clone());
+        }
+    }
+    Value::Object(fields)
+}
