@@ -172,7 +172,10 @@ impl Served {
             .expect("open pr");
         let body = self.answer(pr).await;
         let peak = status_kib(self.pid(), "VmHWM:") / 1024;
-        println!("{name}: peak RSS of atoll serve {peak} MiB; answer: {}", body.chars().take(300).collect::<String>());
+        println!(
+            "{name}: peak RSS of atoll serve {peak} MiB; answer: {}",
+            body.chars().take(300).collect::<String>()
+        );
         assert!(
             peak < PEAK_BOUND_MIB,
             "{name}: atoll serve peaked at {peak} MiB (bound {PEAK_BOUND_MIB} MiB)"
