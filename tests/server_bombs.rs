@@ -5,7 +5,6 @@
 //! PR with a diagnostic, keep its peak RSS (`VmHWM`) under `PEAK_BOUND`, and still answer
 //! `/healthz` afterwards. Each test prints the figure it measured.
 
-use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -13,6 +12,9 @@ use std::time::{Duration, Instant};
 use atoll::fakeforge::{FAKE_TOKEN, FakeForge};
 use atoll::pvesim::{Scenario, SimOptions, Simulator};
 use tokio::process::{Child, Command};
+
+#[allow(dead_code, reason = "each test binary uses part of the bombs")]
+mod bombs;
 
 const SECRET: &str = "bomb-test-webhook-secret";
 const REPO: &str = "acme/infra";
@@ -200,113 +202,41 @@ fn status_kib(pid: u32, field: &str) -> u64 {
 
 const PROJECT_YAML: &str = "version: 3\nprojects:\n- dir: bomb\n";
 
-fn container(name: &str) -> String {
-    format!(
-        "resource \"proxmox_virtual_environment_container\" \"{name}\" {{\n  node_name = \"pve\"\n  \
-         operating_system {{\n    template_file_id = \"local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst\"\n  }}\n}}\n"
-    )
-}
-
-/// Finding 2: fifteen small modules, each calling the next three times (3^14 loads, no cycle).
-fn fan_out_files() -> Vec<(String, String)> {
-    let mut files = vec![(
-        "bomb/main.tf".to_owned(),
-        "module \"m\" {\n  source = \"../modules/m1\"\n}\n".to_owned(),
-    )];
-    for level in 1..15 {
-        let mut body = String::new();
-        if level < 14 {
-            for call in 0..3 {
-                let _ = writeln!(
-                    body,
-                    "module \"c{call}\" {{\n  source = \"../m{}\"\n}}",
-                    level + 1
-                );
-            }
-        } else {
-            body.push_str(&container("leaf"));
-        }
-        files.push((format!("modules/m{level}/main.tf"), body));
-    }
-    files
-}
-
-/// Finding 3: 100 x 100 x 100 module instances with one container each.
-fn nested_for_each_files() -> Vec<(String, String)> {
-    let each = "for_each = toset([for i in range(100) : tostring(i)])";
-    vec![
-        (
-            "bomb/main.tf".to_owned(),
-            format!("module \"a\" {{\n  source = \"../modules/a\"\n  {each}\n}}\n"),
-        ),
-        (
-            "modules/a/main.tf".to_owned(),
-            format!("module \"b\" {{\n  source = \"../b\"\n  {each}\n}}\n"),
-        ),
-        (
-            "modules/b/main.tf".to_owned(),
-            format!("module \"c\" {{\n  source = \"../c\"\n  {each}\n}}\n"),
-        ),
-        ("modules/c/main.tf".to_owned(), container("one")),
-    ]
-}
-
-/// Finding 8: one expression whose value is 4 GB of strings.
-fn formatlist_files() -> Vec<(String, String)> {
-    vec![(
-        "bomb/main.tf".to_owned(),
-        "locals {\n  big = formatlist(\"%4096s\", range(1000000))\n}\noutput \"n\" {\n  value = length(local.big)\n}\n"
-            .to_owned(),
-    )]
-}
-
-fn borrowed(files: &[(String, String)]) -> Vec<(&str, &str)> {
-    files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_str()))
-        .collect()
-}
-
-fn with_project(files: &mut Vec<(String, String)>) {
-    files.push(("atlantis.yaml".to_owned(), PROJECT_YAML.to_owned()));
+/// `bomb` as the project `bomb/` of a repository whose atlantis.yaml names it.
+async fn survive_as_project(name: &str, bomb: bombs::Bomb) -> String {
+    let mut bomb = bomb.under("bomb");
+    bomb.files
+        .push(("atlantis.yaml".to_owned(), PROJECT_YAML.to_owned()));
+    Served::start()
+        .await
+        .survive(name, &bomb.file_refs(), &bomb.link_refs())
+        .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn atlantis_yaml_symlink_to_dev_zero_leaves_the_server_bounded_and_healthy() {
-    let server = Served::start().await;
-    let files = [("bomb/main.tf", "locals {}\n")];
-    let body = server
-        .survive("dev-zero", &files, &[("atlantis.yaml", "/dev/zero")])
+    let bomb = bombs::atlantis_yaml_to_dev_zero();
+    let body = Served::start()
+        .await
+        .survive("dev-zero", &bomb.file_refs(), &bomb.link_refs())
         .await;
     assert!(body.contains("atlantis.yaml"), "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn module_fan_out_bomb_leaves_the_server_bounded_and_healthy() {
-    let server = Served::start().await;
-    let mut files = fan_out_files();
-    with_project(&mut files);
-    let body = server.survive("fan-out", &borrowed(&files), &[]).await;
-    assert!(body.contains("module"), "{body}");
+    let body = survive_as_project("fan-out", bombs::module_fan_out()).await;
+    assert!(body.contains("Too many module calls"), "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nested_module_for_each_bomb_leaves_the_server_bounded_and_healthy() {
-    let server = Served::start().await;
-    let mut files = nested_for_each_files();
-    with_project(&mut files);
-    let body = server.survive("nested", &borrowed(&files), &[]).await;
-    assert!(
-        body.contains("instances") || body.contains("module"),
-        "{body}"
-    );
+    let body = survive_as_project("nested", bombs::nested_module_for_each()).await;
+    assert!(body.contains("Too many module calls"), "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn formatlist_byte_bomb_leaves_the_server_bounded_and_healthy() {
-    let server = Served::start().await;
-    let mut files = formatlist_files();
-    with_project(&mut files);
-    let body = server.survive("formatlist", &borrowed(&files), &[]).await;
-    assert!(body.contains("limit"), "{body}");
+    let body = survive_as_project("formatlist", bombs::formatlist_of_padded_strings()).await;
+    assert!(body.contains("Evaluation limit reached"), "{body}");
 }
