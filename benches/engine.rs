@@ -15,7 +15,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use atoll::pvesim::{Scenario, SimOptions, Simulator};
+use pvesim::{Scenario, SimOptions, Simulator};
 
 const TEMPLATE: &str = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst";
 const WORKERS: usize = 3;

@@ -4,13 +4,13 @@
 
 use std::time::{Duration, Instant};
 
-use atoll::fakeforge::{FAKE_TOKEN, FakeForge};
 use atoll::forge::{
     CommitSha, CommitStatus, Forge, GiteaApi, GiteaApiSettings, GithubApi, GithubApiSettings,
     GithubAuth, RepoName, StatusKind, StatusState,
 };
-use atoll::store::ForgeKind;
 use atoll::workdir::{PrCheckout, Workdir};
+use fakeforge::{FAKE_TOKEN, FakeForge};
+use model::ForgeKind;
 use secrecy::SecretString;
 
 const REPO: &str = "acme/infra";

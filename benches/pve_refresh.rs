@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use atoll::proxmox::client::{Auth, ClientSettings, ProxmoxClient};
 use atoll::proxmox::types::GuestKind;
-use atoll::pvesim::{FaultSettings, Scenario, SimOptions, Simulator};
 use futures::{StreamExt, stream};
+use pvesim::{FaultSettings, Scenario, SimOptions, Simulator};
 
 const GUESTS: u32 = 1_000;
 const LATENCY: Duration = Duration::from_millis(5);

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use atoll::pvesim::{Scenario, SimOptions, Simulator};
+use pvesim::{Scenario, SimOptions, Simulator};
 
 const TOKEN: &str = "PVEAPIToken=root@pam!atoll=secret";
 

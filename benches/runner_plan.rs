@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use atoll::app::App;
-use atoll::fakeforge::{FAKE_TOKEN, FakeForge};
-use atoll::pvesim::{FaultSettings, Scenario, SimOptions, Simulator};
 use atoll::runner::Runner;
+use fakeforge::{FAKE_TOKEN, FakeForge};
+use pvesim::{FaultSettings, Scenario, SimOptions, Simulator};
 
 const SECRET: &str = "bench-secret";
 const REPO: &str = "acme/infra";

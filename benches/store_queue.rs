@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use atoll::queue::{JobContext, JobHandler, Queue, QueueSettings};
-use atoll::store::{self, ClaimLimits, DeliveryOutcome, ForgeKind, NewDelivery, NewJob, Store};
+use atoll::store::{self, ClaimLimits, DeliveryOutcome, NewDelivery, NewJob, Store};
+use model::ForgeKind;
 use sqlx::Connection;
 use tokio::sync::Notify;
 

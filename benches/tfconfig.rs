@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use atoll::tfconfig::{self, Input};
+use tfconfig::Input;
 
 const ENTRIES: usize = 1_000;
 const RUNS: usize = 15;

@@ -1,3 +1,5 @@
+mod demo;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -26,15 +28,15 @@ enum Command {
         config: PathBuf,
     },
     /// Run the Proxmox VE API simulator.
-    PveSim(atoll::pvesim::cli::PveSimArgs),
+    PveSim(pvesim::cli::PveSimArgs),
     /// Load and evaluate a project without contacting Proxmox; Terraform-style diagnostics.
-    Validate(atoll::tfconfig::cli::ValidateArgs),
+    Validate(tfconfig::cli::ValidateArgs),
     /// Plan a project against the configured Proxmox VE endpoint (same engine and guard as the server).
-    Plan(atoll::proxmox::cli::PlanArgs),
+    Plan(atoll::cli::PlanArgs),
     /// Apply a project, or a plan saved with `atoll plan --out`.
-    Apply(atoll::proxmox::cli::ApplyArgs),
+    Apply(atoll::cli::ApplyArgs),
     /// What atoll manages for a project and workspace.
-    State(atoll::proxmox::cli::StateArgs),
+    State(atoll::cli::StateArgs),
     /// Play a scripted PR against the simulator and a fake GitHub, on loopback.
     Demo {
         /// Exit 0 after the script instead of serving until Ctrl-C.
@@ -56,7 +58,7 @@ fn main() -> ExitCode {
                 level: "info".to_owned(),
                 format: LogFormat::Text,
             });
-            run(atoll::pvesim::cli::run(args))
+            run(pvesim::cli::run(args))
         }
         Command::HashPassword => atoll::web::hash_password_cli(),
         Command::Validate(args) => {
@@ -65,17 +67,17 @@ fn main() -> ExitCode {
                 format: LogFormat::Text,
             });
             let argv: Vec<String> = std::env::args().collect();
-            atoll::tfconfig::cli::run(&args, &argv)
+            tfconfig::cli::run(&args, &argv)
         }
-        Command::Plan(args) => run_cli(atoll::proxmox::cli::plan(args)),
-        Command::Apply(args) => run_cli(atoll::proxmox::cli::apply(args)),
-        Command::State(args) => run_cli(atoll::proxmox::cli::state(args)),
+        Command::Plan(args) => run_cli(atoll::cli::plan(args)),
+        Command::Apply(args) => run_cli(atoll::cli::apply(args)),
+        Command::State(args) => run_cli(atoll::cli::state(args)),
         Command::Demo { exit } => {
             atoll::telemetry::init(&LogSettings {
                 level: "warn".to_owned(),
                 format: LogFormat::Text,
             });
-            run(atoll::runner::demo::run(exit))
+            run(demo::run(exit))
         }
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use atoll::proxmox::desired::{self, DesiredError};
 use atoll::proxmox::plan::{Desired, DesiredValue};
-use atoll::tfconfig::{self, Input};
+use tfconfig::Input;
 
 fn load(tf: &str) -> Result<desired::DesiredState, Vec<DesiredError>> {
     let dir = tempfile::tempdir().expect("dir");

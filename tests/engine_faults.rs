@@ -3,8 +3,8 @@
 
 mod engine_support;
 
-use atoll::pvesim::TaskFailure;
 use engine_support::{Env, container, stdout, text};
+use pvesim::TaskFailure;
 
 fn three(cores: u32) -> String {
     [701, 702, 703]

@@ -7,8 +7,8 @@ mod engine_support;
 
 use std::collections::BTreeMap;
 
-use atoll::pvesim::GuestEvent;
 use engine_support::{Env, TEMPLATE, options, stdout, text};
+use pvesim::GuestEvent;
 
 const SCENARIO: &str = r#"
 nodes:

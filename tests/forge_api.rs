@@ -2,13 +2,13 @@
 
 mod forge_support;
 
-use atoll::fakeforge::{FAKE_TOKEN, ReviewAction};
 use atoll::forge::{
     CommentId, CommitSha, CommitStatus, Forge, GiteaApi, GiteaApiSettings, Mergeable, Permission,
     PrState, Reaction, StatusKind, StatusState,
 };
-use atoll::store::ForgeKind;
+use fakeforge::{FAKE_TOKEN, ReviewAction};
 use forge_support::{REPO, setup};
+use model::ForgeKind;
 
 per_forge!(
     pull_request_reports_head_base_author_and_clone_url,

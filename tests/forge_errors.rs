@@ -5,10 +5,10 @@ mod forge_support;
 
 use std::time::Duration;
 
-use atoll::fakeforge::{FakeForge, InjectedFailure};
 use atoll::forge::{Forge, ForgeError, GithubApi, GithubApiSettings, GithubAuth, RepoName};
-use atoll::store::ForgeKind;
+use fakeforge::{FakeForge, InjectedFailure};
 use forge_support::{REPO, client_for, setup};
+use model::ForgeKind;
 use secrecy::{ExposeSecret, SecretString};
 
 per_forge!(
@@ -188,10 +188,7 @@ async fn fake_github_refuses_an_over_long_comment_like_github() {
     let body = serde_json::json!({ "body": "x".repeat(65_537) });
     let resp = client
         .post(&url)
-        .header(
-            "authorization",
-            format!("Bearer {}", atoll::fakeforge::FAKE_TOKEN),
-        )
+        .header("authorization", format!("Bearer {}", fakeforge::FAKE_TOKEN))
         .json(&body)
         .send()
         .await

@@ -3,9 +3,9 @@
 
 mod webhook_support;
 
-use atoll::fakeforge::{FakeForge, ReviewAction};
 use atoll::forge::{EventHeaders, ForgeEvent, PrAction, parse_event};
-use atoll::store::ForgeKind;
+use fakeforge::{FakeForge, ReviewAction};
+use model::ForgeKind;
 use webhook_support::{GITEA_SECRET, GITHUB_SECRET, TestServer};
 
 const REPO: &str = "acme/infra";

@@ -1,4 +1,4 @@
-//! The Proxmox VE client against the in-process simulator (`atoll::pvesim`) over real HTTP on
+//! The Proxmox VE client against the in-process simulator (`pvesim`) over real HTTP on
 //! port 0, and over TLS with the simulator's CA file: the LXC lifecycle, live versus pending
 //! changes, PVE's refusals as typed errors, ticket login, storage, QEMU reads.
 
@@ -9,9 +9,9 @@ use atoll::proxmox::client::{
     PveError, RunState, Tls,
 };
 use atoll::proxmox::types::{Features, GuestKind, StorageId};
-use atoll::pvesim::{DEFAULT_TEMPLATE, Scenario, SimOptions, Simulator};
 use pve_client_support::sim::*;
 use pve_client_support::vmid;
+use pvesim::{DEFAULT_TEMPLATE, Scenario, SimOptions, Simulator};
 
 fn token() -> Auth {
     sim_token()

@@ -99,7 +99,7 @@ mod against_the_simulator {
     use atoll::proxmox::client::{Auth, ClientSettings, ProxmoxClient};
     use atoll::proxmox::discover::{LocalMacs, NoMatch, discover_self};
     use atoll::proxmox::types::{GuestKind, Mac};
-    use atoll::pvesim::{Scenario, SimOptions, Simulator};
+    use pvesim::{Scenario, SimOptions, Simulator};
 
     const CLUSTER: &str = r#"
 nodes:

@@ -6,9 +6,9 @@ mod pve_client_support;
 
 use atoll::proxmox::client::{ConfigChange, CreateOutcome, PveError};
 use atoll::proxmox::types::{GuestKind, LxcNet};
-use atoll::pvesim::TaskFailure;
 use pve_client_support::sim::*;
 use pve_client_support::vmid;
+use pvesim::TaskFailure;
 
 #[tokio::test]
 async fn transient_got_timeout_is_retried_and_succeeds() {

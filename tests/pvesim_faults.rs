@@ -7,7 +7,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use atoll::pvesim::{FaultSettings, Scenario, SimOptions, TaskFailure};
+use pvesim::{FaultSettings, Scenario, SimOptions, TaskFailure};
 use reqwest::Method;
 use support::{Api, TEMPLATE};
 

@@ -5,7 +5,7 @@
 #[path = "pvesim_support/mod.rs"]
 mod support;
 
-use atoll::pvesim::GuestEvent;
+use pvesim::GuestEvent;
 use support::Api;
 
 fn ev(f: fn(String) -> GuestEvent, key: &str) -> GuestEvent {

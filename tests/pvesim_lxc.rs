@@ -7,7 +7,7 @@ mod support;
 
 use std::time::Duration;
 
-use atoll::pvesim::{Scenario, SimOptions};
+use pvesim::{Scenario, SimOptions};
 use reqwest::Method;
 use support::{Api, TEMPLATE};
 

@@ -16,10 +16,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use atoll::queue::{Queue, QueueSettings};
-use atoll::store::{
-    self, ClaimLimits, DeliveryOutcome, ForgeKind, Job, JobState, NewDelivery, NewJob, Store,
-};
+use atoll::store::{self, ClaimLimits, DeliveryOutcome, Job, JobState, NewDelivery, NewJob, Store};
 use handlers::{Scripted, Stubborn};
+use model::ForgeKind;
 use serde_json::json;
 use support::eventually;
 

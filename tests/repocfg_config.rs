@@ -196,6 +196,34 @@ fn broken_yaml_and_oversized_files_are_refused() {
     assert!(matches!(parse_err(&huge), RepoConfigError::TooLarge { .. }));
 }
 
+/// YAML aliases that repeat a list of a thousand entries a million times: 40 KiB of text that
+/// would expand to a billion values.
+#[test]
+fn alias_bombs_are_refused_before_they_expand() {
+    let mut text = format!("version: 3\npad: [{}]\n", vec!["0"; 20_000].join(","));
+    text.push_str(&format!("a0: &a0 [{}]\n", vec!["lol"; 1000].join(",")));
+    text.push_str(&format!("a1: &a1 [{}]\n", vec!["*a0"; 1000].join(",")));
+    text.push_str(&format!("a2: &a2 [{}]\n", vec!["*a1"; 1000].join(",")));
+    let err = parse_err(&text);
+    assert!(
+        matches!(err, RepoConfigError::TooExpanded { .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("use fewer aliases"), "{err}");
+}
+
+#[test]
+fn anchors_that_share_a_list_still_work() {
+    let text = "version: 3\nprojects:\n- dir: a\n  when_modified: &files [\"*.tf\", \"*.tfvars\"]\n\
+                - dir: b\n  when_modified: *files\n";
+    let config = RepoConfig::parse(text).expect("parses");
+    assert_eq!(config.projects.len(), 2);
+    assert_eq!(
+        config.projects[0].when_modified,
+        config.projects[1].when_modified
+    );
+}
+
 fn inputs<'a>(yaml: &'a str, tree: &'a [String]) -> Inputs<'a> {
     Inputs {
         atlantis_yaml: Some(yaml),

@@ -8,8 +8,9 @@ mod runner_support;
 
 use std::time::{Duration, Instant};
 
-use atoll::fakeforge::ReviewAction;
-use atoll::store::{ForgeKind, JobState};
+use atoll::store::JobState;
+use fakeforge::ReviewAction;
+use model::ForgeKind;
 use runner_support::{Options, REPO, TEMPLATE, World, container};
 
 const PUBLIC_URL: &str = "https://atoll.example.com";

@@ -6,7 +6,7 @@ mod bombs;
 #[allow(dead_code, reason = "each test binary uses part of the support")]
 mod runner_support;
 
-use atoll::store::ForgeKind;
+use model::ForgeKind;
 use runner_support::{Options, REPO, World, container};
 
 fn peak_kib() -> u64 {

@@ -7,7 +7,7 @@ mod runner_support;
 
 use std::time::{Duration, Instant};
 
-use atoll::store::ForgeKind;
+use model::ForgeKind;
 use runner_support::{Options, REPO, TEMPLATE, World};
 
 const PUBLIC_URL: &str = "https://atoll.example.com";

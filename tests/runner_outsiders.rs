@@ -7,9 +7,10 @@
 #[allow(dead_code, reason = "each test binary uses part of the support")]
 mod runner_support;
 
-use atoll::fakeforge::ReviewAction;
 use atoll::locks::LockQuery;
-use atoll::store::{ForgeKind, JobState};
+use atoll::store::JobState;
+use fakeforge::ReviewAction;
+use model::ForgeKind;
 use runner_support::{Options, REPO, World, container};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

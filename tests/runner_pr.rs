@@ -7,8 +7,8 @@ mod runner_support;
 
 use std::time::{Duration, Instant};
 
-use atoll::fakeforge::ReviewAction;
-use atoll::store::ForgeKind;
+use fakeforge::ReviewAction;
+use model::ForgeKind;
 use runner_support::{Options, REPO, World, container};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,9 @@ mod runner_support;
 
 use std::time::{Duration, Instant};
 
-use atoll::store::{ForgeKind, JobState};
+use model::ForgeKind;
+
+use atoll::store::JobState;
 use runner_support::{Options, REPO, RESTART_QUEUE, World, container};
 
 const GUESTS: usize = 8;

@@ -5,7 +5,7 @@
 #[allow(dead_code, reason = "each test binary uses part of the support")]
 mod runner_support;
 
-use atoll::store::ForgeKind;
+use model::ForgeKind;
 use runner_support::{Options, REPO, RESTART_QUEUE, World, container};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

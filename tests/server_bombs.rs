@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use atoll::fakeforge::{FAKE_TOKEN, FakeForge};
-use atoll::pvesim::{Scenario, SimOptions, Simulator};
+use fakeforge::{FAKE_TOKEN, FakeForge};
+use pvesim::{Scenario, SimOptions, Simulator};
 use tokio::process::{Child, Command};
 
 #[allow(dead_code, reason = "each test binary uses part of the bombs")]

@@ -94,7 +94,8 @@ mod sqlite_file {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sqlite_store_locked_by_another_process_answers_unavailable_not_hangs() {
-        use atoll::store::{DeliveryOutcome, ForgeKind, NewDelivery, StoreError};
+        use atoll::store::{DeliveryOutcome, NewDelivery, StoreError};
+        use model::ForgeKind;
         use sqlx::Connection;
 
         let db = crate::support::sqlite().await;

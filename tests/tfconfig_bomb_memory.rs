@@ -8,7 +8,7 @@ mod bombs;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use atoll::tfconfig::{self, Input, Limits};
+use tfconfig::{Input, Limits};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 

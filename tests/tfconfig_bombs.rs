@@ -7,7 +7,7 @@ mod bombs;
 
 use std::path::Path;
 
-use atoll::tfconfig::{self, Input, Limits, Loaded};
+use tfconfig::{Input, Limits, Loaded};
 
 fn load_with(root: &Path, limits: Limits) -> Loaded {
     tfconfig::load(&Input {

@@ -1,7 +1,7 @@
 //! The evaluator's semantics on standalone expressions: Terraform's conversions, ordering,
 //! templates, and unknown and sensitive propagation.
 
-use atoll::tfconfig::{Type, Value, evaluate_expression};
+use tfconfig::{Type, Value, evaluate_expression};
 
 fn eval(src: &str) -> Value {
     evaluate_expression(src).unwrap_or_else(|e| panic!("{src}: {e}"))

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use atoll::tfconfig::{self, CliVar, Input};
+use tfconfig::{CliVar, Input};
 
 fn fixture_root(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

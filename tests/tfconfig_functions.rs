@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use atoll::tfconfig::{self, Value, funcs};
+use tfconfig::{Value, funcs};
 
 /// Values that sit on the edges of what functions check: zero, signs, bases and bit widths just
 /// past a limit, non-integers, huge and tiny numbers, empty, unicode, path, CIDR, regex and

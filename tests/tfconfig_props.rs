@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use atoll::tfconfig::{self, Input};
 use proptest::prelude::*;
+use tfconfig::Input;
 
 fn leaf() -> impl Strategy<Value = String> {
     prop_oneof![

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use atoll::tfconfig::{self, Input, Limits, Loaded};
+use tfconfig::{Input, Limits, Loaded};
 
 fn load_with(root: &Path, limits: Limits) -> Loaded {
     tfconfig::load(&Input {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use atoll::tfconfig::{self, CliVar, Input, Loaded, Value, dependency_covers};
+use tfconfig::{CliVar, Input, Loaded, Value, dependency_covers};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use atoll::tfconfig::{self, Input, Loaded, Value};
+use tfconfig::{Input, Loaded, Value};
 
 fn load(checkout: &Path, workspace: &str) -> Loaded {
     tfconfig::load(&Input {

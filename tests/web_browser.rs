@@ -413,7 +413,7 @@ async fn running_apply_log_grows_and_its_progress_bar_moves() {
     w.fake.set_permission(REPO, "alice", "write");
     w.fake.set_permission(REPO, "bob", "write");
     w.fake
-        .review(REPO, pr, "bob", atoll::fakeforge::ReviewAction::Approve)
+        .review(REPO, pr, "bob", fakeforge::ReviewAction::Approve)
         .await
         .expect("approve");
     let (_driver, c) = browser().await;

@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use atoll::fakeforge::{FAKE_TOKEN, FakeForge};
 use atoll::proxmox::client::{EndpointClass, Outcome};
-use atoll::pvesim::{Scenario, SimOptions, Simulator};
+use fakeforge::{FAKE_TOKEN, FakeForge};
+use pvesim::{Scenario, SimOptions, Simulator};
 use web_support::{Server, start_with};
 
 const SECRET: &str = "web-ops-webhook-secret";

@@ -5,9 +5,9 @@ mod forge_support;
 use std::path::Path;
 
 use atoll::forge::{CommitSha, RepoName};
-use atoll::store::ForgeKind;
 use atoll::workdir::{PrCheckout, Workdir, WorkdirError};
 use forge_support::{REPO, setup};
+use model::ForgeKind;
 use secrecy::SecretString;
 
 const HOST: &str = "github.com";

@@ -5,6 +5,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(src) = std::str::from_utf8(data) {
-        let _ = atoll::tfconfig::evaluate_expression(src);
+        let _ = tfconfig::evaluate_expression(src);
     }
 });

@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use atoll::tfconfig::{self, Input};
+use tfconfig::Input;
 use libfuzzer_sys::fuzz_target;
 
 /// One directory for every run: the file is rewritten each time.

@@ -3,7 +3,7 @@
 //! memory; the defaults keep one plan well under 256 MB.
 
 use super::tree::Reader;
-use crate::tfconfig::limits::MIB;
+use tfconfig::limits::MIB;
 
 /// The `limits:` section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub struct LimitsSettings {
 
 impl Default for LimitsSettings {
     fn default() -> Self {
-        let tf = crate::tfconfig::Limits::default();
+        let tf = tfconfig::Limits::default();
         Self {
             repo_config_bytes: 256 * 1024,
             checkout_files: 100_000,
@@ -44,15 +44,15 @@ impl Default for LimitsSettings {
 
 impl LimitsSettings {
     /// The evaluator's limits for one project.
-    pub fn tfconfig(&self) -> crate::tfconfig::Limits {
-        crate::tfconfig::Limits {
+    pub fn tfconfig(&self) -> tfconfig::Limits {
+        tfconfig::Limits {
             file_bytes: self.tf_file_bytes,
             project_bytes: self.project_bytes,
             loaded_files: self.loaded_files,
             module_instances: self.module_instances,
             resource_instances: self.resource_instances,
             eval_memory_bytes: self.eval_memory_mb * MIB,
-            ..crate::tfconfig::Limits::default()
+            ..tfconfig::Limits::default()
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use secrecy::SecretString;
 
-use crate::store::ForgeKind;
+use model::ForgeKind;
 
 use super::names::{CommitSha, RepoName};
 

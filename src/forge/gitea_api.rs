@@ -19,7 +19,7 @@ use super::gitea_wire as wire;
 use super::http_errors::{GET_RETRY_DELAYS, bad_body, classify, has_next_page, transport};
 use super::names::{CommitSha, RepoName};
 use super::reviews;
-use crate::store::ForgeKind;
+use model::ForgeKind;
 
 /// Safety stop for pagination.
 const MAX_PAGES: u32 = 500;

@@ -28,7 +28,7 @@ use super::github_wire as wire;
 use super::http_errors::{GET_RETRY_DELAYS, bad_body, classify, has_next_page, transport};
 use super::names::{CommitSha, RepoName};
 use super::reviews;
-use crate::store::ForgeKind;
+use model::ForgeKind;
 
 /// Page size for list endpoints (GitHub's documented maximum).
 const PER_PAGE: u32 = 100;

@@ -31,7 +31,7 @@ pub use names::{CommitSha, InvalidName, RepoName};
 
 use std::fmt;
 
-use crate::store::ForgeKind;
+use model::ForgeKind;
 
 /// A repository as `host/owner/name`, the form the allowlist and job keys use.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use futures::{StreamExt, TryStreamExt, stream};
+use futures::{FutureExt, StreamExt, TryStreamExt, stream};
 
 use crate::proxmox::client::{ClusterGuest, ProxmoxApi, PveError, RunState};
 use crate::proxmox::plan::{
@@ -110,17 +110,22 @@ impl Partial {
         cluster: &[ClusterGuest],
         wanted: &BTreeSet<u32>,
     ) -> Result<(), InventoryError> {
-        let todo = cluster
+        // Collected first, and the reads boxed: a stream built from borrowing closures makes
+        // the whole refresh future `!Send` for some lifetimes (rustc issue 102211).
+        let todo: Vec<ClusterGuest> = cluster
             .iter()
             .filter(|g| wanted.contains(&g.vmid.get()) && !self.detailed.contains(&g.vmid.get()))
-            .cloned();
-        let detailed: Vec<LiveGuest> = stream::iter(todo)
-            .map(|guest| read_guest(api, guest))
+            .cloned()
+            .collect();
+        let reads: Vec<_> = todo
+            .into_iter()
+            .map(|guest| read_guest(api, guest).boxed())
+            .collect();
+        let detailed: Vec<Option<LiveGuest>> = stream::iter(reads)
             .buffer_unordered(IN_FLIGHT)
-            .try_filter_map(|guest| async move { Ok(guest) })
             .try_collect()
             .await?;
-        for guest in detailed {
+        for guest in detailed.into_iter().flatten() {
             self.detailed.insert(guest.vm_id);
             self.inventory.guests.insert(guest.vm_id, guest);
         }

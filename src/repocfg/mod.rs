@@ -17,6 +17,7 @@
 //! needs a guest restart); a repository may set it per project only where `allowed_overrides`
 //! lists `restart`.
 
+mod bounded;
 mod discover;
 mod patterns;
 mod repo;

@@ -4,6 +4,7 @@
 
 use serde_yaml_ng::Value;
 
+use super::bounded;
 use super::patterns::PathPatterns;
 use super::yaml::{boolean, child, entries, list, mapping, text, text_list};
 use super::{Requirement, RestartPolicy, default_when_modified};
@@ -46,6 +47,12 @@ const UNSUPPORTED_PROJECT: &[&str] = &[
 pub enum RepoConfigError {
     #[error("atlantis.yaml is larger than {max} bytes; shorten it")]
     TooLarge { max: usize },
+    #[error(
+        "atlantis.yaml expands to more than {max_nodes} values or 4 MiB of text once its YAML \
+         aliases are repeated; use fewer aliases (write the shared lists out, or share them \
+         less deeply)"
+    )]
+    TooExpanded { max_nodes: u64 },
     #[error("atlantis.yaml is not valid YAML: {message}; fix the syntax")]
     Syntax { message: String },
     #[error("atlantis.yaml has no `version`; add `version: 3` at the top")]
@@ -118,8 +125,11 @@ impl RepoConfig {
         if source.len() > MAX_LEN {
             return Err(RepoConfigError::TooLarge { max: MAX_LEN });
         }
-        let root: Value = serde_yaml_ng::from_str(source).map_err(|e| RepoConfigError::Syntax {
-            message: e.to_string(),
+        let root = bounded::parse(source).map_err(|e| match e {
+            bounded::ReadError::TooExpanded => RepoConfigError::TooExpanded {
+                max_nodes: bounded::MAX_NODES,
+            },
+            bounded::ReadError::Syntax(message) => RepoConfigError::Syntax { message },
         })?;
         if root.is_null() {
             return Err(RepoConfigError::MissingVersion);

@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context as _, anyhow};
+use anyhow::Context as _;
 
 use super::interrupted::log;
 use super::progress::GuestProgress;
@@ -18,8 +18,7 @@ use crate::commands::Command;
 use crate::forge::{CommentId, CommitStatus, PullDetails, StatusKind, StatusState};
 use crate::locks::{KeyFilter, PlanQuery, PlanSource, SavedPlan};
 use crate::proxmox::apply::{
-    ApplyEvent, ApplyReport, ApplySettings, Executor, Outcome, PreflightError, RestartPolicy,
-    check_fresh,
+    ApplyEvent, ApplyReport, ApplySettings, Outcome, PreflightError, RestartPolicy, check_fresh,
 };
 use crate::proxmox::plan::Plan;
 use crate::render::pr::{self as view, ApplyEnd, GuestLine};
@@ -234,12 +233,8 @@ async fn apply_one(
         return Ok(false);
     }
     job.step(&format!("guard {label}")).await;
-    let desired = &prepared.desired.resources;
-    crate::proxmox::guard::recheck(&plan, &prepared.protected, r.protect.policy, desired)?;
-    let api = r
-        .proxmox
-        .as_ref()
-        .ok_or_else(|| anyhow!("no Proxmox VE endpoint configured"))?;
+    let engine = project::engine(r)?;
+    engine.recheck(&plan, &prepared)?;
     turn.wait().await;
     let comment = job
         .comment(&view::apply_progress(&label, &[], None))
@@ -250,7 +245,7 @@ async fn apply_one(
     }
     job.begin_apply().await?;
     tally.guests.report(job).await;
-    let desired = crate::proxmox::cli::settle_state(&state, &input, &prepared).await?;
+    let desired = engine.settle(&state, &input, &prepared).await?;
     let lines: Arc<Mutex<Vec<GuestLine>>> = Arc::default();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let events = {
@@ -263,18 +258,14 @@ async fn apply_one(
             let _ = tx.send(log::event(tally.index, event));
         }
     };
-    let executor = Executor {
-        api: api.as_ref(),
-        state: &state,
-        settings: ApplySettings {
-            restart: match p.restart {
-                repocfg::RestartPolicy::Auto => RestartPolicy::Auto,
-                repocfg::RestartPolicy::Never => RestartPolicy::Never,
-            },
-            ..ApplySettings::default()
+    let settings = ApplySettings {
+        restart: match p.restart {
+            repocfg::RestartPolicy::Auto => RestartPolicy::Auto,
+            repocfg::RestartPolicy::Never => RestartPolicy::Never,
         },
-        events: &events,
+        ..ApplySettings::default()
     };
+    let executor = engine.executor(&state, settings, &events);
     let progress = Progress {
         job,
         comment,

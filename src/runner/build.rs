@@ -7,12 +7,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use super::Runner;
-use crate::config::{ForgeSettings, GuestSelector, ProxmoxSettings, Settings};
+use crate::config::{ForgeSettings, ProxmoxSettings, Settings};
 use crate::forge::{Forge, GiteaApi, GiteaApiSettings, GithubApi, GithubApiSettings, GithubAuth};
-use crate::proxmox::ProxmoxApi;
-use crate::proxmox::cli::Protect;
-use crate::proxmox::client::ProxmoxClient;
-use crate::proxmox::guard::{GuardPolicy, ProtectSpec};
+use crate::proxmox::client::{ClientSettings, ProxmoxClient};
+use crate::proxmox::engine::{Engine, Protect};
 use crate::store::Store;
 use crate::workdir::Workdir;
 
@@ -29,8 +27,11 @@ impl Runner {
             store,
             workdir: Workdir::new(&settings.data_dir),
             rules: settings.repo_rules.clone(),
-            proxmox: settings.proxmox.as_ref().map(proxmox).transpose()?,
-            protect: protect(settings),
+            engine: settings
+                .proxmox
+                .as_ref()
+                .map(|p| engine(p, Protect::from(&settings.protect)))
+                .transpose()?,
             executable: settings.commands.executable_name.clone(),
             public_url: settings.server.public_url.clone(),
             policy: super::Policy {
@@ -86,29 +87,7 @@ fn gitea(f: &ForgeSettings) -> anyhow::Result<Option<Arc<dyn Forge>>> {
     Ok(Some(Arc::new(api)))
 }
 
-fn proxmox(p: &ProxmoxSettings) -> anyhow::Result<Arc<dyn ProxmoxApi>> {
-    let settings = crate::proxmox::cli::client_settings(p.clone());
-    Ok(Arc::new(ProxmoxClient::new(&settings)?))
-}
-
-fn protect(settings: &Settings) -> Protect {
-    let p = &settings.protect;
-    Protect {
-        guests: p
-            .guests
-            .iter()
-            .map(|g| match g {
-                GuestSelector::VmId(id) => ProtectSpec::VmId(*id),
-                GuestSelector::Name { name, node } => ProtectSpec::Name {
-                    name: name.clone(),
-                    node: node.clone(),
-                },
-            })
-            .collect(),
-        discover: p.discover,
-        local_macs: p.local_macs.clone(),
-        policy: GuardPolicy {
-            allow_live_changes: p.allow_live_changes,
-        },
-    }
+fn engine(p: &ProxmoxSettings, protect: Protect) -> anyhow::Result<Engine> {
+    let client = ProxmoxClient::new(&ClientSettings::from(p))?;
+    Ok(Engine::new(Arc::new(client), protect))
 }

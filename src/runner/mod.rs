@@ -12,7 +12,6 @@
 mod apply;
 mod build;
 mod coalesce;
-pub mod demo;
 mod gate;
 mod gave_up;
 mod interrupted;
@@ -35,12 +34,12 @@ use crate::app::App;
 use crate::commands::Command;
 use crate::forge::{Forge, RepoName};
 use crate::locks::UnlockAnnouncement;
-use crate::proxmox::ProxmoxApi;
-use crate::proxmox::cli::Protect;
+use crate::proxmox::engine::Engine;
 use crate::queue::{JobContext, JobHandler};
 use crate::repocfg::ServerRules;
-use crate::store::{ForgeKind, Store};
+use crate::store::Store;
 use crate::workdir::Workdir;
+use model::ForgeKind;
 
 pub use gate::Policy;
 
@@ -53,8 +52,7 @@ pub struct Runner {
     pub workdir: Workdir,
     pub rules: ServerRules,
     /// `None`: no Proxmox endpoint configured; plans fail with that next step.
-    pub proxmox: Option<Arc<dyn ProxmoxApi>>,
-    pub protect: Protect,
+    pub engine: Option<Engine>,
     /// The command word users type (`atlantis`).
     pub executable: String,
     /// `server.public_url`: commit statuses link to `{public_url}/jobs/{id}` when set.

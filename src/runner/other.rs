@@ -9,7 +9,7 @@ use crate::locks::{Actor, ActorVia, AuditStamp, KeyFilter, Lock, Release, Unlock
 use crate::queue::JobContext;
 use crate::render::notice;
 use crate::render::pr::{self as view, ReleasedLock};
-use crate::store::ForgeKind;
+use model::ForgeKind;
 
 /// `atlantis unlock [-p|-d|-w]`: releases only the matching locks of this PR.
 pub(super) async fn unlock(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {

@@ -2,7 +2,6 @@
 //! proxmox pipeline for one project.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{Context as _, anyhow};
 use secrecy::SecretString;
@@ -11,14 +10,14 @@ use super::{Job, Runner};
 use crate::config::LimitsSettings;
 use crate::forge::{PrState, PullDetails};
 use crate::locks::LockKey;
-use crate::proxmox::ProxmoxApi;
-use crate::proxmox::cli::project::{self as pipeline, Prepared};
+use crate::proxmox::engine::{Engine, Prepared};
 use crate::proxmox::state::StateHandle;
 use crate::repocfg::{self, Inputs, Project, Resolution};
-use crate::store::{ForgeKind, StateScope};
-use crate::tfconfig::Input;
-use crate::tfconfig::checkout::{self, ReadError};
+use crate::store::StateScope;
 use crate::workdir::{Checkout, PrCheckout};
+use model::ForgeKind;
+use tfconfig::Input;
+use tfconfig::checkout::{self, ReadError};
 
 /// The PR as the forge reports it now, refusing closed ones.
 pub(super) async fn open_pull(job: &Job) -> anyhow::Result<PullDetails> {
@@ -265,35 +264,18 @@ pub(super) async fn prepare(
     input: &Input,
     head_sha: &str,
 ) -> anyhow::Result<Prepared> {
-    let api = proxmox(r)?;
-    let (state, input, protect) = (state.clone(), input.clone(), r.protect.clone());
-    let mut prepared = off_thread(move |rt| {
-        rt.block_on(pipeline::prepare(api.as_ref(), &state, &input, &protect))
-    })
-    .await??;
+    let mut prepared = engine(r)?.prepare(state, input).await?;
     head_sha.clone_into(&mut prepared.plan.source.sha);
     Ok(prepared)
 }
 
-/// The Proxmox client, or the next step when none is configured.
-pub(super) fn proxmox(r: &Runner) -> anyhow::Result<Arc<dyn ProxmoxApi>> {
-    r.proxmox.clone().ok_or_else(|| {
+/// The engine, or the next step when no Proxmox endpoint is configured.
+pub(super) fn engine(r: &Runner) -> anyhow::Result<&Engine> {
+    r.engine.as_ref().ok_or_else(|| {
         anyhow!(
             "no Proxmox VE endpoint configured: set proxmox.endpoint and proxmox.api_token in the server config"
         )
     })
-}
-
-/// Runs `f` on a blocking thread with the runtime's handle. The proxmox pipeline's futures
-/// are not `Send` for every lifetime (the CLI never needed it), so the runner drives them on
-/// their own thread with `block_on` instead of inside the job's task.
-pub(super) async fn off_thread<T: Send + 'static>(
-    f: impl FnOnce(tokio::runtime::Handle) -> T + Send + 'static,
-) -> anyhow::Result<T> {
-    let rt = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || f(rt))
-        .await
-        .context("the plan/apply task stopped unexpectedly")
 }
 
 #[cfg(test)]

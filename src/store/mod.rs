@@ -102,22 +102,7 @@ fn is_unavailable_code(code: Option<&str>) -> bool {
     }
 }
 
-/// Which forge a delivery came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ForgeKind {
-    Github,
-    Gitea,
-}
-
-impl ForgeKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Github => "github",
-            Self::Gitea => "gitea",
-        }
-    }
-}
+use model::ForgeKind;
 
 /// A verified webhook delivery, recorded once per `(forge, delivery_id)`.
 #[derive(Debug, Clone)]

@@ -32,8 +32,7 @@ use tower_http::timeout::TimeoutLayer;
 
 use crate::config::{ProtectSettings, Settings};
 use crate::proxmox::ProxmoxApi;
-use crate::proxmox::cli::client_settings;
-use crate::proxmox::client::{ProxmoxClient, ProxmoxMetrics};
+use crate::proxmox::client::{ClientSettings, ProxmoxClient, ProxmoxMetrics};
 use crate::queue::JobMetrics;
 use crate::store::Store;
 
@@ -93,7 +92,7 @@ impl WebState {
     ) -> anyhow::Result<Self> {
         let api = match &settings.proxmox {
             Some(p) => {
-                let mut client = client_settings(p.clone());
+                let mut client = ClientSettings::from(p);
                 client.metrics = Arc::clone(&registries.proxmox);
                 let client = ProxmoxClient::new(&client)
                     .map_err(|e| anyhow::anyhow!("building the Proxmox VE client: {e}"))?;

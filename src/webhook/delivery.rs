@@ -3,7 +3,7 @@
 
 use axum::http::HeaderMap;
 
-use crate::store::ForgeKind;
+use model::ForgeKind;
 
 use super::WebhookError;
 

@@ -15,7 +15,8 @@ use sha2::{Digest, Sha256};
 use crate::commands::{self, Grammar, Parsed};
 use crate::config::WebhookSettings;
 use crate::forge::{ForgeEvent, PrAction, PullRequest, RepoRef};
-use crate::store::{ForgeKind, NewJob};
+use crate::store::NewJob;
+use model::ForgeKind;
 
 pub(super) struct Context<'a> {
     pub(super) forge: ForgeKind,

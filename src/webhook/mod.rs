@@ -20,7 +20,8 @@ use uuid::Uuid;
 use crate::commands::Grammar;
 use crate::config::{ForgeSettings, WebhookSettings};
 use crate::forge::{self, EventHeaders, ForgeEvent};
-use crate::store::{DeliveryOutcome, ForgeKind, NewDelivery, Store, StoreError};
+use crate::store::{DeliveryOutcome, NewDelivery, Store, StoreError};
+use model::ForgeKind;
 
 pub use allowlist::RepoAllowlist;
 pub use signature::sign;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use atoll::proxmox::client::{Auth, ClientSettings, ProxmoxClient};
 use atoll::proxmox::types::{GuestKind, NodeName, VmId};
-use atoll::pvesim::{Scenario, SimOptions, Simulator};
+use pvesim::{Scenario, SimOptions, Simulator};
 use tempfile::TempDir;
 
 pub const TOKEN: &str = "root@pam!atoll=secret";

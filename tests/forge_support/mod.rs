@@ -5,11 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use atoll::fakeforge::{FAKE_TOKEN, FakeForge};
 use atoll::forge::{
     Forge, GiteaApi, GiteaApiSettings, GithubApi, GithubApiSettings, GithubAuth, RepoName,
 };
-use atoll::store::ForgeKind;
+use fakeforge::{FAKE_TOKEN, FakeForge};
+use model::ForgeKind;
 use secrecy::SecretString;
 
 pub(crate) const REPO: &str = "acme/infra";
@@ -67,7 +67,7 @@ macro_rules! per_forge {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    super::$name(atoll::store::ForgeKind::Github).await;
+                    super::$name(model::ForgeKind::Github).await;
                 }
             )*
         }
@@ -75,7 +75,7 @@ macro_rules! per_forge {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    super::$name(atoll::store::ForgeKind::Gitea).await;
+                    super::$name(model::ForgeKind::Gitea).await;
                 }
             )*
         }

@@ -10,7 +10,7 @@ use atoll::proxmox::client::{
 use atoll::proxmox::types::NodeName;
 
 use super::vmid;
-use atoll::pvesim::{DEFAULT_TEMPLATE, Scenario, SimOptions, Simulator};
+use pvesim::{DEFAULT_TEMPLATE, Scenario, SimOptions, Simulator};
 
 pub fn pve() -> NodeName {
     "pve".parse().expect("node")

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use atoll::pvesim::{Scenario, SimOptions, Simulator};
+use pvesim::{Scenario, SimOptions, Simulator};
 use serde_json::Value;
 
 pub const TOKEN: &str = "PVEAPIToken=root@pam!atoll=secret";

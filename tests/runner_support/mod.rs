@@ -12,10 +12,11 @@ use std::time::{Duration, Instant};
 
 use atoll::app::App;
 use atoll::config::{self, Loaded};
-use atoll::fakeforge::{FAKE_TOKEN, FakeComment, FakeForge, ReviewAction};
-use atoll::pvesim::{Scenario, SimOptions, Simulator};
 use atoll::runner::Runner;
-use atoll::store::{ForgeKind, JobState, Store};
+use atoll::store::{JobState, Store};
+use fakeforge::{FAKE_TOKEN, FakeComment, FakeForge, ReviewAction};
+use model::ForgeKind;
+use pvesim::{Scenario, SimOptions, Simulator};
 use tokio::sync::oneshot;
 
 const SECRET: &str = "runner-test-webhook-secret";
@@ -121,7 +122,7 @@ impl World {
             &serde_yaml_ng::from_str::<Scenario>("{}").expect("scenario"),
             SimOptions {
                 task_duration: options.task,
-                faults: atoll::pvesim::FaultSettings {
+                faults: pvesim::FaultSettings {
                     latency: options.sim_latency,
                     ..Default::default()
                 },

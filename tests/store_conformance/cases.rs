@@ -22,7 +22,9 @@ pub(crate) use sessions::*;
 
 use std::time::Duration;
 
-use atoll::store::{ClaimLimits, DeliveryOutcome, ForgeKind, JobState, NewDelivery, NewJob, Store};
+use model::ForgeKind;
+
+use atoll::store::{ClaimLimits, DeliveryOutcome, JobState, NewDelivery, NewJob, Store};
 use serde_json::json;
 use uuid::Uuid;
 

@@ -1,6 +1,8 @@
 //! Deliveries and enqueueing: deduplication by delivery id and by meaning.
 
-use atoll::store::{DeliveryOutcome, ForgeKind, JobState};
+use model::ForgeKind;
+
+use atoll::store::{DeliveryOutcome, JobState};
 use serde_json::json;
 use uuid::Uuid;
 

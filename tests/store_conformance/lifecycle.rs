@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use atoll::store::{DEFAULT_MAX_ATTEMPTS, ForgeKind, JobState, StoreError};
+use model::ForgeKind;
+
+use atoll::store::{DEFAULT_MAX_ATTEMPTS, JobState, StoreError};
 use uuid::Uuid;
 
 use super::{EXPIRED, LEASE, WIDE, accepted, delivery, job, queue, state};

@@ -181,7 +181,7 @@ fn rootfs(body: &mut UpdateBody, want: &str, have: Option<&str>) {
     if let (Some(gb), Some(bytes)) = (want_gb, have_bytes)
         && (gb * f64::from(1u32 << 30)) as u64 > bytes
     {
-        body.grow_rootfs = Some(format!("{}G", crate::tfconfig::value::format_number(gb)));
+        body.grow_rootfs = Some(format!("{}G", tfconfig::value::format_number(gb)));
     }
     let options = |f: &BTreeMap<String, String>| {
         f.iter()

@@ -8,7 +8,7 @@ use rand::rngs::OsRng;
 use rand::seq::SliceRandom;
 
 use super::values::{Marks, object};
-use crate::tfconfig::ResourceInstance;
+use tfconfig::ResourceInstance;
 
 /// A resource whose value is generated at apply time.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 pub use generated::{Generated, generate};
 
 use crate::proxmox::plan::{Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind};
-use crate::tfconfig::{Known, ResourceInstance, Value};
+use tfconfig::{Known, ResourceInstance, Value};
 use values::{Marks, object};
 
 pub const CONTAINER: &str = "proxmox_virtual_environment_container";
@@ -227,7 +227,7 @@ fn download(resource: &ResourceInstance) -> Result<DesiredDownload, DesiredError
 }
 
 /// Terraform's `ignore_changes` paths (`cpu[0].units`) as bpg paths (`cpu.units`).
-fn lifecycle(from: &crate::tfconfig::Lifecycle) -> crate::proxmox::plan::Lifecycle {
+fn lifecycle(from: &tfconfig::Lifecycle) -> crate::proxmox::plan::Lifecycle {
     const SINGLE: &[&str] = &[
         "cpu",
         "memory",

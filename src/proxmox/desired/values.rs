@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::proxmox::plan::{DesiredValue, Secret};
-use crate::tfconfig::Value;
-use crate::tfconfig::value::format_number;
+use tfconfig::Value;
+use tfconfig::value::format_number;
 
 pub(super) type Object = BTreeMap<String, Value>;
 

@@ -1,0 +1,203 @@
+//! Templates: `"${...}"` interpolation, `%{if}`/`%{for}` directives, `~` strip markers and
+//! heredocs. A template that is a single interpolation returns the value itself, unconverted.
+//! The text is charged to the budget's bytes as it is written, so a `%{for}` over a large
+//! collection stops when the budget is spent, not after building the whole string.
+
+use std::ops::Range;
+
+use hcl_edit::Span as _;
+use hcl_edit::template::{Directive, Element, StringTemplate, Template};
+
+use super::Scope;
+use crate::diag::Diagnostic;
+use crate::value::{Type, Value, format_number};
+
+pub(super) fn eval_string_template(
+    s: &Scope<'_>,
+    t: &StringTemplate,
+    range: Option<Range<usize>>,
+) -> Result<Value, Diagnostic> {
+    if let Some(Element::Interpolation(i)) = t.as_single_element() {
+        return s.eval(&i.expr);
+    }
+    eval_template(s, t, range)
+}
+
+/// Evaluates a template to a string value.
+pub(crate) fn eval_template(
+    s: &Scope<'_>,
+    t: &Template,
+    range: Option<Range<usize>>,
+) -> Result<Value, Diagnostic> {
+    let mut r = Render {
+        out: String::new(),
+        strip_next: false,
+        unknown: false,
+        marked: false,
+        range: range.clone(),
+    };
+    r.template(s, t)?;
+    s.charge(1, range)?;
+    let v = if r.unknown {
+        Value::Unknown(Type::String)
+    } else {
+        Value::String(r.out)
+    };
+    Ok(v.mark(r.marked))
+}
+
+struct Render {
+    out: String,
+    strip_next: bool,
+    unknown: bool,
+    marked: bool,
+    /// The template's range, for the budget's diagnostic about its literal text.
+    range: Option<Range<usize>>,
+}
+
+impl Render {
+    fn strip_before(&mut self, strip: bool) {
+        if strip {
+            let keep = self.out.trim_end().len();
+            self.out.truncate(keep);
+        }
+    }
+
+    fn literal(&mut self, s: &Scope<'_>, text: &str) -> Result<(), Diagnostic> {
+        let text = if self.strip_next {
+            text.trim_start()
+        } else {
+            text
+        };
+        self.strip_next = false;
+        self.push(s, text, self.range.clone())
+    }
+
+    /// Appends text, charging its bytes.
+    fn push(
+        &mut self,
+        s: &Scope<'_>,
+        text: &str,
+        range: Option<Range<usize>>,
+    ) -> Result<(), Diagnostic> {
+        s.charge_bytes(text.len() as u64, range)?;
+        self.out.push_str(text);
+        Ok(())
+    }
+
+    fn template(&mut self, s: &Scope<'_>, t: &Template) -> Result<(), Diagnostic> {
+        for el in t.iter() {
+            match el {
+                Element::Literal(l) => self.literal(s, l.value())?,
+                Element::Interpolation(i) => {
+                    self.strip_before(i.strip.strip_start());
+                    let v = s.eval(&i.expr)?;
+                    self.push_value(s, v, i.expr.span())?;
+                    self.strip_next = i.strip.strip_end();
+                }
+                Element::Directive(d) => match d.as_ref() {
+                    Directive::If(dir) => self.if_directive(s, dir)?,
+                    Directive::For(dir) => self.for_directive(s, dir)?,
+                },
+            }
+        }
+        Ok(())
+    }
+
+    fn push_value(
+        &mut self,
+        s: &Scope<'_>,
+        v: Value,
+        range: Option<Range<usize>>,
+    ) -> Result<(), Diagnostic> {
+        let (v, marked) = v.into_unmarked();
+        self.marked |= marked || v.contains_sensitive();
+        match v {
+            Value::String(st) => self.push(s, &st, range)?,
+            Value::Number(n) => self.push(s, &format_number(n), range)?,
+            Value::Bool(b) => self.push(s, if b { "true" } else { "false" }, range)?,
+            Value::Unknown(_) => self.unknown = true,
+            Value::Null(_) => {
+                return Err(s.error(
+                    "Invalid template interpolation value",
+                    "The expression result is null. Cannot include a null value in a string template.",
+                    range,
+                ));
+            }
+            other => {
+                return Err(s.error(
+                    "Invalid template interpolation value",
+                    format!("Cannot include the given value in a string template: string required, but have {}.", other.ty().friendly()),
+                    range,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn if_directive(
+        &mut self,
+        s: &Scope<'_>,
+        dir: &hcl_edit::template::IfDirective,
+    ) -> Result<(), Diagnostic> {
+        self.strip_before(dir.if_expr.strip.strip_start());
+        let (cond, marked) = s.eval(&dir.if_expr.cond_expr)?.into_unmarked();
+        self.marked |= marked;
+        let branch = match cond {
+            Value::Bool(b) => b,
+            Value::Unknown(_) => {
+                self.unknown = true;
+                return Ok(());
+            }
+            _ => {
+                return Err(s.error(
+                    "Invalid template directive",
+                    "The condition value of an %{if} directive must be a bool.",
+                    dir.if_expr.cond_expr.span(),
+                ));
+            }
+        };
+        if branch {
+            self.strip_next = dir.if_expr.strip.strip_end();
+            self.template(s, &dir.if_expr.template)?;
+            if let Some(e) = &dir.else_expr {
+                self.strip_before(e.strip.strip_start());
+            }
+        } else if let Some(e) = &dir.else_expr {
+            self.strip_next = e.strip.strip_end();
+            self.template(s, &e.template)?;
+        }
+        self.strip_before(dir.endif_expr.strip.strip_start());
+        self.strip_next = dir.endif_expr.strip.strip_end();
+        Ok(())
+    }
+
+    fn for_directive(
+        &mut self,
+        s: &Scope<'_>,
+        dir: &hcl_edit::template::ForDirective,
+    ) -> Result<(), Diagnostic> {
+        let f = &dir.for_expr;
+        self.strip_before(f.strip.strip_start());
+        let (coll, marked) = s.eval(&f.collection_expr)?.into_unmarked();
+        self.marked |= marked;
+        let range = f.collection_expr.span();
+        let Some(pairs) = super::expr::iteration_pairs(s, coll, "a %{for} directive", range)?
+        else {
+            self.unknown = true;
+            return Ok(());
+        };
+        for (k, v) in pairs {
+            let mut b = vec![(f.value_var.as_str().to_owned(), v)];
+            if let Some(kv) = &f.key_var {
+                b.push((kv.as_str().to_owned(), k));
+            }
+            let child = s.child(b);
+            self.strip_next = f.strip.strip_end();
+            self.template(&child, &f.template)?;
+            self.strip_before(dir.endfor_expr.strip.strip_start());
+        }
+        self.strip_next = dir.endfor_expr.strip.strip_end();
+        Ok(())
+    }
+}

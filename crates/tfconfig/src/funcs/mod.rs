@@ -1,0 +1,497 @@
+//! Terraform's built-in functions: arity checks, unknown and sensitive handling, and dispatch to
+//! the string, collection, encoding, network and (sandboxed) file families.
+
+mod args;
+mod collections;
+mod decode;
+mod encoding;
+pub mod file;
+mod format;
+mod net;
+mod numbers;
+mod regex;
+mod strings;
+
+use std::ops::Range;
+
+use hcl_edit::expr::Expression;
+
+pub use file::Sandbox;
+
+pub(crate) use args::{int_arg, num_arg, seq_arg, str_arg, string_arg};
+
+/// Converts decoded JSON to a value (objects to objects, arrays to tuples).
+pub fn json_value(j: &serde_json::Value) -> Value {
+    encoding::from_json(j)
+}
+
+use super::diag::Diagnostic;
+use super::eval::Scope;
+use super::value::{Type, Value};
+
+/// Why a call failed: a bad argument (by position) or a failure of the call itself.
+#[derive(Debug)]
+pub(crate) enum FnError {
+    Arg(usize, String),
+    Call(String),
+    /// A diagnostic from inside a template (`templatefile`), passed through as is.
+    Diag(Box<Diagnostic>),
+    /// The result would not fit in the bytes left to the evaluation budget.
+    Budget,
+}
+
+/// [`FnError::Budget`] when making `bytes` more would not fit in `room`.
+pub(crate) fn fits(bytes: u64, room: u64) -> Result<(), FnError> {
+    if bytes > room {
+        Err(FnError::Budget)
+    } else {
+        Ok(())
+    }
+}
+
+pub(crate) type FnResult = Result<Value, FnError>;
+
+/// Shape of a function: parameter names, whether the last one repeats, how it treats unknown
+/// and sensitive arguments, and its result type when unknown.
+struct Sig {
+    params: &'static [&'static str],
+    variadic: bool,
+    /// Structural functions only look at the top level of their arguments, so nested unknowns
+    /// and marks flow through them.
+    structural: bool,
+    ret: Type,
+}
+
+/// Every function atoll implements (each has a signature in `sig`; a unit test holds the two
+/// together), for tests that call each one with edge-case arguments.
+pub const NAMES: &[&str] = &[
+    "length",
+    "concat",
+    "merge",
+    "setunion",
+    "setintersection",
+    "setproduct",
+    "coalescelist",
+    "lookup",
+    "element",
+    "keys",
+    "values",
+    "tolist",
+    "tomap",
+    "reverse",
+    "one",
+    "flatten",
+    "distinct",
+    "toset",
+    "compact",
+    "transpose",
+    "zipmap",
+    "slice",
+    "setsubtract",
+    "contains",
+    "index",
+    "alltrue",
+    "anytrue",
+    "range",
+    "sort",
+    "sum",
+    "max",
+    "min",
+    "abs",
+    "ceil",
+    "floor",
+    "signum",
+    "pow",
+    "log",
+    "parseint",
+    "coalesce",
+    "tostring",
+    "tonumber",
+    "tobool",
+    "format",
+    "formatlist",
+    "join",
+    "split",
+    "replace",
+    "substr",
+    "lower",
+    "upper",
+    "title",
+    "trimspace",
+    "chomp",
+    "strrev",
+    "base64encode",
+    "base64decode",
+    "md5",
+    "sha1",
+    "sha256",
+    "sha512",
+    "base64sha256",
+    "base64sha512",
+    "urlencode",
+    "jsonencode",
+    "yamlencode",
+    "textencodebase64",
+    "dirname",
+    "basename",
+    "pathexpand",
+    "abspath",
+    "file",
+    "filebase64",
+    "filemd5",
+    "filesha1",
+    "filesha256",
+    "filesha512",
+    "cidrnetmask",
+    "jsondecode",
+    "yamldecode",
+    "fileexists",
+    "fileset",
+    "templatefile",
+    "trim",
+    "trimprefix",
+    "trimsuffix",
+    "regex",
+    "regexall",
+    "startswith",
+    "endswith",
+    "strcontains",
+    "indent",
+    "cidrhost",
+    "cidrsubnet",
+    "cidrsubnets",
+    "uuid",
+    "timestamp",
+    "plantimestamp",
+    "sensitive",
+    "nonsensitive",
+    "issensitive",
+];
+
+/// A function's fixed parameter count and whether its last parameter repeats, or `None` for a
+/// function atoll does not implement.
+pub fn arity(name: &str) -> Option<(usize, bool)> {
+    sig(name).map(|s| (s.params.len(), s.variadic))
+}
+
+fn sig(name: &str) -> Option<Sig> {
+    use Type::{Bool as B, Dynamic as D, Number as N, String as S};
+    let s = |params: &'static [&'static str], variadic: bool, structural: bool, ret: Type| {
+        Some(Sig {
+            params,
+            variadic,
+            structural,
+            ret,
+        })
+    };
+    match name {
+        "length" => s(&["value"], false, true, N),
+        "concat" | "merge" | "setunion" | "setintersection" | "setproduct" | "coalescelist" => {
+            s(&["seqs"], true, true, D)
+        }
+        "lookup" => s(&["inputMap", "key", "default"], false, true, D),
+        "element" => s(&["list", "index"], false, true, D),
+        "keys" | "values" | "tolist" | "tomap" | "reverse" | "one" | "flatten" | "distinct"
+        | "toset" | "compact" | "transpose" => s(&["value"], false, true, D),
+        "zipmap" => s(&["keys", "values"], false, true, D),
+        "slice" => s(&["list", "start_index", "end_index"], false, true, D),
+        "setsubtract" => s(&["a", "b"], false, true, D),
+        "contains" => s(&["list", "value"], false, false, B),
+        "index" => s(&["list", "value"], false, false, N),
+        "alltrue" | "anytrue" => s(&["list"], false, false, B),
+        "range" => s(&["params"], true, false, D),
+        "sort" => s(&["list"], false, false, D),
+        "sum" => s(&["list"], false, false, N),
+        "max" | "min" => s(&["numbers"], true, false, N),
+        "abs" | "ceil" | "floor" | "signum" => s(&["num"], false, false, N),
+        "pow" => s(&["num", "power"], false, false, N),
+        "log" => s(&["num", "base"], false, false, N),
+        "parseint" => s(&["number", "base"], false, false, N),
+        "coalesce" => s(&["vals"], true, false, D),
+        "tostring" => s(&["v"], false, false, S),
+        "tonumber" => s(&["v"], false, false, N),
+        "tobool" => s(&["v"], false, false, B),
+        "format" => s(&["format", "args"], true, false, S),
+        "formatlist" => s(&["format", "args"], true, false, D),
+        "join" => s(&["separator", "lists"], true, false, S),
+        "split" => s(&["separator", "str"], false, false, D),
+        "replace" => s(&["str", "substr", "replace"], false, false, S),
+        "substr" => s(&["str", "offset", "length"], false, false, S),
+        "lower" | "upper" | "title" | "trimspace" | "chomp" | "strrev" | "base64encode"
+        | "base64decode" | "md5" | "sha1" | "sha256" | "sha512" | "base64sha256"
+        | "base64sha512" | "urlencode" | "jsonencode" | "yamlencode" | "textencodebase64" => {
+            s(&["str"], false, false, S)
+        }
+        "dirname" | "basename" | "pathexpand" | "abspath" | "file" | "filebase64" | "filemd5"
+        | "filesha1" | "filesha256" | "filesha512" => s(&["path"], false, false, S),
+        "cidrnetmask" => s(&["prefix"], false, false, S),
+        "jsondecode" | "yamldecode" => s(&["str"], false, false, D),
+        "fileexists" => s(&["path"], false, false, B),
+        "fileset" => s(&["path", "pattern"], false, false, D),
+        "templatefile" => s(&["path", "vars"], false, false, S),
+        "trim" | "trimprefix" | "trimsuffix" => s(&["str", "cutset"], false, false, S),
+        "regex" => s(&["pattern", "string"], false, false, D),
+        "regexall" => s(&["pattern", "string"], false, false, D),
+        "startswith" | "endswith" | "strcontains" => s(&["str", "substr"], false, false, B),
+        "indent" => s(&["spaces", "str"], false, false, S),
+        "cidrhost" => s(&["prefix", "hostnum"], false, false, S),
+        "cidrsubnet" => s(&["prefix", "newbits", "netnum"], false, false, S),
+        "cidrsubnets" => s(&["prefix", "newbits"], true, false, D),
+        "uuid" | "timestamp" | "plantimestamp" => s(&[], false, false, S),
+        "sensitive" | "nonsensitive" => s(&["value"], false, true, D),
+        "issensitive" => s(&["value"], false, true, B),
+        _ => None,
+    }
+}
+
+fn arity_error(
+    s: &Scope<'_>,
+    name: &str,
+    sig: &Sig,
+    given: usize,
+    range: Option<Range<usize>>,
+) -> Diagnostic {
+    let (summary, detail) = if given < sig.params.len() {
+        let missing = sig.params.get(given).copied().unwrap_or("");
+        (
+            "Not enough function arguments",
+            format!(
+                "Function \"{name}\" expects {} argument(s). Missing value for \"{missing}\".",
+                sig.params.len()
+            ),
+        )
+    } else {
+        (
+            "Too many function arguments",
+            format!(
+                "Function \"{name}\" expects only {} argument(s).",
+                sig.params.len()
+            ),
+        )
+    };
+    s.error(summary, detail, range)
+}
+
+/// Calls a function with evaluated arguments.
+pub(crate) fn call(
+    s: &Scope<'_>,
+    name: &str,
+    args: Vec<Value>,
+    range: Option<Range<usize>>,
+) -> Result<Value, Diagnostic> {
+    let Some(sig) = sig(name) else {
+        return Err(s.error(
+            "Call to unknown function",
+            format!("There is no function named \"{name}\"."),
+            range,
+        ));
+    };
+    let min = match (sig.variadic, name) {
+        (true, _) => sig.params.len().saturating_sub(1),
+        (false, "lookup") => 2,
+        (false, _) => sig.params.len(),
+    };
+    if args.len() < min || (!sig.variadic && args.len() > sig.params.len()) {
+        return Err(arity_error(s, name, &sig, args.len(), range));
+    }
+    if let Some(v) = special(name, &args) {
+        return Ok(v);
+    }
+    let unknown = if sig.structural {
+        args.iter().any(Value::is_unknown)
+    } else {
+        args.iter().any(Value::contains_unknown)
+    };
+    if unknown || matches!(name, "uuid" | "timestamp") {
+        let marked = args.iter().any(Value::contains_sensitive);
+        return Ok(Value::Unknown(sig.ret).mark(marked));
+    }
+    let (args, marked) = unmark_args(args, sig.structural);
+    match dispatch(s, name, args) {
+        Ok(v) => {
+            s.charge_value(&v, range)?;
+            Ok(v.mark(marked))
+        }
+        Err(e) => Err(call_error(s, name, &sig, e, marked, range)),
+    }
+}
+
+/// Functions about marks, and `plantimestamp` (known during plan, unlike `timestamp`).
+fn special(name: &str, args: &[Value]) -> Option<Value> {
+    let first = || args.first().cloned().unwrap_or_else(Value::null);
+    Some(match name {
+        "sensitive" => first().mark(true),
+        "nonsensitive" => first().deep_unmark(),
+        "issensitive" => Value::Bool(args.first().is_some_and(Value::contains_sensitive)),
+        "plantimestamp" => {
+            let now = time::OffsetDateTime::now_utc()
+                .replace_nanosecond(0)
+                .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+            let fmt = time::format_description::well_known::Rfc3339;
+            Value::String(now.format(&fmt).unwrap_or_default())
+        }
+        _ => return None,
+    })
+}
+
+/// Removes marks before a call: the top level only for structural functions (nested marks
+/// flow through them), deeply otherwise. Returns whether the result must be marked.
+fn unmark_args(args: Vec<Value>, structural: bool) -> (Vec<Value>, bool) {
+    if structural {
+        let mut marked = false;
+        let args = args
+            .into_iter()
+            .map(|a| {
+                let (v, m) = a.into_unmarked();
+                marked |= m;
+                v
+            })
+            .collect();
+        (args, marked)
+    } else {
+        let marked = args.iter().any(Value::contains_sensitive);
+        (args.into_iter().map(Value::deep_unmark).collect(), marked)
+    }
+}
+
+/// Terraform's diagnostics for a failed call; sensitive arguments are never described.
+fn call_error(
+    s: &Scope<'_>,
+    name: &str,
+    sig: &Sig,
+    e: FnError,
+    marked: bool,
+    range: Option<Range<usize>>,
+) -> Diagnostic {
+    match e {
+        FnError::Arg(i, msg) => {
+            let p = sig
+                .params
+                .get(i)
+                .or(sig.params.last())
+                .copied()
+                .unwrap_or("value");
+            let detail = if marked {
+                format!(
+                    "Invalid value for \"{p}\" parameter: {}.",
+                    redact_hint(&msg)
+                )
+            } else {
+                format!("Invalid value for \"{p}\" parameter: {msg}.")
+            };
+            s.error("Invalid function argument", detail, range)
+        }
+        FnError::Diag(d) => *d,
+        FnError::Budget => {
+            // Spend what is left, so the evaluation stops here rather than failing per call.
+            let _ = s.ctx.charge_parts(0, u64::MAX);
+            s.spent(crate::eval::Spent::Bytes, range)
+        }
+        FnError::Call(msg) => {
+            let msg = if marked { redact_hint(&msg) } else { msg };
+            s.error(
+                "Error in function call",
+                format!("Call to function \"{name}\" failed: {msg}."),
+                range,
+            )
+        }
+    }
+}
+
+fn redact_hint(_msg: &str) -> String {
+    "the argument is sensitive, so the details are not shown".to_owned()
+}
+
+/// Runs a function. `room` (the bytes left to the budget) goes to every function that can
+/// make much more than it is given, so it refuses before building what would not fit.
+fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
+    let room = s.ctx.room();
+    if let Some(r) = strings::call(name, &args, room) {
+        return r;
+    }
+    if let Some(r) = format::call(name, &args, room) {
+        return r;
+    }
+    if let Some(r) = numbers::call(name, &args, room) {
+        return r;
+    }
+    if let Some(r) = regex::call(name, &args, room) {
+        return r;
+    }
+    if let Some(r) = encoding::call(name, &args, room) {
+        return r;
+    }
+    if let Some(r) = net::call(name, &args) {
+        return r;
+    }
+    if let Some(r) = file::call(s, name, &args) {
+        return r;
+    }
+    collections::call(name, args, room)
+        .unwrap_or_else(|| Err(FnError::Call(format!("function {name} is not available"))))
+}
+
+/// `try` and `can`: their arguments are evaluated here, one at a time, so errors are caught.
+pub(crate) fn call_lazy(
+    s: &Scope<'_>,
+    name: &str,
+    args: &[&Expression],
+    expand: bool,
+    range: Option<Range<usize>>,
+) -> Result<Value, Diagnostic> {
+    if expand {
+        return Err(s.error(
+            "Invalid expanding argument value",
+            format!("The \"{name}\" function does not accept an expanding argument."),
+            range,
+        ));
+    }
+    match (name, args) {
+        ("can", [one]) => match s.eval(one) {
+            Ok(v) if v.contains_unknown() => Ok(Value::Unknown(Type::Bool)),
+            Ok(_) => Ok(Value::Bool(true)),
+            Err(_) => Ok(Value::Bool(false)),
+        },
+        ("can", _) => Err(s.error(
+            "Invalid number of arguments",
+            "Function \"can\" expects 1 argument(s).",
+            range,
+        )),
+        ("try", []) => Err(s.error(
+            "Not enough function arguments",
+            "Function \"try\" expects at least one argument.",
+            range,
+        )),
+        (_, _) => {
+            for a in args {
+                if let Ok(v) = s.eval(a) {
+                    if v.is_unknown() {
+                        return Ok(Value::Unknown(Type::Dynamic));
+                    }
+                    return Ok(v);
+                }
+            }
+            Err(s.error(
+                "Error in function call",
+                "Call to function \"try\" failed: no expression succeeded.",
+                range,
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{NAMES, sig};
+
+    #[test]
+    fn every_listed_function_has_a_signature() {
+        for name in NAMES {
+            assert!(sig(name).is_some(), "{name} is listed but has no signature");
+        }
+        let mut sorted = NAMES.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), NAMES.len(), "a function is listed twice");
+    }
+}

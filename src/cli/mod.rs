@@ -1,0 +1,252 @@
+//! `atoll plan`, `atoll apply` and `atoll state list|show`: the same engine and guard as the
+//! server, run by hand (for bootstrapping, and for the stack that holds atoll itself). Exit
+//! codes: 0 success, 1 error, 2 changes present with `--detailed-exitcode`. It must not print
+//! a sensitive value.
+
+mod args;
+mod output;
+mod settings;
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use secrecy::ExposeSecret;
+
+pub use args::{ApplyArgs, PlanArgs, ProjectArgs, StateArgs, StateCommand, VarArgs};
+pub use settings::{Settings, load as load_settings};
+
+use crate::proxmox::apply::{ApplyEvent, ApplySettings, has_steps};
+use crate::proxmox::client::ProxmoxClient;
+use crate::proxmox::engine::{Engine, record_adopted};
+use crate::proxmox::plan::Plan;
+use crate::proxmox::state::StateHandle;
+use crate::render;
+use crate::store::StateScope;
+use tfconfig::{CliVar, Input};
+
+/// Runs `atoll plan`.
+pub async fn plan(args: PlanArgs) -> ExitCode {
+    report(run_plan(args).await)
+}
+
+/// Runs `atoll apply`.
+pub async fn apply(args: ApplyArgs) -> ExitCode {
+    report(run_apply(args).await)
+}
+
+/// Runs `atoll state ...`.
+pub async fn state(args: StateArgs) -> ExitCode {
+    report(run_state(args).await)
+}
+
+fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
+    result.unwrap_or_else(|e| {
+        eprintln!("Error: {e:#}");
+        ExitCode::FAILURE
+    })
+}
+
+struct Opened {
+    settings: Settings,
+    state: StateHandle,
+}
+
+fn scope(project: &ProjectArgs) -> StateScope {
+    let input = input(&project.dir, &project.workspace, Vec::new());
+    StateScope {
+        repo: project.repo.clone(),
+        project_dir: input.project_dir.display().to_string(),
+        workspace: project.workspace.clone(),
+    }
+}
+
+async fn open(project: &ProjectArgs) -> anyhow::Result<Opened> {
+    let settings = settings::load(project.config.as_deref()).map_err(anyhow::Error::msg)?;
+    let store = crate::store::connect(settings.store_url.expose_secret())
+        .await
+        .context("opening the store (store.url)")?;
+    let state = StateHandle::new(store, scope(project));
+    Ok(Opened { settings, state })
+}
+
+fn engine(settings: &Settings) -> anyhow::Result<Engine> {
+    let Some(proxmox) = &settings.proxmox else {
+        bail!(
+            "no Proxmox VE endpoint configured: set proxmox.endpoint in the config, or \
+             PROXMOX_VE_ENDPOINT and PROXMOX_VE_API_TOKEN"
+        );
+    };
+    let api = Arc::new(ProxmoxClient::new(proxmox)?);
+    Ok(Engine::new(api, settings.protect.clone()))
+}
+
+/// The input of a load of `dir` (relative to its checkout).
+fn input(dir: &std::path::Path, workspace: &str, vars: Vec<tfconfig::CliVar>) -> Input {
+    let checkout = tfconfig::find_checkout(dir);
+    let absolute = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let project_dir = absolute
+        .strip_prefix(&checkout)
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    Input {
+        checkout,
+        project_dir,
+        workspace: workspace.to_owned(),
+        vars,
+        limits: tfconfig::Limits::default(),
+    }
+}
+
+fn cli_vars(vars: &VarArgs) -> anyhow::Result<Vec<CliVar>> {
+    let mut out = Vec::new();
+    for file in &vars.var_files {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("reading variables file {}", file.display()))?;
+        out.push(CliVar::File {
+            name: file.display().to_string(),
+            text,
+        });
+    }
+    out.extend(vars.vars.iter().cloned().map(CliVar::Var));
+    Ok(out)
+}
+
+async fn run_plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
+    let opened = open(&args.project).await?;
+    let engine = engine(&opened.settings)?;
+    let mut input = input(
+        &args.project.dir,
+        &args.project.workspace,
+        cli_vars(&args.vars)?,
+    );
+    input.limits = opened.settings.limits.clone();
+    let prepared = engine.prepare(&opened.state, &input).await?;
+    let plan = &prepared.plan;
+    if let Some(out) = &args.out {
+        write_plan(out, plan)?;
+    }
+    if args.json {
+        println!("{}", render::plan_json(plan));
+    } else {
+        print!("{}", render::plan_text(plan));
+        if let Some(out) = &args.out {
+            println!(
+                "\nSaved the plan to {}; apply it with: atoll apply --plan {}",
+                out.display(),
+                out.display()
+            );
+        }
+    }
+    Ok(if args.detailed_exitcode && !plan.is_empty() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn write_plan(path: &Path, plan: &Plan) -> anyhow::Result<()> {
+    std::fs::write(path, render::plan_json(plan))
+        .with_context(|| format!("writing the plan to {}", path.display()))
+}
+
+fn read_plan(path: &Path) -> anyhow::Result<Plan> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the plan {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not a plan saved by `atoll plan --out`",
+            path.display()
+        )
+    })
+}
+
+fn approved() -> anyhow::Result<bool> {
+    print!(
+        "\nDo you want to perform these actions?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: "
+    );
+    std::io::stdout().flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(line.trim() == "yes")
+}
+
+async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
+    let opened = open(&args.project).await?;
+    let engine = engine(&opened.settings)?;
+    let mut input = input(
+        &args.project.dir,
+        &args.project.workspace,
+        cli_vars(&args.vars)?,
+    );
+    input.limits = opened.settings.limits.clone();
+    let prepared = engine.prepare(&opened.state, &input).await?;
+    let plan = match &args.plan {
+        Some(path) => {
+            let saved = read_plan(path)?;
+            engine.check_saved(&saved, &prepared)?;
+            saved
+        }
+        None => {
+            print!("{}", render::plan_text(&prepared.plan));
+            engine.recheck(&prepared.plan, &prepared)?;
+            let steps = has_steps(&prepared.plan);
+            if !steps && prepared.plan.summary.blocked == 0 {
+                record_adopted(&opened.state, &prepared).await?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            if steps && !args.auto_approve && !approved()? {
+                println!("\nApply cancelled.");
+                return Ok(ExitCode::FAILURE);
+            }
+            prepared.plan.clone()
+        }
+    };
+    let desired = engine.settle(&opened.state, &input, &prepared).await?;
+    let events = |event: &ApplyEvent| output::progress(event);
+    let settings = ApplySettings {
+        restart: args.restart,
+        per_node: args.parallelism.max(1),
+        ..ApplySettings::default()
+    };
+    let executor = engine.executor(&opened.state, settings, &events);
+    let report = executor.execute(&plan, &desired).await;
+    print!("{}", output::apply_text(&report));
+    Ok(if report.failed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        StateCommand::List { project } => {
+            let opened = open(&project).await?;
+            let now = opened.state.load().await?;
+            if now.entries.is_empty() && now.generated.is_empty() {
+                let scope = opened.state.scope();
+                eprintln!(
+                    "atoll manages nothing for {} (workspace {}, repository {}).",
+                    scope.project_dir, scope.workspace, scope.repo
+                );
+            }
+            print!("{}", output::state_list(&now));
+        }
+        StateCommand::Show { address, project } => {
+            let opened = open(&project).await?;
+            let now = opened.state.load().await?;
+            match output::state_show(&now, &address) {
+                Some(text) => print!("{text}"),
+                None => bail!(
+                    "{address} is not in atoll's state for {} (workspace {}); list it with `atoll state list`",
+                    opened.state.scope().project_dir,
+                    opened.state.scope().workspace
+                ),
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,390 @@
+//! The one entry point to Proxmox VE: load a project, refresh the cluster, adopt guests
+//! missing from state, plan, guard, settle state and apply. `atoll plan/apply` and the server's
+//! runner are thin adapters over [`Engine`]; nothing else calls the planner, the guard or the
+//! executor. Its futures are `Send`, so the runner drives them in the job's own task.
+
+mod error;
+mod settings;
+
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+
+pub use error::EngineError;
+pub use settings::Protect;
+
+use crate::proxmox::apply::{ApplyEvent, ApplySettings, Executor, Now, adopt, entry_for};
+use crate::proxmox::client::ProxmoxApi;
+use crate::proxmox::desired::{self, DesiredState, generate};
+use crate::proxmox::discover::{LocalMacs, NoMatch, discover_self};
+use crate::proxmox::guard::{self, ProtectedSet, SelfGuest};
+use crate::proxmox::inventory::{Partial, refresh_state};
+use crate::proxmox::plan::{
+    self, Action, AttributeChange, Desired, Drift, Inventory, Plan, PlanInput, PlanSource,
+    ResourceChange, StateEntry,
+};
+use crate::proxmox::state::{GeneratedEntry, ProjectState, StateHandle, secrets};
+use crate::proxmox::types::Mac;
+use tfconfig::Input;
+
+/// The Proxmox VE client and the guard's settings: everything a plan or an apply needs besides
+/// the project. Cheap to clone; one per server, shared by every job.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    api: Arc<dyn ProxmoxApi>,
+    protect: Protect,
+}
+
+impl Engine {
+    pub fn new(api: Arc<dyn ProxmoxApi>, protect: Protect) -> Self {
+        Self { api, protect }
+    }
+
+    /// The guard's settings.
+    pub fn protect(&self) -> &Protect {
+        &self.protect
+    }
+
+    /// State, configuration, refresh, adoption, plan and guard, for one project.
+    pub async fn prepare(
+        &self,
+        state: &StateHandle,
+        input: &Input,
+    ) -> Result<Prepared, EngineError> {
+        prepare(self.api.as_ref(), state, input, &self.protect).await
+    }
+
+    /// Refuses `plan` (a saved one, or the one just made) if the guard would block any of its
+    /// changes now: protected guests are found again before every apply.
+    pub fn recheck(&self, plan: &Plan, prepared: &Prepared) -> Result<(), EngineError> {
+        let desired = &prepared.desired.resources;
+        guard::recheck(plan, &prepared.protected, self.protect.policy, desired)?;
+        Ok(())
+    }
+
+    /// Refuses a saved plan that no longer matches the state, the cluster or the
+    /// configuration, or that the guard would now block.
+    pub fn check_saved(&self, saved: &Plan, prepared: &Prepared) -> Result<(), EngineError> {
+        crate::proxmox::apply::check_fresh(saved, &prepared.now())?;
+        self.recheck(saved, prepared)
+    }
+
+    /// Before the first change: record adopted guests, generate missing values, and reload the
+    /// configuration so they are known. Returns the configuration to apply.
+    pub async fn settle(
+        &self,
+        state: &StateHandle,
+        input: &Input,
+        prepared: &Prepared,
+    ) -> Result<DesiredState, EngineError> {
+        settle_state(state, input, prepared).await
+    }
+
+    /// The executor of one apply; `events` hears every step as it happens.
+    pub fn executor<'a>(
+        &'a self,
+        state: &'a StateHandle,
+        settings: ApplySettings,
+        events: &'a (dyn Fn(&ApplyEvent) + Send + Sync),
+    ) -> Executor<'a> {
+        Executor {
+            api: self.api.as_ref(),
+            state,
+            settings,
+            events,
+        }
+    }
+}
+
+/// Everything a plan was made from, kept for apply.
+#[derive(Debug)]
+pub struct Prepared {
+    pub state: ProjectState,
+    pub desired: DesiredState,
+    /// Guests adopted into state (not yet written).
+    pub adopted: Vec<StateEntry>,
+    pub plan: Plan,
+    pub protected: ProtectedSet,
+    /// What the refresh read.
+    pub inventory: Inventory,
+}
+
+impl Prepared {
+    /// What a saved plan is checked against before it is applied ([`check_fresh`]).
+    ///
+    /// [`check_fresh`]: crate::proxmox::apply::check_fresh
+    pub fn now(&self) -> Now<'_> {
+        Now {
+            state_fingerprint: &self.state.fingerprint,
+            config_hash: self.desired.config_hash(),
+            inventory: &self.inventory,
+        }
+    }
+}
+
+/// Loads and evaluates the configuration with the values known from `state`.
+pub fn load_desired(input: &Input, state: &ProjectState) -> Result<DesiredState, EngineError> {
+    let generated = state.generated_values();
+    let first = tfconfig::load_with_known(input, &desired::known_values(&[], &generated));
+    if first.has_errors() {
+        return Err(EngineError::Config(first.render_diagnostics()));
+    }
+    // Download ids are known before apply: evaluate again with them when anything uses one.
+    let known = desired::known_values(&first.resources, &generated);
+    let needs_second = first.resources.iter().any(|r| {
+        r.depends_on
+            .iter()
+            .any(|dep| known.contains_key(dep) && !generated.contains_key(dep))
+    });
+    let loaded = if needs_second {
+        tfconfig::load_with_known(input, &known)
+    } else {
+        first
+    };
+    if loaded.has_errors() {
+        return Err(EngineError::Config(loaded.render_diagnostics()));
+    }
+    desired::build(&loaded.resources).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(|e| format!("Error: {e}")).collect();
+        EngineError::Config(lines.join("\n"))
+    })
+}
+
+async fn prepare(
+    api: &dyn ProxmoxApi,
+    state: &StateHandle,
+    input: &Input,
+    protect: &Protect,
+) -> Result<Prepared, EngineError> {
+    let project_state = state.load().await?;
+    // Evaluate the configuration while the cluster is read.
+    let loading = {
+        let (input, known) = (input.clone(), project_state.clone());
+        tokio::task::spawn_blocking(move || load_desired(&input, &known))
+    };
+    let refreshed = refresh_state(api, &project_state.entries).await;
+    let desired = loading
+        .await
+        .map_err(|e| EngineError::Interrupted(e.to_string()))??;
+    let mut refreshed = refreshed?;
+    refreshed
+        .complete(api, &project_state.entries, &desired.resources)
+        .await?;
+    let (inventory, protected) = protected_inventory(api, protect, refreshed).await?;
+    let adopted = adopt(&project_state.entries, &desired.resources, &inventory);
+    let mut entries = project_state.entries.clone();
+    entries.extend(adopted.iter().cloned());
+    let source = PlanSource {
+        sha: String::new(),
+        config_hash: desired.config_hash(),
+        state_fingerprint: project_state.fingerprint.clone(),
+        ..PlanSource::default()
+    };
+    let mut plan = plan::plan(PlanInput {
+        desired: &desired.resources,
+        state: &entries,
+        inventory: &inventory,
+        source: &source,
+    })?;
+    add_generated(&mut plan, &desired, &project_state);
+    guard::check(&mut plan, &protected, protect.policy, &desired.resources);
+    plan.source.refreshed = plan::observe(&plan, &project_state.fingerprint, &inventory);
+    plan.source.state_fingerprint = plan::state_fingerprint(&plan.source.refreshed);
+    Ok(Prepared {
+        state: project_state,
+        desired,
+        adopted,
+        plan,
+        protected,
+        inventory,
+    })
+}
+
+/// Finds the protected guests, reads the config of those the refresh did not read yet (the
+/// guard needs their network identity), and resolves them again with it.
+async fn protected_inventory(
+    api: &dyn ProxmoxApi,
+    protect: &Protect,
+    mut refreshed: Partial,
+) -> Result<(Inventory, ProtectedSet), EngineError> {
+    let own = own_guest(api, protect).await?;
+    let first = ProtectedSet::resolve(
+        &protect.guests,
+        own.as_ref(),
+        refreshed.inventory().guests.values(),
+    );
+    refreshed.read_more(api, first.vm_ids()).await?;
+    let inventory = refreshed.into_inventory();
+    let protected = ProtectedSet::resolve(&protect.guests, own.as_ref(), inventory.guests.values());
+    Ok((inventory, protected))
+}
+
+/// atoll's own guest, when discovery is on and finds exactly one.
+async fn own_guest(
+    api: &dyn ProxmoxApi,
+    protect: &Protect,
+) -> Result<Option<SelfGuest>, EngineError> {
+    if !protect.discover {
+        return Ok(None);
+    }
+    let local = if protect.local_macs.is_empty() {
+        LocalMacs::default()
+    } else {
+        let macs: Result<Vec<Mac>, _> = protect.local_macs.iter().map(|m| m.parse()).collect();
+        LocalMacs::Fixed(
+            macs.map_err(|e| EngineError::Protect(format!("protect.local_macs: {e}")))?,
+        )
+    };
+    match discover_self(api, &local).await? {
+        Ok(found) => Ok(Some(SelfGuest {
+            vm_id: found.vmid.get(),
+            node: found.node.to_string(),
+            mac: found
+                .matched
+                .first()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        })),
+        Err(NoMatch::NoGuest { .. } | NoMatch::NoLocalMacs) => Ok(None),
+        Err(ambiguous) => Err(EngineError::Protect(format!(
+            "finding atoll's own guest (protect.discover): {ambiguous}"
+        ))),
+    }
+}
+
+/// Generated values not in state yet show as creates, their value hidden.
+fn add_generated(plan: &mut Plan, desired: &DesiredState, state: &ProjectState) {
+    for generated in &desired.generated {
+        if state
+            .generated
+            .iter()
+            .any(|g| g.address == generated.address)
+        {
+            continue;
+        }
+        let mut attributes: Vec<AttributeChange> = generated
+            .arguments
+            .iter()
+            .map(|(name, value)| attribute(name, Json::Null, Json::from(value.clone())))
+            .collect();
+        let mut result = attribute("result", Json::Null, Json::Null);
+        result.after_sensitive = generated.resource_type == "random_password";
+        result.after_unknown = !result.after_sensitive;
+        attributes.push(result);
+        plan.resource_changes.push(ResourceChange {
+            address: generated.address.clone(),
+            resource_type: generated.resource_type.clone(),
+            node: String::new(),
+            vm_id: None,
+            actions: vec![Action::Create],
+            disruption: None,
+            blocked: None,
+            attributes,
+            kind: None,
+            guest_name: None,
+            power: None,
+            drift: Drift::default(),
+            uses: Vec::new(),
+        });
+    }
+    plan.resource_changes
+        .sort_by(|a, b| a.address.cmp(&b.address));
+    plan.recount();
+}
+
+fn attribute(path: &str, before: Json, after: Json) -> AttributeChange {
+    AttributeChange {
+        path: path.to_owned(),
+        before,
+        after,
+        effect: None,
+        pve_key: path.to_owned(),
+        before_sensitive: false,
+        after_sensitive: false,
+        after_unknown: false,
+    }
+}
+
+/// Writes the guests adopted by this run (found by VMID and marker) to state in full.
+pub async fn record_adopted(state: &StateHandle, prepared: &Prepared) -> Result<(), EngineError> {
+    for adopted in &prepared.adopted {
+        let desired = prepared.desired.resources.iter().find_map(|d| match d {
+            Desired::Guest(g) if g.address == adopted.address() => Some(g),
+            _ => None,
+        });
+        // Only a guest that already matches is recorded in full; one with changes is recorded
+        // bare, and in full once its update has run.
+        let matches = prepared
+            .plan
+            .resource_changes
+            .iter()
+            .any(|c| c.address == adopted.address() && c.is_no_op());
+        let entry = match (desired.filter(|_| matches), adopted) {
+            (Some(guest), StateEntry::Guest { vm_id, node, .. }) => {
+                let mut entry = entry_for(guest, *vm_id);
+                if let StateEntry::Guest { node: n, .. } = &mut entry {
+                    n.clone_from(node);
+                }
+                entry
+            }
+            _ => adopted.clone(),
+        };
+        state.record(&entry).await?;
+    }
+    Ok(())
+}
+
+/// Before the first change: record adopted guests, generate missing values, and reload the
+/// configuration so they are known.
+async fn settle_state(
+    state: &StateHandle,
+    input: &Input,
+    prepared: &Prepared,
+) -> Result<DesiredState, EngineError> {
+    record_adopted(state, prepared).await?;
+    let mut generated_any = false;
+    for generated in &prepared.desired.generated {
+        if prepared
+            .state
+            .generated
+            .iter()
+            .any(|g| g.address == generated.address)
+        {
+            continue;
+        }
+        let entry = GeneratedEntry {
+            address: generated.address.clone(),
+            resource_type: generated.resource_type.clone(),
+            arguments: generated.arguments.clone(),
+            values: secrets(generate(generated)),
+        };
+        state.record_generated(&entry).await?;
+        generated_any = true;
+    }
+    if !generated_any {
+        return Ok(prepared.desired.clone());
+    }
+    let now = state.load().await?;
+    load_desired(input, &now)
+}
+
+/// The engine's futures are `Send`, so a server task can drive them (checked when compiling).
+#[allow(dead_code)]
+fn futures_are_send(
+    engine: &Engine,
+    state: &StateHandle,
+    input: &Input,
+    prepared: &Prepared,
+    plan: &Plan,
+    desired: &DesiredState,
+) {
+    fn send<T: Send>(_: T) {}
+    send(engine.prepare(state, input));
+    send(engine.settle(state, input, prepared));
+    let events = |_: &ApplyEvent| {};
+    send(
+        engine
+            .executor(state, ApplySettings::default(), &events)
+            .execute(plan, desired),
+    );
+}
