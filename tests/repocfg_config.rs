@@ -214,14 +214,16 @@ fn alias_bombs_are_refused_before_they_expand() {
 
 #[test]
 fn anchors_that_share_a_list_still_work() {
-    let text = "version: 3\nprojects:\n- dir: a\n  when_modified: &files [\"*.tf\", \"*.tfvars\"]\n\
-                - dir: b\n  when_modified: *files\n";
+    let text = "version: 3\nprojects:\n- dir: a\n  autoplan:\n    when_modified: &files [\"*.tf\", \"*.tfvars\"]\n\
+                - dir: b\n  autoplan:\n    when_modified: *files\n";
     let config = RepoConfig::parse(text).expect("parses");
     assert_eq!(config.projects.len(), 2);
-    assert_eq!(
-        config.projects[0].when_modified,
-        config.projects[1].when_modified
-    );
+    let joined: Vec<Vec<String>> = config
+        .projects
+        .iter()
+        .map(|p| p.when_modified.joined())
+        .collect();
+    assert_eq!(joined, [["a/*.tf", "a/*.tfvars"], ["b/*.tf", "b/*.tfvars"]]);
 }
 
 fn inputs<'a>(yaml: &'a str, tree: &'a [String]) -> Inputs<'a> {
