@@ -2,7 +2,7 @@
 //! no changes and with one restart-needing change each. Prints numbers; asserts nothing.
 //! Run: `cargo bench --bench plan_diff`.
 
-#[path = "../tests/plan_support/mod.rs"]
+#[path = "../tests/it/plan_support/mod.rs"]
 mod plan_support;
 
 use std::hint::black_box;

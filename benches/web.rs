@@ -11,7 +11,7 @@ use futures::future::join_all;
 use reqwest::header::COOKIE;
 use serde_json::json;
 
-#[path = "../tests/web_support/mod.rs"]
+#[path = "../tests/it/web_support/mod.rs"]
 mod web_support;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

@@ -4,6 +4,7 @@
 #[allow(dead_code, reason = "each test binary uses part of the bombs")]
 mod bombs;
 #[allow(dead_code, reason = "each test binary uses part of the support")]
+#[path = "it/runner_support/mod.rs"]
 mod runner_support;
 
 use model::ForgeKind;

@@ -1,0 +1,149 @@
+//! What survives a restart of atoll, black-box: an apply cut short by a crash is reported on its
+//! PR by the next server on the same store (exactly once), and a plan after a restart still
+//! hides the plan comments posted before it.
+
+use crate::runner_support;
+
+use std::time::{Duration, Instant};
+
+use model::ForgeKind;
+
+use atoll::store::JobState;
+use runner_support::{Options, REPO, RESTART_QUEUE, World, container};
+
+const GUESTS: usize = 8;
+
+fn eight_containers() -> String {
+    (0..GUESTS)
+        .map(|i| container(&format!("ct{i}"), 1))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
+    let mut w = World::new(Options {
+        task: Duration::from_millis(400),
+        queue: Some(RESTART_QUEUE),
+        ..Options::new(ForgeKind::Github)
+    })
+    .await;
+    let pr = w
+        .fake
+        .open_pr(
+            REPO,
+            "alice",
+            "eight",
+            &[("envs/dev/main.tf", &eight_containers())],
+        )
+        .await
+        .expect("pr");
+    w.comment_containing(pr, "Plan:").await;
+    let sha = w.fake.head_sha(REPO, pr).expect("sha");
+    w.approve_and_apply(pr).await;
+
+    // Crash as soon as the first guest is done: the others are in progress or not started.
+    let observer = w.observer().await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let apply = loop {
+        let jobs = observer.list_jobs(50).await.expect("jobs");
+        if let Some(job) = jobs.iter().find(|j| j.kind == "apply") {
+            let log = observer.job_log(job.id, 0).await.expect("log");
+            if log
+                .iter()
+                .any(|l| l.line.starts_with("guest[") && l.line.contains(": done: "))
+            {
+                break job.id;
+            }
+        }
+        assert!(Instant::now() < deadline, "no guest finished: {jobs:#?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    w.crash();
+    let job = observer.get_job(apply).await.expect("get").expect("job");
+    assert_eq!(job.state, JobState::Applying, "the crash came mid-apply");
+    assert!(w.comments_containing(pr, "Apply complete").is_empty());
+
+    w.start().await;
+    let report = w.comment_containing(pr, "Apply Interrupted").await;
+    let body = &report.body;
+    assert!(body.contains(&apply.to_string()), "{body}");
+    assert!(body.contains("done:"), "{body}");
+    assert!(
+        body.contains("not started") || body.contains("in progress"),
+        "some guests had not finished: {body}"
+    );
+    assert_eq!(
+        body.matches("* `proxmox_virtual_environment_container.ct")
+            .count(),
+        GUESTS,
+        "every planned guest is listed: {body}"
+    );
+    assert!(
+        body.contains("Nothing will be retried automatically"),
+        "{body}"
+    );
+    assert!(body.contains(" plan` to see the real state"), "{body}");
+    let statuses = w.fake.statuses(REPO, &sha);
+    assert!(
+        statuses
+            .iter()
+            .any(|s| s.context == "atlantis/apply" && s.state == "failure"),
+        "{statuses:?}"
+    );
+    let job = observer.get_job(apply).await.expect("get").expect("job");
+    assert_eq!(job.state, JobState::Interrupted, "never retried");
+
+    // A further restart scans the store again and reports nothing twice.
+    w.stop().await;
+    w.start().await;
+    w.fake
+        .comment(REPO, pr, "alice", "atlantis version")
+        .await
+        .expect("version");
+    w.comment_containing(pr, &format!("atoll {}", env!("CARGO_PKG_VERSION")))
+        .await;
+    assert_eq!(w.comments_containing(pr, "Apply Interrupted").len(), 1);
+    let reports = observer
+        .list_jobs(100)
+        .await
+        .expect("jobs")
+        .into_iter()
+        .filter(|j| j.kind == "apply_interrupted")
+        .count();
+    assert_eq!(reports, 1);
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_after_a_restart_hides_the_plan_comment_posted_before_it() {
+    let mut w = World::new(Options {
+        queue: Some(RESTART_QUEUE),
+        ..Options::new(ForgeKind::Github)
+    })
+    .await;
+    let pr = w
+        .fake
+        .open_pr(
+            REPO,
+            "alice",
+            "re",
+            &[("envs/dev/main.tf", &container("web", 2))],
+        )
+        .await
+        .expect("pr");
+    let first = w.comment_containing(pr, "cores        = 2").await;
+    w.stop().await;
+    w.start().await;
+    w.fake
+        .push(REPO, pr, &[("envs/dev/main.tf", &container("web", 3))])
+        .await
+        .expect("push");
+    w.comment_containing(pr, "cores        = 3").await;
+    w.comment_hidden(
+        pr,
+        first.id,
+        "old plan comment not hidden after the restart",
+    )
+    .await;
+    w.stop().await;
+}
