@@ -39,6 +39,7 @@ fn owner(pr: u64) -> LockOwner {
         user: format!("user{pr}"),
         job: Some(uuid::Uuid::new_v4()),
         summary: "Plan: 1 to add, 2 to change, 0 to destroy. 1 restart. 0 blocked.".to_owned(),
+        forge: Some(model::ForgeKind::Github),
     }
 }
 

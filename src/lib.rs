@@ -6,6 +6,7 @@ pub mod commands;
 pub mod config;
 pub mod forge;
 pub mod http;
+pub mod jobs;
 pub mod locks;
 pub mod metrics;
 pub mod proxmox;

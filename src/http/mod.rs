@@ -60,21 +60,57 @@ pub fn router(state: AppState, request_timeout: Duration) -> Router {
 
 /// The outermost layers for every route (webhooks, dashboard, `/api`, `/metrics`, and the
 /// fallback's 404): an `x-request-id` and the security headers on every response, and a
-/// `request{request.id, method, path}` span.
+/// `request{request.id, method, route}` span. `route` is the matched route (`/jobs/{id}`), never
+/// the raw path, so ids and whatever a client typed stay out of the logs (a request no route
+/// matched has none). Health checks (`/healthz`, `/readyz`) get a debug-level span, so
+/// a probe every few seconds does not fill the log.
 pub fn with_outer_layers(router: Router) -> Router {
     router
+        .route_layer(axum::middleware::from_fn(record_route))
         .layer(
-            TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
-                let id = req
-                    .headers()
-                    .get(REQUEST_ID)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("-");
-                tracing::info_span!("request", request.id = %id, method = %req.method(), path = %req.uri().path())
-            }),
+            TraceLayer::new_for_http()
+                .make_span_with(request_span)
+                .on_response(log_response),
         )
         .layer(axum::middleware::from_fn(request_id::assign))
         .layer(axum::middleware::from_fn(security_headers::add))
+}
+
+fn request_span<B>(req: &Request<B>) -> tracing::Span {
+    let id = req
+        .headers()
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-");
+    let method = req.method();
+    if matches!(req.uri().path(), "/healthz" | "/readyz") {
+        tracing::debug_span!("request", request.id = %id, %method, route = tracing::field::Empty)
+    } else {
+        tracing::info_span!("request", request.id = %id, %method, route = tracing::field::Empty)
+    }
+}
+
+/// One line per answered request (the access log), at the level of its span: health checks at
+/// debug, everything else at info.
+fn log_response<B>(res: &Response<B>, latency: Duration, span: &tracing::Span) {
+    let status = res.status().as_u16();
+    let ms = latency.as_millis();
+    if span
+        .metadata()
+        .is_some_and(|m| *m.level() == tracing::Level::DEBUG)
+    {
+        tracing::debug!(status, latency_ms = ms, "answered");
+    } else {
+        tracing::info!(status, latency_ms = ms, "answered");
+    }
+}
+
+/// Records the matched route on the request span (it runs only for requests a route matched).
+async fn record_route(req: Request, next: axum::middleware::Next) -> Response {
+    if let Some(route) = req.extensions().get::<axum::extract::MatchedPath>() {
+        tracing::Span::current().record("route", route.as_str());
+    }
+    next.run(req).await
 }
 
 /// `POST /events`: the headers are checked before any of the body is read, the body is read

@@ -78,6 +78,9 @@ pub struct LockOwner {
     pub job: Option<Uuid>,
     /// One line for display, e.g. `Plan: 1 to add, 2 to change, 0 to destroy. 1 restart.`
     pub summary: String,
+    /// The forge the PR is on; `None` for locks taken before locks recorded it.
+    #[serde(default)]
+    pub forge: Option<model::ForgeKind>,
 }
 
 /// A held lock as stored. `id` is stable for the life of the lock, across re-plans.
@@ -101,11 +104,6 @@ pub struct UnlockAnnouncement {
     pub actor: Actor,
     /// The lock as it was when released.
     pub lock: Lock,
-}
-
-impl UnlockAnnouncement {
-    /// The job kind.
-    pub const KIND: &'static str = "announce_unlock";
 }
 
 /// The result of asking for a set of locks.

@@ -80,8 +80,8 @@ async fn admitted(
     let plans: Vec<SavedPlan> = r
         .store
         .plan_list(&PlanQuery {
-            repo: job.payload.repo.clone(),
-            pr: job.payload.pr,
+            repo: job.repo(),
+            pr: job.pr.number,
             current_only: true,
         })
         .await?

@@ -8,27 +8,15 @@
 //! An earlier apply that was refused (no permission, unmet requirements, stale plan) never
 //! moved to `applying`, so applying again after fixing the cause is not a duplicate.
 
-use uuid::Uuid;
-
 use super::{Job, Runner};
 use crate::commands::Command;
+use crate::jobs::{ApplyCoalesced, Coalesced, JobKind, JobSpec};
 use crate::locks::{KeyFilter, PlanQuery};
 use crate::render::notice::{self, JobRef};
-use crate::store::{DeliveryOutcome, Job as StoredJob, NewJob};
-
-/// The follow-up job's kind.
-pub(super) const KIND: &str = "apply_coalesced";
+use crate::store::{DeliveryOutcome, Job as StoredJob};
 
 /// How many of the PR's latest apply jobs are looked at.
 const SCAN: u32 = 500;
-
-/// The apply identical comments were folded into, as the follow-up's payload names it.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(super) struct Coalesced {
-    pub(super) job: Uuid,
-    /// Still queued or running when the duplicate looked (else: it already applied).
-    pub(super) in_flight: bool,
-}
 
 /// Whether this apply job duplicates an earlier one; if so the PR's one answer is queued (by
 /// the first duplicate only) and the caller stops.
@@ -46,19 +34,13 @@ pub(super) async fn absorbed(r: &Runner, job: &Job, command: &Command) -> anyhow
         }
     ))
     .await;
-    let mut payload = job.ctx.job().payload.clone();
-    if let Some(fields) = payload.as_object_mut() {
-        fields.remove("comment_id");
-        fields.insert("coalesced".to_owned(), serde_json::to_value(&about)?);
-    }
-    let notice = NewJob {
-        kind: KIND.to_owned(),
-        repo: job.payload.repo.clone(),
-        pr: Some(job.payload.pr),
-        dedup_key: Some(format!("coalesced:{}", about.job)),
-        payload,
-    };
-    match r.store.enqueue(notice).await? {
+    let key = format!("coalesced:{}", about.job);
+    let notice = JobSpec::ApplyCoalesced(ApplyCoalesced {
+        pr: job.pr.clone(),
+        command: Some(command.clone()),
+        coalesced: about,
+    });
+    match r.store.enqueue(notice.to_new_job(Some(key))).await? {
         DeliveryOutcome::Accepted { .. } => job.step("the pull request will be told once").await,
         DeliveryOutcome::Duplicate => job.step("the pull request was already told").await,
     }
@@ -76,7 +58,7 @@ async fn duplicate_of(
     let me = job.ctx.job().id;
     let jobs = r
         .store
-        .list_pr_jobs(&job.payload.repo, job.payload.pr, "apply", SCAN)
+        .list_pr_jobs(&job.repo(), job.pr.number, JobKind::Apply.as_str(), SCAN)
         .await?;
     let Some(at) = jobs.iter().position(|j| j.id == me) else {
         return Ok(None);
@@ -99,8 +81,8 @@ async fn duplicate_of(
     let plans = r
         .store
         .plan_list(&PlanQuery {
-            repo: job.payload.repo.clone(),
-            pr: job.payload.pr,
+            repo: job.repo(),
+            pr: job.pr.number,
             current_only: true,
         })
         .await?;
@@ -114,11 +96,10 @@ async fn duplicate_of(
 
 /// Whether a stored apply job was asked for the same projects (`-p`, `-d`, `-w`).
 fn same_flags(stored: &StoredJob, command: &Command) -> bool {
-    let Some(theirs) = stored
-        .payload
-        .get("command")
-        .and_then(|c| serde_json::from_value::<Command>(c.clone()).ok())
-    else {
+    let Ok(spec) = JobSpec::parse(&stored.kind, &stored.payload) else {
+        return false;
+    };
+    let Some(theirs) = spec.command() else {
         return false;
     };
     theirs.project == command.project
@@ -127,11 +108,7 @@ fn same_flags(stored: &StoredJob, command: &Command) -> bool {
 }
 
 /// The `apply_coalesced` job: the one answer to the identical comments.
-pub(super) async fn run(r: &Runner, job: &Job) -> anyhow::Result<()> {
-    let about =
-        job.payload.coalesced.as_ref().ok_or_else(|| {
-            anyhow::anyhow!("apply_coalesced job without the apply it answers for")
-        })?;
+pub(super) async fn run(r: &Runner, job: &Job, about: &Coalesced) -> anyhow::Result<()> {
     let id = about.job.to_string();
     let link = r
         .public_url

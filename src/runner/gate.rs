@@ -72,7 +72,7 @@ pub(super) async fn unlock_refusal(policy: &Policy, job: &Job) -> anyhow::Result
     if roles.contains(&UnlockRole::Author) {
         let pull = job
             .forge
-            .pull_request(&job.name, job.payload.pr)
+            .pull_request(&job.name, job.pr.number)
             .await
             .context("reading the pull request's author")?;
         if pull.author.eq_ignore_ascii_case(&user) {

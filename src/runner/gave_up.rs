@@ -7,20 +7,9 @@ use anyhow::anyhow;
 
 use super::{Job, Runner};
 use crate::forge::{CommitStatus, StatusKind, StatusState};
+use crate::jobs::{GaveUp, JobGaveUp, JobSpec};
 use crate::render::notice::{self, JobRef};
-use crate::store::{DeliveryOutcome, NewJob, Store};
-
-/// The follow-up job's kind.
-pub(super) const KIND: &str = "job_gave_up";
-
-/// The failed job, as the follow-up's payload names it.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(super) struct GaveUp {
-    pub(super) job: uuid::Uuid,
-    pub(super) kind: String,
-    /// How many times its worker died under it.
-    pub(super) attempts: u32,
-}
+use crate::store::{DeliveryOutcome, Store};
 
 /// How a given-up job of `kind` is named, the command that tries it again, and the status it
 /// sets; `None` for kinds no comment starts again.
@@ -38,33 +27,24 @@ pub(super) async fn offer(store: &dyn Store, job: &crate::store::Job) {
     if job.pr.is_none() || described(&job.kind).is_none() {
         return;
     }
-    let mut payload = job.payload.clone();
-    let Some(fields) = payload.as_object_mut() else {
-        return tracing::warn!(job.id = %job.id, "given-up job has no payload object; not reported");
+    // A job of an older layout, or not about a PR, cannot be told on one.
+    let Ok(spec) = JobSpec::parse(&job.kind, &job.payload) else {
+        return tracing::warn!(job.id = %job.id, "given-up job has an unreadable payload; not reported");
     };
-    if !fields.contains_key("forge") {
+    let Some(pr) = spec.pr() else {
         return;
-    }
-    // The follow-up must not react to the original command comment again.
-    fields.remove("comment_id");
-    let about = GaveUp {
-        job: job.id,
-        kind: job.kind.clone(),
-        attempts: job.lost_leases,
     };
-    match serde_json::to_value(&about) {
-        Ok(value) => fields.insert("gave_up".to_owned(), value),
-        Err(e) => {
-            return tracing::warn!(job.id = %job.id, error = %e, "cannot describe a given-up job");
-        }
-    };
-    let follow_up = NewJob {
-        kind: KIND.to_owned(),
-        repo: job.repo.clone(),
-        pr: job.pr,
-        dedup_key: Some(format!("gave_up:{}", job.id)),
-        payload,
-    };
+    // The follow-up carries no comment id: it must not react to the command comment again.
+    let report = JobSpec::JobGaveUp(JobGaveUp {
+        pr: pr.clone(),
+        command: spec.command().cloned(),
+        gave_up: GaveUp {
+            job: job.id,
+            kind: job.kind.clone(),
+            attempts: job.lost_leases,
+        },
+    });
+    let follow_up = report.to_new_job(Some(format!("gave_up:{}", job.id)));
     match store.enqueue(follow_up).await {
         Ok(DeliveryOutcome::Accepted { .. }) => {
             tracing::info!(job.id = %job.id, "queued the report of a job whose worker kept dying");
@@ -77,12 +57,7 @@ pub(super) async fn offer(store: &dyn Store, job: &crate::store::Job) {
 }
 
 /// The `job_gave_up` job: the comment, then the command's status (failure).
-pub(super) async fn run(r: &Runner, job: &Job) -> anyhow::Result<()> {
-    let about = job
-        .payload
-        .gave_up
-        .as_ref()
-        .ok_or_else(|| anyhow!("job_gave_up job without the failed job"))?;
+pub(super) async fn run(r: &Runner, job: &Job, about: &GaveUp) -> anyhow::Result<()> {
     let (what, verb, status) =
         described(&about.kind).ok_or_else(|| anyhow!("job kind {} is not reported", about.kind))?;
     let id = about.job.to_string();
@@ -107,7 +82,7 @@ pub(super) async fn run(r: &Runner, job: &Job) -> anyhow::Result<()> {
     .await;
     job.comment(&body).await?;
     if let Some(kind) = status {
-        let pull = job.forge.pull_request(&job.name, job.payload.pr).await?;
+        let pull = job.forge.pull_request(&job.name, job.pr.number).await?;
         let text = format!(
             "atoll's worker died {} times on it; comment to retry",
             about.attempts

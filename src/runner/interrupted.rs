@@ -7,35 +7,34 @@
 //! is enqueued with the dedup key `interrupted:<job id>`, so a job is reported exactly once
 //! however often it is offered (the start-up scan and the reaper may both see it).
 
-use anyhow::{Context as _, anyhow};
+use anyhow::Context as _;
+use uuid::Uuid;
 
 use super::{Job, Runner};
 use crate::forge::{CommitSha, CommitStatus, StatusKind, StatusState};
+use crate::jobs::{ApplyInterrupted, JobKind, JobSpec};
 use crate::render::pr::{self as view, GuestLine};
-use crate::store::{DeliveryOutcome, JobState, NewJob, Store};
-
-/// The follow-up job's kind.
-pub(super) const KIND: &str = "apply_interrupted";
+use crate::store::{DeliveryOutcome, JobState, Store};
 
 /// Enqueues the report of one interrupted apply (a duplicate offer changes nothing).
 pub(super) async fn offer(store: &dyn Store, job: &crate::store::Job) {
-    if job.kind != "apply" || job.state != JobState::Interrupted {
+    if job.kind != JobKind::Apply.as_str() || job.state != JobState::Interrupted {
         return;
     }
-    let mut payload = job.payload.clone();
-    let Some(fields) = payload.as_object_mut() else {
-        return tracing::warn!(job.id = %job.id, "interrupted apply has no payload object; not reported");
+    let apply = match JobSpec::parse(&job.kind, &job.payload) {
+        Ok(JobSpec::Command(apply)) => apply,
+        Ok(_) => return,
+        Err(e) => {
+            return tracing::warn!(job.id = %job.id, error = %e, "interrupted apply not reported");
+        }
     };
-    // The follow-up must not react to the original command comment again.
-    fields.remove("comment_id");
-    fields.insert("interrupted".to_owned(), job.id.to_string().into());
-    let follow_up = NewJob {
-        kind: KIND.to_owned(),
-        repo: job.repo.clone(),
-        pr: job.pr,
-        dedup_key: Some(format!("interrupted:{}", job.id)),
-        payload,
-    };
+    // The follow-up carries no comment id: it must not react to the command comment again.
+    let report = JobSpec::ApplyInterrupted(ApplyInterrupted {
+        pr: apply.pr,
+        command: Some(apply.command),
+        interrupted: job.id,
+    });
+    let follow_up = report.to_new_job(Some(format!("interrupted:{}", job.id)));
     match store.enqueue(follow_up).await {
         Ok(DeliveryOutcome::Accepted { .. }) => {
             tracing::info!(job.id = %job.id, "queued the report of an interrupted apply");
@@ -48,11 +47,7 @@ pub(super) async fn offer(store: &dyn Store, job: &crate::store::Job) {
 }
 
 /// The `apply_interrupted` job: comment with what the log knows, then the failure status.
-pub(super) async fn run(r: &Runner, job: &Job) -> anyhow::Result<()> {
-    let id = job
-        .payload
-        .interrupted
-        .ok_or_else(|| anyhow!("apply_interrupted job without the interrupted job's id"))?;
+pub(super) async fn run(r: &Runner, job: &Job, id: Uuid) -> anyhow::Result<()> {
     job.step(&format!("reading the log of interrupted apply {id}"))
         .await;
     let lines: Vec<String> = r
@@ -79,7 +74,7 @@ pub(super) async fn run(r: &Runner, job: &Job) -> anyhow::Result<()> {
         Some(Ok(sha)) => sha,
         _ => {
             job.forge
-                .pull_request(&job.name, job.payload.pr)
+                .pull_request(&job.name, job.pr.number)
                 .await
                 .context("reading the pull request")?
                 .head_sha

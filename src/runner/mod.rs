@@ -26,14 +26,13 @@ mod requirements;
 
 use std::sync::Arc;
 
-use anyhow::{Context as _, anyhow};
+use anyhow::anyhow;
 use async_trait::async_trait;
-use serde::Deserialize;
 
 use crate::app::App;
-use crate::commands::Command;
+use crate::commands::Verb;
 use crate::forge::{Forge, RepoName};
-use crate::locks::UnlockAnnouncement;
+use crate::jobs::{JobKind, JobSpec, PrJob};
 use crate::proxmox::engine::Engine;
 use crate::queue::{JobContext, JobHandler};
 use crate::repocfg::ServerRules;
@@ -71,26 +70,11 @@ impl Runner {
             Some(reports) => app.report_reaped(reports),
             None => app,
         };
-        let kinds = [
-            "autoplan",
-            "plan",
-            "apply",
-            interrupted::KIND,
-            coalesce::KIND,
-            gave_up::KIND,
-            "unlock",
-            "pr_closed",
-            "reply",
-            "help",
-            "version",
-            UnlockAnnouncement::KIND,
-        ];
-        kinds.iter().fold(app, |app, kind| {
+        JobKind::ALL.iter().fold(app, |app, kind| {
             app.handle(
-                kind,
+                kind.as_str(),
                 KindHandler {
                     runner: Arc::clone(&self),
-                    kind,
                 },
             )
         })
@@ -115,69 +99,46 @@ impl Runner {
 
 struct KindHandler {
     runner: Arc<Runner>,
-    kind: &'static str,
 }
 
 #[async_trait]
 impl JobHandler for KindHandler {
     async fn run(&self, ctx: JobContext) -> anyhow::Result<()> {
         let r = &self.runner;
-        if self.kind == UnlockAnnouncement::KIND {
-            return other::announce_unlock(r, ctx).await;
+        let stored = ctx.job();
+        let spec = JobSpec::parse(&stored.kind, &stored.payload)?;
+        if let JobSpec::AnnounceUnlock(note) = spec {
+            return other::announce_unlock(r, ctx, note).await;
         }
-        let job = Job::from_context(r, ctx)?;
+        let job = Job::new(r, ctx, spec)?;
         job.acknowledge().await;
-        match self.kind {
-            "autoplan" => plan::run(r, &job, None).await,
-            "plan" => plan::run(r, &job, Some(job.command()?)).await,
-            "apply" => apply::run(r, &job, &job.command()?).await,
-            interrupted::KIND => interrupted::run(r, &job).await,
-            coalesce::KIND => coalesce::run(r, &job).await,
-            gave_up::KIND => gave_up::run(r, &job).await,
-            "unlock" => other::unlock(r, &job, &job.command()?).await,
-            "pr_closed" => other::pr_closed(r, &job).await,
-            "reply" => other::reply(r, &job).await,
-            "help" => other::help(r, &job).await,
-            "version" => other::version(r, &job).await,
-            other => Err(anyhow!("no runner for job kind {other}")),
+        match &job.spec {
+            JobSpec::Autoplan(_) => plan::run(r, &job, None).await,
+            JobSpec::Command(c) => match c.command.verb {
+                Verb::Plan => plan::run(r, &job, Some(c.command.clone())).await,
+                Verb::Apply => apply::run(r, &job, &c.command).await,
+                Verb::Unlock => other::unlock(r, &job, &c.command).await,
+                Verb::Help => other::help(r, &job).await,
+                Verb::Version => other::version(r, &job).await,
+            },
+            JobSpec::Reply(reply) => other::reply(r, &job, &reply.reply).await,
+            JobSpec::PrClosed(closed) => other::pr_closed(r, &job, closed.merged).await,
+            JobSpec::ApplyInterrupted(about) => interrupted::run(r, &job, about.interrupted).await,
+            JobSpec::ApplyCoalesced(about) => coalesce::run(r, &job, &about.coalesced).await,
+            JobSpec::JobGaveUp(about) => gave_up::run(r, &job, &about.gave_up).await,
+            JobSpec::AnnounceUnlock(_) => Err(anyhow!("announce_unlock is handled above")),
         }
     }
 }
 
-/// The payload fields every PR job carries (see `webhook::jobs`).
-#[derive(Debug, Deserialize)]
-struct Payload {
-    forge: ForgeKind,
-    /// `host/owner/name`.
-    repo: String,
-    pr: u64,
-    #[serde(default)]
-    author: Option<String>,
-    #[serde(default)]
-    comment_id: Option<u64>,
-    #[serde(default)]
-    command: Option<Command>,
-    #[serde(default)]
-    reply: Option<crate::commands::Reply>,
-    #[serde(default)]
-    merged: Option<bool>,
-    /// `apply_interrupted`: the apply job to report on.
-    #[serde(default)]
-    interrupted: Option<uuid::Uuid>,
-    /// `apply_coalesced`: the apply identical comments were folded into.
-    #[serde(default)]
-    coalesced: Option<coalesce::Coalesced>,
-    /// `job_gave_up`: the job whose worker kept dying.
-    #[serde(default)]
-    gave_up: Option<gave_up::GaveUp>,
-}
-
-/// One running job: its payload, forge client and repository names.
+/// One running job: what it is for, the PR it is about, its forge client.
 pub(crate) struct Job {
     ctx: JobContext,
-    payload: Payload,
+    spec: JobSpec,
+    /// The PR and who asked (every job the runner builds has one).
+    pr: PrJob,
     forge: Arc<dyn Forge>,
-    host: String,
+    /// `owner/name`, as the forge's API names the repository.
     name: RepoName,
     /// This job's dashboard page, linked from every commit status it sets.
     page: Option<String>,
@@ -188,19 +149,18 @@ pub(crate) struct Job {
 }
 
 impl Job {
-    fn from_context(runner: &Runner, ctx: JobContext) -> anyhow::Result<Self> {
-        let payload: Payload = serde_json::from_value(ctx.job().payload.clone())
-            .context("job payload is not one the webhook intake writes")?;
-        Self::with_payload(runner, ctx, payload)
+    /// A job about a PR; `about` defaults to the spec's own PR.
+    fn new(runner: &Runner, ctx: JobContext, spec: JobSpec) -> anyhow::Result<Self> {
+        let pr = spec
+            .pr()
+            .cloned()
+            .ok_or_else(|| anyhow!("{} job is not about a pull request", spec.kind().as_str()))?;
+        Self::about(runner, ctx, spec, pr)
     }
 
-    /// A job of a kind whose payload is not the webhook intake's, with the PR it is about.
-    fn with_payload(runner: &Runner, ctx: JobContext, payload: Payload) -> anyhow::Result<Self> {
-        let (host, rest) = payload
-            .repo
-            .split_once('/')
-            .ok_or_else(|| anyhow!("repository id {:?} is not host/owner/name", payload.repo))?;
-        let name = RepoName::parse(rest).map_err(|e| anyhow!("repository id: {e}"))?;
+    fn about(runner: &Runner, ctx: JobContext, spec: JobSpec, pr: PrJob) -> anyhow::Result<Self> {
+        let name =
+            RepoName::parse(&pr.repo.full_name()).map_err(|e| anyhow!("repository id: {e}"))?;
         let page = runner
             .public_url
             .as_ref()
@@ -210,26 +170,26 @@ impl Job {
             applying: tokio::sync::OnceCell::new(),
             max_parts: runner.policy.max_reply_comments,
             ctx,
-            forge: runner.forge(payload.forge)?,
-            host: host.to_owned(),
+            forge: runner.forge(pr.forge)?,
             name,
-            payload,
+            spec,
+            pr,
         })
     }
 
-    fn command(&self) -> anyhow::Result<Command> {
-        self.payload
-            .command
-            .clone()
-            .ok_or_else(|| anyhow!("job payload has no command"))
+    /// The repository as locks, plans and state key it (`host/owner/name`).
+    fn repo(&self) -> String {
+        self.pr.repo.to_string()
+    }
+
+    /// The forge's host.
+    fn host(&self) -> &str {
+        self.pr.repo.host()
     }
 
     /// The actor for locks and audit: the commenter, else the PR author, else atoll.
     fn user(&self) -> String {
-        self.payload
-            .author
-            .clone()
-            .unwrap_or_else(|| "atoll".to_owned())
+        self.pr.author.clone().unwrap_or_else(|| "atoll".to_owned())
     }
 
     /// Reacts with "eyes" on the command comment, so the user sees it was picked up.
@@ -239,7 +199,7 @@ impl Job {
 
     /// Reacts on the command comment (if the job has one); a failure is logged, not fatal.
     async fn react(&self, reaction: crate::forge::Reaction) {
-        let Some(id) = self.payload.comment_id else {
+        let Some(id) = self.spec.comment_id() else {
             return;
         };
         let id = crate::forge::CommentId(id);

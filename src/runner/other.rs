@@ -1,10 +1,11 @@
 //! The small jobs: `atlantis unlock`, a dashboard unlock's announcement, PR closed or merged,
 //! replies, help and version.
 
-use anyhow::{Context as _, anyhow};
+use anyhow::anyhow;
 
-use super::{Job, Payload, Runner, gate};
-use crate::commands::{Command, Verb};
+use super::{Job, Runner, gate};
+use crate::commands::{Command, Reply, Verb};
+use crate::jobs::{JobSpec, PrJob};
 use crate::locks::{Actor, ActorVia, AuditStamp, KeyFilter, Lock, Release, UnlockAnnouncement};
 use crate::queue::JobContext;
 use crate::render::notice;
@@ -30,8 +31,8 @@ pub(super) async fn unlock(r: &Runner, job: &Job, command: &Command) -> anyhow::
         return Ok(());
     }
     let release = Release::Pr {
-        repo: job.payload.repo.clone(),
-        pr: job.payload.pr,
+        repo: job.repo(),
+        pr: job.pr.number,
         filter: KeyFilter::from_command(command),
     };
     let stamp = AuditStamp {
@@ -52,24 +53,25 @@ pub(super) async fn unlock(r: &Runner, job: &Job, command: &Command) -> anyhow::
 
 /// The dashboard released one of the PR's locks (already audited): tell the PR who did it,
 /// what was released and how to plan again.
-pub(super) async fn announce_unlock(r: &Runner, ctx: JobContext) -> anyhow::Result<()> {
-    let note: UnlockAnnouncement = serde_json::from_value(ctx.job().payload.clone())
-        .context("announce_unlock payload is not one the dashboard writes")?;
+pub(super) async fn announce_unlock(
+    r: &Runner,
+    ctx: JobContext,
+    note: UnlockAnnouncement,
+) -> anyhow::Result<()> {
     let forge = lock_forge(r, &note.lock).await?;
-    let payload = Payload {
+    let repo = note
+        .lock
+        .key
+        .repo
+        .parse()
+        .map_err(|e| anyhow!("lock {}: {e}", note.lock.key))?;
+    let pr = PrJob {
         forge,
-        repo: note.lock.key.repo.clone(),
-        pr: note.lock.owner.pr,
+        repo,
+        number: note.lock.owner.pr,
         author: Some(note.actor.name.clone()),
-        comment_id: None,
-        command: None,
-        reply: None,
-        merged: None,
-        interrupted: None,
-        coalesced: None,
-        gave_up: None,
     };
-    let job = Job::with_payload(r, ctx, payload)?;
+    let job = Job::about(r, ctx, JobSpec::AnnounceUnlock(note.clone()), pr)?;
     job.step(&format!(
         "announce: {} unlocked {} from the dashboard",
         note.actor.name, note.lock.key
@@ -85,17 +87,18 @@ fn unlock_announcement(executable: &str, note: &UnlockAnnouncement) -> String {
     view::unlock_announcement(executable, &note.actor.name, &note.lock.key)
 }
 
-/// Which forge the locked PR is on: the one of the plan job that took the lock, else the only
-/// forge configured.
+/// Which forge the locked PR is on: the lock says (since locks record it); for a lock taken
+/// by an earlier version, the plan job that took it, else the only forge configured.
 async fn lock_forge(r: &Runner, lock: &Lock) -> anyhow::Result<ForgeKind> {
+    if let Some(forge) = lock.owner.forge {
+        return Ok(forge);
+    }
     if let Some(id) = lock.owner.job
         && let Some(job) = r.store.get_job(id).await?
-        && let Some(kind) = job
-            .payload
-            .get("forge")
-            .and_then(|f| serde_json::from_value::<ForgeKind>(f.clone()).ok())
+        && let Ok(spec) = JobSpec::parse(&job.kind, &job.payload)
+        && let Some(pr) = spec.pr()
     {
-        return Ok(kind);
+        return Ok(pr.forge);
     }
     match (&r.github, &r.gitea) {
         (Some(_), None) => Ok(ForgeKind::Github),
@@ -109,8 +112,7 @@ async fn lock_forge(r: &Runner, lock: &Lock) -> anyhow::Result<ForgeKind> {
 }
 
 /// The PR was merged or closed: release its locks, drop its plans and its checkout.
-pub(super) async fn pr_closed(r: &Runner, job: &Job) -> anyhow::Result<()> {
-    let merged = job.payload.merged.unwrap_or(false);
+pub(super) async fn pr_closed(r: &Runner, job: &Job, merged: bool) -> anyhow::Result<()> {
     job.step(if merged {
         "release locks (merged)"
     } else {
@@ -127,7 +129,7 @@ pub(super) async fn pr_closed(r: &Runner, job: &Job) -> anyhow::Result<()> {
     };
     let closed = r
         .store
-        .pr_closed(&job.payload.repo, job.payload.pr, &stamp)
+        .pr_closed(&job.repo(), job.pr.number, &stamp)
         .await?;
     job.step(&format!(
         "released {} lock(s), deleted {} plan(s)",
@@ -136,7 +138,7 @@ pub(super) async fn pr_closed(r: &Runner, job: &Job) -> anyhow::Result<()> {
     ))
     .await;
     r.workdir
-        .remove(&job.host, &job.name, job.payload.pr)
+        .remove(job.host(), &job.name, job.pr.number)
         .await?;
     if !closed.released.is_empty() {
         let body = view::pr_closed(closed.released.len(), merged);
@@ -146,12 +148,7 @@ pub(super) async fn pr_closed(r: &Runner, job: &Job) -> anyhow::Result<()> {
 }
 
 /// A comment the grammar answered with a reply (usage, did-you-mean, an error).
-pub(super) async fn reply(_r: &Runner, job: &Job) -> anyhow::Result<()> {
-    let reply = job
-        .payload
-        .reply
-        .as_ref()
-        .ok_or_else(|| anyhow!("reply job without a reply"))?;
+pub(super) async fn reply(_r: &Runner, job: &Job, reply: &Reply) -> anyhow::Result<()> {
     job.comment(&view::reply(&reply.to_string())).await?;
     Ok(())
 }
@@ -201,6 +198,7 @@ mod tests {
                     user: "alice".to_owned(),
                     job: None,
                     summary: String::new(),
+                    forge: None,
                 },
                 locked_at: at,
                 planned_at: at,

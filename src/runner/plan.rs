@@ -112,12 +112,13 @@ async fn take_locks(
     job.step("take locks").await;
     let keys: Vec<_> = projects.iter().map(|p| lock_key(job, p)).collect();
     let owner = LockOwner {
-        pr: job.payload.pr,
+        pr: job.pr.number,
         pr_url: pr_url(job),
         head_sha: sha.as_str().to_owned(),
         user: job.user(),
         job: Some(job.ctx.job().id),
         summary: "planning".to_owned(),
+        forge: Some(job.pr.forge),
     };
     match r.store.lock_acquire(&keys, &owner).await? {
         Acquisition::Granted(_) => Ok(true),
@@ -208,7 +209,7 @@ async fn plan_one(
     r.store
         .plan_save(&NewPlan {
             key: lock_key(job, p),
-            pr: job.payload.pr,
+            pr: job.pr.number,
             job: Some(job.ctx.job().id),
             source: PlanSource {
                 head_sha: sha.as_str().to_owned(),

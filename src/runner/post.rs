@@ -30,7 +30,7 @@ impl Job {
         for part in &parts {
             let id = self
                 .forge
-                .create_comment(&self.name, self.payload.pr, part)
+                .create_comment(&self.name, self.pr.number, part)
                 .await
                 .context("posting the PR comment")?;
             ids.push(id);
@@ -51,7 +51,7 @@ impl Job {
         let raw: Vec<u64> = ids.iter().map(|id| id.0).collect();
         let previous = match runner
             .store
-            .plan_comments_replace(&self.payload.repo, self.payload.pr, &raw)
+            .plan_comments_replace(&self.repo(), self.pr.number, &raw)
             .await
         {
             Ok(previous) => previous,

@@ -23,7 +23,7 @@ use tfconfig::checkout::{self, ReadError};
 pub(super) async fn open_pull(job: &Job) -> anyhow::Result<PullDetails> {
     let pull = job
         .forge
-        .pull_request(&job.name, job.payload.pr)
+        .pull_request(&job.name, job.pr.number)
         .await
         .context("reading the pull request")?;
     if pull.state != PrState::Open {
@@ -50,7 +50,7 @@ fn pr_checkout<'a>(
     auth: Option<&'a SecretString>,
 ) -> PrCheckout<'a> {
     PrCheckout {
-        host: &job.host,
+        host: job.host(),
         repo: &job.name,
         number: pull.number,
         clone_url: &pull.clone_url,
@@ -106,7 +106,7 @@ pub(super) async fn resolve(r: &Runner, job: &Job, root: &Path) -> anyhow::Resul
     job.step("select projects").await;
     let files = job
         .forge
-        .changed_files(&job.name, job.payload.pr)
+        .changed_files(&job.name, job.pr.number)
         .await
         .context("listing the changed files")?;
     let mut changed = Vec::new();
@@ -128,7 +128,7 @@ fn resolve_now(
     tree: &[String],
     changed: &[String],
 ) -> anyhow::Result<Resolution> {
-    let policy = r.rules.policy_for(&job.payload.repo);
+    let policy = r.rules.policy_for(&job.repo());
     let inputs = Inputs {
         atlantis_yaml: yaml,
         tree,
@@ -210,7 +210,7 @@ fn list_tree(root: &Path, max: usize) -> anyhow::Result<Vec<String>> {
 /// The lock key of a project.
 pub(super) fn lock_key(job: &Job, p: &Project) -> LockKey {
     LockKey {
-        repo: job.payload.repo.clone(),
+        repo: job.repo(),
         dir: p.dir.clone(),
         workspace: p.workspace.clone(),
         project: p.name.clone(),
@@ -219,23 +219,23 @@ pub(super) fn lock_key(job: &Job, p: &Project) -> LockKey {
 
 /// The PR's web address (for lock owners and conflict comments).
 pub(super) fn pr_url(job: &Job) -> String {
-    let path = match job.payload.forge {
+    let path = match job.pr.forge {
         ForgeKind::Github => "pull",
         ForgeKind::Gitea => "pulls",
     };
     format!(
         "https://{}/{}/{}/{path}/{}",
-        job.host,
+        job.host(),
         job.name.owner(),
         job.name.name(),
-        job.payload.pr
+        job.pr.number
     )
 }
 
 /// A project's state handle and loader input.
 pub(super) fn project_io(r: &Runner, job: &Job, root: &Path, p: &Project) -> (StateHandle, Input) {
     let scope = StateScope {
-        repo: job.payload.repo.clone(),
+        repo: job.repo(),
         project_dir: p.dir.as_str().to_owned(),
         workspace: p.workspace.as_str().to_owned(),
     };

@@ -14,14 +14,15 @@ use super::locks::{
     release_event,
 };
 use super::plans_pg as plans;
-use super::{PgStore, StoreError};
+use super::{PgStore, StoreError, rows};
 use crate::locks::{
     Acquisition, ApplySwitch, AuditAction, AuditEvent, AuditStamp, ClosedPr, KeyFilter, Lock,
     LockKey, LockOwner, LockQuery, NewAuditEvent, NewPlan, PlanQuery, Release, SavedPlan,
 };
+use model::ForgeKind;
 
 const LOCK_COLUMNS: &str = "id, repo, dir, workspace, project, pr, pr_url, head_sha, \
-     planned_by, job_id, summary, locked_at, planned_at";
+     planned_by, job_id, summary, locked_at, planned_at, forge";
 /// Attempts at an acquire whose blocker was released before we could name it.
 const ACQUIRE_TRIES: u32 = 3;
 
@@ -41,6 +42,7 @@ fn lock_from_row(row: &PgRow) -> Result<Lock, StoreError> {
             user: row.try_get("planned_by")?,
             job: row.try_get("job_id")?,
             summary: row.try_get("summary")?,
+            forge: rows::forge_column(row.try_get("forge")?)?,
         },
         locked_at: row.try_get("locked_at")?,
         planned_at: row.try_get("planned_at")?,
@@ -56,10 +58,10 @@ async fn upsert_lock(
 ) -> Result<Option<Lock>, StoreError> {
     let sql = format!(
         "INSERT INTO locks (id, repo, dir, workspace, project, pr, pr_url, head_sha, planned_by,
-             job_id, summary)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+             job_id, summary, forge)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          ON CONFLICT (repo, dir, workspace, project) DO UPDATE SET
-             pr_url = excluded.pr_url, head_sha = excluded.head_sha,
+             forge = excluded.forge, pr_url = excluded.pr_url, head_sha = excluded.head_sha,
              planned_by = excluded.planned_by, job_id = excluded.job_id,
              summary = excluded.summary, planned_at = excluded.planned_at
          WHERE locks.pr = excluded.pr
@@ -77,6 +79,7 @@ async fn upsert_lock(
         .bind(&owner.user)
         .bind(owner.job)
         .bind(&owner.summary)
+        .bind(owner.forge.map(ForgeKind::as_str))
         .fetch_optional(&mut *conn)
         .await?;
     row.as_ref().map(lock_from_row).transpose()

@@ -20,9 +20,10 @@ use crate::locks::{
     Acquisition, ApplySwitch, AuditAction, AuditEvent, AuditStamp, ClosedPr, KeyFilter, Lock,
     LockKey, LockOwner, LockQuery, NewAuditEvent, NewPlan, PlanQuery, Release, SavedPlan,
 };
+use model::ForgeKind;
 
 const LOCK_COLUMNS: &str = "id, repo, dir, workspace, project, pr, pr_url, head_sha, \
-     planned_by, job_id, summary, locked_at, planned_at";
+     planned_by, job_id, summary, locked_at, planned_at, forge";
 
 pub(super) fn time_from_micros(micros: i64) -> Result<OffsetDateTime, StoreError> {
     OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1_000)
@@ -49,6 +50,7 @@ fn lock_from_row(row: &SqliteRow) -> Result<Lock, StoreError> {
             user: row.try_get("planned_by")?,
             job: uuid_column(row.try_get("job_id")?)?,
             summary: row.try_get("summary")?,
+            forge: rows::forge_column(row.try_get("forge")?)?,
         },
         locked_at: time_from_micros(row.try_get("locked_at")?)?,
         planned_at: time_from_micros(row.try_get("planned_at")?)?,
@@ -65,9 +67,9 @@ async fn upsert_lock(
 ) -> Result<Option<Lock>, StoreError> {
     let sql = format!(
         "INSERT INTO locks ({LOCK_COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)
          ON CONFLICT (repo, dir, workspace, project) DO UPDATE SET
-             pr_url = excluded.pr_url, head_sha = excluded.head_sha,
+             forge = excluded.forge, pr_url = excluded.pr_url, head_sha = excluded.head_sha,
              planned_by = excluded.planned_by, job_id = excluded.job_id,
              summary = excluded.summary, planned_at = excluded.planned_at
          WHERE locks.pr = excluded.pr
@@ -86,6 +88,7 @@ async fn upsert_lock(
         .bind(owner.job.map(|j| j.to_string()))
         .bind(&owner.summary)
         .bind(now)
+        .bind(owner.forge.map(ForgeKind::as_str))
         .fetch_optional(&mut *conn)
         .await?;
     row.as_ref().map(lock_from_row).transpose()

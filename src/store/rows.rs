@@ -66,3 +66,14 @@ pub(crate) fn json_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String 
 pub(crate) fn now_micros() -> i64 {
     i64::try_from(OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000).unwrap_or(i64::MAX)
 }
+
+/// A lock's `forge` column (`NULL` for locks taken before locks recorded it).
+pub(crate) fn forge_column(forge: Option<String>) -> Result<Option<model::ForgeKind>, StoreError> {
+    forge
+        .map(|name| {
+            model::ForgeKind::parse(&name).ok_or_else(|| {
+                StoreError::Internal(format!("stored forge {name:?} is not one atoll knows"))
+            })
+        })
+        .transpose()
+}

@@ -58,6 +58,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "job lost leases",
         include_str!("../../migrations/sqlite/0016_job_lost_leases.sql"),
     ),
+    (
+        17,
+        "job kinds lock forge",
+        include_str!("../../migrations/sqlite/0017_job_kinds_lock_forge.sql"),
+    ),
 ];
 
 /// `(version, description, sql)` for PostgreSQL, oldest first.
@@ -107,6 +112,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         "job lost leases",
         include_str!("../../migrations/postgres/0016_job_lost_leases.sql"),
     ),
+    (
+        17,
+        "job kinds lock forge",
+        include_str!("../../migrations/postgres/0017_job_kinds_lock_forge.sql"),
+    ),
 ];
 
 pub(crate) async fn sqlite() -> Result<Migrator, MigrateError> {
@@ -155,6 +165,31 @@ mod tests {
             sorted.dedup();
             assert_eq!(versions, sorted, "versions must be unique and ascending");
             assert!(scripts.iter().all(|s| !s.2.trim().is_empty()));
+        }
+    }
+
+    /// A script added to `migrations/` but not listed here would never run.
+    #[test]
+    fn every_migration_file_is_listed() {
+        for (backend, scripts) in [("sqlite", SQLITE), ("postgres", POSTGRES)] {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("migrations")
+                .join(backend);
+            let mut on_disk: Vec<i64> = std::fs::read_dir(&dir)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .filter_map(|entry| {
+                    let name = entry.ok()?.file_name().into_string().ok()?;
+                    name.strip_suffix(".sql")?.split('_').next()?.parse().ok()
+                })
+                .collect();
+            on_disk.sort_unstable();
+            let listed: Vec<i64> = scripts.iter().map(|s| s.0).collect();
+            assert_eq!(
+                listed,
+                on_disk,
+                "{backend}: list every file of {}",
+                dir.display()
+            );
         }
     }
 }

@@ -12,7 +12,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use secrecy::ExposeSecret;
 use serde_json::json;
-use uuid::Uuid;
 
 use super::WebState;
 use super::auth::same;
@@ -121,7 +120,10 @@ async fn jobs(State(state): State<WebState>, Query(q): Query<HashMap<String, Str
     }
 }
 
-async fn job(State(state): State<WebState>, Path(id): Path<Uuid>) -> Response {
+async fn job(State(state): State<WebState>, Path(id): Path<String>) -> Response {
+    let Some(id) = super::path_id(&id) else {
+        return error(StatusCode::NOT_FOUND, "no job has this id");
+    };
     match tokio::try_join!(state.store.get_job(id), state.store.job_log(id, 0)) {
         Ok((Some(job), log)) => Json(json!({ "job": job, "log": log })).into_response(),
         Ok((None, _)) => error(StatusCode::NOT_FOUND, "no job has this id"),
@@ -129,7 +131,10 @@ async fn job(State(state): State<WebState>, Path(id): Path<Uuid>) -> Response {
     }
 }
 
-async fn plan(State(state): State<WebState>, Path(id): Path<Uuid>) -> Response {
+async fn plan(State(state): State<WebState>, Path(id): Path<String>) -> Response {
+    let Some(id) = super::path_id(&id) else {
+        return error(StatusCode::NOT_FOUND, "no plan has this id");
+    };
     match state.store.plan_get(id).await {
         Ok(Some(plan)) => Json(json!({
             "id": plan.id,

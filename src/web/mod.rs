@@ -39,11 +39,15 @@ use crate::store::Store;
 pub use metrics::{WebhookCounters, count_webhooks};
 pub use password::{hash_password, hash_password_cli};
 
+/// The id in a URL path (`/jobs/{id}`), or `None` when it is not one: a malformed id gets the
+/// same 404 as an unknown one (the styled page, the API's JSON), never the router's plain-text
+/// rejection.
+fn path_id(raw: &str) -> Option<uuid::Uuid> {
+    uuid::Uuid::parse_str(raw).ok()
+}
+
 /// Largest form or API body read (the login form is read before anyone is authenticated).
 const MAX_FORM_BODY: usize = 64 * 1024;
-
-/// The job kind that tells a PR its lock was released from the dashboard.
-pub const ANNOUNCE_UNLOCK_KIND: &str = crate::locks::UnlockAnnouncement::KIND;
 
 /// The in-memory counters other parts record and `/metrics` shows.
 #[derive(Debug, Clone)]

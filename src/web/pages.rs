@@ -10,14 +10,14 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use serde_json::json;
 use tera::Context;
-use uuid::Uuid;
 
 use super::auth::{self, Session};
 use super::login;
 use super::views::{self, JobView, LockView, page};
-use super::{ANNOUNCE_UNLOCK_KIND, WebState};
+use super::{WebState, path_id};
+use crate::jobs::JobSpec;
 use crate::locks::{Actor, ActorVia, AuditStamp, LockQuery, Release, UnlockAnnouncement};
-use crate::store::{JobState, NewJob, StoreError};
+use crate::store::{JobState, StoreError};
 
 pub(super) type Fields = Form<HashMap<String, String>>;
 
@@ -133,11 +133,14 @@ async fn locks(State(state): State<WebState>, headers: HeaderMap) -> Response {
 async fn unlock_confirm(
     State(state): State<WebState>,
     headers: HeaderMap,
-    Path(id): Path<Uuid>,
+    Path(id): Path<String>,
 ) -> Response {
     let s = match session(&state, &headers).await {
         Ok(s) => s,
         Err(r) => return *r,
+    };
+    let Some(id) = path_id(&id) else {
+        return no_such_lock(&state, &s);
     };
     match state.store.lock_get(id).await {
         Ok(Some(lock)) => {
@@ -145,26 +148,33 @@ async fn unlock_confirm(
             ctx.insert("lock", &LockView::from(&lock));
             page(&state.tera, "unlock.html", &ctx)
         }
-        Ok(None) => message(
-            &state,
-            StatusCode::NOT_FOUND,
-            "No such lock",
-            "This lock is not held any more.",
-            Some(&s),
-        ),
+        Ok(None) => no_such_lock(&state, &s),
         Err(e) => store_down(&state, &e, &s),
     }
+}
+
+fn no_such_lock(state: &WebState, s: &Session) -> Response {
+    message(
+        state,
+        StatusCode::NOT_FOUND,
+        "No such lock",
+        "This lock is not held any more.",
+        Some(s),
+    )
 }
 
 async fn unlock(
     State(state): State<WebState>,
     headers: HeaderMap,
-    Path(id): Path<Uuid>,
+    Path(id): Path<String>,
     Form(form): Fields,
 ) -> Response {
     let s = match checked(&state, &headers, &form).await {
         Ok(s) => s,
         Err(r) => return *r,
+    };
+    let Some(id) = path_id(&id) else {
+        return no_such_lock(&state, &s);
     };
     let actor = Actor::new(s.user.clone(), ActorVia::Dashboard);
     let stamp = AuditStamp {
@@ -176,16 +186,11 @@ async fn unlock(
         Err(e) => return store_down(&state, &e, &s),
     };
     for lock in &released {
-        let job = NewJob {
-            kind: ANNOUNCE_UNLOCK_KIND.to_owned(),
-            repo: lock.key.repo.clone(),
-            pr: Some(lock.owner.pr),
-            dedup_key: None,
-            payload: json!(UnlockAnnouncement {
-                actor: actor.clone(),
-                lock: lock.clone(),
-            }),
-        };
+        let job = JobSpec::AnnounceUnlock(UnlockAnnouncement {
+            actor: actor.clone(),
+            lock: lock.clone(),
+        })
+        .to_new_job(None);
         if let Err(e) = state.store.enqueue(job).await {
             // The lock is released and audited; only the PR comment is lost. Say so.
             tracing::error!(error = %e, lock = %lock.key, "could not queue the unlock announcement");
@@ -254,22 +259,30 @@ async fn jobs(
     page(&state.tera, "jobs.html", &ctx)
 }
 
-async fn job(State(state): State<WebState>, headers: HeaderMap, Path(id): Path<Uuid>) -> Response {
+async fn job(
+    State(state): State<WebState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
     let s = match session(&state, &headers).await {
         Ok(s) => s,
         Err(r) => return *r,
     };
+    let no_such_job = || {
+        message(
+            &state,
+            StatusCode::NOT_FOUND,
+            "No such job",
+            "No job has this id.",
+            Some(&s),
+        )
+    };
+    let Some(id) = path_id(&id) else {
+        return no_such_job();
+    };
     let (job, log) = match tokio::try_join!(state.store.get_job(id), state.store.job_log(id, 0)) {
         Ok((Some(job), log)) => (job, log),
-        Ok((None, _)) => {
-            return message(
-                &state,
-                StatusCode::NOT_FOUND,
-                "No such job",
-                "No job has this id.",
-                Some(&s),
-            );
-        }
+        Ok((None, _)) => return no_such_job(),
         Err(e) => return store_down(&state, &e, &s),
     };
     let mut ctx = context(Some(&s), "Job");

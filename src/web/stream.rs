@@ -36,12 +36,15 @@ struct After {
 async fn stream(
     State(state): State<WebState>,
     headers: HeaderMap,
-    Path(id): Path<Uuid>,
+    Path(id): Path<String>,
     Query(q): Query<After>,
 ) -> Response {
     if state.auth.session(&headers).await.is_none() {
         return (StatusCode::UNAUTHORIZED, "log in at /login first\n").into_response();
     }
+    let Some(id) = super::path_id(&id) else {
+        return (StatusCode::NOT_FOUND, "no such job\n").into_response();
+    };
     let resume = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())

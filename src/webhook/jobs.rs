@@ -9,14 +9,14 @@
 //!   `apply`, ...), a comment it answers -> `reply`; either at most once per comment id;
 //! - everything else -> no job, with the reason.
 
-use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::commands::{self, Grammar, Parsed};
 use crate::config::WebhookSettings;
 use crate::forge::{ForgeEvent, PrAction, PullRequest, RepoRef};
+use crate::jobs::{Autoplan, CommandJob, JobSpec, PrClosed, PrJob, ReplyJob};
 use crate::store::NewJob;
-use model::ForgeKind;
+use model::{ForgeKind, RepoId};
 
 pub(super) struct Context<'a> {
     pub(super) forge: ForgeKind,
@@ -31,8 +31,8 @@ pub(super) struct Context<'a> {
 pub(super) enum Decision {
     Job(NewJob),
     NoJob(String),
-    /// A bug: the parsed command could not be turned into a job payload.
-    Internal(String),
+    /// The event names a repository atoll cannot key (not `host/owner/name`).
+    Invalid(String),
 }
 
 pub(super) fn decide(ctx: &Context<'_>, event: &ForgeEvent) -> Decision {
@@ -63,23 +63,27 @@ pub(super) fn decide(ctx: &Context<'_>, event: &ForgeEvent) -> Decision {
 
 fn pull_request(ctx: &Context<'_>, repo: &RepoRef, pr: &PullRequest, action: PrAction) -> Decision {
     let forge = ctx.forge.as_str();
+    let about = match pr_job(ctx, repo, pr.number, &pr.author) {
+        Ok(about) => about,
+        Err(e) => return Decision::Invalid(e),
+    };
     if let PrAction::Closed { merged } = action {
-        return Decision::Job(NewJob {
-            kind: "pr_closed".to_owned(),
-            repo: repo.to_string(),
-            pr: Some(pr.number),
-            // Closing twice must release locks twice (a PR can be reopened in between), but
-            // the same close replayed must not queue again.
-            dedup_key: Some(format!(
-                "pr_closed:{forge}:{repo}:{}:{}",
-                pr.number,
-                hex::encode(Sha256::digest(ctx.signed_body))
-            )),
-            payload: json!({
-                "forge": forge, "repo": repo.to_string(), "pr": pr.number,
-                "merged": merged, "head_sha": pr.head_sha,
-            }),
+        let spec = JobSpec::PrClosed(PrClosed {
+            pr: PrJob {
+                author: None,
+                ..about
+            },
+            merged,
+            head_sha: pr.head_sha.clone(),
         });
+        // Closing twice must release locks twice (a PR can be reopened in between), but the
+        // same close replayed must not queue again.
+        let key = format!(
+            "pr_closed:{forge}:{repo}:{}:{}",
+            pr.number,
+            hex::encode(Sha256::digest(ctx.signed_body))
+        );
+        return Decision::Job(spec.to_new_job(Some(key)));
     }
     if pr.draft && !ctx.policy.allow_draft_prs {
         return Decision::NoJob(
@@ -98,19 +102,25 @@ fn pull_request(ctx: &Context<'_>, repo: &RepoRef, pr: &PullRequest, action: PrA
         PrAction::ReadyForReview => "ready_for_review",
         PrAction::Closed { .. } => "closed",
     };
-    Decision::Job(NewJob {
-        kind: "autoplan".to_owned(),
-        repo: repo.to_string(),
-        pr: Some(pr.number),
-        dedup_key: Some(format!(
-            "autoplan:{forge}:{repo}:{}:{}",
-            pr.number, pr.head_sha
-        )),
-        payload: json!({
-            "forge": forge, "repo": repo.to_string(), "pr": pr.number, "trigger": trigger,
-            "head_sha": pr.head_sha, "head_ref": pr.head_ref, "base_ref": pr.base_ref,
-            "author": pr.author,
-        }),
+    let spec = JobSpec::Autoplan(Autoplan {
+        pr: about,
+        trigger: trigger.to_owned(),
+        head_sha: pr.head_sha.clone(),
+        head_ref: pr.head_ref.clone(),
+        base_ref: pr.base_ref.clone(),
+    });
+    let key = format!("autoplan:{forge}:{repo}:{}:{}", pr.number, pr.head_sha);
+    Decision::Job(spec.to_new_job(Some(key)))
+}
+
+/// The PR job fields, or why the event's repository cannot be keyed.
+fn pr_job(ctx: &Context<'_>, repo: &RepoRef, number: u64, author: &str) -> Result<PrJob, String> {
+    let id = RepoId::new(&repo.host, &repo.owner, &repo.name).map_err(|e| e.to_string())?;
+    Ok(PrJob {
+        forge: ctx.forge,
+        repo: id,
+        number,
+        author: Some(author.to_owned()),
     })
 }
 
@@ -128,31 +138,26 @@ fn comment(ctx: &Context<'_>, c: &CommentRef<'_>, body: &str) -> Decision {
     {
         return Decision::NoJob("comment by atoll's own bot user".to_owned());
     }
-    let (kind, key, value) = match commands::parse(body, ctx.grammar) {
-        Parsed::Ignore => return Decision::NoJob("comment is not a command".to_owned()),
-        Parsed::Reply(reply) => ("reply".to_owned(), "reply", serde_json::to_value(&reply)),
-        Parsed::Run(command) => (
-            command.verb.as_str().to_owned(),
-            "command",
-            serde_json::to_value(&command),
-        ),
+    let about = match pr_job(ctx, c.repo, c.pr, c.author) {
+        Ok(about) => about,
+        Err(e) => return Decision::Invalid(e),
     };
-    let value = match value {
-        Ok(v) => v,
-        // Serialising plain data does not fail; if it ever does, say so rather than drop it.
-        Err(e) => return Decision::Internal(format!("command not serialisable: {e}")),
+    let spec = match commands::parse(body, ctx.grammar) {
+        Parsed::Ignore => return Decision::NoJob("comment is not a command".to_owned()),
+        Parsed::Reply(reply) => JobSpec::Reply(ReplyJob {
+            pr: about,
+            comment_id: c.id,
+            reply,
+        }),
+        Parsed::Run(command) => JobSpec::Command(CommandJob {
+            pr: about,
+            comment_id: c.id,
+            command,
+        }),
     };
     let forge = ctx.forge.as_str();
-    Decision::Job(NewJob {
-        kind,
-        repo: c.repo.to_string(),
-        pr: Some(c.pr),
-        dedup_key: Some(format!("comment:{forge}:{}:{}", c.repo, c.id)),
-        payload: json!({
-            "forge": forge, "repo": c.repo.to_string(), "pr": c.pr,
-            "comment_id": c.id, "author": c.author, key: value,
-        }),
-    })
+    let key = format!("comment:{forge}:{}:{}", c.repo, c.id);
+    Decision::Job(spec.to_new_job(Some(key)))
 }
 
 #[cfg(test)]

@@ -194,7 +194,7 @@ impl Intake {
                 return Ok(Receipt::NoJob { reason });
             }
             jobs::Decision::Job(job) => job,
-            jobs::Decision::Internal(e) => return Err(WebhookError::Internal(e)),
+            jobs::Decision::Invalid(e) => return Err(WebhookError::InvalidPayload(e)),
         };
         let record = NewDelivery {
             forge: d.forge,

@@ -86,7 +86,7 @@ async fn child_serve_until_killed() {
         .expect("enqueue apply");
     // Acknowledged (as with a 202) but not yet claimed: this pool has no handler for it.
     store
-        .enqueue(new_job("later", "comment:github:acme/infra:3"))
+        .enqueue(new_job("help", "comment:github:acme/infra:3"))
         .await
         .expect("enqueue later");
     let _pool = Queue::new(store, settings())
@@ -113,7 +113,7 @@ async fn started(store: &dyn Store) -> Option<Vec<Job>> {
     let apply = by_kind(&jobs, "apply")?;
     let ready = plan.state == JobState::Running
         && apply.state == JobState::Applying
-        && by_kind(&jobs, "later").is_some()
+        && by_kind(&jobs, "help").is_some()
         && has_log(store, plan).await
         && has_log(store, apply).await;
     ready.then_some(jobs)
@@ -163,12 +163,12 @@ async fn kill_and_restart(url: &str) {
     drop(observer);
 
     let ids = |kind: &str| by_kind(&jobs, kind).map(|job| job.id).expect("job by kind");
-    let (plan, apply, later) = (ids("plan"), ids("apply"), ids("later"));
+    let (plan, apply, later) = (ids("plan"), ids("apply"), ids("help"));
     let restarted: Arc<dyn Store> = store::connect(url).await.expect("reopen after kill");
     let pool = Queue::new(restarted.clone(), settings())
         .handle("plan", Scripted)
         .handle("apply", Scripted)
-        .handle("later", Scripted)
+        .handle("help", Scripted)
         .start();
     let state = |id| {
         let store = restarted.clone();

@@ -147,3 +147,55 @@ async fn plan_after_a_restart_hides_the_plan_comment_posted_before_it() {
     .await;
     w.stop().await;
 }
+
+/// A job stored by an older version (or by hand) that this version cannot read fails at once
+/// with the reason, is not retried, and the worker goes on with the next job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_job_that_no_longer_parses_fails_with_the_reason() {
+    let w = World::new(Options::new(ForgeKind::Github)).await;
+    let observer = w.observer().await;
+    let bad = atoll::store::NewJob {
+        kind: "apply".to_owned(),
+        repo: "github.com/acme/infra".to_owned(),
+        pr: Some(1),
+        dedup_key: None,
+        payload: serde_json::json!({
+            "forge": "github", "repo": "acme-infra", "pr": 1, "comment_id": 5,
+            "command": {"verb": "apply", "project": null, "dir": null, "workspace": null,
+                        "verbose": false},
+        }),
+    };
+    let id = match observer.enqueue(bad).await.expect("enqueue") {
+        atoll::store::DeliveryOutcome::Accepted { job: Some(id) } => id,
+        other => panic!("not queued: {other:?}"),
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let job = loop {
+        let job = observer.get_job(id).await.expect("job").expect("stored");
+        if job.state.is_terminal() {
+            break job;
+        }
+        assert!(Instant::now() < deadline, "still {:?}", job.state);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(job.state, JobState::Failed);
+    assert_eq!(job.attempts, 1, "{job:?}");
+    let error = job.error.unwrap_or_default();
+    assert!(
+        error.contains("not one this version of atoll reads"),
+        "{error}"
+    );
+    assert!(error.contains("host/owner/name"), "{error}");
+    // The worker is still there: a PR's autoplan runs as usual.
+    let pr = w
+        .fake
+        .open_pr(
+            REPO,
+            "alice",
+            "web",
+            &[("envs/dev/main.tf", &container("web", 1))],
+        )
+        .await
+        .expect("pr");
+    w.comment_containing(pr, "Plan:").await;
+}

@@ -99,6 +99,54 @@ async fn api_answers_401_without_the_bearer_token_and_json_with_it() {
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
 }
 
+/// A malformed id in a URL is answered like an unknown one: the dashboard's styled 404 page,
+/// the API's JSON 404, never the router's plain-text rejection.
+#[tokio::test]
+async fn malformed_ids_in_urls_get_the_same_404_as_unknown_ones() {
+    let s = start().await;
+    let (cookie, _) = s.login().await;
+    for (path, title) in [
+        ("/jobs/not-a-uuid", "No such job"),
+        ("/jobs/12345", "No such job"),
+        ("/locks/%3Cscript%3E/unlock", "No such lock"),
+    ] {
+        let resp = s
+            .http
+            .get(s.url(path))
+            .header(COOKIE, &cookie)
+            .send()
+            .await
+            .expect("page");
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND, "{path}");
+        let kind = resp.headers()["content-type"]
+            .to_str()
+            .expect("type")
+            .to_owned();
+        assert!(kind.starts_with("text/html"), "{path}: {kind}");
+        let html = resp.text().await.expect("body");
+        assert!(html.contains(title), "{path}: {html}");
+        assert!(html.contains("atoll.css"), "the styled page: {html}");
+        assert!(!html.contains("<script>"), "{html}");
+    }
+    for path in ["/api/jobs/not-a-uuid", "/api/plans/xyz"] {
+        let resp = s
+            .http
+            .get(s.url(path))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .expect("api");
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND, "{path}");
+        let body: serde_json::Value = resp.json().await.expect("json");
+        assert!(
+            body["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("has this id")),
+            "{body}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn form_posts_without_the_csrf_token_are_refused() {
     let s = start().await;

@@ -431,4 +431,31 @@ async fn every_response_carries_a_request_id_that_errors_and_logs_name() {
         .find(|l| l.contains("trace-me-5150"))
         .unwrap_or_else(|| panic!("no log line names the request id:\n{text}"));
     assert!(line.contains("request"), "{line}");
+    assert!(
+        line.contains("route=\"/events\""),
+        "the matched route: {line}"
+    );
+
+    // The span names the route a request matched, not the path it asked for.
+    let resp = s
+        .http
+        .get(s.url("/api/jobs/secret-looking-id-7731"))
+        .header("x-request-id", "route-me-1")
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(resp.status(), 401);
+    let text = String::from_utf8_lossy(&logs.lock().expect("logs")).into_owned();
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("route-me-1")).collect();
+    assert!(
+        !lines.is_empty(),
+        "no log line for the API request:\n{text}"
+    );
+    for line in lines {
+        assert!(line.contains("route=\"/api/jobs/{id}\""), "{line}");
+        assert!(
+            !line.contains("secret-looking-id-7731"),
+            "the raw path is logged: {line}"
+        );
+    }
 }

@@ -42,6 +42,7 @@ pub(crate) fn owner(pr: u64, sha: &str) -> LockOwner {
         user: format!("user{pr}"),
         job: Some(Uuid::new_v4()),
         summary: "Plan: 1 to add, 0 to change, 0 to destroy. 0 restarts. 0 blocked.".to_owned(),
+        forge: Some(model::ForgeKind::Github),
     }
 }
 

@@ -144,7 +144,7 @@ pub(crate) async fn job_queued_while_idle_is_picked_up_without_waiting_for_a_pol
 
 pub(crate) async fn kinds_without_a_handler_stay_queued(db: &TestStore) {
     let store = &*db.store;
-    let other = enqueue(store, "import", "r", json!({})).await;
+    let other = enqueue(store, "unlock", "r", json!({})).await;
     let plan = enqueue(store, "plan", "r", json!({})).await;
     let pool = Queue::new(db.store.clone(), settings())
         .handle("plan", Scripted)

@@ -142,9 +142,9 @@ pub(crate) async fn stored_job_keeps_its_fields(db: &TestStore) {
 pub(crate) async fn list_jobs_returns_newest_first(db: &TestStore) {
     let s = &*db.store;
     let ids = [
-        queue(s, "a", "r").await,
-        queue(s, "b", "r").await,
-        queue(s, "c", "r").await,
+        queue(s, "plan", "r").await,
+        queue(s, "apply", "r").await,
+        queue(s, "unlock", "r").await,
     ];
     let listed: Vec<Uuid> = s
         .list_jobs(2)

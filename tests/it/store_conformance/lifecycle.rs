@@ -382,3 +382,18 @@ pub(crate) async fn jobs_in_a_state_are_listed_newest_first(db: &TestStore) {
         vec![waiting]
     );
 }
+
+/// The schema knows the job kinds atoll runs (`jobs::JobKind::ALL`): a job of another kind is
+/// refused when it is written, on both backends, and every known kind is accepted.
+pub(crate) async fn only_job_kinds_atoll_runs_can_be_queued(db: &TestStore) {
+    let s = db.store.as_ref();
+    let refused = s
+        .enqueue(job("terraform_apply", "github.com/acme/infra", None))
+        .await;
+    assert!(refused.is_err(), "an unknown kind was stored: {refused:?}");
+    for kind in atoll::jobs::JobKind::ALL {
+        s.enqueue(job(kind.as_str(), "github.com/acme/infra", None))
+            .await
+            .unwrap_or_else(|e| panic!("{} refused: {e}", kind.as_str()));
+    }
+}

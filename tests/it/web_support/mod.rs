@@ -257,6 +257,7 @@ impl Server {
             user: "alice".to_owned(),
             job: None,
             summary: "Plan: 1 to add, 0 to change, 0 to destroy.".to_owned(),
+            forge: Some(model::ForgeKind::Github),
         };
         match self
             .store
