@@ -65,8 +65,8 @@ async fn main() {
         .expect("config")
         .settings;
     let app = App::build(&settings).await.expect("app");
-    let runner = Runner::from_settings(&settings, app.store()).expect("runner");
-    let app = Arc::new(runner).register(app);
+    let runner = Runner::from_settings(&settings, app.store(), app.proxmox()).expect("runner");
+    let app = app.with_runner(Arc::new(runner));
     let addr = app.local_addr().expect("addr");
     fake.set_webhook(&format!("http://{addr}/events"), SECRET);
     tokio::spawn(app.serve(std::future::pending()));

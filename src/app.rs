@@ -16,7 +16,10 @@ use tokio::net::TcpListener;
 
 use crate::config::Settings;
 use crate::http::{self, AppState};
+use crate::proxmox::ProxmoxApi;
+use crate::proxmox::client::{ClientSettings, ProxmoxClient};
 use crate::queue::{JobHandler, JobMetrics, Queue, QueueSettings};
+use crate::runner::Runner;
 use crate::store::{self, ClaimLimits, Store};
 use crate::web;
 use crate::webhook::{Intake, IntakeSettings};
@@ -28,6 +31,7 @@ pub struct App {
     router: axum::Router,
     limits: http::ConnectionLimits,
     store: Arc<dyn Store>,
+    proxmox: Option<Arc<dyn ProxmoxApi>>,
     queue: Queue,
 }
 
@@ -48,9 +52,11 @@ impl App {
             bodies: http::BodyBudget::new(settings.webhook_body),
         };
         let registries = web::Registries::default();
+        let proxmox = proxmox_client(settings, &registries)?;
         let webhooks = Arc::clone(&registries.webhooks);
         let jobs = Arc::clone(&registries.jobs);
-        let web_state = web::WebState::new(settings, Arc::clone(&store), registries)?;
+        let web_state =
+            web::WebState::new(settings, Arc::clone(&store), registries, proxmox.clone())?;
         let router = http::with_outer_layers(
             http::router(state, settings.server.request_timeout)
                 .merge(web::router(web_state, settings.server.request_timeout))
@@ -68,8 +74,25 @@ impl App {
             router,
             limits: connection_limits(&settings.server),
             store,
+            proxmox,
             queue,
         })
+    }
+
+    /// Runs the PR runner's jobs once serving: a handler for every job kind, and the report of
+    /// interrupted and given-up jobs after each reaper pass.
+    #[must_use]
+    pub fn with_runner(self, runner: Arc<Runner>) -> Self {
+        let app = match runner.reaped_reports() {
+            Some(reports) => self.report_reaped(reports),
+            None => self,
+        };
+        runner
+            .handlers()
+            .into_iter()
+            .fold(app, |app, (kind, handler)| {
+                app.handle(kind.as_str(), handler)
+            })
     }
 
     /// Runs jobs of `kind` with `handler` once serving.
@@ -101,6 +124,11 @@ impl App {
         Arc::clone(&self.store)
     }
 
+    /// The one Proxmox VE client every part of this app shares (`None`: no `proxmox` section).
+    pub fn proxmox(&self) -> Option<Arc<dyn ProxmoxApi>> {
+        self.proxmox.clone()
+    }
+
     /// Serves until `shutdown` resolves, then drains in-flight requests, stops claiming jobs
     /// and waits for running ones up to `queue.shutdown_grace_secs`.
     pub async fn serve(
@@ -118,6 +146,21 @@ impl App {
         );
         Ok(())
     }
+}
+
+/// The Proxmox VE client, built once: one ticket, one set of per-node limits, one latency
+/// histogram for the runner, the engine and the dashboard.
+fn proxmox_client(
+    settings: &Settings,
+    registries: &web::Registries,
+) -> anyhow::Result<Option<Arc<dyn ProxmoxApi>>> {
+    let Some(p) = &settings.proxmox else {
+        return Ok(None);
+    };
+    let mut client = ClientSettings::from(p);
+    client.metrics = Arc::clone(&registries.proxmox);
+    let client = ProxmoxClient::new(&client).context("building the Proxmox VE client")?;
+    Ok(Some(Arc::new(client)))
 }
 
 fn connection_limits(server: &crate::config::ServerSettings) -> http::ConnectionLimits {
@@ -160,8 +203,8 @@ fn intake_settings(settings: &Settings) -> IntakeSettings {
 /// `atoll serve`: builds the app, announces the address, serves until SIGTERM or SIGINT.
 pub async fn run(settings: Settings) -> anyhow::Result<()> {
     let app = App::build(&settings).await?;
-    let runner = crate::runner::Runner::from_settings(&settings, app.store())?;
-    let app = std::sync::Arc::new(runner).register(app);
+    let runner = Runner::from_settings(&settings, app.store(), app.proxmox())?;
+    let app = app.with_runner(Arc::new(runner));
     let addr = app.local_addr()?;
     tracing::info!(%addr, "listening");
     // One machine-readable line on stdout for scripts and tests that start on port 0.

@@ -57,8 +57,8 @@ pub(crate) async fn run(exit: bool) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("demo config: {e}"))?
         .settings;
     let app = App::build(&settings).await?;
-    let runner = Runner::from_settings(&settings, app.store())?;
-    let app = Arc::new(runner).register(app);
+    let runner = Runner::from_settings(&settings, app.store(), app.proxmox())?;
+    let app = app.with_runner(Arc::new(runner));
     let addr = app.local_addr()?;
     fake.set_webhook(&format!("http://{addr}/events"), SECRET);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -1,5 +1,5 @@
 //! Builds a [`Runner`] from the server settings: one forge client per enabled forge, the
-//! Proxmox client, the guard settings and the repo rules.
+//! engine over the app's one Proxmox client, the guard settings and the repo rules.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,9 +7,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use super::Runner;
-use crate::config::{ForgeSettings, ProxmoxSettings, Settings};
+use crate::config::{ForgeSettings, Settings};
 use crate::forge::{Forge, GiteaApi, GiteaApiSettings, GithubApi, GithubApiSettings, GithubAuth};
-use crate::proxmox::client::{ClientSettings, ProxmoxClient};
+use crate::proxmox::ProxmoxApi;
 use crate::proxmox::engine::{Engine, Protect};
 use crate::store::Store;
 use crate::workdir::Workdir;
@@ -18,20 +18,21 @@ const GITHUB_API: &str = "https://api.github.com";
 const FORGE_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Runner {
-    /// The runner for `settings`, sharing `store`. A forge enabled without API settings gets a
-    /// start-up warning; its jobs then fail with a comment-less error naming the keys to set.
-    pub fn from_settings(settings: &Settings, store: Arc<dyn Store>) -> anyhow::Result<Self> {
+    /// The runner for `settings`, sharing the app's `store` and Proxmox VE client (`None`: no
+    /// `proxmox` section). A forge enabled without API settings gets a start-up warning; its
+    /// jobs then fail with a comment-less error naming the keys to set.
+    pub fn from_settings(
+        settings: &Settings,
+        store: Arc<dyn Store>,
+        proxmox: Option<Arc<dyn ProxmoxApi>>,
+    ) -> anyhow::Result<Self> {
         Ok(Self {
             github: github(&settings.github)?,
             gitea: gitea(&settings.gitea)?,
             store,
             workdir: Workdir::new(&settings.data_dir),
             rules: settings.repo_rules.clone(),
-            engine: settings
-                .proxmox
-                .as_ref()
-                .map(|p| engine(p, Protect::from(&settings.protect)))
-                .transpose()?,
+            engine: proxmox.map(|api| Engine::new(api, Protect::from(&settings.protect))),
             executable: settings.commands.executable_name.clone(),
             public_url: settings.server.public_url.clone(),
             policy: super::Policy {
@@ -85,9 +86,4 @@ fn gitea(f: &ForgeSettings) -> anyhow::Result<Option<Arc<dyn Forge>>> {
     settings.max_comment_chars = f.max_comment_chars;
     let api = GiteaApi::new(&settings).context("building the Gitea client (gitea.api_url)")?;
     Ok(Some(Arc::new(api)))
-}
-
-fn engine(p: &ProxmoxSettings, protect: Protect) -> anyhow::Result<Engine> {
-    let client = ProxmoxClient::new(&ClientSettings::from(p))?;
-    Ok(Engine::new(Arc::new(client), protect))
 }

@@ -29,7 +29,6 @@ use std::sync::Arc;
 use anyhow::anyhow;
 use async_trait::async_trait;
 
-use crate::app::App;
 use crate::commands::Verb;
 use crate::forge::{Forge, RepoName};
 use crate::jobs::{JobKind, JobSpec, PrJob};
@@ -63,21 +62,26 @@ pub struct Runner {
 }
 
 impl Runner {
-    /// Registers a handler for every job kind the webhook intake creates, and for the report
-    /// of interrupted applies: those already in the store and those the queue's reaper finds.
-    pub fn register(self: Arc<Self>, app: App) -> App {
-        let app = match reaped::start(Arc::clone(&self.store)) {
-            Some(reports) => app.report_reaped(reports),
-            None => app,
-        };
-        JobKind::ALL.iter().fold(app, |app, kind| {
-            app.handle(
-                kind.as_str(),
-                KindHandler {
-                    runner: Arc::clone(&self),
-                },
-            )
-        })
+    /// The handler of every job kind ([`JobKind::ALL`]), for the composition root to register
+    /// with the queue.
+    pub fn handlers(self: &Arc<Self>) -> Vec<(JobKind, JobRunner)> {
+        JobKind::ALL
+            .iter()
+            .map(|kind| {
+                let handler = JobRunner {
+                    runner: Arc::clone(self),
+                };
+                (*kind, handler)
+            })
+            .collect()
+    }
+
+    /// Starts the reporter of interrupted and given-up jobs (those already in the store, and
+    /// those the queue's reaper will find); the queue sends each reaper pass to the sender.
+    pub fn reaped_reports(
+        &self,
+    ) -> Option<tokio::sync::mpsc::UnboundedSender<crate::store::Reaped>> {
+        reaped::start(Arc::clone(&self.store))
     }
 
     fn forge(&self, kind: ForgeKind) -> anyhow::Result<Arc<dyn Forge>> {
@@ -97,12 +101,14 @@ impl Runner {
     }
 }
 
-struct KindHandler {
+/// Runs one job of any kind: reads its [`JobSpec`] and runs the steps of that kind.
+#[derive(Debug)]
+pub struct JobRunner {
     runner: Arc<Runner>,
 }
 
 #[async_trait]
-impl JobHandler for KindHandler {
+impl JobHandler for JobRunner {
     async fn run(&self, ctx: JobContext) -> anyhow::Result<()> {
         let r = &self.runner;
         let stored = ctx.job();

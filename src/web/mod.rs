@@ -32,7 +32,7 @@ use tower_http::timeout::TimeoutLayer;
 
 use crate::config::{ProtectSettings, Settings};
 use crate::proxmox::ProxmoxApi;
-use crate::proxmox::client::{ClientSettings, ProxmoxClient, ProxmoxMetrics};
+use crate::proxmox::client::ProxmoxMetrics;
 use crate::queue::JobMetrics;
 use crate::store::Store;
 
@@ -93,17 +93,8 @@ impl WebState {
         settings: &Settings,
         store: Arc<dyn Store>,
         registries: Registries,
+        api: Option<Arc<dyn ProxmoxApi>>,
     ) -> anyhow::Result<Self> {
-        let api = match &settings.proxmox {
-            Some(p) => {
-                let mut client = ClientSettings::from(p);
-                client.metrics = Arc::clone(&registries.proxmox);
-                let client = ProxmoxClient::new(&client)
-                    .map_err(|e| anyhow::anyhow!("building the Proxmox VE client: {e}"))?;
-                Some(Arc::new(client) as Arc<dyn ProxmoxApi>)
-            }
-            None => None,
-        };
         Ok(Self {
             discovery: protect::Discovery::new(&settings.protect, api),
             auth: Arc::new(auth::Auth::new(&settings.web, Arc::clone(&store))),

@@ -194,8 +194,9 @@ impl World {
         let (stopped_tx, stopped_rx) = oneshot::channel::<()>();
         runtime.spawn(async move {
             let app = App::build(&settings).await.expect("app");
-            let runner = Runner::from_settings(&settings, app.store()).expect("runner");
-            let app = Arc::new(runner).register(app);
+            let runner =
+                Runner::from_settings(&settings, app.store(), app.proxmox()).expect("runner");
+            let app = app.with_runner(Arc::new(runner));
             let _ = addr_tx.send(app.local_addr().expect("addr"));
             let served = app
                 .serve(async move {

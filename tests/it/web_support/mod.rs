@@ -121,8 +121,8 @@ async fn serve(
 ) -> Server {
     let mut app = App::build(&settings).await.expect("build");
     if runner {
-        let r = Runner::from_settings(&settings, app.store()).expect("runner");
-        app = Arc::new(r).register(app);
+        let r = Runner::from_settings(&settings, app.store(), app.proxmox()).expect("runner");
+        app = app.with_runner(Arc::new(r));
     }
     let addr = app.local_addr().expect("addr");
     if let Some(w) = &world {
