@@ -20,7 +20,7 @@ pub use settings::{Settings, load as load_settings};
 
 use crate::proxmox::apply::{ApplyEvent, ApplySettings, has_steps};
 use crate::proxmox::client::ProxmoxClient;
-use crate::proxmox::engine::{Engine, record_adopted};
+use crate::proxmox::engine::{Engine, Prepared, record_adopted};
 use crate::proxmox::plan::Plan;
 use crate::proxmox::state::StateHandle;
 use crate::render;
@@ -114,16 +114,31 @@ fn cli_vars(vars: &VarArgs) -> anyhow::Result<Vec<CliVar>> {
     Ok(out)
 }
 
-async fn run_plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
-    let opened = open(&args.project).await?;
+/// A project opened and planned: what `plan` prints and `apply` applies.
+struct Planned {
+    opened: Opened,
+    engine: Engine,
+    input: Input,
+    prepared: Prepared,
+}
+
+/// Opens the store, builds the engine and plans the project.
+async fn plan_project(project: &ProjectArgs, vars: &VarArgs) -> anyhow::Result<Planned> {
+    let opened = open(project).await?;
     let engine = engine(&opened.settings)?;
-    let mut input = input(
-        &args.project.dir,
-        &args.project.workspace,
-        cli_vars(&args.vars)?,
-    );
+    let mut input = input(&project.dir, &project.workspace, cli_vars(vars)?);
     input.limits = opened.settings.limits.clone();
     let prepared = engine.prepare(&opened.state, &input).await?;
+    Ok(Planned {
+        opened,
+        engine,
+        input,
+        prepared,
+    })
+}
+
+async fn run_plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
+    let Planned { prepared, .. } = plan_project(&args.project, &args.vars).await?;
     let plan = &prepared.plan;
     if let Some(out) = &args.out {
         write_plan(out, plan)?;
@@ -174,15 +189,12 @@ fn approved() -> anyhow::Result<bool> {
 }
 
 async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
-    let opened = open(&args.project).await?;
-    let engine = engine(&opened.settings)?;
-    let mut input = input(
-        &args.project.dir,
-        &args.project.workspace,
-        cli_vars(&args.vars)?,
-    );
-    input.limits = opened.settings.limits.clone();
-    let prepared = engine.prepare(&opened.state, &input).await?;
+    let Planned {
+        opened,
+        engine,
+        input,
+        prepared,
+    } = plan_project(&args.project, &args.vars).await?;
     let plan = match &args.plan {
         Some(path) => {
             let saved = read_plan(path)?;
