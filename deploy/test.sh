@@ -2,7 +2,7 @@
 # The test command (README): installs what the tests need when it is missing (git, PostgreSQL,
 # Chromium and ChromeDriver, from Debian), starts the local PostgreSQL if it is installed but
 # not running, points the PostgreSQL half of the store suites at it, and runs `cargo test`.
-# Extra arguments go to `cargo test` (for example `bash deploy/test.sh --test runner_pr`).
+# Extra arguments go to `cargo test` (for example `bash deploy/test.sh --test it runner_pr`: the integration tests are one binary, `it`, whose modules filter by name).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -4,8 +4,8 @@
 
 use std::sync::OnceLock;
 
-use tfconfig::Input;
 use libfuzzer_sys::fuzz_target;
+use tfconfig::Input;
 
 /// One directory for every run: the file is rewritten each time.
 fn dir() -> &'static tempfile::TempDir {

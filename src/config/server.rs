@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::tree::Reader;
-use crate::http::IpNetwork;
+use model::IpNetwork;
 
 const DEFAULT_LISTEN: &str = "127.0.0.1:4141";
 

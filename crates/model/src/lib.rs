@@ -6,6 +6,10 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+mod net;
+
+pub use net::{IpNetwork, canonical_ip};
+
 /// Which forge a delivery came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -32,9 +32,10 @@ pub(super) fn call(name: &str, args: Vec<Value>, room: u64) -> Option<FnResult> 
         "one" => one(&args),
         "flatten" => flatten(&args),
         "distinct" => seq_arg(&args, 0).map(|s| {
+            let mut seen = Members::default();
             let mut out: Vec<Value> = Vec::new();
             for v in s {
-                if !out.iter().any(|o| ops_equals(o, v)) {
+                if seen.insert(v) {
                     out.push(v.clone());
                 }
             }
@@ -270,11 +271,16 @@ fn setop(name: &str, args: &[Value]) -> FnResult {
     let mut acc: Vec<Value> = seq_arg(args, 0)?.to_vec();
     for i in 1..args.len() {
         let other = seq_arg(args, i)?;
-        match name {
-            "setunion" => acc.extend(other.iter().cloned()),
-            "setintersection" => acc.retain(|v| other.iter().any(|o| ops_equals(o, v))),
-            _ => acc.retain(|v| !other.iter().any(|o| ops_equals(o, v))),
+        if name == "setunion" {
+            acc.extend(other.iter().cloned());
+            continue;
         }
+        let mut members = Members::default();
+        for o in other {
+            members.insert(o);
+        }
+        let keep = name == "setintersection";
+        acc.retain(|v| members.contains(v) == keep);
     }
     let elem = acc.first().map_or(Type::Dynamic, Value::ty);
     Ok(Value::new_set(elem, acc))
@@ -369,4 +375,57 @@ fn transpose(args: &[Value], room: u64) -> FnResult {
             })
             .collect(),
     ))
+}
+
+/// Values seen so far, for membership tests in time linear in the list, not quadratic:
+/// null, booleans, numbers and strings are hashed; other values (collections, unknowns,
+/// sensitive values, NaN) are compared one by one with Terraform's equality, as before.
+#[derive(Default)]
+struct Members {
+    simple: std::collections::HashSet<Simple>,
+    other: Vec<Value>,
+}
+
+/// A value whose equality is its hash key's.
+#[derive(PartialEq, Eq, Hash)]
+enum Simple {
+    Null,
+    Bool(bool),
+    /// The bits of the number, with -0 as 0 (they are equal); never NaN.
+    Number(u64),
+    String(String),
+}
+
+impl Simple {
+    fn of(v: &Value) -> Option<Self> {
+        match v {
+            Value::Null(_) => Some(Self::Null),
+            Value::Bool(b) => Some(Self::Bool(*b)),
+            Value::Number(n) if n.is_nan() => None,
+            Value::Number(n) => Some(Self::Number(if *n == 0.0 { 0 } else { n.to_bits() })),
+            Value::String(s) => Some(Self::String(s.clone())),
+            _ => None,
+        }
+    }
+}
+
+impl Members {
+    fn contains(&self, v: &Value) -> bool {
+        match Simple::of(v) {
+            Some(key) => self.simple.contains(&key),
+            None => self.other.iter().any(|o| ops_equals(o, v)),
+        }
+    }
+
+    /// Adds `v`; `false` when an equal value was already there.
+    fn insert(&mut self, v: &Value) -> bool {
+        match Simple::of(v) {
+            Some(key) => self.simple.insert(key),
+            None if self.other.iter().any(|o| ops_equals(o, v)) => false,
+            None => {
+                self.other.push(v.clone());
+                true
+            }
+        }
+    }
 }
