@@ -13,26 +13,26 @@
 
 mod grammar;
 mod lexer;
-mod names;
 mod parser;
 mod usage;
 
 use serde::{Deserialize, Serialize};
 
 pub use grammar::Grammar;
-pub use names::{NameError, ProjectName, RepoDir, Workspace};
+// The name newtypes are the model's; commands validates comments into them.
+pub use model::{NameError, ProjectName, RepoDir, Workspace};
 pub use parser::parse;
 
 /// A user-supplied value as it may be echoed in an error: control characters replaced, at most
 /// 64 characters. For other pure modules that quote names back (e.g. `repocfg`).
 pub(crate) fn shown_value(raw: &str) -> String {
-    names::shown(raw)
+    model::shown_value(raw)
 }
 
 /// True for control characters and invisible or bidirectional formatting characters, which no
 /// name or pattern may contain.
 pub(crate) fn is_hidden_char(c: char) -> bool {
-    names::is_hidden(c)
+    model::is_hidden_char(c)
 }
 
 /// What a comment means to atoll.

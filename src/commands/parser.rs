@@ -3,7 +3,7 @@
 
 use super::grammar::{ATLANTIS, Grammar};
 use super::lexer::tokenize;
-use super::names::shown;
+use model::shown_value as shown;
 use super::{
     Command, Flag, FlagKind, NameError, Parsed, ProjectName, Reply, RepoDir, Usage, Verb, Workspace,
 };

@@ -6,8 +6,12 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+mod names;
 mod net;
 
+pub use names::{
+    NameError, ProjectName, RepoDir, Workspace, is_hidden as is_hidden_char, shown as shown_value,
+};
 pub use net::{IpNetwork, canonical_ip};
 
 /// Which forge a delivery came from.

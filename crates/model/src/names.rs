@@ -51,14 +51,14 @@ pub enum NameError {
 
 /// Control characters, and the invisible and bidirectional formatting characters that can make
 /// a name look like another one (`U+200B..U+200F`, `U+202A..U+202E`, `U+2060..U+2069`, `U+FEFF`).
-pub(crate) fn is_hidden(c: char) -> bool {
+pub fn is_hidden(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
 }
 
 /// A value as it may be echoed back in an error: control and hidden characters replaced, at
 /// most 64 characters.
-pub(crate) fn shown(raw: &str) -> String {
+pub fn shown(raw: &str) -> String {
     const MAX: usize = 64;
     let mut out: String = raw
         .chars()
