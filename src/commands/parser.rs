@@ -3,10 +3,10 @@
 
 use super::grammar::{ATLANTIS, Grammar};
 use super::lexer::tokenize;
-use model::shown_value as shown;
 use super::{
     Command, Flag, FlagKind, NameError, Parsed, ProjectName, Reply, RepoDir, Usage, Verb, Workspace,
 };
+use model::shown_value as shown;
 
 /// Parses one comment. Never panics; any input gives `Ignore`, a `Reply` or a `Run`.
 pub fn parse(text: &str, grammar: &Grammar) -> Parsed {

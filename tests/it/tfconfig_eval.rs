@@ -127,3 +127,38 @@ fn distinct_and_set_functions_keep_terraforms_equality_and_scale() {
         Value::Number(50_000.0)
     );
 }
+
+/// A 400-byte expression the fuzzer found: `[` indexes and `<` comparisons nested twenty deep
+/// with an error at the bottom made hcl-edit's parser retry every level (10 s at 20 levels,
+/// doubling with each). Nesting past the limit is refused at once, with the fix.
+#[test]
+fn deeply_nested_brackets_are_refused_before_the_parser_backtracks() {
+    let bomb = format!("f{}fr/<r", "[use<f/p<rju".repeat(24));
+    let err = evaluate_expression(&bomb).expect_err("refused");
+    assert!(err.contains("nested more than 12 deep"), "{err}");
+    assert!(err.contains("local value"), "{err}");
+    // Valid nesting within the limit still evaluates.
+    assert_eq!(
+        eval("[[[[[[[[[[[[1]]]]]]]]]]]][0][0][0][0][0][0][0][0][0][0][0][0]"),
+        Value::Number(1.0)
+    );
+}
+
+/// The same bomb in a project's `main.tf`: a diagnostic on the file, in bounded time.
+#[test]
+fn deeply_nested_brackets_in_a_file_are_a_syntax_diagnostic() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bomb = format!("locals {{\n  x = f{}fr/<r\n}}\n", "[use<f/p<rju".repeat(24));
+    std::fs::write(dir.path().join("main.tf"), bomb).expect("write");
+    let loaded = tfconfig::load(&tfconfig::Input {
+        checkout: dir.path().to_path_buf(),
+        project_dir: ".".into(),
+        workspace: "default".into(),
+        vars: Vec::new(),
+        limits: tfconfig::Limits::default(),
+    });
+    let text = loaded.render_diagnostics();
+    assert!(loaded.has_errors(), "{text}");
+    assert!(text.contains("Invalid HCL syntax"), "{text}");
+    assert!(text.contains("nested more than 12 deep"), "{text}");
+}

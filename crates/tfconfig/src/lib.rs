@@ -32,6 +32,7 @@ mod graph;
 pub mod limits;
 mod load;
 mod module;
+mod nesting;
 pub mod schema;
 pub mod types;
 pub mod value;
@@ -318,6 +319,7 @@ pub fn find_checkout(dir: &Path) -> PathBuf {
 pub fn evaluate_expression(src: &str) -> Result<Value, String> {
     let mut sources = SourceMap::default();
     let file = sources.add("<expression>".to_owned(), src.to_owned());
+    nesting::check(src).map_err(|deep| deep.detail())?;
     let expr = hcl_edit::parser::parse_expr(src).map_err(|e| e.message().to_owned())?;
     let nowhere = PathBuf::from("/nonexistent/atoll-empty-checkout");
     let limits = Limits::default();

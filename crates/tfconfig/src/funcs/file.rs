@@ -258,6 +258,12 @@ fn template(s: &Scope<'_>, p: &str) -> Result<(usize, Rc<Template>), FnError> {
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| FnError::Call(format!("contents of {p:?} are not valid UTF-8")))?
         .to_owned();
+    crate::nesting::check(&text).map_err(|deep| {
+        FnError::Call(format!(
+            "cannot parse {p:?} as a template: {}",
+            deep.detail()
+        ))
+    })?;
     let tpl = hcl_edit::parser::parse_template(&text).map_err(|e| {
         FnError::Call(format!(
             "failed to parse {p:?} as a template at line {}, column {}: {}",

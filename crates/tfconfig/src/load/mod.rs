@@ -179,6 +179,17 @@ impl Loader<'_> {
             }
         };
         let file = self.sources.add(display, text);
+        if let Err(deep) = crate::nesting::check(self.sources.text(file)) {
+            self.diags.push(Diagnostic::error(
+                "Invalid HCL syntax",
+                deep.detail(),
+                Some(Span {
+                    file,
+                    range: deep.offset..deep.offset + 1,
+                }),
+            ));
+            return;
+        }
         match hcl_edit::parser::parse_body(self.sources.text(file)) {
             Ok(body) => decode_file(config, file, &body, self.sources, self.diags),
             Err(e) => {

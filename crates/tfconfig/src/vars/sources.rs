@@ -91,6 +91,17 @@ fn read_tfvars(
     diags: &mut Vec<Diagnostic>,
 ) {
     let file = ctx.sources.borrow_mut().add(name.to_owned(), text);
+    if let Err(deep) = crate::nesting::check(ctx.sources.borrow().text(file)) {
+        diags.push(Diagnostic::error(
+            "Invalid HCL syntax",
+            deep.detail(),
+            Some(Span {
+                file,
+                range: deep.offset..deep.offset + 1,
+            }),
+        ));
+        return;
+    }
     let parsed = hcl_edit::parser::parse_body(ctx.sources.borrow().text(file));
     let body = match parsed {
         Ok(b) => b,
@@ -189,6 +200,17 @@ fn cli_var(
         .sources
         .borrow_mut()
         .add(format!("<value for var.{name}>"), raw.to_owned());
+    if let Err(deep) = crate::nesting::check(raw) {
+        diags.push(Diagnostic::error(
+            "Invalid expression for --var",
+            deep.detail(),
+            Some(Span {
+                file,
+                range: deep.offset..deep.offset + 1,
+            }),
+        ));
+        return;
+    }
     let parsed = hcl_edit::parser::parse_expr(raw);
     match parsed {
         Ok(e) => match Scope::constant(ctx, file).eval(&e) {
