@@ -35,7 +35,6 @@ impl AppError {
                 }
                 WebhookError::RepoNotAllowed(_) => StatusCode::FORBIDDEN,
                 WebhookError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
-                WebhookError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
             Self::Body(e) => match e {
                 BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,

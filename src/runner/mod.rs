@@ -113,10 +113,10 @@ impl JobHandler for JobRunner {
         let r = &self.runner;
         let stored = ctx.job();
         let spec = JobSpec::parse(&stored.kind, &stored.payload)?;
-        if let JobSpec::AnnounceUnlock(note) = spec {
-            return other::announce_unlock(r, ctx, note).await;
-        }
-        let job = Job::new(r, ctx, spec)?;
+        let job = match spec {
+            JobSpec::AnnounceUnlock(note) => return other::announce_unlock(r, ctx, note).await,
+            spec => Job::new(r, ctx, spec)?,
+        };
         job.acknowledge().await;
         match &job.spec {
             JobSpec::Autoplan(_) => plan::run(r, &job, None).await,
@@ -132,7 +132,7 @@ impl JobHandler for JobRunner {
             JobSpec::ApplyInterrupted(about) => interrupted::run(r, &job, about.interrupted).await,
             JobSpec::ApplyCoalesced(about) => coalesce::run(r, &job, &about.coalesced).await,
             JobSpec::JobGaveUp(about) => gave_up::run(r, &job, &about.gave_up).await,
-            JobSpec::AnnounceUnlock(_) => Err(anyhow!("announce_unlock is handled above")),
+            JobSpec::AnnounceUnlock(_) => Err(anyhow!("announce_unlock runs without a PR job")),
         }
     }
 }
@@ -155,7 +155,7 @@ pub(crate) struct Job {
 }
 
 impl Job {
-    /// A job about a PR; `about` defaults to the spec's own PR.
+    /// A job about the PR its spec names (every kind but the dashboard's announcement).
     fn new(runner: &Runner, ctx: JobContext, spec: JobSpec) -> anyhow::Result<Self> {
         let pr = spec
             .pr()

@@ -88,8 +88,6 @@ pub enum WebhookError {
     InvalidPayload(String),
     #[error("repository {0} is not in repo_allowlist")]
     RepoNotAllowed(String),
-    #[error("internal error: {0}")]
-    Internal(String),
     #[error("could not store the delivery: {0}")]
     Store(#[from] StoreError),
 }

@@ -28,6 +28,18 @@ impl TooDeep {
     }
 }
 
+/// The same refusal as a diagnostic on `file` (`summary` names what was being read).
+pub(crate) fn diagnostic(summary: &str, file: usize, deep: TooDeep) -> crate::diag::Diagnostic {
+    crate::diag::Diagnostic::error(
+        summary,
+        deep.detail(),
+        Some(crate::diag::Span {
+            file,
+            range: deep.offset..deep.offset + 1,
+        }),
+    )
+}
+
 /// `Ok` when `text` nests `[` and `(` at most [`MAX_NESTING`] deep outside comments.
 pub(crate) fn check(text: &str) -> Result<(), TooDeep> {
     let bytes = text.as_bytes();

@@ -180,14 +180,8 @@ impl Loader<'_> {
         };
         let file = self.sources.add(display, text);
         if let Err(deep) = crate::nesting::check(self.sources.text(file)) {
-            self.diags.push(Diagnostic::error(
-                "Invalid HCL syntax",
-                deep.detail(),
-                Some(Span {
-                    file,
-                    range: deep.offset..deep.offset + 1,
-                }),
-            ));
+            let diag = crate::nesting::diagnostic("Invalid HCL syntax", file, deep);
+            self.diags.push(diag);
             return;
         }
         match hcl_edit::parser::parse_body(self.sources.text(file)) {

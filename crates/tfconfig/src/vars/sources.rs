@@ -92,14 +92,7 @@ fn read_tfvars(
 ) {
     let file = ctx.sources.borrow_mut().add(name.to_owned(), text);
     if let Err(deep) = crate::nesting::check(ctx.sources.borrow().text(file)) {
-        diags.push(Diagnostic::error(
-            "Invalid HCL syntax",
-            deep.detail(),
-            Some(Span {
-                file,
-                range: deep.offset..deep.offset + 1,
-            }),
-        ));
+        diags.push(crate::nesting::diagnostic("Invalid HCL syntax", file, deep));
         return;
     }
     let parsed = hcl_edit::parser::parse_body(ctx.sources.borrow().text(file));
@@ -201,13 +194,10 @@ fn cli_var(
         .borrow_mut()
         .add(format!("<value for var.{name}>"), raw.to_owned());
     if let Err(deep) = crate::nesting::check(raw) {
-        diags.push(Diagnostic::error(
+        diags.push(crate::nesting::diagnostic(
             "Invalid expression for --var",
-            deep.detail(),
-            Some(Span {
-                file,
-                range: deep.offset..deep.offset + 1,
-            }),
+            file,
+            deep,
         ));
         return;
     }
