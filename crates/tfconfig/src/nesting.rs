@@ -7,9 +7,10 @@
 //! depth is bounded for everything the parser reads. Real configurations nest a few levels; the
 //! limit leaves room for far more.
 
-/// Deepest nesting of `[` and `(` accepted (comments are skipped; `{` is not counted, since
-/// blocks nest without the retrying).
-pub(crate) const MAX_NESTING: usize = 12;
+/// Deepest nesting of expression brackets accepted: `[`, `(`, and `{` that opens an object or a
+/// template (`${`, `%{`). A block's `{` (`resource "a" "b" {`) does not count: bodies nest
+/// without the retrying. Comments are skipped.
+pub(crate) const MAX_NESTING: usize = 14;
 
 /// Where the nesting first goes past [`MAX_NESTING`]: a byte offset into the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,9 +22,10 @@ impl TooDeep {
     /// The diagnostic's detail.
     pub(crate) fn detail(&self) -> String {
         format!(
-            "Brackets (`[`, `(`) are nested more than {MAX_NESTING} deep here. atoll refuses \
-             deeper nesting, which its HCL parser cannot read in bounded time when the \
-             expression has an error; move the inner part into a local value."
+            "Brackets (`[`, `(`, `{{`) are nested more than {MAX_NESTING} deep in this \
+             expression. atoll refuses deeper nesting, which its HCL parser cannot read in \
+             bounded time when the expression has an error; move the inner part into a local \
+             value."
         )
     }
 }
@@ -40,10 +42,22 @@ pub(crate) fn diagnostic(summary: &str, file: usize, deep: TooDeep) -> crate::di
     )
 }
 
-/// `Ok` when `text` nests `[` and `(` at most [`MAX_NESTING`] deep outside comments.
+/// What an open bracket is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Open {
+    /// A block's body: what is inside is at body level again.
+    Block,
+    /// Part of an expression: counts towards the depth.
+    Expression,
+}
+
+/// `Ok` when no expression in `text` nests brackets more than [`MAX_NESTING`] deep.
 pub(crate) fn check(text: &str) -> Result<(), TooDeep> {
     let bytes = text.as_bytes();
+    let mut open: Vec<Open> = Vec::new();
     let mut depth = 0usize;
+    // Where the current line's content starts, for telling a block header from an expression.
+    let mut line_start = 0;
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -52,21 +66,55 @@ pub(crate) fn check(text: &str) -> Result<(), TooDeep> {
             b'/' if bytes.get(i + 1) == Some(&b'*') => {
                 i = find(bytes, i + 2, b"*/").map_or(bytes.len(), |end| end + 2);
             }
-            b'[' | b'(' => {
-                depth += 1;
-                if depth > MAX_NESTING {
-                    return Err(TooDeep { offset: i });
-                }
+            b'\n' => {
+                line_start = i + 1;
                 i += 1;
             }
-            b']' | b')' => {
-                depth = depth.saturating_sub(1);
+            byte @ (b'[' | b'(' | b'{') => {
+                let at_body_level = open.last().is_none_or(|o| *o == Open::Block);
+                let kind =
+                    if byte == b'{' && at_body_level && is_block_header(&bytes[line_start..i]) {
+                        Open::Block
+                    } else {
+                        depth += 1;
+                        if depth > MAX_NESTING {
+                            return Err(TooDeep { offset: i });
+                        }
+                        Open::Expression
+                    };
+                if kind == Open::Block {
+                    line_start = i + 1;
+                }
+                open.push(kind);
+                i += 1;
+            }
+            b']' | b')' | b'}' => {
+                if open.pop() == Some(Open::Expression) {
+                    depth -= 1;
+                }
+                if open.last().is_none_or(|o| *o == Open::Block) {
+                    line_start = i + 1;
+                }
                 i += 1;
             }
             _ => i += 1,
         }
     }
     Ok(())
+}
+
+/// Whether the text before a `{` on its line is a block header: a type and labels
+/// (identifiers and quoted strings), nothing an expression would contain.
+fn is_block_header(before: &[u8]) -> bool {
+    let mut saw_word = false;
+    for byte in before {
+        match byte {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'-' | b'"' | b'.' => saw_word = true,
+            b' ' | b'\t' | b'\r' => {}
+            _ => return false,
+        }
+    }
+    saw_word
 }
 
 fn line_end(bytes: &[u8], from: usize) -> usize {
@@ -99,7 +147,7 @@ mod tests {
                 offset: 4 + MAX_NESTING
             })
         );
-        // Closed brackets do not add up; comments do not count.
+        // Closed brackets do not add up; comments do not count; blocks do not count.
         let wide = "f([1], [2], (3), [[4]])\n".repeat(100);
         assert_eq!(check(&wide), Ok(()));
         let commented = format!(
@@ -109,5 +157,34 @@ mod tests {
             "[".repeat(50)
         );
         assert_eq!(check(&commented), Ok(()));
+        let blocks = format!(
+            "{}x = 1\n{}",
+            "block \"a\" {\n".repeat(40),
+            "}\n".repeat(40)
+        );
+        assert_eq!(check(&blocks), Ok(()));
+    }
+
+    #[test]
+    fn objects_and_templates_count_as_expression_nesting_inside_blocks() {
+        let object = |d: usize| {
+            format!(
+                "{}x = {}1{}\n{}",
+                "a {\n".repeat(5),
+                "{ k = ".repeat(d),
+                " }".repeat(d),
+                "}\n".repeat(5)
+            )
+        };
+        assert_eq!(check(&object(MAX_NESTING)), Ok(()));
+        assert!(check(&object(MAX_NESTING + 1)).is_err());
+        // The fuzzer's input: objects after an operator, never closed.
+        let fuzzed = format!("1{}", "%{-3-e ".repeat(MAX_NESTING + 1));
+        assert!(check(&fuzzed).is_err());
+        let template = format!("x = \"{}\"", "${[".repeat(MAX_NESTING / 2 + 1));
+        assert!(check(&template).is_err());
+        // A block written on one line with its body is still a block.
+        let one_line = "a { b { c { d { e { f { g { h { i { j { k { l { m { n { o = [[1]] } } } } } } } } } } } } } } }";
+        assert_eq!(check(one_line), Ok(()));
     }
 }
