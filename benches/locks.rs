@@ -68,14 +68,22 @@ async fn list_load(store: &dyn Store) {
         let keys: Vec<_> = (0..4)
             .map(|n| key(&repo, &format!("pr{pr}/envs/{n}")))
             .collect();
-        let outcome = store.lock_acquire(&keys, &owner(pr)).await.expect("seed");
+        let outcome = store
+            .locks()
+            .lock_acquire(&keys, &owner(pr))
+            .await
+            .expect("seed");
         assert!(matches!(outcome, Acquisition::Granted(ref l) if l.len() == 4));
     }
     let mut all = Vec::new();
     let mut one = Vec::new();
     for n in 0..50_u64 {
         let started = Instant::now();
-        let locks = store.lock_list(&LockQuery::default()).await.expect("list");
+        let locks = store
+            .locks()
+            .lock_list(&LockQuery::default())
+            .await
+            .expect("list");
         all.push(started.elapsed());
         assert_eq!(locks.len(), 1000);
         let query = LockQuery {
@@ -83,7 +91,10 @@ async fn list_load(store: &dyn Store) {
             pr: Some(n),
         };
         let started = Instant::now();
-        assert_eq!(store.lock_list(&query).await.expect("list").len(), 4);
+        assert_eq!(
+            store.locks().lock_list(&query).await.expect("list").len(),
+            4
+        );
         one.push(started.elapsed());
     }
     report("lock_list (1,000 locks)", all, None);
@@ -111,6 +122,7 @@ async fn contended_load(store: Arc<dyn Store>, clients: u64, secs: u64) {
                         .collect();
                     let started = Instant::now();
                     let outcome = store
+                        .locks()
                         .lock_acquire(&keys, &owner(pr))
                         .await
                         .expect("acquire");
@@ -122,7 +134,11 @@ async fn contended_load(store: Arc<dyn Store>, clients: u64, secs: u64) {
                             pr,
                             filter: KeyFilter::default(),
                         };
-                        store.lock_release(&release, &stamp).await.expect("release");
+                        store
+                            .locks()
+                            .lock_release(&release, &stamp)
+                            .await
+                            .expect("release");
                     }
                     n += 1;
                 }
@@ -168,7 +184,7 @@ async fn plan_load(store: &dyn Store) {
             summary: "Plan: 0 to add, 5000 to change, 0 to destroy.".to_owned(),
         };
         let started = Instant::now();
-        store.plan_save(&plan).await.expect("save");
+        store.plans().plan_save(&plan).await.expect("save");
         samples.push(started.elapsed());
     }
     println!(

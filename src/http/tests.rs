@@ -16,8 +16,8 @@ use crate::locks::{
     LockQuery, NewAuditEvent, NewPlan, PlanQuery, Release, SavedPlan,
 };
 use crate::store::{
-    ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LogLine, NewDelivery, NewJob, Pruned,
-    Reaped, Store, StoreError,
+    AuditStore, ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LockStore, LogLine,
+    NewDelivery, NewJob, PlanStore, Pruned, QueueStore, Reaped, Store, StoreError,
 };
 use crate::webhook::{Intake, IntakeSettings, sign};
 
@@ -31,8 +31,20 @@ fn down<T>() -> Result<T, StoreError> {
     ))
 }
 
-#[async_trait::async_trait]
 impl Store for DownStore {
+    fn locks(&self) -> &dyn LockStore {
+        self
+    }
+    fn plans(&self) -> &dyn PlanStore {
+        self
+    }
+    fn audit(&self) -> &dyn AuditStore {
+        self
+    }
+}
+
+#[async_trait::async_trait]
+impl QueueStore for DownStore {
     async fn ping(&self) -> Result<(), StoreError> {
         down()
     }
@@ -105,7 +117,7 @@ impl Store for DownStore {
 }
 
 #[async_trait::async_trait]
-impl crate::store::LockStore for DownStore {
+impl LockStore for DownStore {
     async fn lock_acquire(&self, _: &[LockKey], _: &LockOwner) -> Result<Acquisition, StoreError> {
         down()
     }
@@ -121,6 +133,10 @@ impl crate::store::LockStore for DownStore {
     async fn pr_closed(&self, _: &str, _: u64, _: &AuditStamp) -> Result<ClosedPr, StoreError> {
         down()
     }
+}
+
+#[async_trait::async_trait]
+impl PlanStore for DownStore {
     async fn plan_save(&self, _: &NewPlan) -> Result<SavedPlan, StoreError> {
         down()
     }
@@ -141,6 +157,10 @@ impl crate::store::LockStore for DownStore {
     ) -> Result<Vec<u64>, StoreError> {
         down()
     }
+}
+
+#[async_trait::async_trait]
+impl AuditStore for DownStore {
     async fn audit_append(&self, _: &NewAuditEvent) -> Result<AuditEvent, StoreError> {
         down()
     }

@@ -67,7 +67,7 @@ async fn admitted(
     if gate::refuse_fork(&r.policy, job, &pull, StatusKind::Apply).await? {
         return Ok(None);
     }
-    let switch = r.store.apply_switch().await?;
+    let switch = r.store.audit().apply_switch().await?;
     if !switch.enabled {
         let reason = switch
             .reason
@@ -79,6 +79,7 @@ async fn admitted(
     let filter = KeyFilter::from_command(command);
     let plans: Vec<SavedPlan> = r
         .store
+        .plans()
         .plan_list(&PlanQuery {
             repo: job.repo(),
             pr: job.pr.number,

@@ -80,6 +80,7 @@ async fn duplicate_of(
     let filter = KeyFilter::from_command(command);
     let plans = r
         .store
+        .plans()
         .plan_list(&PlanQuery {
             repo: job.repo(),
             pr: job.pr.number,

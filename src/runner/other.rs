@@ -39,7 +39,7 @@ pub(super) async fn unlock(r: &Runner, job: &Job, command: &Command) -> anyhow::
         actor: Actor::new(job.user(), ActorVia::Comment),
         detail: command.to_comment(&r.executable),
     };
-    let released = r.store.lock_release(&release, &stamp).await?;
+    let released = r.store.locks().lock_release(&release, &stamp).await?;
     let released: Vec<ReleasedLock> = released
         .iter()
         .map(|l| ReleasedLock {
@@ -129,6 +129,7 @@ pub(super) async fn pr_closed(r: &Runner, job: &Job, merged: bool) -> anyhow::Re
     };
     let closed = r
         .store
+        .locks()
         .pr_closed(&job.repo(), job.pr.number, &stamp)
         .await?;
     job.step(&format!(

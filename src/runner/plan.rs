@@ -120,7 +120,7 @@ async fn take_locks(
         summary: "planning".to_owned(),
         forge: Some(job.pr.forge),
     };
-    match r.store.lock_acquire(&keys, &owner).await? {
+    match r.store.locks().lock_acquire(&keys, &owner).await? {
         Acquisition::Granted(_) => Ok(true),
         Acquisition::Conflict(locks) => {
             let conflicts: Vec<ConflictView> = locks
@@ -207,6 +207,7 @@ async fn plan_one(
     let document = serde_json::from_str(&plan_json(plan))?;
     job.step(&format!("save plan {}", p.label())).await;
     r.store
+        .plans()
         .plan_save(&NewPlan {
             key: lock_key(job, p),
             pr: job.pr.number,

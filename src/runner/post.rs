@@ -51,6 +51,7 @@ impl Job {
         let raw: Vec<u64> = ids.iter().map(|id| id.0).collect();
         let previous = match runner
             .store
+            .plans()
             .plan_comments_replace(&self.repo(), self.pr.number, &raw)
             .await
         {

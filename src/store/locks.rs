@@ -1,7 +1,5 @@
-//! The store side of `locks`: the [`LockStore`] trait (a supertrait of `Store`) over the
-//! `locks`, `plans`, `audit_events` and `apply_switch` tables, and the row conversions both
-//! backends share. The SQL itself is in `locks_sqlite.rs`/`locks_pg.rs` and
-//! `plans_sqlite.rs`/`plans_pg.rs`.
+//! The store side of `locks`: [`LockStore`] over the `locks` table, written once for both
+//! backends over [`Db`], and the row conversions the plan and audit owners share.
 //!
 //! Every lock a command needs is taken in one transaction, in key order (so two acquirers
 //! never wait on each other in a cycle), with an upsert that only updates a row the same PR
@@ -11,14 +9,16 @@
 use async_trait::async_trait;
 use uuid::Uuid;
 
-use super::StoreError;
+use super::sql::{Db, On, Row, Sql, Tx};
+use super::{StoreError, audit, plans, rows};
 use crate::commands::{ProjectName, RepoDir, Workspace};
 use crate::locks::{
-    Acquisition, Actor, ActorVia, ApplySwitch, AuditAction, AuditEvent, AuditStamp, ClosedPr, Lock,
-    LockKey, LockOwner, LockQuery, NewAuditEvent, NewPlan, PlanQuery, Release, SavedPlan,
+    Acquisition, Actor, ActorVia, AuditAction, AuditStamp, ClosedPr, KeyFilter, Lock, LockKey,
+    LockOwner, LockQuery, NewAuditEvent, Release,
 };
+use model::ForgeKind;
 
-/// Locks, saved plans, audit events and the apply switch; implemented by both backends.
+/// Locks; implemented once for both backends.
 #[async_trait]
 pub trait LockStore: Send + Sync {
     /// Takes every lock in `keys` for `owner.pr`, or none. Keys the PR already holds are
@@ -51,47 +51,6 @@ pub trait LockStore: Send + Sync {
         pr: u64,
         stamp: &AuditStamp,
     ) -> Result<ClosedPr, StoreError>;
-
-    /// Saves a plan and supersedes the PR's previous plan for the same key.
-    async fn plan_save(&self, plan: &NewPlan) -> Result<SavedPlan, StoreError>;
-
-    async fn plan_get(&self, id: Uuid) -> Result<Option<SavedPlan>, StoreError>;
-
-    /// A PR's plans, newest first.
-    async fn plan_list(&self, query: &PlanQuery) -> Result<Vec<SavedPlan>, StoreError>;
-
-    /// Marks every current plan of a PR superseded (new commits pushed); returns how many.
-    async fn plan_supersede_pr(&self, repo: &str, pr: u64) -> Result<u64, StoreError>;
-
-    /// Records `comments` as the PR's latest plan comments, replacing the ones recorded before,
-    /// and returns those (sorted; the ones in `comments` left out) so the caller can hide them.
-    /// `pr_closed` forgets them.
-    async fn plan_comments_replace(
-        &self,
-        repo: &str,
-        pr: u64,
-        comments: &[u64],
-    ) -> Result<Vec<u64>, StoreError>;
-
-    async fn audit_append(&self, event: &NewAuditEvent) -> Result<AuditEvent, StoreError>;
-
-    /// At most `limit` events with `seq < before` (all when `None`), newest first.
-    async fn audit_list(
-        &self,
-        limit: u32,
-        before: Option<i64>,
-    ) -> Result<Vec<AuditEvent>, StoreError>;
-
-    async fn apply_switch(&self) -> Result<ApplySwitch, StoreError>;
-
-    /// Turns applies on or off. When the state changes, records who and why and appends an
-    /// `apply_switch_on`/`apply_switch_off` audit event in the same transaction; setting the
-    /// state it already has changes nothing. Returns the switch after the call.
-    async fn set_apply_switch(
-        &self,
-        enabled: bool,
-        stamp: &AuditStamp,
-    ) -> Result<ApplySwitch, StoreError>;
 }
 
 /// The keys to take, sorted and without duplicates: every acquirer inserts in this order.
@@ -157,22 +116,6 @@ pub(super) fn release_event(lock: &Lock, action: AuditAction, stamp: &AuditStamp
     }
 }
 
-/// The audit event written when the apply switch changes.
-pub(super) fn switch_event(enabled: bool, stamp: &AuditStamp) -> NewAuditEvent {
-    NewAuditEvent {
-        actor: stamp.actor.clone(),
-        action: if enabled {
-            AuditAction::ApplySwitchOn
-        } else {
-            AuditAction::ApplySwitchOff
-        },
-        repo: None,
-        pr: None,
-        target: "apply switch".to_owned(),
-        detail: stamp.detail.clone(),
-    }
-}
-
 fn short_sha(sha: &str) -> &str {
     sha.get(..12).unwrap_or(sha)
 }
@@ -205,4 +148,258 @@ pub(super) fn comment_ids(stored: Vec<i64>, now: &[u64]) -> Result<Vec<u64>, Sto
     ids.retain(|id| !now.contains(id));
     ids.sort_unstable();
     Ok(ids)
+}
+
+const LOCK_COLUMNS: &str = "id, repo, dir, workspace, project, pr, pr_url, head_sha, \
+     planned_by, job_id, summary, locked_at, planned_at, forge";
+/// Attempts at an acquire whose blocker was released before we could name it.
+const ACQUIRE_TRIES: u32 = 3;
+
+fn lock_from_row(row: &Row) -> Result<Lock, StoreError> {
+    Ok(Lock {
+        id: row.id("id")?,
+        key: key_from_columns(
+            row.get("repo")?,
+            &row.get::<String>("dir")?,
+            &row.get::<String>("workspace")?,
+            &row.get::<String>("project")?,
+        )?,
+        owner: LockOwner {
+            pr: pr_from_column(row.get("pr")?)?,
+            pr_url: row.get("pr_url")?,
+            head_sha: row.get("head_sha")?,
+            user: row.get("planned_by")?,
+            job: row.opt_id("job_id")?,
+            summary: row.get("summary")?,
+            forge: rows::forge_column(row.get("forge")?)?,
+        },
+        locked_at: row.time("locked_at")?,
+        planned_at: row.time("planned_at")?,
+    })
+}
+
+/// Inserts `key` for `owner`, or refreshes the owner info when `owner.pr` already holds it.
+/// `None` when another PR holds it. Two replicas taking the same key serialise on the unique
+/// index: the second upsert waits for the first transaction, then sees a row held by another
+/// PR and takes nothing. (On SQLite the one writer connection runs them one after the other.)
+async fn upsert_lock(
+    tx: &mut Tx,
+    key: &LockKey,
+    owner: &LockOwner,
+) -> Result<Option<Lock>, StoreError> {
+    let row = Sql::new(format!(
+        "INSERT INTO locks ({LOCK_COLUMNS})
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, {{now}}, {{now}}, $12)
+         ON CONFLICT (repo, dir, workspace, project) DO UPDATE SET
+             forge = excluded.forge, pr_url = excluded.pr_url, head_sha = excluded.head_sha,
+             planned_by = excluded.planned_by, job_id = excluded.job_id,
+             summary = excluded.summary, planned_at = excluded.planned_at
+         WHERE locks.pr = excluded.pr
+         RETURNING {LOCK_COLUMNS}"
+    ))
+    .bind(Uuid::new_v4())
+    .bind(&key.repo)
+    .bind(key.dir.as_str())
+    .bind(key.workspace.as_str())
+    .bind(project_column(key.project.as_ref()))
+    .bind(pr_column(owner.pr)?)
+    .bind(&owner.pr_url)
+    .bind(&owner.head_sha)
+    .bind(&owner.user)
+    .bind(owner.job)
+    .bind(&owner.summary)
+    .bind(owner.forge.map(ForgeKind::as_str))
+    .fetch_optional(tx)
+    .await?;
+    row.as_ref().map(lock_from_row).transpose()
+}
+
+async fn holder(tx: &mut Tx, key: &LockKey) -> Result<Option<Lock>, StoreError> {
+    let row = Sql::new(format!(
+        "SELECT {LOCK_COLUMNS} FROM locks
+         WHERE repo = $1 AND dir = $2 AND workspace = $3 AND project = $4"
+    ))
+    .bind(&key.repo)
+    .bind(key.dir.as_str())
+    .bind(key.workspace.as_str())
+    .bind(project_column(key.project.as_ref()))
+    .fetch_optional(tx)
+    .await?;
+    row.as_ref().map(lock_from_row).transpose()
+}
+
+/// `head`, the `WHERE` that picks a PR's locks narrowed by `filter` (values bound from `$1`),
+/// then `tail`.
+fn pr_locks(
+    head: &str,
+    tail: &str,
+    repo: &str,
+    pr: u64,
+    filter: &KeyFilter,
+) -> Result<Sql, StoreError> {
+    Ok(Sql::new(format!(
+        "{head} WHERE repo = $1 AND pr = $2
+             AND (CAST($3 AS TEXT) IS NULL OR dir = $3)
+             AND (CAST($4 AS TEXT) IS NULL OR workspace = $4)
+             AND (CAST($5 AS TEXT) IS NULL OR project = $5)
+         {tail}"
+    ))
+    .bind(repo)
+    .bind(pr_column(pr)?)
+    .bind(filter.dir.as_ref().map(|d| d.as_str()))
+    .bind(filter.workspace.as_ref().map(|w| w.as_str()))
+    .bind(filter.project.as_ref().map(|p| p.as_str())))
+}
+
+async fn delete_locks(tx: &mut Tx, release: &Release) -> Result<Vec<Lock>, StoreError> {
+    let rows = match release {
+        Release::Pr { repo, pr, filter } => {
+            if tx.is_postgres() {
+                // Row locks in key order first, the order acquirers take them in, so a release
+                // racing the same PR's re-plan waits instead of deadlocking.
+                let order = "ORDER BY repo, dir, workspace, project FOR UPDATE";
+                pr_locks("SELECT 1 FROM locks", order, repo, *pr, filter)?
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let returning = format!("RETURNING {LOCK_COLUMNS}");
+            pr_locks("DELETE FROM locks", &returning, repo, *pr, filter)?
+                .fetch_all(tx)
+                .await?
+        }
+        Release::Id(id) => {
+            Sql::new(format!(
+                "DELETE FROM locks WHERE id = $1 RETURNING {LOCK_COLUMNS}"
+            ))
+            .bind(*id)
+            .fetch_all(tx)
+            .await?
+        }
+    };
+    let mut locks = rows
+        .iter()
+        .map(lock_from_row)
+        .collect::<Result<Vec<_>, _>>()?;
+    locks.sort_by(|a, b| a.key.cmp(&b.key));
+    Ok(locks)
+}
+
+/// One attempt at taking `keys`: `None` when a lock that blocked us was released before we
+/// could read who held it (only possible across PostgreSQL transactions; the caller tries
+/// again).
+async fn try_acquire(
+    db: &Db,
+    keys: &[LockKey],
+    owner: &LockOwner,
+) -> Result<Option<Acquisition>, StoreError> {
+    let mut tx = db.begin().await?;
+    let mut granted = Vec::new();
+    let mut taken = Vec::new();
+    for key in ordered_keys(keys) {
+        match upsert_lock(&mut tx, key, owner).await? {
+            Some(lock) => granted.push(lock),
+            None => taken.push(key),
+        }
+    }
+    if taken.is_empty() {
+        tx.commit().await?;
+        return Ok(Some(Acquisition::Granted(granted)));
+    }
+    let mut held = Vec::with_capacity(taken.len());
+    for key in &taken {
+        held.extend(holder(&mut tx, key).await?);
+    }
+    tx.rollback().await?;
+    Ok((held.len() == taken.len()).then_some(Acquisition::Conflict(held)))
+}
+
+/// Audit events and superseded plans for locks just deleted, inside the open transaction.
+async fn record_released(
+    tx: &mut Tx,
+    released: &[Lock],
+    action: AuditAction,
+    stamp: &AuditStamp,
+) -> Result<(), StoreError> {
+    for lock in released {
+        plans::supersede_key(On::Tx(&mut *tx), &lock.key, lock.owner.pr).await?;
+        audit::insert(On::Tx(&mut *tx), &release_event(lock, action, stamp)).await?;
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl LockStore for Db {
+    async fn lock_acquire(
+        &self,
+        keys: &[LockKey],
+        owner: &LockOwner,
+    ) -> Result<Acquisition, StoreError> {
+        for _ in 1..ACQUIRE_TRIES {
+            if let Some(outcome) = try_acquire(self, keys, owner).await? {
+                return Ok(outcome);
+            }
+        }
+        try_acquire(self, keys, owner).await?.ok_or_else(|| {
+            StoreError::Unavailable(format!(
+                "locks kept changing hands while PR #{} tried to take them; try again",
+                owner.pr
+            ))
+        })
+    }
+
+    async fn lock_release(
+        &self,
+        release: &Release,
+        stamp: &AuditStamp,
+    ) -> Result<Vec<Lock>, StoreError> {
+        let mut tx = self.begin().await?;
+        let released = delete_locks(&mut tx, release).await?;
+        record_released(&mut tx, &released, AuditAction::Unlock, stamp).await?;
+        tx.commit().await?;
+        Ok(released)
+    }
+
+    async fn lock_get(&self, id: Uuid) -> Result<Option<Lock>, StoreError> {
+        let row = Sql::new(format!("SELECT {LOCK_COLUMNS} FROM locks WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(self.read())
+            .await?;
+        row.as_ref().map(lock_from_row).transpose()
+    }
+
+    async fn lock_list(&self, query: &LockQuery) -> Result<Vec<Lock>, StoreError> {
+        let rows = Sql::new(format!(
+            "SELECT {LOCK_COLUMNS} FROM locks
+             WHERE (CAST($1 AS TEXT) IS NULL OR repo = $1)
+               AND (CAST($2 AS BIGINT) IS NULL OR pr = $2)
+             ORDER BY repo, dir, workspace, project"
+        ))
+        .bind(&query.repo)
+        .bind(query.pr.map(pr_column).transpose()?)
+        .fetch_all(self.read())
+        .await?;
+        rows.iter().map(lock_from_row).collect()
+    }
+
+    async fn pr_closed(
+        &self,
+        repo: &str,
+        pr: u64,
+        stamp: &AuditStamp,
+    ) -> Result<ClosedPr, StoreError> {
+        let mut tx = self.begin().await?;
+        let release = Release::Pr {
+            repo: repo.to_owned(),
+            pr,
+            filter: KeyFilter::default(),
+        };
+        let released = delete_locks(&mut tx, &release).await?;
+        record_released(&mut tx, &released, AuditAction::PrClosed, stamp).await?;
+        let plans_deleted = plans::delete_pr(&mut tx, repo, pr).await?;
+        tx.commit().await?;
+        Ok(ClosedPr {
+            released,
+            plans_deleted,
+        })
+    }
 }

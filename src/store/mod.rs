@@ -23,26 +23,25 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-mod audit_pg;
-mod audit_sqlite;
+mod audit;
 mod locks;
-mod locks_pg;
-mod locks_sqlite;
 mod pg_jobs;
 mod pg_signal;
-mod plans_pg;
-mod plans_sqlite;
+mod plans;
 mod postgres;
 mod rows;
 mod schema;
 mod sessions;
+mod sql;
 mod sqlite;
 mod sqlite_accept;
 mod sqlite_commit;
 mod sqlite_writes;
 mod state;
 
+pub use audit::AuditStore;
 pub use locks::LockStore;
+pub use plans::PlanStore;
 pub use postgres::PgStore;
 pub use sessions::{SessionStore, StoredSession};
 pub use sqlite::SqliteStore;
@@ -346,10 +345,35 @@ pub(crate) fn transition_sources(target: JobState) -> &'static [JobState] {
     }
 }
 
-/// The persistence seam. Implemented by `SqliteStore` and `PgStore`. Locks, saved plans, audit
-/// events and the apply switch are in the [`LockStore`] supertrait.
+/// The persistence seam, split by owner: the queue's own methods (this trait's supertrait
+/// [`QueueStore`]) and one part per other owner, so a module depends on the part it uses. Implemented by
+/// `SqliteStore` and `PgStore`.
+pub trait Store: QueueStore + Debug {
+    /// Locks (`locks`).
+    fn locks(&self) -> &dyn LockStore;
+
+    /// Saved plans and their PR comments (`locks`, `runner`).
+    fn plans(&self) -> &dyn PlanStore;
+
+    /// The audit log and the apply switch (`locks`, `web`).
+    fn audit(&self) -> &dyn AuditStore;
+
+    /// Managed-resource state (`proxmox::state`). Stores that keep none (test fakes) answer
+    /// every state call with `Unavailable`.
+    fn state(&self) -> &dyn StateStore {
+        &state::NoState
+    }
+
+    /// Dashboard sessions (`web`). Stores that keep none (test fakes) answer every session
+    /// call with `Unavailable`.
+    fn sessions(&self) -> &dyn SessionStore {
+        &sessions::NoSessions
+    }
+}
+
+/// The durable job queue (`queue`, `webhook`, `runner`): deliveries, jobs, their leases and logs.
 #[async_trait::async_trait]
-pub trait Store: LockStore + Send + Sync + Debug {
+pub trait QueueStore: Send + Sync {
     /// Cheap round trip, for `/readyz`.
     async fn ping(&self) -> Result<(), StoreError>;
 
@@ -435,18 +459,6 @@ pub trait Store: LockStore + Send + Sync + Debug {
 
     /// Log lines with `seq > after`, in order.
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError>;
-
-    /// Managed-resource state (`proxmox::state`). Stores that keep none (test fakes) answer
-    /// every state call with `Unavailable`.
-    fn state(&self) -> &dyn StateStore {
-        &state::NoState
-    }
-
-    /// Dashboard sessions (`web`). Stores that keep none (test fakes) answer every session
-    /// call with `Unavailable`.
-    fn sessions(&self) -> &dyn SessionStore {
-        &sessions::NoSessions
-    }
 }
 
 #[cfg(test)]

@@ -14,9 +14,10 @@ use uuid::Uuid;
 use super::pg_jobs::{job_from_row, reap_expired};
 use super::pg_signal::PgSignal;
 use super::rows;
+use super::sql::Db;
 use super::{
     ClaimLimits, DeliveryOutcome, Job, JobProgress, JobSignal, JobState, LogLine, NewDelivery,
-    NewJob, PRUNE_BATCH, Pruned, Reaped, Store, StoreError, schema, transition_sources,
+    NewJob, PRUNE_BATCH, Pruned, QueueStore, Reaped, Store, StoreError, schema, transition_sources,
 };
 
 const CONNECTIONS: u32 = 10;
@@ -40,6 +41,8 @@ macro_rules! lease_from_now {
 #[derive(Debug)]
 pub struct PgStore {
     pub(super) pool: PgPool,
+    /// The same pool, for the owners written once for both backends.
+    pub(super) db: Db,
     signal: PgSignal,
 }
 
@@ -56,7 +59,11 @@ impl PgStore {
             .map_err(|e| StoreError::Unavailable(format!("connecting to postgres: {e}")))?;
         schema::postgres().await?.run(&pool).await?;
         let signal = PgSignal::start(&pool).await?;
-        Ok(Self { pool, signal })
+        Ok(Self {
+            db: Db::Pg(pool.clone()),
+            pool,
+            signal,
+        })
     }
 }
 
@@ -88,14 +95,29 @@ fn lease_micros(lease: Duration) -> f64 {
 
 #[async_trait]
 impl Store for PgStore {
+    fn locks(&self) -> &dyn super::LockStore {
+        &self.db
+    }
+
+    fn plans(&self) -> &dyn super::PlanStore {
+        &self.db
+    }
+
+    fn audit(&self) -> &dyn super::AuditStore {
+        &self.db
+    }
+
     fn state(&self) -> &dyn super::StateStore {
         self
     }
 
     fn sessions(&self) -> &dyn super::SessionStore {
-        self
+        &self.db
     }
+}
 
+#[async_trait]
+impl QueueStore for PgStore {
     async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
         Ok(())

@@ -4,11 +4,10 @@
 use std::fmt;
 
 use async_trait::async_trait;
-use sqlx::Row;
 use time::OffsetDateTime;
 
-use super::locks_sqlite::time_from_micros;
-use super::{PgStore, SqliteStore, StoreError};
+use super::StoreError;
+use super::sql::{Db, Sql};
 
 /// A dashboard session as stored. `Debug` hides the hash and the CSRF token.
 #[derive(Clone, PartialEq, Eq)]
@@ -30,7 +29,7 @@ impl fmt::Debug for StoredSession {
     }
 }
 
-/// Dashboard sessions, implemented by both backends.
+/// Dashboard sessions; implemented once for both backends.
 #[async_trait]
 pub trait SessionStore: Send + Sync {
     /// Stores a new session (a hash already present is a conflict).
@@ -75,93 +74,27 @@ impl SessionStore for NoSessions {
     }
 }
 
-fn micros(t: OffsetDateTime) -> i64 {
-    i64::try_from(t.unix_timestamp_nanos() / 1_000).unwrap_or(i64::MAX)
-}
-
-fn conflict(e: sqlx::Error) -> StoreError {
-    match &e {
-        sqlx::Error::Database(db) if db.is_unique_violation() => {
+fn conflict(e: StoreError) -> StoreError {
+    match e {
+        StoreError::Conflict(_) => {
             StoreError::Conflict("a session with this token already exists".to_owned())
         }
-        _ => e.into(),
+        other => other,
     }
 }
 
 #[async_trait]
-impl SessionStore for SqliteStore {
+impl SessionStore for Db {
     async fn session_create(&self, s: &StoredSession) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO web_sessions (token_hash, username, csrf, created_at, expires_at) \
-             VALUES (?, ?, ?, ?, ?)",
-        )
-        .bind(&s.token_hash)
-        .bind(&s.username)
-        .bind(&s.csrf)
-        .bind(micros(OffsetDateTime::now_utc()))
-        .bind(micros(s.expires_at))
-        .execute(&self.writer)
-        .await
-        .map_err(conflict)?;
-        Ok(())
-    }
-
-    async fn session_get(
-        &self,
-        token_hash: &str,
-        now: OffsetDateTime,
-    ) -> Result<Option<StoredSession>, StoreError> {
-        let row = sqlx::query(
-            "SELECT token_hash, username, csrf, expires_at FROM web_sessions WHERE token_hash = ?",
-        )
-        .bind(token_hash)
-        .fetch_optional(&self.reader)
-        .await?;
-        let Some(row) = row else {
-            return Ok(None);
-        };
-        let session = StoredSession {
-            token_hash: row.try_get("token_hash")?,
-            username: row.try_get("username")?,
-            csrf: row.try_get("csrf")?,
-            expires_at: time_from_micros(row.try_get("expires_at")?)?,
-        };
-        if session.expires_at <= now {
-            self.session_delete(token_hash).await?;
-            return Ok(None);
-        }
-        Ok(Some(session))
-    }
-
-    async fn session_delete(&self, token_hash: &str) -> Result<bool, StoreError> {
-        let done = sqlx::query("DELETE FROM web_sessions WHERE token_hash = ?")
-            .bind(token_hash)
-            .execute(&self.writer)
-            .await?;
-        Ok(done.rows_affected() > 0)
-    }
-
-    async fn session_purge(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
-        let done = sqlx::query("DELETE FROM web_sessions WHERE expires_at <= ?")
-            .bind(micros(now))
-            .execute(&self.writer)
-            .await?;
-        Ok(done.rows_affected())
-    }
-}
-
-#[async_trait]
-impl SessionStore for PgStore {
-    async fn session_create(&self, s: &StoredSession) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO web_sessions (token_hash, username, csrf, expires_at) \
-             VALUES ($1, $2, $3, $4)",
+        Sql::new(
+            "INSERT INTO web_sessions (token_hash, username, csrf, created_at, expires_at)
+             VALUES ($1, $2, $3, {now}, $4)",
         )
         .bind(&s.token_hash)
         .bind(&s.username)
         .bind(&s.csrf)
         .bind(s.expires_at)
-        .execute(&self.pool)
+        .execute(self.write())
         .await
         .map_err(conflict)?;
         Ok(())
@@ -172,20 +105,20 @@ impl SessionStore for PgStore {
         token_hash: &str,
         now: OffsetDateTime,
     ) -> Result<Option<StoredSession>, StoreError> {
-        let row = sqlx::query(
+        let row = Sql::new(
             "SELECT token_hash, username, csrf, expires_at FROM web_sessions WHERE token_hash = $1",
         )
         .bind(token_hash)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.read())
         .await?;
         let Some(row) = row else {
             return Ok(None);
         };
         let session = StoredSession {
-            token_hash: row.try_get("token_hash")?,
-            username: row.try_get("username")?,
-            csrf: row.try_get("csrf")?,
-            expires_at: row.try_get("expires_at")?,
+            token_hash: row.get("token_hash")?,
+            username: row.get("username")?,
+            csrf: row.get("csrf")?,
+            expires_at: row.time("expires_at")?,
         };
         if session.expires_at <= now {
             self.session_delete(token_hash).await?;
@@ -195,18 +128,17 @@ impl SessionStore for PgStore {
     }
 
     async fn session_delete(&self, token_hash: &str) -> Result<bool, StoreError> {
-        let done = sqlx::query("DELETE FROM web_sessions WHERE token_hash = $1")
+        let deleted = Sql::new("DELETE FROM web_sessions WHERE token_hash = $1")
             .bind(token_hash)
-            .execute(&self.pool)
+            .execute(self.write())
             .await?;
-        Ok(done.rows_affected() > 0)
+        Ok(deleted > 0)
     }
 
     async fn session_purge(&self, now: OffsetDateTime) -> Result<u64, StoreError> {
-        let done = sqlx::query("DELETE FROM web_sessions WHERE expires_at <= $1")
+        Sql::new("DELETE FROM web_sessions WHERE expires_at <= $1")
             .bind(now)
-            .execute(&self.pool)
-            .await?;
-        Ok(done.rows_affected())
+            .execute(self.write())
+            .await
     }
 }

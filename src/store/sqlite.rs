@@ -14,11 +14,12 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use super::rows;
+use super::sql::Db;
 use super::sqlite_commit::{Committer, Write, Written};
 use super::sqlite_writes::{Claim, JOB_COLUMNS, job_from_row};
 use super::{
     ClaimLimits, DeliveryOutcome, Job, JobProgress, JobSignal, JobState, LogLine, NewDelivery,
-    NewJob, Pruned, Reaped, Store, StoreError, schema,
+    NewJob, Pruned, QueueStore, Reaped, Store, StoreError, schema,
 };
 
 /// How long a writer waits for another process holding the database lock.
@@ -29,11 +30,12 @@ const MIGRATE_TRIES: u32 = 4;
 /// A store in one SQLite file (or in memory, for tests).
 #[derive(Debug)]
 pub struct SqliteStore {
-    /// The writer connection the committer feeds, shared with `locks_sqlite.rs`: lock, plan
-    /// and audit transactions read before they decide what to write, so they take the one
-    /// writer connection in turn with the committer's batches instead of joining them.
-    pub(super) writer: SqlitePool,
     pub(super) reader: SqlitePool,
+    /// The reader pool and the writer connection the committer feeds, for the owners written
+    /// once for both backends: lock, plan and audit transactions read before they decide what
+    /// to write, so they take the one writer connection in turn with the committer's batches
+    /// instead of joining them.
+    pub(super) db: Db,
     signal: watch::Sender<u64>,
     pub(super) committer: Committer,
 }
@@ -68,7 +70,10 @@ impl SqliteStore {
         let signal = watch::Sender::new(0);
         Ok(Self {
             committer: Committer::start(writer.clone(), signal.clone()),
-            writer,
+            db: Db::Sqlite {
+                reader: reader.clone(),
+                writer,
+            },
             reader,
             signal,
         })
@@ -189,14 +194,29 @@ fn unexpected(written: &dyn std::fmt::Debug) -> StoreError {
 
 #[async_trait]
 impl Store for SqliteStore {
+    fn locks(&self) -> &dyn super::LockStore {
+        &self.db
+    }
+
+    fn plans(&self) -> &dyn super::PlanStore {
+        &self.db
+    }
+
+    fn audit(&self) -> &dyn super::AuditStore {
+        &self.db
+    }
+
     fn state(&self) -> &dyn super::StateStore {
         self
     }
 
     fn sessions(&self) -> &dyn super::SessionStore {
-        self
+        &self.db
     }
+}
 
+#[async_trait]
+impl QueueStore for SqliteStore {
     async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.reader).await?;
         Ok(())

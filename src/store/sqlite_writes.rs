@@ -56,7 +56,8 @@ pub(super) async fn write_one(
         Write::Prune { older_than } => prune(conn, now.saturating_sub(*older_than))
             .await
             .map(Written::Pruned),
-        Write::State(write) => super::state::sqlite_write(conn, write, now)
+        Write::State(write) => write
+            .run(super::sql::On::SqliteConn(conn, now))
             .await
             .map(Written::Moved),
     }

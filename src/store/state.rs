@@ -8,8 +8,8 @@ use std::fmt;
 
 use async_trait::async_trait;
 use secrecy::{ExposeSecret, SecretString};
-use sqlx::Row;
 
+use super::sql::{Db, On, Row, Sql};
 use super::sqlite_commit::{Write, Written};
 use super::{PgStore, SqliteStore, StoreError};
 
@@ -33,17 +33,16 @@ impl fmt::Debug for Secrets {
 }
 
 impl Secrets {
-    fn to_json(&self) -> String {
-        let plain: BTreeMap<&str, &str> = self
-            .0
+    fn to_json(&self) -> serde_json::Value {
+        self.0
             .iter()
-            .map(|(k, v)| (k.as_str(), v.expose_secret()))
-            .collect();
-        serde_json::to_string(&plain).unwrap_or_else(|_| "{}".to_owned())
+            .map(|(k, v)| (k.clone(), serde_json::Value::from(v.expose_secret())))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
     }
 
-    fn from_json(text: &str) -> Result<Self, StoreError> {
-        let plain: BTreeMap<String, String> = serde_json::from_str(text)
+    fn from_json(value: serde_json::Value) -> Result<Self, StoreError> {
+        let plain: BTreeMap<String, String> = serde_json::from_value(value)
             .map_err(|e| StoreError::Internal(format!("corrupt secrets column: {e}")))?;
         Ok(Self(
             plain
@@ -117,58 +116,38 @@ fn vm_id_of(raw: Option<i64>) -> Result<Option<u32>, StoreError> {
     .transpose()
 }
 
-fn from_sqlite(row: &sqlx::sqlite::SqliteRow) -> Result<ManagedResource, StoreError> {
-    let attributes: String = row.try_get("attributes")?;
-    let secrets: String = row.try_get("secrets")?;
+fn from_row(row: &Row) -> Result<ManagedResource, StoreError> {
     Ok(ManagedResource {
-        address: row.try_get("address")?,
-        resource_type: row.try_get("resource_type")?,
-        node: row.try_get("node")?,
-        vm_id: vm_id_of(row.try_get("vm_id")?)?,
-        volid: row.try_get("volid")?,
-        attributes: serde_json::from_str(&attributes)
-            .map_err(|e| StoreError::Internal(format!("corrupt attributes column: {e}")))?,
-        secrets: Secrets::from_json(&secrets)?,
+        address: row.get("address")?,
+        resource_type: row.get("resource_type")?,
+        node: row.get("node")?,
+        vm_id: vm_id_of(row.get("vm_id")?)?,
+        volid: row.get("volid")?,
+        attributes: row.json("attributes")?,
+        secrets: Secrets::from_json(row.json("secrets")?)?,
     })
 }
 
-fn from_pg(row: &sqlx::postgres::PgRow) -> Result<ManagedResource, StoreError> {
-    let secrets: serde_json::Value = row.try_get("secrets")?;
-    Ok(ManagedResource {
-        address: row.try_get("address")?,
-        resource_type: row.try_get("resource_type")?,
-        node: row.try_get("node")?,
-        vm_id: vm_id_of(row.try_get("vm_id")?)?,
-        volid: row.try_get("volid")?,
-        attributes: row.try_get("attributes")?,
-        secrets: Secrets::from_json(&secrets.to_string())?,
-    })
-}
-
-/// A state write queued on the SQLite group committer.
+/// A state write; SQLite queues it on its group committer, PostgreSQL runs it at once.
 #[derive(Debug)]
 pub(super) enum StateWrite {
     Put(StateScope, ManagedResource),
     Remove(StateScope, String),
 }
 
-/// Runs one state write inside the committer's transaction; `true` when a row changed.
-pub(super) async fn sqlite_write(
-    conn: &mut sqlx::SqliteConnection,
-    write: &StateWrite,
-    now: i64,
-) -> Result<bool, StoreError> {
-    let done = match write {
-        StateWrite::Put(scope, resource) => {
-            sqlx::query(
-                "INSERT INTO managed_resources (repo, project_dir, workspace, address, \
-                 resource_type, node, vm_id, volid, attributes, secrets, updated_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-                 ON CONFLICT (repo, project_dir, workspace, address) DO UPDATE SET \
-                 resource_type = excluded.resource_type, node = excluded.node, \
-                 vm_id = excluded.vm_id, volid = excluded.volid, \
-                 attributes = excluded.attributes, secrets = excluded.secrets, \
-                 updated_at = excluded.updated_at",
+impl StateWrite {
+    /// Runs the write; `true` when a row changed.
+    pub(super) async fn run(&self, on: On<'_>) -> Result<bool, StoreError> {
+        let sql = match self {
+            Self::Put(scope, resource) => Sql::new(
+                "INSERT INTO managed_resources (repo, project_dir, workspace, address,
+                     resource_type, node, vm_id, volid, attributes, secrets, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, {now})
+                 ON CONFLICT (repo, project_dir, workspace, address) DO UPDATE SET
+                     resource_type = excluded.resource_type, node = excluded.node,
+                     vm_id = excluded.vm_id, volid = excluded.volid,
+                     attributes = excluded.attributes, secrets = excluded.secrets,
+                     updated_at = excluded.updated_at",
             )
             .bind(&scope.repo)
             .bind(&scope.project_dir)
@@ -178,26 +157,51 @@ pub(super) async fn sqlite_write(
             .bind(&resource.node)
             .bind(resource.vm_id.map(i64::from))
             .bind(&resource.volid)
-            .bind(resource.attributes.to_string())
-            .bind(resource.secrets.to_json())
-            .bind(now)
-            .execute(&mut *conn)
-            .await?
-        }
-        StateWrite::Remove(scope, address) => {
-            sqlx::query(
-                "DELETE FROM managed_resources \
-                 WHERE repo = ? AND project_dir = ? AND workspace = ? AND address = ?",
+            .bind(&resource.attributes)
+            .bind(resource.secrets.to_json()),
+            Self::Remove(scope, address) => Sql::new(
+                "DELETE FROM managed_resources
+                 WHERE repo = $1 AND project_dir = $2 AND workspace = $3 AND address = $4",
             )
             .bind(&scope.repo)
             .bind(&scope.project_dir)
             .bind(&scope.workspace)
-            .bind(address)
-            .execute(&mut *conn)
-            .await?
-        }
-    };
-    Ok(done.rows_affected() > 0)
+            .bind(address),
+        };
+        Ok(sql.execute(on).await? > 0)
+    }
+}
+
+/// Every resource of a scope, ordered by address.
+async fn list(db: &Db, scope: &StateScope) -> Result<Vec<ManagedResource>, StoreError> {
+    let rows = Sql::new(format!(
+        "SELECT {COLUMNS} FROM managed_resources
+         WHERE repo = $1 AND project_dir = $2 AND workspace = $3 ORDER BY address"
+    ))
+    .bind(&scope.repo)
+    .bind(&scope.project_dir)
+    .bind(&scope.workspace)
+    .fetch_all(db.read())
+    .await?;
+    rows.iter().map(from_row).collect()
+}
+
+async fn scopes(db: &Db) -> Result<Vec<StateScope>, StoreError> {
+    let rows = Sql::new(
+        "SELECT DISTINCT repo, project_dir, workspace FROM managed_resources
+         ORDER BY repo, project_dir, workspace",
+    )
+    .fetch_all(db.read())
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(StateScope {
+                repo: row.get("repo")?,
+                project_dir: row.get("project_dir")?,
+                workspace: row.get("workspace")?,
+            })
+        })
+        .collect()
 }
 
 fn moved(written: Written) -> Result<bool, StoreError> {
@@ -209,20 +213,11 @@ fn moved(written: Written) -> Result<bool, StoreError> {
     }
 }
 
+/// SQLite: reads on the reader pool, writes through the group committer.
 #[async_trait]
 impl StateStore for SqliteStore {
     async fn state_list(&self, scope: &StateScope) -> Result<Vec<ManagedResource>, StoreError> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM managed_resources \
-             WHERE repo = ? AND project_dir = ? AND workspace = ? ORDER BY address"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(&scope.repo)
-            .bind(&scope.project_dir)
-            .bind(&scope.workspace)
-            .fetch_all(&self.reader)
-            .await?;
-        rows.iter().map(from_sqlite).collect()
+        list(&self.db, scope).await
     }
 
     async fn state_put(
@@ -240,38 +235,14 @@ impl StateStore for SqliteStore {
     }
 
     async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT DISTINCT repo, project_dir, workspace FROM managed_resources \
-             ORDER BY repo, project_dir, workspace",
-        )
-        .fetch_all(&self.reader)
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(StateScope {
-                    repo: row.try_get("repo")?,
-                    project_dir: row.try_get("project_dir")?,
-                    workspace: row.try_get("workspace")?,
-                })
-            })
-            .collect()
+        scopes(&self.db).await
     }
 }
 
 #[async_trait]
 impl StateStore for PgStore {
     async fn state_list(&self, scope: &StateScope) -> Result<Vec<ManagedResource>, StoreError> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM managed_resources \
-             WHERE repo = $1 AND project_dir = $2 AND workspace = $3 ORDER BY address"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(&scope.repo)
-            .bind(&scope.project_dir)
-            .bind(&scope.workspace)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(from_pg).collect()
+        list(&self.db, scope).await
     }
 
     async fn state_put(
@@ -279,61 +250,16 @@ impl StateStore for PgStore {
         scope: &StateScope,
         resource: &ManagedResource,
     ) -> Result<(), StoreError> {
-        let secrets: serde_json::Value = serde_json::from_str(&resource.secrets.to_json())
-            .map_err(|e| StoreError::Internal(format!("encoding secrets: {e}")))?;
-        sqlx::query(
-            "INSERT INTO managed_resources (repo, project_dir, workspace, address, resource_type, \
-             node, vm_id, volid, attributes, secrets) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-             ON CONFLICT (repo, project_dir, workspace, address) DO UPDATE SET \
-             resource_type = excluded.resource_type, node = excluded.node, \
-             vm_id = excluded.vm_id, volid = excluded.volid, attributes = excluded.attributes, \
-             secrets = excluded.secrets, updated_at = now()",
-        )
-        .bind(&scope.repo)
-        .bind(&scope.project_dir)
-        .bind(&scope.workspace)
-        .bind(&resource.address)
-        .bind(&resource.resource_type)
-        .bind(&resource.node)
-        .bind(resource.vm_id.map(i64::from))
-        .bind(&resource.volid)
-        .bind(&resource.attributes)
-        .bind(secrets)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        let write = StateWrite::Put(scope.clone(), resource.clone());
+        write.run(self.db.write()).await.map(|_| ())
     }
 
     async fn state_remove(&self, scope: &StateScope, address: &str) -> Result<bool, StoreError> {
-        let done = sqlx::query(
-            "DELETE FROM managed_resources \
-             WHERE repo = $1 AND project_dir = $2 AND workspace = $3 AND address = $4",
-        )
-        .bind(&scope.repo)
-        .bind(&scope.project_dir)
-        .bind(&scope.workspace)
-        .bind(address)
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected() > 0)
+        let write = StateWrite::Remove(scope.clone(), address.to_owned());
+        write.run(self.db.write()).await
     }
 
     async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT DISTINCT repo, project_dir, workspace FROM managed_resources \
-             ORDER BY repo, project_dir, workspace",
-        )
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(StateScope {
-                    repo: row.try_get("repo")?,
-                    project_dir: row.try_get("project_dir")?,
-                    workspace: row.try_get("workspace")?,
-                })
-            })
-            .collect()
+        scopes(&self.db).await
     }
 }

@@ -80,7 +80,7 @@ async fn locks(
         repo: q.get("repo").cloned(),
         pr: q.get("pr").and_then(|p| p.parse().ok()),
     };
-    match state.store.lock_list(&query).await {
+    match state.store.locks().lock_list(&query).await {
         Ok(locks) => Json(json!({ "locks": locks })).into_response(),
         Err(e) => store_error(&e),
     }
@@ -135,7 +135,7 @@ async fn plan(State(state): State<WebState>, Path(id): Path<String>) -> Response
     let Some(id) = super::path_id(&id) else {
         return error(StatusCode::NOT_FOUND, "no plan has this id");
     };
-    match state.store.plan_get(id).await {
+    match state.store.plans().plan_get(id).await {
         Ok(Some(plan)) => Json(json!({
             "id": plan.id,
             "repo": plan.key.repo,

@@ -77,7 +77,7 @@ pub(super) async fn metrics(State(state): State<WebState>) -> Response {
     let all = LockQuery::default();
     let (jobs, locks) = match tokio::try_join!(
         state.store.list_jobs(JOBS_SCANNED),
-        state.store.lock_list(&all)
+        state.store.locks().lock_list(&all)
     ) {
         Ok(v) => v,
         Err(e) => {

@@ -116,11 +116,13 @@ async fn locks(State(state): State<WebState>, headers: HeaderMap) -> Response {
         Err(r) => return *r,
     };
     let all = LockQuery::default();
-    let (locks, switch) =
-        match tokio::try_join!(state.store.lock_list(&all), state.store.apply_switch()) {
-            Ok(v) => v,
-            Err(e) => return store_down(&state, &e, &s),
-        };
+    let (locks, switch) = match tokio::try_join!(
+        state.store.locks().lock_list(&all),
+        state.store.audit().apply_switch()
+    ) {
+        Ok(v) => v,
+        Err(e) => return store_down(&state, &e, &s),
+    };
     let mut ctx = context(Some(&s), "Locks");
     ctx.insert(
         "locks",
@@ -142,7 +144,7 @@ async fn unlock_confirm(
     let Some(id) = path_id(&id) else {
         return no_such_lock(&state, &s);
     };
-    match state.store.lock_get(id).await {
+    match state.store.locks().lock_get(id).await {
         Ok(Some(lock)) => {
             let mut ctx = context(Some(&s), "Unlock");
             ctx.insert("lock", &LockView::from(&lock));
@@ -181,7 +183,12 @@ async fn unlock(
         actor: actor.clone(),
         detail: "unlocked from the dashboard".to_owned(),
     };
-    let released = match state.store.lock_release(&Release::Id(id), &stamp).await {
+    let released = match state
+        .store
+        .locks()
+        .lock_release(&Release::Id(id), &stamp)
+        .await
+    {
         Ok(r) => r,
         Err(e) => return store_down(&state, &e, &s),
     };
@@ -298,8 +305,8 @@ async fn apply_page(State(state): State<WebState>, headers: HeaderMap) -> Respon
         Err(r) => return *r,
     };
     let (switch, events) = match tokio::try_join!(
-        state.store.apply_switch(),
-        state.store.audit_list(AUDIT_SHOWN, None)
+        state.store.audit().apply_switch(),
+        state.store.audit().audit_list(AUDIT_SHOWN, None)
     ) {
         Ok(v) => v,
         Err(e) => return store_down(&state, &e, &s),
@@ -363,7 +370,7 @@ async fn apply_set(
         actor: Actor::new(s.user.clone(), ActorVia::Dashboard),
         detail: reason.chars().take(500).collect(),
     };
-    match state.store.set_apply_switch(enabled, &stamp).await {
+    match state.store.audit().set_apply_switch(enabled, &stamp).await {
         Ok(_) => Redirect::to("/apply").into_response(),
         Err(e) => store_down(&state, &e, &s),
     }

@@ -71,8 +71,8 @@ async fn pull(
         current_only: true,
     };
     let (locks, plans, jobs) = match tokio::try_join!(
-        state.store.lock_list(&locks),
-        state.store.plan_list(&plans),
+        state.store.locks().lock_list(&locks),
+        state.store.plans().plan_list(&plans),
         state.store.list_jobs(JOBS_SCAN)
     ) {
         Ok(v) => v,

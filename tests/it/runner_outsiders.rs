@@ -189,6 +189,7 @@ async fn unlock_by_a_read_only_user_is_refused_and_keeps_the_locks(kind: ForgeKi
     let observer = w.observer().await;
     let locks = |observer: std::sync::Arc<dyn atoll::store::Store>| async move {
         observer
+            .locks()
             .lock_list(&LockQuery {
                 repo: None,
                 pr: Some(pr),

@@ -289,6 +289,7 @@ async fn path_escape_and_shell_words_in_flags_are_refused_without_a_plan() {
     let locks = w
         .observer()
         .await
+        .locks()
         .lock_list(&atoll::locks::LockQuery::default())
         .await
         .expect("locks");

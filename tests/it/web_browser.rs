@@ -153,6 +153,7 @@ async fn plan_lock(s: &Server, pr: u64) -> atoll::locks::Lock {
     loop {
         let locks = s
             .store
+            .locks()
             .lock_list(&atoll::locks::LockQuery::default())
             .await
             .expect("locks");
@@ -536,6 +537,6 @@ async fn anonymous_pages_and_api_are_closed_and_a_form_without_its_csrf_token_is
     let src = wait_source(&c, "the refusal", |src| src.contains("Form expired")).await;
     assert!(src.contains("security token"), "{src}");
     shot(&c, "csrf-refused").await;
-    let switch = s.store.apply_switch().await.expect("switch");
+    let switch = s.store.audit().apply_switch().await.expect("switch");
     assert!(switch.enabled, "the refused form changed nothing");
 }

@@ -173,10 +173,22 @@ async fn form_posts_without_the_csrf_token_are_refused() {
         .expect("post");
     assert_eq!(off.status(), StatusCode::FORBIDDEN);
     assert!(
-        s.store.lock_get(lock.id).await.expect("get").is_some(),
+        s.store
+            .locks()
+            .lock_get(lock.id)
+            .await
+            .expect("get")
+            .is_some(),
         "the lock was released"
     );
-    assert!(s.store.apply_switch().await.expect("switch").enabled);
+    assert!(
+        s.store
+            .audit()
+            .apply_switch()
+            .await
+            .expect("switch")
+            .enabled
+    );
     let no_csrf_login = s
         .http
         .post(s.url("/login"))
@@ -204,8 +216,15 @@ async fn unlock_after_confirmation_is_audited_and_announced_with_the_actor() {
         .await
         .expect("post");
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    assert!(s.store.lock_get(lock.id).await.expect("get").is_none());
-    let events = s.store.audit_list(10, None).await.expect("audit");
+    assert!(
+        s.store
+            .locks()
+            .lock_get(lock.id)
+            .await
+            .expect("get")
+            .is_none()
+    );
+    let events = s.store.audit().audit_list(10, None).await.expect("audit");
     assert!(
         events.iter().any(|e| e.action == AuditAction::Unlock
             && e.actor.name == "ops"
@@ -391,7 +410,7 @@ async fn turning_applies_off_records_who_and_why_and_shows_it() {
         .await
         .expect("post");
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
-    let switch = s.store.apply_switch().await.expect("switch");
+    let switch = s.store.audit().apply_switch().await.expect("switch");
     assert!(!switch.enabled);
     assert_eq!(
         switch.changed_by.map(|a| (a.name, a.via)),

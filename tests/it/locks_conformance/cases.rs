@@ -71,7 +71,12 @@ pub(crate) fn plan(key: &LockKey, pr: u64, sha: &str) -> NewPlan {
 
 /// Acquires and expects every key granted.
 pub(crate) async fn take(store: &dyn Store, keys: &[LockKey], owner: &LockOwner) -> Vec<Lock> {
-    match store.lock_acquire(keys, owner).await.expect("lock_acquire") {
+    match store
+        .locks()
+        .lock_acquire(keys, owner)
+        .await
+        .expect("lock_acquire")
+    {
         Acquisition::Granted(locks) => locks,
         Acquisition::Conflict(held) => panic!("expected the locks, held by {held:?}"),
     }

@@ -26,11 +26,21 @@ pub(crate) async fn acquire_takes_every_key_and_lists_owner_info(db: &TestStore)
     );
     assert!(locks.iter().all(|l| l.owner == me));
     assert!(locks.iter().all(|l| l.locked_at == l.planned_at));
-    let listed = s.lock_list(&LockQuery::default()).await.expect("list");
+    let listed = s
+        .locks()
+        .lock_list(&LockQuery::default())
+        .await
+        .expect("list");
     assert_eq!(listed, locks);
-    let got = s.lock_get(locks[0].id).await.expect("get");
+    let got = s.locks().lock_get(locks[0].id).await.expect("get");
     assert_eq!(got.as_ref(), Some(&locks[0]));
-    assert_eq!(s.lock_get(Uuid::new_v4()).await.expect("get unknown"), None);
+    assert_eq!(
+        s.locks()
+            .lock_get(Uuid::new_v4())
+            .await
+            .expect("get unknown"),
+        None
+    );
 }
 
 pub(crate) async fn second_pr_plan_reports_lock_owner_and_takes_nothing(db: &TestStore) {
@@ -39,6 +49,7 @@ pub(crate) async fn second_pr_plan_reports_lock_owner_and_takes_nothing(db: &Tes
     let free = key("envs/qa", "default", None);
     let first = take(s, std::slice::from_ref(&shared), &owner(12, "aaa")).await;
     let outcome = s
+        .locks()
         .lock_acquire(&[free.clone(), shared.clone()], &owner(13, "bbb"))
         .await
         .expect("acquire");
@@ -49,7 +60,11 @@ pub(crate) async fn second_pr_plan_reports_lock_owner_and_takes_nothing(db: &Tes
     assert_eq!(held[0].owner.pr, 12);
     assert_eq!(held[0].key.plan_flags(), "-d envs/dev");
     // All or nothing: the free key was not taken either.
-    let listed = s.lock_list(&LockQuery::default()).await.expect("list");
+    let listed = s
+        .locks()
+        .lock_list(&LockQuery::default())
+        .await
+        .expect("list");
     assert_eq!(keys_of(&listed), vec![shared]);
 }
 
@@ -66,7 +81,11 @@ pub(crate) async fn reacquire_by_same_pr_keeps_id_and_updates_owner_info(db: &Te
     assert_eq!(after[0].locked_at, before[0].locked_at);
     assert!(after[0].planned_at >= before[0].planned_at);
     assert_eq!(after[0].owner, newer, "owner info follows the latest plan");
-    let listed = s.lock_list(&LockQuery::default()).await.expect("list");
+    let listed = s
+        .locks()
+        .lock_list(&LockQuery::default())
+        .await
+        .expect("list");
     assert_eq!(listed, after);
 }
 
@@ -86,12 +105,14 @@ pub(crate) async fn keys_differing_in_workspace_or_project_are_separate_locks(db
     }
     // The same project name with the same dir and workspace is one lock.
     let again = s
+        .locks()
         .lock_acquire(&[key("envs/dev", "default", Some("web"))], &owner(5, "c"))
         .await
         .expect("acquire");
     assert!(matches!(again, Acquisition::Conflict(ref held) if held[0].owner.pr == 3));
     // So is the unnamed project: no NULL loophole in the unique key.
     let unnamed = s
+        .locks()
         .lock_acquire(&[base], &owner(6, "d"))
         .await
         .expect("acquire");
@@ -118,7 +139,10 @@ pub(crate) async fn concurrent_acquirers_of_overlapping_keys_never_both_win(db: 
                 vec![b.clone(), a.clone()]
             };
             tasks.push(tokio::spawn(async move {
-                (pr, store.lock_acquire(&keys, &owner(pr, "sha")).await)
+                (
+                    pr,
+                    store.locks().lock_acquire(&keys, &owner(pr, "sha")).await,
+                )
             }));
         }
         let mut winners = Vec::new();
@@ -145,6 +169,7 @@ pub(crate) async fn concurrent_acquirers_of_overlapping_keys_never_both_win(db: 
         }
         let listed = db
             .store
+            .locks()
             .lock_list(&LockQuery::default())
             .await
             .expect("list");
@@ -180,9 +205,17 @@ pub(crate) async fn unlock_with_dir_flag_releases_only_that_lock(db: &TestStore)
         pr: 7,
         filter,
     };
-    let released = s.lock_release(&release, &by).await.expect("release");
+    let released = s
+        .locks()
+        .lock_release(&release, &by)
+        .await
+        .expect("release");
     assert_eq!(keys_of(&released), vec![x_staging]);
-    let left = s.lock_list(&LockQuery::default()).await.expect("list");
+    let left = s
+        .locks()
+        .lock_list(&LockQuery::default())
+        .await
+        .expect("list");
     assert_eq!(keys_of(&left), vec![x.clone(), y]);
     // `-d x` alone releases every workspace of x.
     let release = Release::Pr {
@@ -193,7 +226,11 @@ pub(crate) async fn unlock_with_dir_flag_releases_only_that_lock(db: &TestStore)
             ..KeyFilter::default()
         },
     };
-    let released = s.lock_release(&release, &by).await.expect("release");
+    let released = s
+        .locks()
+        .lock_release(&release, &by)
+        .await
+        .expect("release");
     assert_eq!(keys_of(&released), vec![x]);
 }
 
@@ -209,9 +246,17 @@ pub(crate) async fn unlock_without_flags_releases_only_that_prs_locks(db: &TestS
         filter: KeyFilter::default(),
     };
     let by = stamp("alice", ActorVia::Comment, "atlantis unlock");
-    let released = s.lock_release(&release, &by).await.expect("release");
+    let released = s
+        .locks()
+        .lock_release(&release, &by)
+        .await
+        .expect("release");
     assert_eq!(keys_of(&released), mine.to_vec());
-    let left = s.lock_list(&LockQuery::default()).await.expect("list");
+    let left = s
+        .locks()
+        .lock_list(&LockQuery::default())
+        .await
+        .expect("list");
     assert_eq!(keys_of(&left), vec![theirs]);
     // The same PR number in another repository is another PR.
     let elsewhere = Release::Pr {
@@ -220,7 +265,8 @@ pub(crate) async fn unlock_without_flags_releases_only_that_prs_locks(db: &TestS
         filter: KeyFilter::default(),
     };
     assert!(
-        s.lock_release(&elsewhere, &by)
+        s.locks()
+            .lock_release(&elsewhere, &by)
             .await
             .expect("release")
             .is_empty()
@@ -233,12 +279,13 @@ pub(crate) async fn unlock_by_id_is_audited_with_actor_and_frees_the_key(db: &Te
     let lock = take(s, std::slice::from_ref(&k), &owner(12, "abcdef0123456789")).await;
     let by = stamp("admin", ActorVia::Dashboard, "unlocked from the dashboard");
     let released = s
+        .locks()
         .lock_release(&Release::Id(lock[0].id), &by)
         .await
         .expect("release");
     assert_eq!(released, lock);
-    assert_eq!(s.lock_get(lock[0].id).await.expect("get"), None);
-    let events = s.audit_list(10, None).await.expect("audit");
+    assert_eq!(s.locks().lock_get(lock[0].id).await.expect("get"), None);
+    let events = s.audit().audit_list(10, None).await.expect("audit");
     assert_eq!(events.len(), 1);
     let event = &events[0];
     assert_eq!(event.action, AuditAction::Unlock);
@@ -259,13 +306,21 @@ pub(crate) async fn unlock_of_unknown_lock_releases_nothing_and_audits_nothing(d
     take(s, &[key("a", "default", None)], &owner(1, "a")).await;
     let by = stamp("admin", ActorVia::Dashboard, "unlock");
     let released = s
+        .locks()
         .lock_release(&Release::Id(Uuid::new_v4()), &by)
         .await
         .expect("release");
     assert!(released.is_empty());
-    assert!(s.audit_list(10, None).await.expect("audit").is_empty());
+    assert!(
+        s.audit()
+            .audit_list(10, None)
+            .await
+            .expect("audit")
+            .is_empty()
+    );
     assert_eq!(
-        s.lock_list(&LockQuery::default())
+        s.locks()
+            .lock_list(&LockQuery::default())
             .await
             .expect("list")
             .len(),
@@ -278,8 +333,16 @@ pub(crate) async fn unlock_discards_the_released_keys_current_plan(db: &TestStor
     let x = key("x", "default", None);
     let y = key("y", "default", None);
     take(s, &[x.clone(), y.clone()], &owner(7, "a")).await;
-    let px = s.plan_save(&plan(&x, 7, "a")).await.expect("save x");
-    let py = s.plan_save(&plan(&y, 7, "a")).await.expect("save y");
+    let px = s
+        .plans()
+        .plan_save(&plan(&x, 7, "a"))
+        .await
+        .expect("save x");
+    let py = s
+        .plans()
+        .plan_save(&plan(&y, 7, "a"))
+        .await
+        .expect("save y");
     let release = Release::Pr {
         repo: REPO.to_owned(),
         pr: 7,
@@ -288,18 +351,20 @@ pub(crate) async fn unlock_discards_the_released_keys_current_plan(db: &TestStor
             ..KeyFilter::default()
         },
     };
-    s.lock_release(
-        &release,
-        &stamp("alice", ActorVia::Comment, "atlantis unlock -d x"),
-    )
-    .await
-    .expect("release");
-    let x_now = s.plan_get(px.id).await.expect("get").expect("kept");
+    s.locks()
+        .lock_release(
+            &release,
+            &stamp("alice", ActorVia::Comment, "atlantis unlock -d x"),
+        )
+        .await
+        .expect("release");
+    let x_now = s.plans().plan_get(px.id).await.expect("get").expect("kept");
     assert!(
         x_now.superseded_at.is_some(),
         "the unlocked key's plan is discarded"
     );
     let current = s
+        .plans()
         .plan_list(&PlanQuery {
             repo: REPO.to_owned(),
             pr: 7,
@@ -319,23 +384,35 @@ pub(crate) async fn closing_pr_releases_locks_deletes_plans_and_audits(db: &Test
     let theirs = key("c", "default", None);
     take(s, &mine, &owner(7, "a")).await;
     take(s, std::slice::from_ref(&theirs), &owner(8, "b")).await;
-    s.plan_save(&plan(&mine[0], 7, "a")).await.expect("save");
-    s.plan_save(&plan(&mine[0], 7, "b"))
+    s.plans()
+        .plan_save(&plan(&mine[0], 7, "a"))
+        .await
+        .expect("save");
+    s.plans()
+        .plan_save(&plan(&mine[0], 7, "b"))
         .await
         .expect("save again");
-    let kept = s.plan_save(&plan(&theirs, 8, "b")).await.expect("save");
+    let kept = s
+        .plans()
+        .plan_save(&plan(&theirs, 8, "b"))
+        .await
+        .expect("save");
     let by = stamp(
         "carol",
         ActorVia::Forge,
         "pull request closed without merging",
     );
-    let closed = s.pr_closed(REPO, 7, &by).await.expect("close");
+    let closed = s.locks().pr_closed(REPO, 7, &by).await.expect("close");
     assert_eq!(keys_of(&closed.released), mine.to_vec());
     assert_eq!(closed.plans_deleted, 2);
-    let left = s.lock_list(&LockQuery::default()).await.expect("list");
+    let left = s
+        .locks()
+        .lock_list(&LockQuery::default())
+        .await
+        .expect("list");
     assert_eq!(keys_of(&left), vec![theirs]);
-    assert!(s.plan_get(kept.id).await.expect("get").is_some());
-    let events = s.audit_list(10, None).await.expect("audit");
+    assert!(s.plans().plan_get(kept.id).await.expect("get").is_some());
+    let events = s.audit().audit_list(10, None).await.expect("audit");
     assert_eq!(events.len(), 2);
     assert!(
         events
@@ -344,7 +421,11 @@ pub(crate) async fn closing_pr_releases_locks_deletes_plans_and_audits(db: &Test
     );
     assert!(events.iter().all(|e| e.actor == by.actor));
     // Closing again finds nothing to do.
-    let again = s.pr_closed(REPO, 7, &by).await.expect("close again");
+    let again = s
+        .locks()
+        .pr_closed(REPO, 7, &by)
+        .await
+        .expect("close again");
     assert!(again.released.is_empty() && again.plans_deleted == 0);
 }
 
@@ -359,7 +440,7 @@ pub(crate) async fn lock_list_filters_by_repo_and_pr(db: &TestStore) {
             repo: repo.map(str::to_owned),
             pr,
         };
-        async move { s.lock_list(&query).await.expect("list").len() }
+        async move { s.locks().lock_list(&query).await.expect("list").len() }
     };
     assert_eq!(count(None, None).await, 3);
     assert_eq!(count(Some(REPO), None).await, 2);

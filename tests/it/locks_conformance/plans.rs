@@ -12,17 +12,21 @@ async fn plans_of(s: &dyn Store, pr: u64, current_only: bool) -> Vec<SavedPlan> 
         pr,
         current_only,
     };
-    s.plan_list(&query).await.expect("plan_list")
+    s.plans().plan_list(&query).await.expect("plan_list")
 }
 
 pub(crate) async fn saving_a_plan_supersedes_only_the_same_keys_previous_plan(db: &TestStore) {
     let s = &*db.store;
     let x = key("x", "default", None);
     let y = key("y", "default", None);
-    let x1 = s.plan_save(&plan(&x, 7, "a")).await.expect("x1");
-    let y1 = s.plan_save(&plan(&y, 7, "a")).await.expect("y1");
-    let other_pr = s.plan_save(&plan(&x, 8, "z")).await.expect("other PR");
-    let x2 = s.plan_save(&plan(&x, 7, "b")).await.expect("x2");
+    let x1 = s.plans().plan_save(&plan(&x, 7, "a")).await.expect("x1");
+    let y1 = s.plans().plan_save(&plan(&y, 7, "a")).await.expect("y1");
+    let other_pr = s
+        .plans()
+        .plan_save(&plan(&x, 8, "z"))
+        .await
+        .expect("other PR");
+    let x2 = s.plans().plan_save(&plan(&x, 7, "b")).await.expect("x2");
     assert!(x1.superseded_at.is_none() && x2.superseded_at.is_none());
     let current: Vec<_> = plans_of(s, 7, true).await.iter().map(|p| p.id).collect();
     assert_eq!(
@@ -32,9 +36,14 @@ pub(crate) async fn saving_a_plan_supersedes_only_the_same_keys_previous_plan(db
     );
     let all: Vec<_> = plans_of(s, 7, false).await.iter().map(|p| p.id).collect();
     assert_eq!(all, vec![x2.id, y1.id, x1.id]);
-    let x1_now = s.plan_get(x1.id).await.expect("get").expect("kept");
+    let x1_now = s.plans().plan_get(x1.id).await.expect("get").expect("kept");
     assert!(x1_now.superseded_at.is_some_and(|at| at >= x1.created_at));
-    let other_now = s.plan_get(other_pr.id).await.expect("get").expect("kept");
+    let other_now = s
+        .plans()
+        .plan_get(other_pr.id)
+        .await
+        .expect("get")
+        .expect("kept");
     assert!(
         other_now.superseded_at.is_none(),
         "another PR's plan is untouched"
@@ -51,7 +60,7 @@ pub(crate) async fn saved_plan_keeps_document_and_provenance(db: &TestStore) {
         "summary": {"add": 0, "change": 1, "restart": 0, "note": "ünïcode ✓"}
     });
     new.rendered = "line\n".repeat(5000);
-    let saved = s.plan_save(&new).await.expect("save");
+    let saved = s.plans().plan_save(&new).await.expect("save");
     assert_eq!(saved.key, k);
     assert_eq!(saved.pr, 42);
     assert_eq!(saved.job, new.job);
@@ -59,32 +68,47 @@ pub(crate) async fn saved_plan_keeps_document_and_provenance(db: &TestStore) {
     assert_eq!(saved.document, new.document);
     assert_eq!(saved.rendered, new.rendered);
     assert_eq!(
-        s.plan_get(saved.id).await.expect("get"),
+        s.plans().plan_get(saved.id).await.expect("get"),
         Some(saved.clone())
     );
     assert!(saved.source.stale_against(&new.source).is_empty());
     assert_eq!(
-        s.plan_get(uuid::Uuid::new_v4()).await.expect("get unknown"),
+        s.plans()
+            .plan_get(uuid::Uuid::new_v4())
+            .await
+            .expect("get unknown"),
         None
     );
 }
 
 pub(crate) async fn new_commits_supersede_every_current_plan_of_the_pr(db: &TestStore) {
     let s = &*db.store;
-    s.plan_save(&plan(&key("x", "default", None), 7, "a"))
+    s.plans()
+        .plan_save(&plan(&key("x", "default", None), 7, "a"))
         .await
         .expect("x");
-    s.plan_save(&plan(&key("y", "default", None), 7, "a"))
+    s.plans()
+        .plan_save(&plan(&key("y", "default", None), 7, "a"))
         .await
         .expect("y");
-    s.plan_save(&plan(&key("x", "default", None), 8, "a"))
+    s.plans()
+        .plan_save(&plan(&key("x", "default", None), 8, "a"))
         .await
         .expect("other");
-    assert_eq!(s.plan_supersede_pr(REPO, 7).await.expect("supersede"), 2);
+    assert_eq!(
+        s.plans()
+            .plan_supersede_pr(REPO, 7)
+            .await
+            .expect("supersede"),
+        2
+    );
     assert!(plans_of(s, 7, true).await.is_empty());
     assert_eq!(plans_of(s, 7, false).await.len(), 2, "history is kept");
     assert_eq!(plans_of(s, 8, true).await.len(), 1);
-    assert_eq!(s.plan_supersede_pr(REPO, 7).await.expect("again"), 0);
+    assert_eq!(
+        s.plans().plan_supersede_pr(REPO, 7).await.expect("again"),
+        0
+    );
 }
 
 /// Eight saves of the same project race through two handles: all succeed, and exactly one
@@ -100,7 +124,9 @@ pub(crate) async fn concurrent_saves_leave_exactly_one_current_plan(db: &TestSto
             std::sync::Arc::clone(&other)
         };
         let new = plan(&k, 7, &format!("sha{n}"));
-        tasks.push(tokio::spawn(async move { store.plan_save(&new).await }));
+        tasks.push(tokio::spawn(
+            async move { store.plans().plan_save(&new).await },
+        ));
     }
     for task in tasks {
         task.await.expect("task").expect("every save succeeds");
@@ -112,13 +138,19 @@ pub(crate) async fn concurrent_saves_leave_exactly_one_current_plan(db: &TestSto
 pub(crate) async fn plan_comments_are_replaced_per_pr_and_survive_reopening(db: &TestStore) {
     let s = &*db.store;
     let first = s
+        .plans()
         .plan_comments_replace(REPO, 4, &[11, 12])
         .await
         .expect("record");
     assert!(first.is_empty(), "nothing recorded before: {first:?}");
-    let other_pr = s.plan_comments_replace(REPO, 5, &[20]).await.expect("pr 5");
+    let other_pr = s
+        .plans()
+        .plan_comments_replace(REPO, 5, &[20])
+        .await
+        .expect("pr 5");
     assert!(other_pr.is_empty(), "another PR's comments are its own");
     let other_repo = s
+        .plans()
         .plan_comments_replace("gitea.example.com/acme/infra", 4, &[30])
         .await
         .expect("other repo");
@@ -128,11 +160,13 @@ pub(crate) async fn plan_comments_are_replaced_per_pr_and_survive_reopening(db: 
     );
     let reopened = db.reopen().await;
     let superseded = reopened
+        .plans()
         .plan_comments_replace(REPO, 4, &[13])
         .await
         .expect("replace");
     assert_eq!(superseded, vec![11, 12]);
     let again = reopened
+        .plans()
         .plan_comments_replace(REPO, 4, &[13, 14])
         .await
         .expect("replace again");
@@ -141,8 +175,13 @@ pub(crate) async fn plan_comments_are_replaced_per_pr_and_survive_reopening(db: 
         "a comment still current is not superseded: {again:?}"
     );
     let stamp = stamp("alice", ActorVia::Forge, "pull request merged");
-    reopened.pr_closed(REPO, 4, &stamp).await.expect("close");
+    reopened
+        .locks()
+        .pr_closed(REPO, 4, &stamp)
+        .await
+        .expect("close");
     let after_close = reopened
+        .plans()
         .plan_comments_replace(REPO, 4, &[15])
         .await
         .expect("after close");
@@ -151,6 +190,7 @@ pub(crate) async fn plan_comments_are_replaced_per_pr_and_survive_reopening(db: 
         "closing forgets them: {after_close:?}"
     );
     let pr5 = reopened
+        .plans()
         .plan_comments_replace(REPO, 5, &[])
         .await
         .expect("pr 5");
@@ -167,8 +207,13 @@ pub(crate) async fn saving_a_plan_shows_its_summary_on_the_prs_lock(db: &TestSto
         .remove(0);
     let mut new = plan(&k, 7, "a");
     new.summary = "Plan: 1 to add, 0 to change, 0 to destroy.".to_owned();
-    s.plan_save(&new).await.expect("save");
-    let now = s.lock_get(lock.id).await.expect("get").expect("held");
+    s.plans().plan_save(&new).await.expect("save");
+    let now = s
+        .locks()
+        .lock_get(lock.id)
+        .await
+        .expect("get")
+        .expect("held");
     assert_eq!(
         now.owner.summary,
         "Plan: 1 to add, 0 to change, 0 to destroy."
@@ -176,8 +221,13 @@ pub(crate) async fn saving_a_plan_shows_its_summary_on_the_prs_lock(db: &TestSto
     // Another PR's plan of the same key (refused a lock elsewhere) leaves the lock alone.
     let mut other = plan(&k, 8, "z");
     other.summary = "Plan: 9 to add, 0 to change, 0 to destroy.".to_owned();
-    s.plan_save(&other).await.expect("save");
-    let now = s.lock_get(lock.id).await.expect("get").expect("held");
+    s.plans().plan_save(&other).await.expect("save");
+    let now = s
+        .locks()
+        .lock_get(lock.id)
+        .await
+        .expect("get")
+        .expect("held");
     assert_eq!(
         now.owner.summary,
         "Plan: 1 to add, 0 to change, 0 to destroy."

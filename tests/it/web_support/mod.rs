@@ -261,6 +261,7 @@ impl Server {
         };
         match self
             .store
+            .locks()
             .lock_acquire(&[key], &owner)
             .await
             .expect("acquire")
@@ -311,7 +312,7 @@ impl Server {
             rendered: atoll::render::plan_text(&plan),
             summary: "Plan: 0 to add, 2 to change, 0 to destroy.".to_owned(),
         };
-        self.store.plan_save(&new).await.expect("save plan")
+        self.store.plans().plan_save(&new).await.expect("save plan")
     }
 
     pub(crate) async fn job(&self, kind: &str, lines: &[&str]) -> Uuid {
