@@ -24,6 +24,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 mod audit;
+mod jobs;
 mod locks;
 mod pg_jobs;
 mod pg_signal;

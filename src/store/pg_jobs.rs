@@ -1,37 +1,11 @@
-//! PostgreSQL job rows: decoding a row into a [`Job`], and the reaper's moves on expired leases.
+//! PostgreSQL's reaper: its moves on expired leases, by the database clock.
 
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
 use super::rows::{self, INTERRUPTED_MESSAGE};
-use super::{Job, JobProgress, Reaped, StoreError};
-
-pub(super) fn job_from_row(row: &PgRow) -> Result<Job, StoreError> {
-    let attempts: i32 = row.try_get("attempts")?;
-    let lost_leases: i32 = row.try_get("lost_leases")?;
-    Ok(Job {
-        id: row.try_get("id")?,
-        kind: row.try_get("kind")?,
-        repo: row.try_get("repo")?,
-        pr: rows::pr_from_db(row.try_get("pr")?)?,
-        state: rows::state_from_db(row.try_get("state")?)?,
-        payload: row.try_get("payload")?,
-        attempts: rows::attempts_from_db(i64::from(attempts))?,
-        lost_leases: rows::attempts_from_db(i64::from(lost_leases))?,
-        worker: row.try_get("worker")?,
-        created_at: row.try_get("created_at")?,
-        lease_until: row.try_get("lease_until")?,
-        error: row.try_get("error")?,
-        progress: JobProgress::from_db(
-            row.try_get::<Option<i32>, _>("progress_done")?
-                .map(i64::from),
-            row.try_get::<Option<i32>, _>("progress_total")?
-                .map(i64::from),
-        ),
-        applying_at: row.try_get("applying_at")?,
-    })
-}
+use super::{Reaped, StoreError};
 
 fn ids(rows: &[PgRow]) -> Result<Vec<Uuid>, StoreError> {
     rows.iter().map(|row| Ok(row.try_get("id")?)).collect()

@@ -7,11 +7,12 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use sqlx::PgConnection;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
-use super::pg_jobs::{job_from_row, reap_expired};
+use super::jobs::{self, JOB_COLUMNS, job_from_row};
+use super::pg_jobs::reap_expired;
 use super::pg_signal::PgSignal;
 use super::rows;
 use super::sql::Db;
@@ -23,8 +24,6 @@ use super::{
 const CONNECTIONS: u32 = 10;
 /// Serialises claims per schema: `pg_advisory_xact_lock(CLAIM_LOCK, hashtext(current_schema()))`.
 const CLAIM_LOCK: i32 = 0x4154_4F4C; // "ATOL"
-const JOB_COLUMNS: &str = "id, kind, repo, pr, state, payload, attempts, lost_leases, worker, \
-     created_at, lease_until, error, progress_done, progress_total, applying_at";
 /// `clock_timestamp()` plus `$n` microseconds.
 macro_rules! lease_from_now {
     ($n:literal) => {
@@ -209,7 +208,8 @@ impl QueueStore for PgStore {
             .fetch_optional(&mut *tx)
             .await?;
         tx.commit().await?;
-        row.as_ref().map(job_from_row).transpose()
+        row.map(|row| job_from_row(&super::sql::Row::Pg(row)))
+            .transpose()
     }
 
     async fn heartbeat(
@@ -347,21 +347,11 @@ impl QueueStore for PgStore {
     }
 
     async fn get_job(&self, job: Uuid) -> Result<Option<Job>, StoreError> {
-        let sql = format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1");
-        let row = sqlx::query(&sql)
-            .bind(job)
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(job_from_row).transpose()
+        jobs::get(&self.db, job).await
     }
 
     async fn list_jobs(&self, limit: u32) -> Result<Vec<Job>, StoreError> {
-        let sql = format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY seq DESC LIMIT $1");
-        let rows = sqlx::query(&sql)
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(job_from_row).collect()
+        jobs::newest(&self.db, limit).await
     }
 
     async fn list_pr_jobs(
@@ -371,18 +361,7 @@ impl QueueStore for PgStore {
         kind: &str,
         limit: u32,
     ) -> Result<Vec<Job>, StoreError> {
-        let sql = format!(
-            "SELECT {JOB_COLUMNS} FROM jobs WHERE repo = $1 AND pr = $2 AND kind = $3
-             ORDER BY seq DESC LIMIT $4"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(repo)
-            .bind(rows::pr_to_db(Some(pr))?)
-            .bind(kind)
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(job_from_row).collect()
+        jobs::of_pr(&self.db, repo, pr, kind, limit).await
     }
 
     async fn list_jobs_in_state(
@@ -390,14 +369,7 @@ impl QueueStore for PgStore {
         state: JobState,
         limit: u32,
     ) -> Result<Vec<Job>, StoreError> {
-        let sql =
-            format!("SELECT {JOB_COLUMNS} FROM jobs WHERE state = $1 ORDER BY seq DESC LIMIT $2");
-        let rows = sqlx::query(&sql)
-            .bind(state.as_str())
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(job_from_row).collect()
+        jobs::in_state(&self.db, state, limit).await
     }
 
     async fn append_log(&self, job: Uuid, line: &str) -> Result<i64, StoreError> {
@@ -414,20 +386,6 @@ impl QueueStore for PgStore {
     }
 
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT seq, line FROM job_logs WHERE job_id = $1 AND seq > $2 ORDER BY seq",
-        )
-        .bind(job)
-        .bind(after)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(LogLine {
-                    seq: row.try_get("seq")?,
-                    line: row.try_get("line")?,
-                })
-            })
-            .collect()
+        jobs::log(&self.db, job, after).await
     }
 }

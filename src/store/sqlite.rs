@@ -6,17 +6,17 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sqlx::Row;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use tokio::sync::watch;
 use uuid::Uuid;
 
+use super::jobs;
 use super::rows;
 use super::sql::Db;
 use super::sqlite_commit::{Committer, Write, Written};
-use super::sqlite_writes::{Claim, JOB_COLUMNS, job_from_row};
+use super::sqlite_writes::Claim;
 use super::{
     ClaimLimits, DeliveryOutcome, Job, JobProgress, JobSignal, JobState, LogLine, NewDelivery,
     NewJob, Pruned, QueueStore, Reaped, Store, StoreError, schema,
@@ -326,21 +326,11 @@ impl QueueStore for SqliteStore {
     }
 
     async fn get_job(&self, job: Uuid) -> Result<Option<Job>, StoreError> {
-        let sql = format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1");
-        let row = sqlx::query(&sql)
-            .bind(job.to_string())
-            .fetch_optional(&self.reader)
-            .await?;
-        row.as_ref().map(job_from_row).transpose()
+        jobs::get(&self.db, job).await
     }
 
     async fn list_jobs(&self, limit: u32) -> Result<Vec<Job>, StoreError> {
-        let sql = format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY seq DESC LIMIT ?1");
-        let rows = sqlx::query(&sql)
-            .bind(i64::from(limit))
-            .fetch_all(&self.reader)
-            .await?;
-        rows.iter().map(job_from_row).collect()
+        jobs::newest(&self.db, limit).await
     }
 
     async fn list_pr_jobs(
@@ -350,18 +340,7 @@ impl QueueStore for SqliteStore {
         kind: &str,
         limit: u32,
     ) -> Result<Vec<Job>, StoreError> {
-        let sql = format!(
-            "SELECT {JOB_COLUMNS} FROM jobs WHERE repo = ?1 AND pr = ?2 AND kind = ?3
-             ORDER BY seq DESC LIMIT ?4"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(repo)
-            .bind(rows::pr_to_db(Some(pr))?)
-            .bind(kind)
-            .bind(i64::from(limit))
-            .fetch_all(&self.reader)
-            .await?;
-        rows.iter().map(job_from_row).collect()
+        jobs::of_pr(&self.db, repo, pr, kind, limit).await
     }
 
     async fn list_jobs_in_state(
@@ -369,14 +348,7 @@ impl QueueStore for SqliteStore {
         state: JobState,
         limit: u32,
     ) -> Result<Vec<Job>, StoreError> {
-        let sql =
-            format!("SELECT {JOB_COLUMNS} FROM jobs WHERE state = ?1 ORDER BY seq DESC LIMIT ?2");
-        let rows = sqlx::query(&sql)
-            .bind(state.as_str())
-            .bind(i64::from(limit))
-            .fetch_all(&self.reader)
-            .await?;
-        rows.iter().map(job_from_row).collect()
+        jobs::in_state(&self.db, state, limit).await
     }
 
     async fn append_log(&self, job: Uuid, line: &str) -> Result<i64, StoreError> {
@@ -388,21 +360,7 @@ impl QueueStore for SqliteStore {
     }
 
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT seq, line FROM job_logs WHERE job_id = ?1 AND seq > ?2 ORDER BY seq",
-        )
-        .bind(job.to_string())
-        .bind(after)
-        .fetch_all(&self.reader)
-        .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(LogLine {
-                    seq: row.try_get("seq")?,
-                    line: row.try_get("line")?,
-                })
-            })
-            .collect()
+        jobs::log(&self.db, job, after).await
     }
 }
 

@@ -1,20 +1,17 @@
-//! Every SQLite write, as one step inside the group-commit transaction, and the row decoding
-//! shared with the reads. A step that finds a duplicate leaves nothing behind.
+//! Every SQLite write, as one step inside the group-commit transaction. A step that finds a
+//! duplicate leaves nothing behind.
 
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, SqliteConnection};
-use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::jobs::{JOB_COLUMNS, job_from_row};
 use super::rows::{self, INTERRUPTED_MESSAGE};
 use super::sqlite_commit::{Write, Written};
 use super::{
     DeliveryOutcome, Job, JobProgress, JobState, NewDelivery, NewJob, PRUNE_BATCH, Pruned, Reaped,
     StoreError,
 };
-
-pub(super) const JOB_COLUMNS: &str = "id, kind, repo, pr, state, payload, attempts, lost_leases, worker, created_at, \
-     lease_until, error, progress_done, progress_total, applying_at";
 
 /// One write inside the open transaction; `now` is the batch's time in microseconds.
 pub(super) async fn write_one(
@@ -189,7 +186,8 @@ async fn claim_one(
         .bind(claim.per_repo)
         .fetch_optional(&mut *conn)
         .await?;
-    row.as_ref().map(job_from_row).transpose()
+    row.map(|row| job_from_row(&super::sql::Row::Sqlite(row)))
+        .transpose()
 }
 
 async fn heartbeat(
@@ -354,37 +352,4 @@ fn ids(rows: &[SqliteRow]) -> Result<Vec<Uuid>, StoreError> {
     rows.iter()
         .map(|row| rows::uuid_from_db(row.try_get("id")?))
         .collect()
-}
-
-fn time_from_micros(micros: i64) -> Result<OffsetDateTime, StoreError> {
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1_000)
-        .map_err(|e| StoreError::Internal(format!("stored time {micros}: {e}")))
-}
-
-pub(super) fn job_from_row(row: &SqliteRow) -> Result<Job, StoreError> {
-    let payload: String = row.try_get("payload")?;
-    let lease_until: Option<i64> = row.try_get("lease_until")?;
-    Ok(Job {
-        id: rows::uuid_from_db(row.try_get("id")?)?,
-        kind: row.try_get("kind")?,
-        repo: row.try_get("repo")?,
-        pr: rows::pr_from_db(row.try_get("pr")?)?,
-        state: rows::state_from_db(row.try_get("state")?)?,
-        payload: serde_json::from_str(&payload)
-            .map_err(|e| StoreError::Internal(format!("stored job payload: {e}")))?,
-        attempts: rows::attempts_from_db(row.try_get("attempts")?)?,
-        lost_leases: rows::attempts_from_db(row.try_get("lost_leases")?)?,
-        worker: row.try_get("worker")?,
-        created_at: time_from_micros(row.try_get("created_at")?)?,
-        lease_until: lease_until.map(time_from_micros).transpose()?,
-        error: row.try_get("error")?,
-        progress: JobProgress::from_db(
-            row.try_get("progress_done")?,
-            row.try_get("progress_total")?,
-        ),
-        applying_at: row
-            .try_get::<Option<i64>, _>("applying_at")?
-            .map(time_from_micros)
-            .transpose()?,
-    })
 }
