@@ -1,31 +1,46 @@
 //! Job durations, recorded by the pool when a job it ran ends: by kind (only kinds with a
 //! registered handler, a fixed set) and outcome (`succeeded` or `failed`).
 
-use crate::metrics::{Histogram, HistogramVec, JOB_BUCKETS};
+use prometheus_client::encoding::EncodeLabelSet;
+
+use crate::metrics::{Histograms, Registry, job_histograms};
 use crate::store::JobState;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DurationLabels {
+    kind: String,
+    state: &'static str,
+}
 
 /// How long jobs ran, from claim to outcome.
 #[derive(Debug)]
 pub struct JobMetrics {
-    durations: HistogramVec<(String, &'static str)>,
+    durations: Histograms<DurationLabels>,
 }
 
 impl Default for JobMetrics {
     fn default() -> Self {
         Self {
-            durations: HistogramVec::new(JOB_BUCKETS),
+            durations: job_histograms(),
         }
     }
 }
 
 impl JobMetrics {
     pub(super) fn record(&self, kind: &str, state: JobState, seconds: f64) {
-        self.durations
-            .observe((kind.to_owned(), state.as_str()), seconds);
+        let labels = DurationLabels {
+            kind: kind.to_owned(),
+            state: state.as_str(),
+        };
+        self.durations.get_or_create(&labels).observe(seconds);
     }
 
-    /// Duration histograms by (kind, final state).
-    pub fn durations(&self) -> Vec<((String, &'static str), Histogram)> {
-        self.durations.snapshot()
+    /// Adds the duration histograms to a scrape's registry.
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "job_duration_seconds",
+            "Time from claim to outcome of the jobs this server ran, by kind and outcome",
+            self.durations.clone(),
+        );
     }
 }

@@ -4,41 +4,57 @@
 //! bounded (no PR, job, node or guest labels): `kind` comes from the code's fixed job kinds,
 //! everything else from small enums.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 
 use super::WebState;
+use crate::jobs::JobKind;
 use crate::locks::LockQuery;
-use crate::proxmox::client::ProxmoxMetrics;
-use crate::queue::JobMetrics;
+use crate::metrics::{CONTENT_TYPE, Registry, encode};
 
 /// Jobs read per scrape to count by kind and state (the newest ones).
 const JOBS_SCANNED: u32 = 100_000;
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    forge: &'static str,
+    result: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct JobLabels {
+    kind: &'static str,
+    state: &'static str,
+}
+
 /// Webhook deliveries seen on `POST /events`, by forge and result.
 #[derive(Debug, Default)]
 pub struct WebhookCounters {
-    counts: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
+    counts: Family<WebhookLabels, Counter>,
 }
 
 impl WebhookCounters {
-    fn add(&self, forge: &'static str, result: &'static str) {
-        if let Ok(mut counts) = self.counts.lock() {
-            *counts.entry((forge, result)).or_default() += 1;
-        }
+    fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "webhooks",
+            "Webhook deliveries by forge and result since start",
+            self.counts.clone(),
+        );
     }
 
-    fn snapshot(&self) -> Vec<((&'static str, &'static str), u64)> {
+    fn add(&self, forge: &'static str, result: &'static str) {
         self.counts
-            .lock()
-            .map(|c| c.iter().map(|(k, v)| (*k, *v)).collect())
-            .unwrap_or_default()
+            .get_or_create(&WebhookLabels { forge, result })
+            .inc();
     }
 }
 
@@ -85,80 +101,44 @@ pub(super) async fn metrics(State(state): State<WebState>) -> Response {
             return (StatusCode::SERVICE_UNAVAILABLE, "store unavailable\n").into_response();
         }
     };
-    let mut by_kind: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+    let mut by_kind: HashMap<JobLabels, i64> = HashMap::new();
     for job in &jobs {
-        *by_kind
-            .entry((job.kind.as_str(), job.state.as_str()))
-            .or_default() += 1;
+        // Kinds come from the code's fixed set (the store refuses others); a row from a newer
+        // version counts as `other` rather than adding a label value.
+        let kind = JobKind::parse(&job.kind).map_or("other", JobKind::as_str);
+        let labels = JobLabels {
+            kind,
+            state: job.state.as_str(),
+        };
+        *by_kind.entry(labels).or_default() += 1;
     }
+    let jobs_gauge: Family<JobLabels, Gauge> = Family::default();
+    for (labels, n) in &by_kind {
+        jobs_gauge.get_or_create(labels).set(*n);
+    }
+    let mut registry = Registry::with_prefix("atoll");
+    registry.register("jobs", "Jobs in the store by kind and state", jobs_gauge);
+    state.registries.webhooks.register(&mut registry);
+    registry.register(
+        "locks_held",
+        "Workspace locks currently held",
+        ConstGauge::new(i64::try_from(locks.len()).unwrap_or(i64::MAX)),
+    );
+    registry.register(
+        "dashboard_password_checks",
+        "Argon2 checks of the dashboard password since start",
+        ConstCounter::new(state.auth.password_checks()),
+    );
+    state.registries.jobs.register(&mut registry);
+    state.registries.proxmox.register(&mut registry);
     let mut out = String::new();
-    out.push_str(
-        "# HELP atoll_jobs Jobs in the store by kind and state.\n# TYPE atoll_jobs gauge\n",
-    );
-    for ((kind, st), n) in &by_kind {
-        let _ = writeln!(
-            out,
-            "atoll_jobs{{kind=\"{}\",state=\"{st}\"}} {n}",
-            label(kind)
-        );
+    if let Err(e) = encode(&mut out, &registry) {
+        tracing::error!(error = %e, "metrics: encoding failed");
+        return (StatusCode::INTERNAL_SERVER_ERROR, "encoding failed\n").into_response();
     }
-    out.push_str("# HELP atoll_webhooks_total Webhook deliveries by forge and result since start.\n# TYPE atoll_webhooks_total counter\n");
-    for ((forge, result), n) in state.registries.webhooks.snapshot() {
-        let _ = writeln!(
-            out,
-            "atoll_webhooks_total{{forge=\"{forge}\",result=\"{result}\"}} {n}"
-        );
-    }
-    out.push_str(
-        "# HELP atoll_locks_held Workspace locks currently held.\n# TYPE atoll_locks_held gauge\n",
-    );
-    let _ = writeln!(out, "atoll_locks_held {}", locks.len());
-    out.push_str("# HELP atoll_dashboard_password_checks_total Argon2 checks of the dashboard password since start.\n# TYPE atoll_dashboard_password_checks_total counter\n");
-    let _ = writeln!(
-        out,
-        "atoll_dashboard_password_checks_total {}",
-        state.auth.password_checks()
-    );
-    job_durations(&mut out, &state.registries.jobs);
-    proxmox_requests(&mut out, &state.registries.proxmox);
     (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-        )],
+        [(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE))],
         out,
     )
         .into_response()
-}
-
-fn job_durations(out: &mut String, jobs: &JobMetrics) {
-    out.push_str("# HELP atoll_job_duration_seconds Time from claim to outcome of the jobs this server ran, by kind and outcome.\n# TYPE atoll_job_duration_seconds histogram\n");
-    for ((kind, outcome), h) in jobs.durations() {
-        let labels = format!("kind=\"{}\",state=\"{outcome}\"", label(&kind));
-        h.write(out, "atoll_job_duration_seconds", &labels);
-    }
-}
-
-fn proxmox_requests(out: &mut String, pve: &ProxmoxMetrics) {
-    out.push_str("# HELP atoll_proxmox_requests_total HTTP exchanges with Proxmox VE by endpoint class and result.\n# TYPE atoll_proxmox_requests_total counter\n");
-    for ((class, outcome), n) in pve.requests() {
-        let _ = writeln!(
-            out,
-            "atoll_proxmox_requests_total{{class=\"{}\",result=\"{}\"}} {n}",
-            class.as_str(),
-            outcome.as_str()
-        );
-    }
-    out.push_str("# HELP atoll_proxmox_request_duration_seconds Latency of one HTTP exchange with Proxmox VE, by endpoint class.\n# TYPE atoll_proxmox_request_duration_seconds histogram\n");
-    for (class, h) in pve.latency() {
-        let labels = format!("class=\"{}\"", class.as_str());
-        h.write(out, "atoll_proxmox_request_duration_seconds", &labels);
-    }
-}
-
-/// A label value escaped for the text format.
-fn label(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }

@@ -5,9 +5,12 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 use reqwest::Method;
 
-use crate::metrics::{CounterVec, Histogram, HistogramVec, REQUEST_BUCKETS};
+use crate::metrics::{Histograms, Registry, request_histograms};
 
 /// What kind of PVE endpoint a request went to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -116,18 +119,41 @@ impl Outcome {
     }
 }
 
+impl EncodeLabelValue for EndpointClass {
+    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), std::fmt::Error> {
+        EncodeLabelValue::encode(&self.as_str(), encoder)
+    }
+}
+
+impl EncodeLabelValue for Outcome {
+    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), std::fmt::Error> {
+        EncodeLabelValue::encode(&self.as_str(), encoder)
+    }
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    class: EndpointClass,
+    result: Outcome,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ClassLabel {
+    class: EndpointClass,
+}
+
 /// Requests to Proxmox VE, shared between the clients that record and `/metrics`, which reads.
 #[derive(Debug)]
 pub struct ProxmoxMetrics {
-    requests: CounterVec<(EndpointClass, Outcome)>,
-    latency: HistogramVec<EndpointClass>,
+    requests: Family<RequestLabels, Counter>,
+    latency: Histograms<ClassLabel>,
 }
 
 impl Default for ProxmoxMetrics {
     fn default() -> Self {
         Self {
-            requests: CounterVec::default(),
-            latency: HistogramVec::new(REQUEST_BUCKETS),
+            requests: Family::default(),
+            latency: request_histograms(),
         }
     }
 }
@@ -141,18 +167,27 @@ impl ProxmoxMetrics {
     }
 
     pub(super) fn record(&self, class: EndpointClass, outcome: Outcome, took: Duration) {
-        self.requests.inc((class, outcome));
-        self.latency.observe(class, took.as_secs_f64());
+        let result = outcome;
+        self.requests
+            .get_or_create(&RequestLabels { class, result })
+            .inc();
+        self.latency
+            .get_or_create(&ClassLabel { class })
+            .observe(took.as_secs_f64());
     }
 
-    /// Request counts by class and outcome.
-    pub fn requests(&self) -> Vec<((EndpointClass, Outcome), u64)> {
-        self.requests.snapshot()
-    }
-
-    /// Latency histograms by class.
-    pub fn latency(&self) -> Vec<(EndpointClass, Histogram)> {
-        self.latency.snapshot()
+    /// Adds the request counters and latency histograms to a scrape's registry.
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "proxmox_requests",
+            "HTTP exchanges with Proxmox VE by endpoint class and result",
+            self.requests.clone(),
+        );
+        registry.register(
+            "proxmox_request_duration_seconds",
+            "Latency of one HTTP exchange with Proxmox VE, by endpoint class",
+            self.latency.clone(),
+        );
     }
 }
 
