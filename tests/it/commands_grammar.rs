@@ -314,6 +314,9 @@ fn directory_escaping_the_repository_is_refused() {
         ("atlantis plan -d /etc", "is absolute"),
         ("atlantis plan -d 'envs/*'", "glob patterns"),
         ("atlantis plan -d ~/x", "`~`"),
+        // The comment fuzzer's find: normalised, this was `--pvatlas`, which printed back as
+        // `-d --pvatlas` did not parse again (and reads as an option).
+        ("atlantis plan -d ennv/./../--pvatlas", "`-`"),
     ] {
         let (message, usage) = error_message(text);
         assert!(message.contains(needle), "{text}: {message}");

@@ -83,13 +83,19 @@ async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
         "{body}"
     );
     assert!(body.contains(" plan` to see the real state"), "{body}");
-    let statuses = w.fake.statuses(REPO, &sha);
-    assert!(
-        statuses
+    // The report's comment goes out before its status: wait for the status rather than race it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let statuses = w.fake.statuses(REPO, &sha);
+        if statuses
             .iter()
-            .any(|s| s.context == "atlantis/apply" && s.state == "failure"),
-        "{statuses:?}"
-    );
+            .any(|s| s.context == "atlantis/apply" && s.state == "failure")
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no failed apply status: {statuses:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let job = observer.get_job(apply).await.expect("get").expect("job");
     assert_eq!(job.state, JobState::Interrupted, "never retried");
 

@@ -101,8 +101,8 @@ impl RepoDir {
 
     /// Parses and normalises a repository-relative directory.
     ///
-    /// `a/./b/../c/` becomes `a/c`; `/etc`, `../x`, `a/../../x`, globs, `\`, a leading `~` and
-    /// control characters are refused.
+    /// `a/./b/../c/` becomes `a/c`; `/etc`, `../x`, `a/../../x`, globs, `\`, a leading `~` or
+    /// `-` (before or after normalising) and control characters are refused.
     pub fn parse(raw: &str) -> Result<Self, NameError> {
         check_common("directory", raw, MAX_DIR_LEN)?;
         if raw.starts_with('/') {
@@ -143,6 +143,14 @@ impl RepoDir {
         }
         if parts.is_empty() {
             return Ok(Self::root());
+        }
+        // Normalising can bring a component to the front (`a/../-x`): the rule is for the
+        // result, so that a directory never reads as an option.
+        if let Some(ch @ ('~' | '-')) = parts[0].chars().next() {
+            return Err(NameError::DirChar {
+                shown: shown(raw),
+                ch,
+            });
         }
         Ok(Self(parts.join("/")))
     }
@@ -357,6 +365,10 @@ mod tests {
             "a\\b",
             "-rf",
             "a\u{202e}b",
+            // Found by the comment fuzzer: normalising brought `--pvatlas` to the front, and
+            // `-d --pvatlas` printed back did not parse again.
+            "ennv/./../--pvatlas",
+            "a/../~x",
         ] {
             assert!(RepoDir::parse(raw).is_err(), "{raw:?} accepted");
         }
