@@ -16,8 +16,9 @@ use crate::locks::{
     LockQuery, NewAuditEvent, NewPlan, PlanQuery, Release, SavedPlan,
 };
 use crate::store::{
-    AuditStore, ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, LockStore, LogLine,
-    NewDelivery, NewJob, PlanStore, Pruned, QueueStore, Reaped, Store, StoreError,
+    AuditStore, ClaimLimits, DeliveryOutcome, Job, JobSignal, JobState, JournalEntry, JournalStore,
+    LockStore, LogLine, NewDelivery, NewJob, PlanStore, Pruned, QueueStore, Reaped, Store,
+    StoreError,
 };
 use crate::webhook::{Intake, IntakeSettings, sign};
 
@@ -40,6 +41,19 @@ impl Store for DownStore {
     }
     fn audit(&self) -> &dyn AuditStore {
         self
+    }
+    fn journal(&self) -> &dyn JournalStore {
+        self
+    }
+}
+
+#[async_trait::async_trait]
+impl JournalStore for DownStore {
+    async fn journal_append(&self, _: Uuid, _: &JournalEntry) -> Result<(), StoreError> {
+        down()
+    }
+    async fn journal(&self, _: Uuid) -> Result<Vec<JournalEntry>, StoreError> {
+        down()
     }
 }
 

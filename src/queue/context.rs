@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use crate::store::{Job, JobProgress, JobState, Store, StoreError};
+use crate::store::{Job, JobProgress, JobState, JournalEntry, Store, StoreError};
 
 /// What can go wrong in the queue's own steps of a job.
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +62,15 @@ impl JobContext {
     /// Stores one log line durably before returning; the dashboard streams it from the store.
     pub async fn log(&self, line: &str) -> Result<i64, QueueError> {
         Ok(self.store.append_log(self.job.id, line).await?)
+    }
+
+    /// Stores one apply step in the job's journal durably before returning.
+    pub async fn journal(&self, entry: &JournalEntry) -> Result<(), QueueError> {
+        Ok(self
+            .store
+            .journal()
+            .journal_append(self.job.id, entry)
+            .await?)
     }
 
     /// Marks the job `applying` before the first change is made: from here on an expired lease

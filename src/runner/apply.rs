@@ -23,6 +23,7 @@ use crate::proxmox::apply::{
 use crate::proxmox::plan::Plan;
 use crate::render::pr::{self as view, ApplyEnd, GuestLine};
 use crate::repocfg::{self, Project, Resolution};
+use crate::store::JournalEntry;
 
 /// Runs an apply job; every refusal or failure ends in a comment.
 pub(super) async fn run(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
@@ -133,7 +134,8 @@ async fn apply_plans(
             .map(|(s, _)| serde_json::from_value::<Plan>(s.document.clone()).ok()),
     );
     // The first of the lines an interrupted apply is reported from (see `interrupted`).
-    job.step(&log::head(pull.head_sha.as_str())).await;
+    job.journal(&JournalEntry::attempt(pull.head_sha.as_str()))
+        .await;
     let turns = parallel::Turns::new(projects.len());
     let work = projects
         .iter()
@@ -242,21 +244,23 @@ async fn apply_one(
         .await?;
     drop(turn);
     for address in log::planned_guests(&plan) {
-        job.step(&log::planned(tally.index, &label, address)).await;
+        job.journal(&log::planned(tally.index, &label, address))
+            .await;
     }
     job.begin_apply().await?;
     tally.guests.report(job).await;
     let desired = engine.settle(&state, &input, &prepared).await?;
     let lines: Arc<Mutex<Vec<GuestLine>>> = Arc::default();
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<JournalEntry>();
     let events = {
         let lines = Arc::clone(&lines);
+        let label = label.clone();
         move |event: &ApplyEvent| {
             if let Ok(mut l) = lines.lock() {
                 record(&mut l, event);
             }
             tally.guests.record(tally.index, event);
-            let _ = tx.send(log::event(tally.index, event));
+            let _ = tx.send(log::entry(tally.index, &label, event));
         }
     };
     let settings = ApplySettings {
@@ -304,19 +308,19 @@ impl Progress<'_> {
     async fn follow(
         &self,
         run: impl std::future::Future<Output = ApplyReport>,
-        mut changed: tokio::sync::mpsc::UnboundedReceiver<String>,
+        mut changed: tokio::sync::mpsc::UnboundedReceiver<JournalEntry>,
     ) -> ApplyReport {
         tokio::pin!(run);
         loop {
             tokio::select! {
                 report = &mut run => {
-                    while let Ok(line) = changed.try_recv() {
-                        self.job.step(&line).await;
+                    while let Ok(entry) = changed.try_recv() {
+                        self.job.journal(&entry).await;
                     }
                     return report;
                 }
-                Some(line) = changed.recv() => {
-                    self.job.step(&line).await;
+                Some(entry) = changed.recv() => {
+                    self.job.journal(&entry).await;
                     let snapshot = self.lines.lock().map(|l| l.clone()).unwrap_or_default();
                     let body = view::apply_progress(self.label, &snapshot, None);
                     if let Err(e) = self.job.edit(self.comment, &body).await {

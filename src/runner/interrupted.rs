@@ -1,5 +1,5 @@
 //! An apply cut short by a crash or a shutdown (job state `interrupted`) is reported on its PR
-//! after the restart: a follow-up `apply_interrupted` job reads the apply's durable log and
+//! after the restart: a follow-up `apply_interrupted` job reads the apply's journal and
 //! says which guests were done, in progress or not started, that nothing is retried, and what
 //! to do next; it also sets `atlantis/apply` to failure.
 //!
@@ -48,17 +48,28 @@ pub(super) async fn offer(store: &dyn Store, job: &crate::store::Job) {
 
 /// The `apply_interrupted` job: comment with what the log knows, then the failure status.
 pub(super) async fn run(r: &Runner, job: &Job, id: Uuid) -> anyhow::Result<()> {
-    job.step(&format!("reading the log of interrupted apply {id}"))
+    job.step(&format!("reading the journal of interrupted apply {id}"))
         .await;
-    let lines: Vec<String> = r
+    let journal = r
         .store
-        .job_log(id, 0)
+        .journal()
+        .journal(id)
         .await
-        .with_context(|| format!("reading the log of job {id}"))?
-        .into_iter()
-        .map(|l| l.line)
-        .collect();
-    let known = log::summarize(&lines);
+        .with_context(|| format!("reading the apply journal of job {id}"))?;
+    let known = if journal.is_empty() {
+        // Applies interrupted before the journal existed (migration 0018) left only log lines.
+        let lines: Vec<String> = r
+            .store
+            .job_log(id, 0)
+            .await
+            .with_context(|| format!("reading the log of job {id}"))?
+            .into_iter()
+            .map(|l| l.line)
+            .collect();
+        log::summarize(&lines)
+    } else {
+        log::Known::from_journal(&journal)
+    };
     let projects: Vec<(String, Vec<GuestLine>)> = known
         .projects
         .iter()
@@ -108,6 +119,7 @@ fn guest_line(g: &log::Guest) -> GuestLine {
 pub(super) mod log {
     use crate::proxmox::apply::ApplyEvent;
     use crate::proxmox::plan::{Action, Plan};
+    use crate::store::{JournalEntry, JournalEvent};
 
     const HEAD: &str = "apply at ";
     const PLANNED: &str = "apply project ";
@@ -121,18 +133,64 @@ pub(super) mod log {
     const DONE: &str = ": done: ";
     const FAILED: &str = ": FAILED: ";
 
-    /// `apply at <sha>`: the head SHA being applied; starts a new attempt.
-    pub(in crate::runner) fn head(sha: &str) -> String {
-        format!("{HEAD}{sha}")
+    /// The log line people read for one journal entry: `apply at <sha>` (a new attempt),
+    /// `apply project[<index>] <label>: will change <address>` (one per guest, before the
+    /// first change), `guest[<index>] <address>: started <step>` / `: done: <detail>` /
+    /// `: FAILED: <error>`. Logs written before the journal are read back by [`summarize`].
+    pub(in crate::runner) fn line(entry: &JournalEntry) -> String {
+        let (index, address) = (entry.project, &entry.address);
+        let guest = format!("{}[{index}] ", GUEST.trim_end());
+        match &entry.event {
+            JournalEvent::Attempt { head_sha } => format!("{HEAD}{head_sha}"),
+            JournalEvent::Planned => format!(
+                "{}[{index}] {}{WILL_CHANGE}{address}",
+                PLANNED.trim_end(),
+                entry.label
+            ),
+            JournalEvent::Started { step } => format!("{guest}{address}{STARTED}{step}"),
+            JournalEvent::Done { detail } => format!("{guest}{address}{DONE}{detail}"),
+            JournalEvent::Failed { error } => format!("{guest}{address}{FAILED}{error}"),
+        }
     }
 
-    /// `apply project[<index>] <label>: will change <address>`, one per guest, before the first
-    /// change.
-    pub(in crate::runner) fn planned(index: usize, label: &str, address: &str) -> String {
-        format!(
-            "{}[{index}] {label}{WILL_CHANGE}{address}",
-            PLANNED.trim_end()
-        )
+    /// The journal entry for an executor event of project `index` (named `label`).
+    pub(in crate::runner) fn entry(index: usize, label: &str, event: &ApplyEvent) -> JournalEntry {
+        let (address, event) = match event {
+            ApplyEvent::Started { address, step } => (
+                address,
+                JournalEvent::Started {
+                    step: (*step).to_owned(),
+                },
+            ),
+            ApplyEvent::Done { address, detail } => (
+                address,
+                JournalEvent::Done {
+                    detail: detail.clone(),
+                },
+            ),
+            ApplyEvent::Failed { address, error } => (
+                address,
+                JournalEvent::Failed {
+                    error: error.clone(),
+                },
+            ),
+        };
+        JournalEntry {
+            project: u32::try_from(index).unwrap_or(u32::MAX),
+            label: label.to_owned(),
+            address: address.clone(),
+            event,
+        }
+    }
+
+    /// The entry written for each guest an apply of project `index` will change.
+    pub(in crate::runner) fn planned(index: usize, label: &str, address: &str) -> JournalEntry {
+        JournalEntry {
+            project: u32::try_from(index).unwrap_or(u32::MAX),
+            label: label.to_owned(),
+            address: address.to_owned(),
+            event: JournalEvent::Planned,
+        }
     }
 
     /// The addresses an apply of `plan` will change (blocked and no-op changes are skipped).
@@ -141,16 +199,6 @@ pub(super) mod log {
             .iter()
             .filter(|c| c.blocked.is_none() && c.actions != [Action::NoOp])
             .map(|c| c.address.as_str())
-    }
-
-    /// `guest[<index>] <address>: started <step>` / `: done: <detail>` / `: FAILED: <error>`.
-    pub(in crate::runner) fn event(index: usize, event: &ApplyEvent) -> String {
-        let guest = format!("{}[{index}] ", GUEST.trim_end());
-        match event {
-            ApplyEvent::Started { address, step } => format!("{guest}{address}{STARTED}{step}"),
-            ApplyEvent::Done { address, detail } => format!("{guest}{address}{DONE}{detail}"),
-            ApplyEvent::Failed { address, error } => format!("{guest}{address}{FAILED}{error}"),
-        }
     }
 
     /// Splits `[<index>] rest` (new lines) or ` rest` (lines written before projects had an
@@ -223,6 +271,39 @@ pub(super) mod log {
     }
 
     /// Reads the lines `head`, `planned` and `event` wrote; other lines are ignored.
+    impl Known {
+        /// What the journal of an interrupted apply says, for its last attempt.
+        pub(in crate::runner) fn from_journal(entries: &[JournalEntry]) -> Self {
+            let mut known = Self::default();
+            for entry in entries {
+                let index = usize::try_from(entry.project).ok();
+                let state = match &entry.event {
+                    JournalEvent::Attempt { head_sha } => {
+                        known = Self {
+                            head: Some(head_sha.clone()),
+                            projects: Vec::new(),
+                        };
+                        continue;
+                    }
+                    JournalEvent::Planned => {
+                        planned_line(&mut known, index, &entry.label, &entry.address);
+                        continue;
+                    }
+                    JournalEvent::Started { step } => GuestState::InProgress { step: step.clone() },
+                    JournalEvent::Done { detail } => GuestState::Done {
+                        detail: detail.clone(),
+                    },
+                    JournalEvent::Failed { error } => GuestState::Failed {
+                        error: error.clone(),
+                    },
+                };
+                known.set(index, &entry.address, state);
+            }
+            known
+        }
+    }
+
+    /// What the log lines of an apply say, for applies logged before the journal existed.
     pub(in crate::runner) fn summarize(lines: &[String]) -> Known {
         let mut known = Known::default();
         for line in lines {
@@ -302,16 +383,19 @@ pub(super) mod log {
                 address: "ct.web".into(),
                 detail: "updated".into(),
             };
-            let log = vec![
-                head("ab"),
+            let journal = vec![
+                JournalEntry::attempt("ab"),
                 planned(0, "dir: dev", "ct.web"),
                 planned(1, "dir: prod", "ct.web"),
                 planned(0, "dir: dev", "ct.db"),
-                event(1, &started),
-                event(1, &done),
-                event(0, &started),
+                entry(1, "dir: prod", &started),
+                entry(1, "dir: prod", &done),
+                entry(0, "dir: dev", &started),
             ];
-            let known = summarize(&log);
+            let known = Known::from_journal(&journal);
+            // The log lines written beside the journal say the same to the legacy reader.
+            let lines: Vec<String> = journal.iter().map(line).collect();
+            assert_eq!(summarize(&lines), known);
             let states: Vec<(&str, Vec<GuestState>)> = known
                 .projects
                 .iter()
@@ -401,7 +485,12 @@ pub(super) mod log {
                 address: "ct.a".into(),
                 detail: "started".into(),
             };
-            let log = vec![head("ab"), planned(0, "p", "ct.a"), super::event(0, &event)];
+            let journal = [
+                JournalEntry::attempt("ab"),
+                planned(0, "p", "ct.a"),
+                entry(0, "p", &event),
+            ];
+            let log: Vec<String> = journal.iter().map(line).collect();
             let known = summarize(&log);
             assert_eq!(
                 known.projects[0].guests[0].state,

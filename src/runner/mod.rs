@@ -224,6 +224,15 @@ impl Job {
         Ok(())
     }
 
+    /// Records one apply step: in the journal, as data the interrupted-apply report reads, and
+    /// as a log line for people. Neither failure stops the job.
+    async fn journal(&self, entry: &crate::store::JournalEntry) {
+        self.step(&interrupted::log::line(entry)).await;
+        if let Err(e) = self.ctx.journal(entry).await {
+            tracing::warn!(error = %e, "cannot write the apply journal");
+        }
+    }
+
     /// Logs a step to the job's durable log (a log failure never stops the job).
     async fn step(&self, line: &str) {
         if let Err(e) = self.ctx.log(line).await {

@@ -25,6 +25,7 @@ use uuid::Uuid;
 
 mod audit;
 mod jobs;
+mod journal;
 mod locks;
 mod pg_jobs;
 mod pg_signal;
@@ -41,6 +42,7 @@ mod sqlite_writes;
 mod state;
 
 pub use audit::AuditStore;
+pub use journal::{JournalEntry, JournalEvent, JournalStore};
 pub use locks::LockStore;
 pub use plans::PlanStore;
 pub use postgres::PgStore;
@@ -358,6 +360,9 @@ pub trait Store: QueueStore + Debug {
 
     /// The audit log and the apply switch (`locks`, `web`).
     fn audit(&self) -> &dyn AuditStore;
+
+    /// The apply journal (`runner`).
+    fn journal(&self) -> &dyn JournalStore;
 
     /// Managed-resource state (`proxmox::state`). Stores that keep none (test fakes) answer
     /// every state call with `Unavailable`.

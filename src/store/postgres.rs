@@ -106,6 +106,10 @@ impl Store for PgStore {
         &self.db
     }
 
+    fn journal(&self) -> &dyn super::JournalStore {
+        &self.db
+    }
+
     fn state(&self) -> &dyn super::StateStore {
         self
     }

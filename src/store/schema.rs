@@ -63,6 +63,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "job kinds lock forge",
         include_str!("../../migrations/sqlite/0017_job_kinds_lock_forge.sql"),
     ),
+    (
+        18,
+        "apply journal",
+        include_str!("../../migrations/sqlite/0018_apply_journal.sql"),
+    ),
 ];
 
 /// `(version, description, sql)` for PostgreSQL, oldest first.
@@ -116,6 +121,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         17,
         "job kinds lock forge",
         include_str!("../../migrations/postgres/0017_job_kinds_lock_forge.sql"),
+    ),
+    (
+        18,
+        "apply journal",
+        include_str!("../../migrations/postgres/0018_apply_journal.sql"),
     ),
 ];
 

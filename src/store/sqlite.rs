@@ -206,6 +206,10 @@ impl Store for SqliteStore {
         &self.db
     }
 
+    fn journal(&self) -> &dyn super::JournalStore {
+        &self.db
+    }
+
     fn state(&self) -> &dyn super::StateStore {
         self
     }

@@ -93,7 +93,10 @@ async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
         {
             break;
         }
-        assert!(Instant::now() < deadline, "no failed apply status: {statuses:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no failed apply status: {statuses:?}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let job = observer.get_job(apply).await.expect("get").expect("job");

@@ -43,6 +43,7 @@ per_backend!(
     sessions_survive_reopening_and_logout_deletes_them,
     expired_sessions_are_not_returned_and_are_deleted,
     apply_progress_is_stored_for_the_holder_and_survives_reopening,
+    apply_journal_keeps_typed_entries_in_order_and_survives_reopening,
     only_job_kinds_atoll_runs_can_be_queued,
 );
 

@@ -81,3 +81,74 @@ pub(crate) async fn apply_progress_is_stored_for_the_holder_and_survives_reopeni
         "done is capped at the total"
     );
 }
+
+/// The apply journal: typed entries in the order written, per job, durable, gone with the job.
+pub(crate) async fn apply_journal_keeps_typed_entries_in_order_and_survives_reopening(
+    db: &TestStore,
+) {
+    use atoll::store::{JournalEntry, JournalEvent};
+
+    let s = &*db.store;
+    let id = queue(s, "apply", "r").await;
+    let other = queue(s, "apply", "r").await;
+    let guest = |project: u32, event: JournalEvent| JournalEntry {
+        project,
+        label: format!("dir: p{project}"),
+        address: "proxmox_virtual_environment_container.web".to_owned(),
+        event,
+    };
+    let written = vec![
+        JournalEntry::attempt("0123456789abcdef0123456789abcdef01234567"),
+        guest(0, JournalEvent::Planned),
+        guest(1, JournalEvent::Planned),
+        guest(
+            1,
+            JournalEvent::Started {
+                step: "update".to_owned(),
+            },
+        ),
+        guest(
+            1,
+            JournalEvent::Failed {
+                error: "500 Internal Server Error: unable to parse value of 'cores' ('x')"
+                    .to_owned(),
+            },
+        ),
+        guest(
+            0,
+            JournalEvent::Done {
+                detail: "updated live: memory".to_owned(),
+            },
+        ),
+    ];
+    for entry in &written {
+        s.journal().journal_append(id, entry).await.expect("append");
+    }
+    s.journal()
+        .journal_append(other, &guest(0, JournalEvent::Planned))
+        .await
+        .expect("append to another job");
+    assert_eq!(s.journal().journal(id).await.expect("read"), written);
+    let reopened = db.reopen().await;
+    assert_eq!(
+        reopened.journal().journal(id).await.expect("read again"),
+        written,
+        "the journal is durable"
+    );
+    assert_eq!(
+        reopened
+            .journal()
+            .journal(other)
+            .await
+            .expect("other")
+            .len(),
+        1
+    );
+    assert!(
+        s.journal()
+            .journal_append(Uuid::new_v4(), &guest(0, JournalEvent::Planned))
+            .await
+            .is_err(),
+        "an entry for a job that does not exist is refused"
+    );
+}
