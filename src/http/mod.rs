@@ -29,7 +29,7 @@ use request_id::REQUEST_ID;
 
 pub use body::{BodyBudget, BodyError};
 pub use client_addr::{ClientAddr, IpNetwork};
-pub use error::AppError;
+pub use error::{AppError, ShownError};
 pub use request_id::current as request_id;
 pub use serve::{ConnectionLimits, serve};
 

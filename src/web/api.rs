@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use axum::Json;
 use axum::Router;
 use axum::extract::{Path, Query, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -15,8 +15,9 @@ use serde_json::json;
 
 use super::WebState;
 use super::auth::same;
+use crate::http::AppError;
 use crate::locks::LockQuery;
-use crate::store::{JobState, StoreError};
+use crate::store::JobState;
 
 const MAX_JOBS: u32 = 1_000;
 
@@ -26,16 +27,8 @@ pub(super) fn routes(state: WebState) -> Router<WebState> {
         .route("/jobs", get(jobs))
         .route("/jobs/{id}", get(job))
         .route("/plans/{id}", get(plan))
-        .fallback(|| async { error(StatusCode::NOT_FOUND, "no such API endpoint") })
+        .fallback(|| async { AppError::NotFound("no such API endpoint".to_owned()) })
         .layer(middleware::from_fn_with_state(state, bearer))
-}
-
-fn error(status: StatusCode, message: &str) -> Response {
-    let body = match crate::http::request_id() {
-        Some(id) => json!({ "error": message, "request_id": id }),
-        None => json!({ "error": message }),
-    };
-    (status, Json(body)).into_response()
 }
 
 async fn bearer(State(state): State<WebState>, req: Request, next: Next) -> Response {
@@ -54,7 +47,7 @@ async fn bearer(State(state): State<WebState>, req: Request, next: Next) -> Resp
         } else {
             "the API is closed: set api.token (or api.token_file) in the configuration"
         };
-        let mut r = error(StatusCode::UNAUTHORIZED, why);
+        let mut r = AppError::Unauthorized(why.to_owned()).into_response();
         r.headers_mut().insert(
             header::WWW_AUTHENTICATE,
             header::HeaderValue::from_static("Bearer"),
@@ -64,37 +57,31 @@ async fn bearer(State(state): State<WebState>, req: Request, next: Next) -> Resp
     next.run(req).await
 }
 
-fn store_error(e: &StoreError) -> Response {
-    tracing::warn!(error = %e, "api: store error");
-    error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "store unavailable; retry later",
-    )
-}
-
 async fn locks(
     State(state): State<WebState>,
     Query(q): Query<HashMap<String, String>>,
-) -> Response {
+) -> Result<Response, AppError> {
     let query = LockQuery {
         repo: q.get("repo").cloned(),
         pr: q.get("pr").and_then(|p| p.parse().ok()),
     };
-    match state.store.locks().lock_list(&query).await {
-        Ok(locks) => Json(json!({ "locks": locks })).into_response(),
-        Err(e) => store_error(&e),
-    }
+    let locks = state.store.locks().lock_list(&query).await?;
+    Ok(Json(json!({ "locks": locks })).into_response())
 }
 
-async fn jobs(State(state): State<WebState>, Query(q): Query<HashMap<String, String>>) -> Response {
+async fn jobs(
+    State(state): State<WebState>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Response, AppError> {
     let wanted = match q.get("state") {
         Some(s) => match JobState::parse(s) {
             Some(st) => Some(st),
             None => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    "state must be one of queued, running, applying, succeeded, failed, interrupted, cancelled",
-                );
+                return Err(AppError::BadRequest(
+                    "state must be one of queued, running, applying, succeeded, failed, \
+                     interrupted, cancelled"
+                        .to_owned(),
+                ));
             }
         },
         None => None,
@@ -105,38 +92,37 @@ async fn jobs(State(state): State<WebState>, Query(q): Query<HashMap<String, Str
         .and_then(|l| l.parse::<u32>().ok())
         .unwrap_or(100)
         .clamp(1, MAX_JOBS);
-    match state.store.list_jobs(MAX_JOBS).await {
-        Ok(all) => {
-            let jobs: Vec<_> = all
-                .into_iter()
-                .filter(|j| q.get("repo").is_none_or(|r| &j.repo == r))
-                .filter(|j| pr.is_none_or(|p| j.pr == Some(p)))
-                .filter(|j| wanted.is_none_or(|w| j.state == w))
-                .take(limit as usize)
-                .collect();
-            Json(json!({ "jobs": jobs })).into_response()
-        }
-        Err(e) => store_error(&e),
-    }
+    let jobs: Vec<_> = state
+        .store
+        .list_jobs(MAX_JOBS)
+        .await?
+        .into_iter()
+        .filter(|j| q.get("repo").is_none_or(|r| &j.repo == r))
+        .filter(|j| pr.is_none_or(|p| j.pr == Some(p)))
+        .filter(|j| wanted.is_none_or(|w| j.state == w))
+        .take(limit as usize)
+        .collect();
+    Ok(Json(json!({ "jobs": jobs })).into_response())
 }
 
-async fn job(State(state): State<WebState>, Path(id): Path<String>) -> Response {
-    let Some(id) = super::path_id(&id) else {
-        return error(StatusCode::NOT_FOUND, "no job has this id");
-    };
-    match tokio::try_join!(state.store.get_job(id), state.store.job_log(id, 0)) {
-        Ok((Some(job), log)) => Json(json!({ "job": job, "log": log })).into_response(),
-        Ok((None, _)) => error(StatusCode::NOT_FOUND, "no job has this id"),
-        Err(e) => store_error(&e),
-    }
+async fn job(State(state): State<WebState>, Path(id): Path<String>) -> Result<Response, AppError> {
+    let no_such_job = || AppError::NotFound("no job has this id".to_owned());
+    let id = super::path_id(&id).ok_or_else(no_such_job)?;
+    let (job, log) = tokio::try_join!(state.store.get_job(id), state.store.job_log(id, 0))?;
+    let job = job.ok_or_else(no_such_job)?;
+    Ok(Json(json!({ "job": job, "log": log })).into_response())
 }
 
-async fn plan(State(state): State<WebState>, Path(id): Path<String>) -> Response {
-    let Some(id) = super::path_id(&id) else {
-        return error(StatusCode::NOT_FOUND, "no plan has this id");
-    };
-    match state.store.plans().plan_get(id).await {
-        Ok(Some(plan)) => Json(json!({
+async fn plan(State(state): State<WebState>, Path(id): Path<String>) -> Result<Response, AppError> {
+    let no_such_plan = || AppError::NotFound("no plan has this id".to_owned());
+    let id = super::path_id(&id).ok_or_else(no_such_plan)?;
+    let plan = state
+        .store
+        .plans()
+        .plan_get(id)
+        .await?
+        .ok_or_else(no_such_plan)?;
+    Ok(Json(json!({
             "id": plan.id,
             "repo": plan.key.repo,
             "dir": plan.key.dir.to_string(),
@@ -144,10 +130,7 @@ async fn plan(State(state): State<WebState>, Path(id): Path<String>) -> Response
             "pr": plan.pr,
             "job": plan.job,
             "superseded": plan.superseded_at.is_some(),
-            "plan": plan.document,
-        }))
-        .into_response(),
-        Ok(None) => error(StatusCode::NOT_FOUND, "no plan has this id"),
-        Err(e) => store_error(&e),
-    }
+        "plan": plan.document,
+    }))
+    .into_response())
 }

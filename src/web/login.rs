@@ -9,9 +9,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 
 use super::WebState;
 use super::auth::{self, LOGIN_COOKIE, LoginError, SESSION_COOKIE};
-use super::pages::{Fields, checked, context};
+use super::pages::{Fields, SignedIn, context, csrf};
 use super::views::page;
-use crate::http::ClientAddr;
+use crate::http::{AppError, ClientAddr};
 
 pub(super) async fn login_form(State(state): State<WebState>, headers: HeaderMap) -> Response {
     login_page(&state, &headers, StatusCode::OK, None)
@@ -116,17 +116,16 @@ fn retry_after(mut r: Response, secs: &'static str) -> Response {
 
 pub(super) async fn logout(
     State(state): State<WebState>,
+    SignedIn(s): SignedIn,
     headers: HeaderMap,
     Form(form): Fields,
-) -> Response {
-    if let Err(r) = checked(&state, &headers, &form).await {
-        return *r;
-    }
+) -> Result<Response, AppError> {
+    csrf(&s, &form)?;
     state.auth.logout(&headers).await;
     let mut r = Redirect::to("/login").into_response();
     let cookie = state.auth.set_cookie(&headers, SESSION_COOKIE, "", 0);
     if let Ok(v) = HeaderValue::from_str(&cookie) {
         r.headers_mut().append(header::SET_COOKIE, v);
     }
-    r
+    Ok(r)
 }

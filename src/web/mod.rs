@@ -23,14 +23,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use secrecy::SecretString;
 use tower_http::timeout::TimeoutLayer;
 
 use crate::config::{ProtectSettings, Settings};
+use crate::http::ShownError;
 use crate::proxmox::ProxmoxApi;
 use crate::proxmox::client::ProxmoxMetrics;
 use crate::queue::JobMetrics;
@@ -111,9 +113,12 @@ impl WebState {
 /// The dashboard, `/api` and `/metrics` routes. Pages time out after `request_timeout`; the
 /// log stream does not (it ends when the job does or the client leaves).
 pub fn router(state: WebState, request_timeout: Duration) -> Router {
-    let timed = Router::new()
+    let dashboard = Router::new()
         .merge(pages::routes())
         .merge(pulls::routes())
+        .layer(middleware::from_fn_with_state(state.clone(), error_pages));
+    let timed = Router::new()
+        .merge(dashboard)
         .nest("/api", api::routes(state.clone()))
         .route("/metrics", get(metrics::metrics))
         .route("/static/atoll.css", get(css))
@@ -127,6 +132,29 @@ pub fn router(state: WebState, request_timeout: Duration) -> Router {
         .merge(timed)
         .merge(stream::routes())
         .with_state(state)
+}
+
+/// Dashboard routes answer an [`AppError`] as the styled page with its message (and the
+/// signed-in user's navigation, when there is one), keeping its status and `Retry-After`.
+async fn error_pages(State(state): State<WebState>, req: Request, next: Next) -> Response {
+    let headers = req.headers().clone();
+    let response = next.run(req).await;
+    let Some(shown) = response.extensions().get::<ShownError>().cloned() else {
+        return response;
+    };
+    let session = state.auth.session(&headers).await;
+    let mut page = pages::message(
+        &state,
+        response.status(),
+        shown.title,
+        &shown.message,
+        session.as_ref(),
+    );
+    if let Some(retry) = response.headers().get(header::RETRY_AFTER) {
+        page.headers_mut()
+            .insert(header::RETRY_AFTER, retry.clone());
+    }
+    page
 }
 
 async fn css() -> Response {

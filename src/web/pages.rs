@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 
 use axum::Router;
-use axum::extract::{Form, Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Form, FromRequestParts, Path, Query, State};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use serde_json::json;
@@ -15,9 +16,10 @@ use super::auth::{self, Session};
 use super::login;
 use super::views::{self, JobView, LockView, page};
 use super::{WebState, path_id};
+use crate::http::AppError;
 use crate::jobs::JobSpec;
 use crate::locks::{Actor, ActorVia, AuditStamp, LockQuery, Release, UnlockAnnouncement};
-use crate::store::{JobState, StoreError};
+use crate::store::JobState;
 
 pub(super) type Fields = Form<HashMap<String, String>>;
 
@@ -41,34 +43,31 @@ pub(super) fn routes() -> Router<WebState> {
         .route("/protect", get(super::protect::protect))
 }
 
-/// The session, or the response to send instead (a redirect to the login).
-pub(super) async fn session(
-    state: &WebState,
-    headers: &HeaderMap,
-) -> Result<Session, Box<Response>> {
-    state
-        .auth
-        .session(headers)
-        .await
-        .ok_or_else(|| Box::new(Redirect::to("/login").into_response()))
+/// A signed-in user: a handler that takes one sends everyone else to the login (303).
+pub(super) struct SignedIn(pub(super) Session);
+
+impl FromRequestParts<WebState> for SignedIn {
+    type Rejection = Redirect;
+
+    async fn from_request_parts(parts: &mut Parts, state: &WebState) -> Result<Self, Redirect> {
+        state
+            .auth
+            .session(&parts.headers)
+            .await
+            .map(Self)
+            .ok_or_else(|| Redirect::to("/login"))
+    }
 }
 
-/// The session of a form post whose `csrf` field matches it.
-pub(super) async fn checked(
-    state: &WebState,
-    headers: &HeaderMap,
-    form: &HashMap<String, String>,
-) -> Result<Session, Box<Response>> {
-    let s = session(state, headers).await?;
+/// Refuses a form post whose `csrf` field does not match the session.
+pub(super) fn csrf(s: &Session, form: &HashMap<String, String>) -> Result<(), AppError> {
     match form.get("csrf") {
-        Some(token) if auth::same(token, &s.csrf) => Ok(s),
-        _ => Err(Box::new(message(
-            state,
-            StatusCode::FORBIDDEN,
-            "Form expired",
-            "The form's security token is missing or does not match your session. Reload the page and try again.",
-            Some(&s),
-        ))),
+        Some(token) if auth::same(token, &s.csrf) => Ok(()),
+        _ => Err(AppError::Forbidden(
+            "Form expired: the form's security token is missing or does not match your \
+             session. Reload the page and try again."
+                .to_owned(),
+        )),
     }
 }
 
@@ -95,103 +94,60 @@ pub(super) fn message(
     r
 }
 
-pub(super) fn store_down(state: &WebState, e: &StoreError, s: &Session) -> Response {
-    tracing::warn!(error = %e, "dashboard: store error");
-    let (status, text) = match e {
-        StoreError::NotFound(_) => (
-            StatusCode::NOT_FOUND,
-            "That item does not exist (any more).",
-        ),
-        _ => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "The store did not answer; try again in a moment. Details are in the server log.",
-        ),
-    };
-    message(state, status, "Unavailable", text, Some(s))
-}
-
-async fn locks(State(state): State<WebState>, headers: HeaderMap) -> Response {
-    let s = match session(&state, &headers).await {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
+async fn locks(State(state): State<WebState>, SignedIn(s): SignedIn) -> Result<Response, AppError> {
     let all = LockQuery::default();
-    let (locks, switch) = match tokio::try_join!(
+    let (locks, switch) = tokio::try_join!(
         state.store.locks().lock_list(&all),
         state.store.audit().apply_switch()
-    ) {
-        Ok(v) => v,
-        Err(e) => return store_down(&state, &e, &s),
-    };
+    )?;
     let mut ctx = context(Some(&s), "Locks");
     ctx.insert(
         "locks",
         &locks.iter().map(LockView::from).collect::<Vec<_>>(),
     );
     ctx.insert("applies_enabled", &switch.enabled);
-    page(&state.tera, "locks.html", &ctx)
+    Ok(page(&state.tera, "locks.html", &ctx))
 }
 
 async fn unlock_confirm(
     State(state): State<WebState>,
-    headers: HeaderMap,
+    SignedIn(s): SignedIn,
     Path(id): Path<String>,
-) -> Response {
-    let s = match session(&state, &headers).await {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
-    let Some(id) = path_id(&id) else {
-        return no_such_lock(&state, &s);
-    };
-    match state.store.locks().lock_get(id).await {
-        Ok(Some(lock)) => {
-            let mut ctx = context(Some(&s), "Unlock");
-            ctx.insert("lock", &LockView::from(&lock));
-            page(&state.tera, "unlock.html", &ctx)
-        }
-        Ok(None) => no_such_lock(&state, &s),
-        Err(e) => store_down(&state, &e, &s),
-    }
+) -> Result<Response, AppError> {
+    let id = path_id(&id).ok_or_else(no_such_lock)?;
+    let lock = state
+        .store
+        .locks()
+        .lock_get(id)
+        .await?
+        .ok_or_else(no_such_lock)?;
+    let mut ctx = context(Some(&s), "Unlock");
+    ctx.insert("lock", &LockView::from(&lock));
+    Ok(page(&state.tera, "unlock.html", &ctx))
 }
 
-fn no_such_lock(state: &WebState, s: &Session) -> Response {
-    message(
-        state,
-        StatusCode::NOT_FOUND,
-        "No such lock",
-        "This lock is not held any more.",
-        Some(s),
-    )
+fn no_such_lock() -> AppError {
+    AppError::NotFound("No such lock: this lock is not held any more.".to_owned())
 }
 
 async fn unlock(
     State(state): State<WebState>,
-    headers: HeaderMap,
+    SignedIn(s): SignedIn,
     Path(id): Path<String>,
     Form(form): Fields,
-) -> Response {
-    let s = match checked(&state, &headers, &form).await {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
-    let Some(id) = path_id(&id) else {
-        return no_such_lock(&state, &s);
-    };
+) -> Result<Response, AppError> {
+    csrf(&s, &form)?;
+    let id = path_id(&id).ok_or_else(no_such_lock)?;
     let actor = Actor::new(s.user.clone(), ActorVia::Dashboard);
     let stamp = AuditStamp {
         actor: actor.clone(),
         detail: "unlocked from the dashboard".to_owned(),
     };
-    let released = match state
+    let released = state
         .store
         .locks()
         .lock_release(&Release::Id(id), &stamp)
-        .await
-    {
-        Ok(r) => r,
-        Err(e) => return store_down(&state, &e, &s),
-    };
+        .await?;
     for lock in &released {
         let job = JobSpec::AnnounceUnlock(UnlockAnnouncement {
             actor: actor.clone(),
@@ -201,43 +157,27 @@ async fn unlock(
         if let Err(e) = state.store.enqueue(job).await {
             // The lock is released and audited; only the PR comment is lost. Say so.
             tracing::error!(error = %e, lock = %lock.key, "could not queue the unlock announcement");
-            return message(
-                &state,
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Unlocked, not announced",
-                "The lock was released and recorded in the audit log, but the comment on the pull request could not be queued.",
-                Some(&s),
-            );
+            return Err(AppError::unavailable(
+                "Unlocked, not announced: the lock was released and recorded in the audit log, \
+                 but the comment on the pull request could not be queued.",
+            ));
         }
     }
     if released.is_empty() {
-        return message(
-            &state,
-            StatusCode::NOT_FOUND,
-            "No such lock",
-            "This lock is not held any more.",
-            Some(&s),
-        );
+        return Err(no_such_lock());
     }
-    Redirect::to("/locks").into_response()
+    Ok(Redirect::to("/locks").into_response())
 }
 
 async fn jobs(
     State(state): State<WebState>,
-    headers: HeaderMap,
+    SignedIn(s): SignedIn,
     Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    let s = match session(&state, &headers).await {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
+) -> Result<Response, AppError> {
     let repo = q.get("repo").map(|r| r.trim()).filter(|r| !r.is_empty());
     let pr = q.get("pr").and_then(|p| p.trim().parse::<u64>().ok());
     let wanted = q.get("state").and_then(|st| JobState::parse(st.trim()));
-    let all = match state.store.list_jobs(JOBS_SCAN).await {
-        Ok(j) => j,
-        Err(e) => return store_down(&state, &e, &s),
-    };
+    let all = state.store.list_jobs(JOBS_SCAN).await?;
     let shown: Vec<JobView> = all
         .iter()
         .filter(|j| repo.is_none_or(|r| j.repo == r))
@@ -263,54 +203,33 @@ async fn jobs(
             "cancelled",
         ],
     );
-    page(&state.tera, "jobs.html", &ctx)
+    Ok(page(&state.tera, "jobs.html", &ctx))
 }
 
 async fn job(
     State(state): State<WebState>,
-    headers: HeaderMap,
+    SignedIn(s): SignedIn,
     Path(id): Path<String>,
-) -> Response {
-    let s = match session(&state, &headers).await {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
-    let no_such_job = || {
-        message(
-            &state,
-            StatusCode::NOT_FOUND,
-            "No such job",
-            "No job has this id.",
-            Some(&s),
-        )
-    };
-    let Some(id) = path_id(&id) else {
-        return no_such_job();
-    };
-    let (job, log) = match tokio::try_join!(state.store.get_job(id), state.store.job_log(id, 0)) {
-        Ok((Some(job), log)) => (job, log),
-        Ok((None, _)) => return no_such_job(),
-        Err(e) => return store_down(&state, &e, &s),
-    };
+) -> Result<Response, AppError> {
+    let no_such_job = || AppError::NotFound("No such job: no job has this id.".to_owned());
+    let id = path_id(&id).ok_or_else(no_such_job)?;
+    let (job, log) = tokio::try_join!(state.store.get_job(id), state.store.job_log(id, 0))?;
+    let job = job.ok_or_else(no_such_job)?;
     let mut ctx = context(Some(&s), "Job");
     ctx.insert("job", &JobView::from(&job));
     ctx.insert("log", &log);
     ctx.insert("last_seq", &log.last().map_or(0, |l| l.seq));
-    page(&state.tera, "job.html", &ctx)
+    Ok(page(&state.tera, "job.html", &ctx))
 }
 
-async fn apply_page(State(state): State<WebState>, headers: HeaderMap) -> Response {
-    let s = match session(&state, &headers).await {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
-    let (switch, events) = match tokio::try_join!(
+async fn apply_page(
+    State(state): State<WebState>,
+    SignedIn(s): SignedIn,
+) -> Result<Response, AppError> {
+    let (switch, events) = tokio::try_join!(
         state.store.audit().apply_switch(),
         state.store.audit().audit_list(AUDIT_SHOWN, None)
-    ) {
-        Ok(v) => v,
-        Err(e) => return store_down(&state, &e, &s),
-    };
+    )?;
     let events: Vec<serde_json::Value> = events
         .iter()
         .map(|e| {
@@ -336,29 +255,22 @@ async fn apply_page(State(state): State<WebState>, headers: HeaderMap) -> Respon
     ctx.insert("changed_at", &switch.changed_at.map(views::when));
     ctx.insert("reason", &switch.reason);
     ctx.insert("events", &events);
-    page(&state.tera, "apply.html", &ctx)
+    Ok(page(&state.tera, "apply.html", &ctx))
 }
 
 async fn apply_set(
     State(state): State<WebState>,
-    headers: HeaderMap,
+    SignedIn(s): SignedIn,
     Form(form): Fields,
-) -> Response {
-    let s = match checked(&state, &headers, &form).await {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
+) -> Result<Response, AppError> {
+    csrf(&s, &form)?;
     let enabled = match form.get("enabled").map(String::as_str) {
         Some("true") => true,
         Some("false") => false,
         _ => {
-            return message(
-                &state,
-                StatusCode::BAD_REQUEST,
-                "Bad request",
-                "Choose to turn applies on or off.",
-                Some(&s),
-            );
+            return Err(AppError::BadRequest(
+                "Choose to turn applies on or off.".to_owned(),
+            ));
         }
     };
     let reason = form
@@ -370,8 +282,10 @@ async fn apply_set(
         actor: Actor::new(s.user.clone(), ActorVia::Dashboard),
         detail: reason.chars().take(500).collect(),
     };
-    match state.store.audit().set_apply_switch(enabled, &stamp).await {
-        Ok(_) => Redirect::to("/apply").into_response(),
-        Err(e) => store_down(&state, &e, &s),
-    }
+    state
+        .store
+        .audit()
+        .set_apply_switch(enabled, &stamp)
+        .await?;
+    Ok(Redirect::to("/apply").into_response())
 }

@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::State;
-use axum::http::HeaderMap;
+
 use axum::response::Response;
 use serde::Serialize;
 use tokio::sync::Mutex;
 
 use super::WebState;
-use super::pages::{context, session};
+use super::pages::{SignedIn, context};
 use super::views::page;
 use crate::config::{GuestSelector, ProtectSettings};
 use crate::proxmox::ProxmoxApi;
@@ -163,11 +163,7 @@ fn configured(protect: &ProtectSettings) -> Vec<String> {
         .collect()
 }
 
-pub(super) async fn protect(State(state): State<WebState>, headers: HeaderMap) -> Response {
-    let s = match session(&state, &headers).await {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
+pub(super) async fn protect(State(state): State<WebState>, SignedIn(s): SignedIn) -> Response {
     let discovered = state.discovery.current().await;
     let mut ctx = context(Some(&s), "Protected guests");
     ctx.insert("guests", &configured(&state.protect));

@@ -4,14 +4,14 @@
 
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::get;
 use serde::Serialize;
 
 use super::WebState;
-use super::pages::{JOBS_SCAN, context, message, session, store_down};
+use super::pages::{JOBS_SCAN, SignedIn, context};
 use super::views::{JobView, LockView, page, short_sha, when};
+use crate::http::AppError;
 use crate::locks::{LockQuery, PlanQuery, SavedPlan};
 use crate::proxmox::plan::{Effect, Plan};
 
@@ -45,21 +45,15 @@ fn parse(rest: &str) -> Option<(&str, u64)> {
 
 async fn pull(
     State(state): State<WebState>,
-    headers: HeaderMap,
+    SignedIn(s): SignedIn,
     Path(rest): Path<String>,
-) -> Response {
-    let s = match session(&state, &headers).await {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
+) -> Result<Response, AppError> {
     let Some((repo, pr)) = parse(&rest) else {
-        return message(
-            &state,
-            StatusCode::NOT_FOUND,
-            "Not a pull request",
-            "A pull request page is at /pulls/HOST/OWNER/REPO/NUMBER, for example /pulls/github.com/acme/infra/7. Follow the links on the locks and jobs pages.",
-            Some(&s),
-        );
+        return Err(AppError::NotFound(
+            "Not a pull request: a pull request page is at /pulls/HOST/OWNER/REPO/NUMBER, for \
+             example /pulls/github.com/acme/infra/7. Follow the links on the locks and jobs pages."
+                .to_owned(),
+        ));
     };
     let locks = LockQuery {
         repo: Some(repo.to_owned()),
@@ -70,30 +64,22 @@ async fn pull(
         pr,
         current_only: true,
     };
-    let (locks, plans, jobs) = match tokio::try_join!(
+    let (locks, plans, jobs) = tokio::try_join!(
         state.store.locks().lock_list(&locks),
         state.store.plans().plan_list(&plans),
         state.store.list_jobs(JOBS_SCAN)
-    ) {
-        Ok(v) => v,
-        Err(e) => return store_down(&state, &e, &s),
-    };
+    )?;
     let jobs: Vec<JobView> = jobs
         .iter()
         .filter(|j| j.repo == repo && j.pr == Some(pr))
         .map(JobView::from)
         .collect();
     if locks.is_empty() && plans.is_empty() && jobs.is_empty() {
-        return message(
-            &state,
-            StatusCode::NOT_FOUND,
-            "Unknown pull request",
-            &format!(
-                "atoll holds no plans, locks or recent jobs for {repo} #{pr}. Comment `{} plan` on it to plan it.",
-                state.executable
-            ),
-            Some(&s),
-        );
+        return Err(AppError::NotFound(format!(
+            "Unknown pull request: atoll holds no plans, locks or recent jobs for {repo} #{pr}. \
+             Comment `{} plan` on it to plan it.",
+            state.executable
+        )));
     }
     // A lock's stored summary is the one written when it was taken; the current plan for its
     // key says what it holds now.
@@ -118,7 +104,7 @@ async fn pull(
     ctx.insert("plans", &plans);
     ctx.insert("locks", &locks);
     ctx.insert("jobs", &jobs);
-    page(&state.tera, "pull.html", &ctx)
+    Ok(page(&state.tera, "pull.html", &ctx))
 }
 
 /// One current plan, laid out like its PR comment.
