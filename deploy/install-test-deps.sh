@@ -8,6 +8,9 @@ command -v pg_isready >/dev/null || need+=(postgresql postgresql-client)
 # The dashboard's browser tests (tests/web_browser.rs) drive headless Chromium over WebDriver.
 command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
+# The Terraform oracle (tests/oracle) runs Terraform as a Python library in a virtualenv.
+command -v python3 >/dev/null || need+=(python3)
+python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
 if [ "${1:-}" = "--missing" ]; then
     echo "${need[@]}"
     exit 0

