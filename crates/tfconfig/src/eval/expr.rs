@@ -31,7 +31,7 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
         }
         Expression::Object(obj) => eval_object(s, obj, e),
         Expression::StringTemplate(t) => template::eval_string_template(s, t, e.span()),
-        Expression::HeredocTemplate(h) => template::eval_template(s, &h.template, e.span()),
+        Expression::HeredocTemplate(h) => template::eval_template(s, &h.template, e.span(), true),
         Expression::Parenthesis(p) => s.eval(p.inner()),
         Expression::Variable(v) => traverse(s, v, &[], e),
         Expression::Traversal(t) => match &t.expr {
@@ -50,7 +50,11 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
         Expression::BinaryOp(b) => {
             let op = *b.operator.value();
             let lhs = s.eval(&b.lhs_expr)?;
-            // Like HCL, && and || evaluate both operands (no short-circuit).
+            // Like Terraform since 1.12, `&&` and `||` short-circuit: a known left operand
+            // that decides the result leaves the right one unevaluated (`v == null || ...`).
+            if let Some(decided) = ops::short_circuit(op, &lhs) {
+                return Ok(decided);
+            }
             let rhs = s.eval(&b.rhs_expr)?;
             ops::binary(s, op, lhs, rhs, (b.lhs_expr.span(), b.rhs_expr.span()))
         }
@@ -102,8 +106,18 @@ fn eval_conditional(s: &Scope<'_>, c: &hcl_edit::expr::Conditional) -> Result<Va
         other => other,
     };
     match cv {
-        Value::Bool(true) => Ok(s.eval(&c.true_expr)?.mark(marked)),
-        Value::Bool(false) => Ok(s.eval(&c.false_expr)?.mark(marked)),
+        Value::Bool(b) => {
+            let (chosen, other) = if b {
+                (&c.true_expr, &c.false_expr)
+            } else {
+                (&c.false_expr, &c.true_expr)
+            };
+            let v = s.eval(chosen)?;
+            // Terraform gives both results one type: the other one is evaluated for its type
+            // only, and its errors do not count (`true ? 1 : "a"` is "1").
+            let other_ty = s.eval(other).map_or(Type::Dynamic, |o| o.ty());
+            Ok(conditional_type(s, c, v, &other_ty, b)?.mark(marked))
+        }
         Value::Unknown(_) => {
             let t = s
                 .eval(&c.true_expr)
@@ -121,6 +135,43 @@ fn eval_conditional(s: &Scope<'_>, c: &hcl_edit::expr::Conditional) -> Result<Va
             "The condition expression must be of type bool.",
             c.cond_expr.span(),
         )),
+    }
+}
+
+/// The chosen result converted to the type both results unify to; results that do not unify
+/// (a number and a bool, a number and a list) are Terraform's "Inconsistent conditional result
+/// types".
+fn conditional_type(
+    s: &Scope<'_>,
+    c: &hcl_edit::expr::Conditional,
+    v: Value,
+    other: &Type,
+    chose_true: bool,
+) -> Result<Value, Diagnostic> {
+    let mine = v.ty();
+    match crate::types::unify(&[mine.clone(), other.clone()]) {
+        Some(t) if t != mine => {
+            let c = crate::types::Constraint::from_type(&t);
+            Ok(crate::types::convert(v.clone(), &c).unwrap_or(v))
+        }
+        Some(_) => Ok(v),
+        None => {
+            let (t, f) = if chose_true {
+                (&mine, other)
+            } else {
+                (other, &mine)
+            };
+            Err(s.error(
+                "Inconsistent conditional result types",
+                format!(
+                    "The true and false result expressions must have consistent types. The \
+                     'true' value is {}, but the 'false' value is {}.",
+                    t.friendly(),
+                    f.friendly()
+                ),
+                c.true_expr.span(),
+            ))
+        }
     }
 }
 

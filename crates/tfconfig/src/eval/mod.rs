@@ -337,5 +337,5 @@ pub fn eval_template(
     scope: &Scope<'_>,
     t: &hcl_edit::template::Template,
 ) -> Result<Value, Diagnostic> {
-    template::eval_template(scope, t, None)
+    template::eval_template(scope, t, None, true)
 }

@@ -61,6 +61,21 @@ pub(super) fn unary(
     Ok(out.mark(marked))
 }
 
+/// The result of `lhs && ...` or `lhs || ...` when `lhs` alone decides it: `false` for `&&`,
+/// `true` for `||` (a string `"false"` converts as Terraform converts it), keeping its marks.
+pub(super) fn short_circuit(op: BinaryOperator, lhs: &Value) -> Option<Value> {
+    let deciding = match op {
+        BinaryOperator::And => false,
+        BinaryOperator::Or => true,
+        _ => return None,
+    };
+    let (value, marked) = lhs.clone().into_unmarked();
+    match convert(value, &Constraint::Bool).ok()?.as_bool() {
+        Some(b) if b == deciding => Some(Value::Bool(b).mark(marked)),
+        _ => None,
+    }
+}
+
 pub(super) fn binary(
     s: &Scope<'_>,
     op: BinaryOperator,

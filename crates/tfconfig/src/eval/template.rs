@@ -20,18 +20,22 @@ pub(super) fn eval_string_template(
     if let Some(Element::Interpolation(i)) = t.as_single_element() {
         return s.eval(&i.expr);
     }
-    eval_template(s, t, range)
+    eval_template(s, t, range, false)
 }
 
-/// Evaluates a template to a string value.
+/// Evaluates a template to a string value. `by_line` for heredocs and template files, whose
+/// literal text HCL splits at its newlines, so a strip marker reaches one line only; a quoted
+/// string is one literal (its `\n` are escapes), stripped whole.
 pub(crate) fn eval_template(
     s: &Scope<'_>,
     t: &Template,
     range: Option<Range<usize>>,
+    by_line: bool,
 ) -> Result<Value, Diagnostic> {
     let mut r = Render {
         out: String::new(),
         strip_next: false,
+        by_line,
         unknown: false,
         marked: false,
         range: range.clone(),
@@ -49,6 +53,7 @@ pub(crate) fn eval_template(
 struct Render {
     out: String,
     strip_next: bool,
+    by_line: bool,
     unknown: bool,
     marked: bool,
     /// The template's range, for the budget's diagnostic about its literal text.
@@ -56,16 +61,32 @@ struct Render {
 }
 
 impl Render {
+    /// `{~`: strips the whitespace at the end of the text before it. HCL splits template
+    /// literals at newlines, so only the last line's piece is stripped: its trailing spaces,
+    /// and its newline when the text ends with one, never the lines before.
     fn strip_before(&mut self, strip: bool) {
-        if strip {
-            let keep = self.out.trim_end().len();
-            self.out.truncate(keep);
+        if !strip {
+            return;
         }
+        let body = self.out.strip_suffix('\n').unwrap_or(&self.out);
+        let line_start = match body.rfind('\n') {
+            Some(at) if self.by_line => at + 1,
+            _ => 0,
+        };
+        let keep = line_start + self.out[line_start..].trim_end().len();
+        self.out.truncate(keep);
     }
 
+    /// `~}` before `text`: strips the whitespace at its start, up to and including the first
+    /// newline (the indentation of the next line stays, as in HCL).
     fn literal(&mut self, s: &Scope<'_>, text: &str) -> Result<(), Diagnostic> {
         let text = if self.strip_next {
-            text.trim_start()
+            let first_line = match text.find('\n') {
+                Some(at) if self.by_line => at + 1,
+                _ => text.len(),
+            };
+            let kept = text[..first_line].trim_start();
+            &text[first_line - kept.len()..]
         } else {
             text
         };

@@ -2,10 +2,11 @@
 //! range zipmap set* coalesce tolist tomap toset` and friends.
 
 use std::collections::BTreeMap;
+use unicode_segmentation::UnicodeSegmentation as _;
 
 use super::{FnError, FnResult, fits, int_arg, seq_arg, string_arg};
 use crate::eval::{NODE_BYTES, measure, ops_equals};
-use crate::types::{Constraint, convert};
+use crate::types::{Constraint, convert, unify_values};
 use crate::value::{Type, Value, compare};
 
 /// Most elements `range()` and `setproduct()` may produce.
@@ -28,15 +29,17 @@ pub(super) fn call(name: &str, args: Vec<Value>, room: u64) -> Option<FnResult> 
         }),
         "values" => map_of(&args, 0).map(|m| Value::Tuple(m.values().cloned().collect())),
         "zipmap" => zipmap(&args),
+        "chunklist" => chunklist(&args),
+        "matchkeys" => matchkeys(&args),
         "reverse" => seq_arg(&args, 0).map(|s| Value::Tuple(s.iter().rev().cloned().collect())),
         "one" => one(&args),
         "flatten" => flatten(&args),
         "distinct" => seq_arg(&args, 0).map(|s| {
             let mut seen = Members::default();
             let mut out: Vec<Value> = Vec::new();
-            for v in s {
-                if seen.insert(v) {
-                    out.push(v.clone());
+            for v in unified(s.to_vec()) {
+                if seen.insert(&v) {
+                    out.push(v);
                 }
             }
             Value::Tuple(out)
@@ -77,11 +80,7 @@ pub(super) fn call(name: &str, args: Vec<Value>, room: u64) -> Option<FnResult> 
             seq_arg(&args, 0).map(|s| Value::Bool(s.iter().any(|v| truthy(v) == Some(true))))
         }
         "sort" => sort(&args),
-        "coalesce" => args
-            .iter()
-            .find(|a| !a.is_null() && a.as_str() != Some(""))
-            .cloned()
-            .ok_or_else(|| FnError::Call("no non-null, non-empty-string arguments".into())),
+        "coalesce" => coalesce(&args),
         "transpose" => transpose(&args, room),
         _ => return None,
     };
@@ -98,7 +97,8 @@ fn truthy(v: &Value) -> Option<bool> {
 
 fn length(args: &[Value]) -> FnResult {
     match &args[0] {
-        Value::String(s) => Ok(Value::Number(s.chars().count() as f64)),
+        // Terraform counts grapheme clusters: `length("e\u{301}")` is 1.
+        Value::String(s) => Ok(Value::Number(s.graphemes(true).count() as f64)),
         Value::List(_, v) | Value::Set(_, v) | Value::Tuple(v) => Ok(Value::Number(v.len() as f64)),
         Value::Map(_, m) | Value::Object(m) => Ok(Value::Number(m.len() as f64)),
         Value::Null(_) => Err(FnError::Arg(0, "argument must not be null".into())),
@@ -174,13 +174,49 @@ fn element(args: &[Value]) -> FnResult {
         ));
     }
     let i = int_arg(args, 1)?;
-    if i < 0 {
-        return Err(FnError::Arg(
-            1,
-            "cannot use element function with a negative index".into(),
+    // Negative indexes count from the end, wrapping like positive ones (Terraform 1.15).
+    let len = i64::try_from(s.len()).unwrap_or(i64::MAX);
+    let at = usize::try_from(i.rem_euclid(len)).unwrap_or(0);
+    Ok(s[at].clone())
+}
+
+/// `chunklist(list, size)`: consecutive chunks of `size` elements (the last may be shorter);
+/// size 0 is one chunk of everything.
+fn chunklist(args: &[Value]) -> FnResult {
+    let items = seq_arg(args, 0)?;
+    let size = int_arg(args, 1)?;
+    let size = usize::try_from(size)
+        .map_err(|_| FnError::Arg(1, "the size argument must be positive".into()))?;
+    if items.is_empty() {
+        return Ok(Value::Tuple(Vec::new()));
+    }
+    let size = if size == 0 { items.len() } else { size };
+    Ok(Value::Tuple(
+        items
+            .chunks(size)
+            .map(|chunk| Value::Tuple(chunk.to_vec()))
+            .collect(),
+    ))
+}
+
+/// `matchkeys(values, keys, searchset)`: the values whose key (same index) is in `searchset`.
+fn matchkeys(args: &[Value]) -> FnResult {
+    let values = seq_arg(args, 0)?;
+    let keys = seq_arg(args, 1)?;
+    let search = seq_arg(args, 2)?;
+    if values.len() != keys.len() {
+        return Err(FnError::Call(
+            "length of keys and values should be equal".into(),
         ));
     }
-    Ok(s[(i as usize) % s.len()].clone())
+    Ok(Value::Tuple(
+        values
+            .iter()
+            .zip(keys)
+            .filter(|(_, k)| search.iter().any(|s| ops_equals(s, k)))
+            .map(|(v, _)| v.clone())
+            .collect(),
+    ))
 }
 
 fn zipmap(args: &[Value]) -> FnResult {
@@ -242,6 +278,18 @@ fn flatten(args: &[Value]) -> FnResult {
 }
 
 fn to(args: &[Value], c: Constraint, what: &str) -> FnResult {
+    // `tolist([1, "a"])`: elements of different types convert to their common type first.
+    let elements: Option<Vec<Value>> = match &args[0] {
+        Value::Tuple(items) => Some(items.clone()),
+        Value::Object(attrs) if what == "map" => Some(attrs.values().cloned().collect()),
+        _ => None,
+    };
+    let c = match (elements.as_deref().and_then(unify_values), &c) {
+        (Some(ty), Constraint::List(_)) => Constraint::List(Box::new(Constraint::from_type(&ty))),
+        (Some(ty), Constraint::Set(_)) => Constraint::Set(Box::new(Constraint::from_type(&ty))),
+        (Some(ty), Constraint::Map(_)) => Constraint::Map(Box::new(Constraint::from_type(&ty))),
+        _ => c,
+    };
     convert(args[0].clone(), &c).map_err(|e| {
         FnError::Arg(
             0,
@@ -267,10 +315,56 @@ fn slice(args: &[Value]) -> FnResult {
     Ok(Value::Tuple(s[a as usize..b as usize].to_vec()))
 }
 
+/// `values` converted to their common type (as they are when there is none).
+fn unified(values: Vec<Value>) -> Vec<Value> {
+    let Some(ty) = unify_values(&values) else {
+        return values;
+    };
+    let c = Constraint::from_type(&ty);
+    values
+        .into_iter()
+        .map(|v| convert(v.clone(), &c).unwrap_or(v))
+        .collect()
+}
+
+/// `values` converted to the common type of every element of every sequence in `args`.
+fn unified_with(values: Vec<Value>, args: &[Value]) -> Result<Vec<Value>, FnError> {
+    let mut every = Vec::new();
+    for i in 0..args.len() {
+        every.extend(seq_arg(args, i)?.iter().cloned());
+    }
+    let Some(ty) = unify_values(&every) else {
+        return Ok(values);
+    };
+    let c = Constraint::from_type(&ty);
+    Ok(values
+        .into_iter()
+        .map(|v| convert(v.clone(), &c).unwrap_or(v))
+        .collect())
+}
+
+/// `coalesce(...)`: the first argument that is not null or `""`, converted to the arguments'
+/// common type (`coalesce(1, "a")` is `"1"`).
+fn coalesce(args: &[Value]) -> FnResult {
+    let first = args
+        .iter()
+        .find(|a| !a.is_null() && a.as_str() != Some(""))
+        .cloned()
+        .ok_or_else(|| FnError::Call("no non-null, non-empty-string arguments".into()))?;
+    let ty = unify_values(args).ok_or_else(|| {
+        FnError::Call("all arguments must have the same type (or convert to one)".into())
+    })?;
+    Ok(convert(first.clone(), &Constraint::from_type(&ty)).unwrap_or(first))
+}
+
 fn setop(name: &str, args: &[Value]) -> FnResult {
-    let mut acc: Vec<Value> = seq_arg(args, 0)?.to_vec();
-    for i in 1..args.len() {
-        let other = seq_arg(args, i)?;
+    // Every element of every argument converts to one type first (`["1"]` and `[1]` meet).
+    let mut all = Vec::new();
+    for i in 0..args.len() {
+        all.push(unified_with(seq_arg(args, i)?.to_vec(), args)?);
+    }
+    let mut acc: Vec<Value> = all[0].clone();
+    for other in &all[1..] {
         if name == "setunion" {
             acc.extend(other.iter().cloned());
             continue;

@@ -47,6 +47,7 @@ pub(super) fn call(name: &str, args: &[Value], room: u64) -> Option<FnResult> {
             "md5" => {
                 strict(args, 0).map(|s| Value::String(hex::encode(md5::Md5::digest(s.as_bytes()))))
             }
+            "uuidv5" => uuidv5(args),
             "sha1" => strict(args, 0)
                 .map(|s| Value::String(hex::encode(sha1::Sha1::digest(s.as_bytes())))),
             "sha256" => strict(args, 0)
@@ -92,14 +93,50 @@ fn to_json(v: &Value) -> serde_json::Value {
     v.to_json("(sensitive value)", "(known after apply)")
 }
 
-/// Terraform's `jsonencode`: compact, keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped.
+/// Terraform's `jsonencode`: compact, keys sorted, numbers written out in full as Terraform
+/// writes them (`1e20` is `100000000000000000000`, `2e-7` is `0.0000002`), `<`, `>`, `&`,
+/// U+2028 and U+2029 escaped.
 pub(crate) fn json_string(v: &Value) -> String {
-    let s = to_json(v).to_string();
+    let mut s = String::new();
+    write_json(&to_json(v), &mut s);
     s.replace('<', "\\u003c")
         .replace('>', "\\u003e")
         .replace('&', "\\u0026")
         .replace('\u{2028}', "\\u2028")
         .replace('\u{2029}', "\\u2029")
+}
+
+fn write_json(j: &serde_json::Value, out: &mut String) {
+    use serde_json::Value as J;
+    match j {
+        J::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() => out.push_str(&format_number(f)),
+            _ => out.push_str(&n.to_string()),
+        },
+        J::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json(item, out);
+            }
+            out.push(']');
+        }
+        J::Object(m) => {
+            out.push('{');
+            for (i, (k, v)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&J::String(k.clone()).to_string());
+                out.push(':');
+                write_json(v, out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
 }
 
 /// Converts decoded JSON to a value: arrays become tuples and objects objects.
@@ -184,6 +221,46 @@ fn yaml_node(v: &Value, indent: usize, out: &mut String, inline_first: bool) {
         }
         _ => {}
     }
+}
+
+/// `uuidv5(namespace, name)`: the name-based UUID (RFC 4122, SHA-1) of `name` in `namespace`
+/// (`dns`, `url`, `oid`, `x500`, or a UUID).
+fn uuidv5(args: &[Value]) -> FnResult {
+    let namespace = super::string_arg(args, 0)?;
+    let ns = match namespace.as_str() {
+        "dns" => "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
+        "url" => "6ba7b811-9dad-11d1-80b4-00c04fd430c8",
+        "oid" => "6ba7b812-9dad-11d1-80b4-00c04fd430c8",
+        "x500" => "6ba7b814-9dad-11d1-80b4-00c04fd430c8",
+        other => other,
+    };
+    let hex_digits: String = ns.chars().filter(|c| *c != '-').collect();
+    let ns_bytes = hex::decode(&hex_digits)
+        .ok()
+        .filter(|b| b.len() == 16 && ns.len() == 36)
+        .ok_or_else(|| {
+            FnError::Arg(
+                0,
+                "must be dns, url, oid, x500 or a UUID like 6ba7b810-9dad-11d1-80b4-00c04fd430c8"
+                    .into(),
+            )
+        })?;
+    let name = super::string_arg(args, 1)?;
+    let mut hash = sha1::Sha1::new();
+    hash.update(&ns_bytes);
+    hash.update(name.as_bytes());
+    let mut b: Vec<u8> = hash.finalize()[..16].to_vec();
+    b[6] = (b[6] & 0x0f) | 0x50;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = hex::encode(b);
+    Ok(Value::String(format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )))
 }
 
 #[cfg(test)]

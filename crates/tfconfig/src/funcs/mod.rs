@@ -3,6 +3,7 @@
 
 mod args;
 mod collections;
+mod datetime;
 mod decode;
 mod encoding;
 pub mod file;
@@ -166,6 +167,12 @@ pub const NAMES: &[&str] = &[
     "sensitive",
     "nonsensitive",
     "issensitive",
+    "formatdate",
+    "timeadd",
+    "timecmp",
+    "chunklist",
+    "matchkeys",
+    "uuidv5",
 ];
 
 /// A function's fixed parameter count and whether its last parameter repeats, or `None` for a
@@ -240,6 +247,12 @@ fn sig(name: &str) -> Option<Sig> {
         "uuid" | "timestamp" | "plantimestamp" => s(&[], false, false, S),
         "sensitive" | "nonsensitive" => s(&["value"], false, true, D),
         "issensitive" => s(&["value"], false, true, B),
+        "formatdate" => s(&["format", "time"], false, false, S),
+        "timeadd" => s(&["timestamp", "duration"], false, false, S),
+        "timecmp" => s(&["timestamp_a", "timestamp_b"], false, false, N),
+        "chunklist" => s(&["list", "size"], false, false, D),
+        "matchkeys" => s(&["values", "keys", "searchset"], false, false, D),
+        "uuidv5" => s(&["namespace", "name"], false, false, S),
         _ => None,
     }
 }
@@ -422,6 +435,9 @@ fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
         return r;
     }
     if let Some(r) = net::call(name, &args) {
+        return r;
+    }
+    if let Some(r) = datetime::call(name, &args) {
         return r;
     }
     if let Some(r) = file::call(s, name, &args) {

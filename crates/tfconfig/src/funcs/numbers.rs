@@ -44,7 +44,7 @@ fn range(args: &[Value], room: u64) -> FnResult {
         .map(|i| num_arg(args, i))
         .collect::<Result<_, _>>()?;
     let (start, end, step) = match nums.as_slice() {
-        [e] => (0.0, *e, 1.0),
+        [e] => (0.0, *e, if *e >= 0.0 { 1.0 } else { -1.0 }),
         [s, e] => (*s, *e, if e >= s { 1.0 } else { -1.0 }),
         [s, e, st] => (*s, *e, *st),
         _ => {

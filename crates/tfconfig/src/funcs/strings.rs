@@ -12,8 +12,8 @@ const MAX_STRING: usize = 16 * 1024 * 1024;
 /// refuse a result that would not fit before building it.
 pub(super) fn call(name: &str, args: &[Value], room: u64) -> Option<FnResult> {
     let r = match name {
-        "lower" => string_arg(args, 0).map(|s| Value::String(s.to_lowercase())),
-        "upper" => string_arg(args, 0).map(|s| Value::String(s.to_uppercase())),
+        "lower" => string_arg(args, 0).map(|s| Value::String(simple_case(&s, false))),
+        "upper" => string_arg(args, 0).map(|s| Value::String(simple_case(&s, true))),
         "title" => string_arg(args, 0).map(|s| Value::String(title(&s))),
         "trimspace" => string_arg(args, 0).map(|s| Value::string(s.trim())),
         "chomp" => string_arg(args, 0).map(|s| Value::string(s.trim_end_matches(['\n', '\r']))),
@@ -39,6 +39,26 @@ pub(super) fn call(name: &str, args: &[Value], room: u64) -> Option<FnResult> {
         _ => return None,
     };
     Some(r)
+}
+
+/// Case mapping one character to one, as Go's `strings.ToUpper`/`ToLower` (and so Terraform)
+/// do: a character whose full mapping is several (`ß` to `SS`) keeps itself going up, and
+/// takes the first going down (`İ` to `i`).
+fn simple_case(s: &str, upper: bool) -> String {
+    s.chars()
+        .map(|c| {
+            let mut mapped = if upper {
+                c.to_uppercase().collect::<Vec<_>>()
+            } else {
+                c.to_lowercase().collect::<Vec<_>>()
+            };
+            match mapped.len() {
+                1 => mapped.remove(0),
+                _ if upper => c,
+                _ => mapped.first().copied().unwrap_or(c),
+            }
+        })
+        .collect()
 }
 
 fn two(args: &[Value]) -> Result<(String, String), FnError> {
@@ -178,9 +198,14 @@ fn substr(args: &[Value]) -> FnResult {
     let mut off = int_arg(args, 1)?;
     let mut n = int_arg(args, 2)?;
     if off < 0 {
-        off += len;
+        // From the end, and no further back than the start (Terraform 1.15).
+        off = (off + len).max(0);
     }
-    if off < 0 || off > len {
+    if off > len {
+        // Past the end there is nothing to take (Terraform answers "").
+        return Ok(Value::String(String::new()));
+    }
+    if off < 0 {
         return Err(FnError::Arg(1, "offset out of range".into()));
     }
     if n < 0 || off + n > len {

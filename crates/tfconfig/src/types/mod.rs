@@ -8,8 +8,10 @@ use hcl_edit::Span as _;
 use hcl_edit::expr::Expression;
 
 mod convert;
+mod unify;
 
 pub use convert::{ConvError, apply_defaults, convert, undeclared_attributes};
+pub use unify::{unify, unify_values};
 
 use super::value::{Type, Value};
 
