@@ -8,7 +8,7 @@ use sha2::Digest as _;
 
 use super::{FnError, FnResult, fits, strings::strict};
 use crate::eval::measure;
-use crate::value::{Value, format_number};
+use crate::value::{Type, Value, format_number};
 
 /// What encoding a value may make per byte the value occupies: escapes (`\u0000` for one
 /// byte), indentation by depth in YAML, and the intermediate JSON tree.
@@ -65,9 +65,17 @@ pub(super) fn call(name: &str, args: &[Value], room: u64) -> Option<FnResult> {
                         .replace("%20", "+"),
                 )
             }),
-            "textencodebase64" => Err(FnError::Call(
-                "textencodebase64 is not supported by atoll".into(),
-            )),
+            "textencodebase64" => strict(args, 0).and_then(|text| {
+                let bytes = text_encode(text, &super::string_arg(args, 1)?)?;
+                Ok(Value::String(b64.encode(bytes)))
+            }),
+            "textdecodebase64" => strict(args, 0).and_then(|encoded| {
+                let bytes = b64
+                    .decode(encoded)
+                    .map_err(|_| FnError::Arg(0, "failed to decode base64 data".into()))?;
+                text_decode(&bytes, &super::string_arg(args, 1)?).map(Value::String)
+            }),
+            "csvdecode" => strict(args, 0).and_then(|text| csv(text, room)),
             _ => return None,
         };
     Some(r)
@@ -261,6 +269,155 @@ fn uuidv5(args: &[Value]) -> FnResult {
         &h[16..20],
         &h[20..]
     )))
+}
+
+/// The character encodings `textencodebase64`/`textdecodebase64` take (IANA names, any case).
+const ENCODINGS: &str = "UTF-8, UTF-16LE, UTF-16BE, ISO-8859-1";
+
+fn text_encode(text: &str, encoding: &str) -> Result<Vec<u8>, FnError> {
+    Ok(match encoding.to_ascii_uppercase().as_str() {
+        "UTF-8" | "UTF8" => text.as_bytes().to_vec(),
+        "UTF-16LE" => text.encode_utf16().flat_map(u16::to_le_bytes).collect(),
+        "UTF-16BE" => text.encode_utf16().flat_map(u16::to_be_bytes).collect(),
+        "ISO-8859-1" | "LATIN1" => text
+            .chars()
+            .map(|c| u8::try_from(u32::from(c)))
+            .collect::<Result<_, _>>()
+            .map_err(|_| {
+                FnError::Arg(
+                    0,
+                    "the string has characters ISO-8859-1 cannot encode".into(),
+                )
+            })?,
+        other => return Err(unsupported_encoding(other)),
+    })
+}
+
+fn text_decode(bytes: &[u8], encoding: &str) -> Result<String, FnError> {
+    let utf16 = |le: bool| {
+        if !bytes.len().is_multiple_of(2) {
+            return Err(FnError::Arg(0, "odd number of bytes for UTF-16".into()));
+        }
+        let units: Vec<u16> = bytes
+            .chunks(2)
+            .map(|p| {
+                if le {
+                    u16::from_le_bytes([p[0], p[1]])
+                } else {
+                    u16::from_be_bytes([p[0], p[1]])
+                }
+            })
+            .collect();
+        String::from_utf16(&units).map_err(|_| FnError::Arg(0, "invalid UTF-16 text".into()))
+    };
+    match encoding.to_ascii_uppercase().as_str() {
+        "UTF-8" | "UTF8" => String::from_utf8(bytes.to_vec())
+            .map_err(|_| FnError::Arg(0, "the bytes are not valid UTF-8".into())),
+        "UTF-16LE" => utf16(true),
+        "UTF-16BE" => utf16(false),
+        "ISO-8859-1" | "LATIN1" => Ok(bytes.iter().map(|b| char::from(*b)).collect()),
+        other => Err(unsupported_encoding(other)),
+    }
+}
+
+fn unsupported_encoding(name: &str) -> FnError {
+    FnError::Arg(
+        1,
+        format!("atoll does not support the encoding {name:?}; it supports {ENCODINGS}"),
+    )
+}
+
+/// `csvdecode`: RFC 4180 text (Go's `encoding/csv` rules) to a list of objects keyed by the
+/// header row; every row must have the header's number of fields.
+fn csv(text: &str, room: u64) -> FnResult {
+    fits((text.len() as u64).saturating_mul(4), room)?;
+    let rows = csv_records(text)?;
+    let Some((header, body)) = rows.split_first() else {
+        return Err(FnError::Call("missing header line".into()));
+    };
+    let mut out = Vec::with_capacity(body.len());
+    for (i, row) in body.iter().enumerate() {
+        if row.len() != header.len() {
+            return Err(FnError::Call(format!(
+                "record on line {}: wrong number of fields",
+                i + 2
+            )));
+        }
+        let object: BTreeMap<String, Value> = header
+            .iter()
+            .cloned()
+            .zip(row.iter().map(|f| Value::String(f.clone())))
+            .collect();
+        out.push(Value::Object(object));
+    }
+    let elem = out.first().map_or(Type::Dynamic, Value::ty);
+    Ok(Value::List(elem, out))
+}
+
+fn csv_records(text: &str) -> Result<Vec<Vec<String>>, FnError> {
+    let mut records = Vec::new();
+    let mut record = Vec::new();
+    let mut field = String::new();
+    let mut chars = text.chars().peekable();
+    let mut at_field_start = true;
+    let mut line = 1;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if at_field_start => {
+                loop {
+                    match chars.next() {
+                        Some('"') if chars.peek() == Some(&'"') => {
+                            chars.next();
+                            field.push('"');
+                        }
+                        Some('"') => break,
+                        Some(other) => {
+                            if other == '\n' {
+                                line += 1;
+                            }
+                            field.push(other);
+                        }
+                        None => {
+                            return Err(FnError::Call(format!(
+                                "parse error on line {line}: extraneous or missing \" in quoted-field"
+                            )));
+                        }
+                    }
+                }
+                if !matches!(chars.peek(), None | Some(',' | '\n' | '\r')) {
+                    return Err(FnError::Call(format!(
+                        "parse error on line {line}: extraneous or missing \" in quoted-field"
+                    )));
+                }
+                at_field_start = false;
+            }
+            '"' => {
+                return Err(FnError::Call(format!(
+                    "parse error on line {line}: bare \" in non-quoted-field"
+                )));
+            }
+            ',' => {
+                record.push(std::mem::take(&mut field));
+                at_field_start = true;
+            }
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+                at_field_start = true;
+                line += 1;
+            }
+            other => {
+                field.push(other);
+                at_field_start = false;
+            }
+        }
+    }
+    if !at_field_start || !field.is_empty() || !record.is_empty() {
+        record.push(field);
+        records.push(record);
+    }
+    Ok(records)
 }
 
 #[cfg(test)]

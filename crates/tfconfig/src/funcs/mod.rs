@@ -173,6 +173,8 @@ pub const NAMES: &[&str] = &[
     "chunklist",
     "matchkeys",
     "uuidv5",
+    "textdecodebase64",
+    "csvdecode",
 ];
 
 /// A function's fixed parameter count and whether its last parameter repeats, or `None` for a
@@ -226,9 +228,11 @@ fn sig(name: &str) -> Option<Sig> {
         "substr" => s(&["str", "offset", "length"], false, false, S),
         "lower" | "upper" | "title" | "trimspace" | "chomp" | "strrev" | "base64encode"
         | "base64decode" | "md5" | "sha1" | "sha256" | "sha512" | "base64sha256"
-        | "base64sha512" | "urlencode" | "jsonencode" | "yamlencode" | "textencodebase64" => {
+        | "base64sha512" | "urlencode" | "jsonencode" | "yamlencode" => {
             s(&["str"], false, false, S)
         }
+        "textencodebase64" | "textdecodebase64" => s(&["string", "encoding"], false, false, S),
+        "csvdecode" => s(&["str"], false, false, D),
         "dirname" | "basename" | "pathexpand" | "abspath" | "file" | "filebase64" | "filemd5"
         | "filesha1" | "filesha256" | "filesha512" => s(&["path"], false, false, S),
         "cidrnetmask" => s(&["prefix"], false, false, S),
