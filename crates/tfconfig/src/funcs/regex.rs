@@ -30,8 +30,46 @@ fn compile(pattern: &str, arg: usize) -> Result<Regex, FnError> {
                 .nfa_size_limit(Some(MAX_PATTERN))
                 .hybrid_cache_capacity(MAX_PATTERN),
         )
-        .build(pattern)
+        // RE2 reads `\101` as an octal escape, as Go's regexp (and so Terraform) does.
+        .syntax(regex_automata::util::syntax::Config::new().octal(true))
+        .build(&quote_literals(pattern))
         .map_err(|e| FnError::Arg(arg, format!("invalid regexp pattern: {e}")))
+}
+
+/// RE2's `\Q...\E` (everything between is literal; a missing `\E` runs to the end), which the
+/// Rust engine does not read, as escaped text it does.
+fn quote_literals(pattern: &str) -> std::borrow::Cow<'_, str> {
+    if !pattern.contains("\\Q") {
+        return pattern.into();
+    }
+    let mut out = String::with_capacity(pattern.len());
+    let mut rest = pattern;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let escaped = &rest[at..];
+        let Some(next) = escaped[1..].chars().next() else {
+            out.push('\\');
+            rest = "";
+            break;
+        };
+        if next == 'Q' {
+            let body = &escaped[2..];
+            let (literal, after) = body.split_once("\\E").unwrap_or((body, ""));
+            for c in literal.chars() {
+                if "\\.+*?()|[]{}^$#&-~".contains(c) {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            rest = after;
+        } else {
+            let len = 1 + next.len_utf8();
+            out.push_str(&escaped[..len]);
+            rest = &escaped[len..];
+        }
+    }
+    out.push_str(rest);
+    out.into()
 }
 
 /// The value one match produces: the matched text, a tuple of groups, or an object of
