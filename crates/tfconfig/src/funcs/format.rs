@@ -83,6 +83,7 @@ pub(crate) fn format_within(f: &str, args: &[Value], room: u64) -> Result<String
     let mut out = String::new();
     let mut chars = f.chars().peekable();
     let mut next_arg = 0usize;
+    let mut reordered = false;
     while let Some(c) = chars.next() {
         if c != '%' {
             out.push(c);
@@ -100,10 +101,28 @@ pub(crate) fn format_within(f: &str, args: &[Value], room: u64) -> Result<String
             }
             chars.next();
         }
+        // `%[n]verb` takes argument n (one-based) and the ones after it next, as in Go; the
+        // index may stand before the width or right before the verb.
+        let indexed_before_width = arg_index(&mut chars, args.len())?;
+        if let Some(n) = indexed_before_width {
+            next_arg = n;
+            reordered = true;
+        }
         spec.width = digits(&mut chars);
+        if indexed_before_width.is_some() && spec.width.is_some() {
+            // Go reads `%[2]5d` as a bad index: an index before the width names the width's
+            // argument (`%[2]*d`), which atoll does not take.
+            return Err(FnError::Call(
+                "an argument index before a width is not valid here; write %5[2]d".into(),
+            ));
+        }
         if chars.peek() == Some(&'.') {
             chars.next();
             spec.prec = Some(digits(&mut chars).unwrap_or(0));
+        }
+        if let Some(n) = arg_index(&mut chars, args.len())? {
+            next_arg = n;
+            reordered = true;
         }
         if spec.width.unwrap_or(0) > MAX_WIDTH || spec.prec.unwrap_or(0) > MAX_WIDTH {
             return Err(FnError::Call(format!(
@@ -130,12 +149,35 @@ pub(crate) fn format_within(f: &str, args: &[Value], room: u64) -> Result<String
         out.push_str(&pad(text, &spec));
         fits(out.len() as u64, room)?;
     }
-    if next_arg < args.len() {
+    if !reordered && next_arg < args.len() {
         return Err(FnError::Call(format!(
             "too many arguments; only {next_arg} used by format string"
         )));
     }
     Ok(out)
+}
+
+/// `[n]` at this point of a verb: the zero-based argument it names.
+fn arg_index(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    count: usize,
+) -> Result<Option<usize>, FnError> {
+    if chars.peek() != Some(&'[') {
+        return Ok(None);
+    }
+    chars.next();
+    let n = digits(chars);
+    if chars.next() != Some(']') {
+        return Err(FnError::Call(
+            "unterminated argument index [n] in format".into(),
+        ));
+    }
+    match n {
+        Some(n) if (1..=count).contains(&n) => Ok(Some(n - 1)),
+        _ => Err(FnError::Call(format!(
+            "invalid argument index: the format has {count} argument(s)"
+        ))),
+    }
 }
 
 fn digits(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<usize> {
