@@ -149,3 +149,45 @@ resource "proxmox_virtual_environment_container" "ct" {
             .contains("(sensitive value)")
     );
 }
+
+/// `abspath` answers a path under `/checkout` (never the server's own directories), and the
+/// file functions read such a path back: `file(abspath(...))` works in modules as in Terraform.
+#[test]
+fn abspath_names_the_checkout_and_file_functions_read_it_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("files")).expect("mkdir");
+    std::fs::write(dir.path().join("files/key.pub"), "ssh-ed25519 AAAA test").expect("write");
+    std::fs::write(
+        dir.path().join("main.tf"),
+        r#"
+output "root" { value = abspath(path.module) }
+output "key_path" { value = abspath("files/key.pub") }
+output "key" { value = file(abspath("files/key.pub")) }
+output "exists" { value = fileexists("/checkout/files/key.pub") }
+"#,
+    )
+    .expect("write");
+    let loaded = load(dir.path(), "default");
+    let text = loaded.render_diagnostics();
+    assert!(!loaded.has_errors(), "{text}");
+    let out = |name: &str| loaded.outputs[name].value.clone();
+    assert_eq!(out("root"), Value::string("/checkout"));
+    assert_eq!(out("key_path"), Value::string("/checkout/files/key.pub"));
+    assert_eq!(out("key"), Value::string("ssh-ed25519 AAAA test"));
+    assert_eq!(out("exists"), Value::Bool(true));
+    let server_path = dir.path().display().to_string();
+    assert!(
+        !format!("{:?}", loaded.outputs).contains(&server_path),
+        "the server's path leaked"
+    );
+    // The virtual root is no way out: `..` past it is refused as before.
+    std::fs::write(
+        dir.path().join("main.tf"),
+        r#"output "x" { value = file("/checkout/../etc/passwd") }"#,
+    )
+    .expect("write");
+    let escaped = load(dir.path(), "default");
+    let text = escaped.render_diagnostics();
+    assert!(escaped.has_errors(), "{text}");
+    assert!(text.contains("leaves"), "{text}");
+}

@@ -35,6 +35,11 @@ pub struct Sandbox {
     templates: RefCell<HashMap<PathBuf, (usize, Rc<Template>)>>,
 }
 
+/// Where `abspath` places the checkout: an absolute path that stands for the checkout's root,
+/// so the server's own directories never reach a plan, and `file(abspath(...))` reads the file
+/// it names.
+pub const CHECKOUT_ROOT: &str = "/checkout";
+
 impl Sandbox {
     /// `base` should be canonical and lie inside the reader's checkout.
     pub fn new(reader: CheckoutReader, base: PathBuf) -> Self {
@@ -61,7 +66,14 @@ impl Sandbox {
                  relative to the module, for example \"${{path.module}}/files/id_ed25519.pub\""
             ));
         }
-        let p = Path::new(given);
+        // `abspath` answers paths under CHECKOUT_ROOT; they read back from the checkout.
+        let (base, given_rel) = match given.strip_prefix(CHECKOUT_ROOT) {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                (&self.checkout, rest.trim_start_matches('/'))
+            }
+            _ => (&self.base, given),
+        };
+        let p = Path::new(given_rel);
         if p.is_absolute() || given.starts_with('\\') {
             return Err(format!(
                 "the path {given:?} is absolute; atoll reads files only from inside the repository checkout, never from the \
@@ -69,7 +81,7 @@ impl Sandbox {
                  \"${{path.module}}/files/name\""
             ));
         }
-        let joined = normalize(&self.base.join(p));
+        let joined = normalize(&base.join(p));
         if !joined.starts_with(&self.checkout) {
             return Err(format!(
                 "the path {given:?} leaves the repository checkout (through \"..\"); atoll reads files only from inside the checkout"
@@ -98,6 +110,14 @@ impl Sandbox {
     fn display(&self, p: &Path) -> String {
         p.strip_prefix(&self.checkout)
             .map_or_else(|_| ".".to_owned(), |r| r.display().to_string())
+    }
+
+    /// `abspath`'s answer: the path under [`CHECKOUT_ROOT`], which file functions read back.
+    fn absolute(&self, p: &Path) -> String {
+        match self.display(p).as_str() {
+            "." | "" => CHECKOUT_ROOT.to_owned(),
+            rel => format!("{CHECKOUT_ROOT}/{rel}"),
+        }
     }
 }
 
@@ -148,7 +168,7 @@ pub(super) fn call(s: &Scope<'_>, name: &str, args: &[Value]) -> Option<FnResult
         }),
         "fileset" => fileset(sb, args),
         "templatefile" => templatefile(s, args),
-        "abspath" => path().and_then(|p| sb.resolve(p).map(|r| Value::String(sb.display(&r))).map_err(FnError::Call)),
+        "abspath" => path().and_then(|p| sb.resolve(p).map(|r| Value::String(sb.absolute(&r))).map_err(FnError::Call)),
         "pathexpand" => path().and_then(|p| {
             if p.starts_with('~') {
                 Err(FnError::Call("\"~\" names the home directory of the atoll server, which configurations may not use".into()))
