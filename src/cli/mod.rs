@@ -44,7 +44,13 @@ pub async fn state(args: StateArgs) -> ExitCode {
 
 fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
     result.unwrap_or_else(|e| {
-        eprintln!("Error: {e:#}");
+        let text = format!("{e:#}");
+        // Configuration diagnostics arrive rendered, each with its own "Error:" heading.
+        if text.starts_with("Error: ") || text.starts_with("Warning: ") {
+            eprintln!("{text}");
+        } else {
+            eprintln!("Error: {text}");
+        }
         ExitCode::FAILURE
     })
 }

@@ -167,3 +167,21 @@ async fn a_stale_lock_with_no_task_says_how_to_clear_it() {
         "{said}"
     );
 }
+
+/// A configuration error found while planning prints once, with its file and line, not under
+/// a second "Error:" heading.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configuration_error_prints_once_with_its_file_and_line() {
+    let mut env = Env::start().await;
+    env.write_config("protect:\n  discover: false\n");
+    env.write_tf("resource \"random_password\" \"db\" {\n  length = var.missing\n}\n");
+    let out = env.atoll(&["plan"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("Reference to undeclared input variable"),
+        "{said}"
+    );
+    assert!(said.contains("on main.tf line 2"), "{said}");
+    assert!(!said.contains("Error: Error"), "{said}");
+}
