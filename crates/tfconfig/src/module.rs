@@ -128,7 +128,8 @@ impl Names for InstanceNames<'_, '_> {
                 }
                 match env.modules.get(a) {
                     Some(v) => Ok((Cow::Borrowed(v), 1)),
-                    None if env.config().calls.contains_key(a) => Ok((Cow::Owned(Value::unknown()), ops.len())),
+                    // A call whose source was refused has its own error; its outputs are unknown.
+                    None if env.config().calls.contains_key(a) || env.config().refused_calls.contains(a) => Ok((Cow::Owned(Value::unknown()), ops.len())),
                     None => Err(s.error("Reference to undeclared module", format!("No module call named \"{a}\" is declared in {}.{}", env.module_label(), did_you_mean(a, env.config().calls.keys().map(String::as_str))), ref_range(root, ops, 1))),
                 }
             }

@@ -107,6 +107,9 @@ pub(crate) struct Module {
     pub(crate) locals: BTreeMap<String, (Expr, Span)>,
     pub(crate) resources: Vec<Resource>,
     pub(crate) calls: BTreeMap<String, ModuleCall>,
+    /// Calls whose source was refused (their diagnostic says why): references to them are
+    /// unknown, not a second error about an undeclared module.
+    pub(crate) refused_calls: std::collections::BTreeSet<String>,
     pub(crate) outputs: BTreeMap<String, Output>,
     pub(crate) backend_seen: bool,
 }

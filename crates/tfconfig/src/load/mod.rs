@@ -137,6 +137,7 @@ impl Loader<'_> {
                 resolve_source(self.reader.root(), &call, &self.stack, self.diags)
             else {
                 config.calls.remove(&name);
+                config.refused_calls.insert(name);
                 continue;
             };
             let child = match self.loaded.get(&child_dir) {
