@@ -159,19 +159,24 @@ fn deeply_nested_objects_are_refused_before_the_parser_backtracks() {
     assert!(evaluate_expression(&objects).is_ok());
 }
 
-/// The same bomb in a project's `main.tf`: a diagnostic on the file, in bounded time.
-#[test]
-fn deeply_nested_brackets_in_a_file_are_a_syntax_diagnostic() {
+/// Loads a checkout holding only `main.tf` with `tf` in it.
+fn load_main(tf: &str) -> tfconfig::Loaded {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bomb = format!("locals {{\n  x = f{}fr/<r\n}}\n", "[use<f/p<rju".repeat(24));
-    std::fs::write(dir.path().join("main.tf"), bomb).expect("write");
-    let loaded = tfconfig::load(&tfconfig::Input {
+    std::fs::write(dir.path().join("main.tf"), tf).expect("write");
+    tfconfig::load(&tfconfig::Input {
         checkout: dir.path().to_path_buf(),
         project_dir: ".".into(),
         workspace: "default".into(),
         vars: Vec::new(),
         limits: tfconfig::Limits::default(),
-    });
+    })
+}
+
+/// The same bomb in a project's `main.tf`: a diagnostic on the file, in bounded time.
+#[test]
+fn deeply_nested_brackets_in_a_file_are_a_syntax_diagnostic() {
+    let bomb = format!("locals {{\n  x = f{}fr/<r\n}}\n", "[use<f/p<rju".repeat(24));
+    let loaded = load_main(&bomb);
     let text = loaded.render_diagnostics();
     assert!(loaded.has_errors(), "{text}");
     assert!(text.contains("Invalid HCL syntax"), "{text}");
@@ -182,7 +187,6 @@ fn deeply_nested_brackets_in_a_file_are_a_syntax_diagnostic() {
 /// block is a warning that says so, on its line, and the rest of the resource still loads.
 #[test]
 fn provisioners_and_connections_are_warned_about_not_dropped_silently() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let tf = r#"
 resource "random_password" "db" {
   length = 16
@@ -197,14 +201,7 @@ resource "random_password" "db" {
   }
 }
 "#;
-    std::fs::write(dir.path().join("main.tf"), tf).expect("write");
-    let loaded = tfconfig::load(&tfconfig::Input {
-        checkout: dir.path().to_path_buf(),
-        project_dir: ".".into(),
-        workspace: "default".into(),
-        vars: Vec::new(),
-        limits: tfconfig::Limits::default(),
-    });
+    let loaded = load_main(tf);
     let text = loaded.render_diagnostics();
     assert!(!loaded.has_errors(), "{text}");
     assert_eq!(
