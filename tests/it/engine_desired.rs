@@ -166,10 +166,11 @@ resource "proxmox_virtual_environment_container" "ct" {
     assert_eq!(known(&config, "rootfs"), "local:4", "bpg's disk defaults");
 }
 
+/// The loader refuses `idmap` where it is written (the engine's own check stays behind it).
 #[test]
 fn idmap_is_refused_with_the_reason() {
-    let errors = load(
-        r#"
+    let dir = tempfile::tempdir().expect("dir");
+    let tf = r#"
 resource "proxmox_virtual_environment_container" "ct" {
   node_name = "pve"
   operating_system {
@@ -182,11 +183,19 @@ resource "proxmox_virtual_environment_container" "ct" {
     size         = 65536
   }
 }
-"#,
-    )
-    .expect_err("idmap is not supported");
-    let text = errors[0].to_string();
+"#;
+    std::fs::write(dir.path().join("main.tf"), tf).expect("main.tf");
+    let loaded = tfconfig::load(&Input {
+        checkout: dir.path().to_path_buf(),
+        project_dir: ".".into(),
+        workspace: "default".to_owned(),
+        vars: Vec::new(),
+        limits: Default::default(),
+    });
+    let text = loaded.render_diagnostics();
+    assert!(loaded.has_errors(), "{text}");
     assert!(text.contains("idmap") && text.contains("SSH"), "{text}");
+    assert!(text.contains("on main.tf line 7"), "{text}");
 }
 
 #[test]

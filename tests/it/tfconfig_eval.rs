@@ -227,3 +227,41 @@ resource "random_password" "db" {
         "the command is not echoed: {text}"
     );
 }
+
+/// A block atoll cannot apply yet (`clone`, `idmap`) is refused by the loader where it is
+/// written, so `validate` refuses exactly what `plan` would.
+#[test]
+fn blocks_atoll_cannot_apply_are_refused_where_they_are_written() {
+    let loaded = load_main(
+        r#"
+resource "proxmox_virtual_environment_container" "ct" {
+  node_name = "pve"
+  clone {
+    vm_id = 100
+  }
+  idmap {
+    container_id = 0
+    host_id      = 100000
+    size         = 65536
+    type         = "uid"
+  }
+  operating_system {
+    template_file_id = "local:vztmpl/debian.tar.zst"
+  }
+}
+"#,
+    );
+    let text = loaded.render_diagnostics();
+    assert!(loaded.has_errors(), "{text}");
+    assert_eq!(
+        text.matches("Not supported by atoll yet").count(),
+        2,
+        "{text}"
+    );
+    assert!(text.contains("on main.tf line 4"), "{text}");
+    assert!(
+        text.contains("use operating_system.template_file_id"),
+        "{text}"
+    );
+    assert!(text.contains("on main.tf line 7"), "{text}");
+}

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::DesiredError;
 use super::values::{Marks, Object, bit, block, blocks, num};
+use super::{CONTAINER, DesiredError};
 use crate::proxmox::plan::DesiredValue;
 
 type Config = BTreeMap<String, DesiredValue>;
@@ -34,17 +34,13 @@ pub(super) fn config(attrs: &Object, address: &str) -> Result<Config, DesiredErr
     Ok(config)
 }
 
+/// A safety net behind the loader, which refuses the same blocks where they are written
+/// (`tfconfig::schema::refusal`).
 fn refuse_unsupported(attrs: &Object, address: &str) -> Result<(), DesiredError> {
-    for (name, why) in [
-        (
-            "clone",
-            "cloning is not supported yet; use operating_system.template_file_id",
-        ),
-        (
-            "idmap",
-            "bpg writes idmap over SSH, which atoll never does; remove the idmap blocks",
-        ),
-    ] {
+    for name in ["clone", "idmap"] {
+        let Some(why) = tfconfig::schema::refusal(CONTAINER, name) else {
+            continue;
+        };
         if !blocks(attrs, name).is_empty() {
             return Err(DesiredError::Unsupported {
                 address: address.to_owned(),

@@ -77,6 +77,21 @@ pub struct ResourceSchema {
     pub generated: bool,
 }
 
+/// What atoll knows it cannot do yet in a resource it supports, refused where it is written,
+/// so `validate` refuses exactly what `plan` would: the reason and the next step for one block
+/// of `type_name`.
+pub fn refusal(type_name: &str, block: &str) -> Option<&'static str> {
+    match (type_name, block) {
+        ("proxmox_virtual_environment_container", "clone") => {
+            Some("cloning is not supported yet; use operating_system.template_file_id")
+        }
+        ("proxmox_virtual_environment_container", "idmap") => {
+            Some("bpg writes idmap over SSH, which atoll never does; remove the idmap blocks")
+        }
+        _ => None,
+    }
+}
+
 /// The schema for a resource type, if atoll's engine manages it.
 pub fn resource(type_name: &str) -> Option<ResourceSchema> {
     match type_name {

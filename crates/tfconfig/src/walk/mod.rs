@@ -6,7 +6,7 @@ mod values;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use values::{collect, take_instance, unsupported, with_known};
+use values::{collect, refused, take_instance, unsupported, with_known};
 
 use super::config::{ModuleCall, Output, Resource};
 use super::diag::{Diagnostic, did_you_mean};
@@ -143,6 +143,12 @@ impl Walker<'_> {
             env.resources.insert(key, Value::Unknown(Type::Dynamic));
             return;
         };
+        let refused = refused(r);
+        if !refused.is_empty() {
+            self.diags.extend(refused);
+            env.resources.insert(key, Value::Unknown(Type::Dynamic));
+            return;
+        }
         env.take_recorded();
         let insts = {
             let names = InstanceNames {

@@ -11,6 +11,26 @@ use super::super::schema;
 use super::super::value::Value;
 
 /// "not supported by atoll's Proxmox engine", naming the type.
+/// The refusals of [`schema::refusal`] that apply to `r`'s blocks, each on the line where the
+/// block is written.
+pub(super) fn refused(r: &Resource) -> Vec<Diagnostic> {
+    r.body
+        .blocks()
+        .filter_map(|block| {
+            let name = block.ident.as_str();
+            let why = schema::refusal(&r.rtype, name)?;
+            Some(Diagnostic::error(
+                "Not supported by atoll yet",
+                format!("The \"{name}\" block of {}: {why}.", r.rtype),
+                hcl_edit::Span::span(&block.ident).map(|range| crate::diag::Span {
+                    file: r.file,
+                    range,
+                }),
+            ))
+        })
+        .collect()
+}
+
 pub(super) fn unsupported(r: &Resource) -> Diagnostic {
     let what = if r.data {
         "Data source"
