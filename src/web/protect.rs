@@ -1,5 +1,5 @@
 //! The protected guests page: the guests `protect.guests` names, and atoll's own guest as MAC
-//! discovery finds it right now (through `proxmox::discover`, the same matching the runner's
+//! discovery finds it right now (through `proxmox::engine::discover`, the same matching the runner's
 //! guard uses), with the MAC that matched, or why there is no single answer and what to do.
 
 use std::sync::Arc;
@@ -16,8 +16,8 @@ use super::pages::{SignedIn, context};
 use super::views::page;
 use crate::config::{GuestSelector, ProtectSettings};
 use crate::proxmox::ProxmoxApi;
-use crate::proxmox::discover::{LocalMacs, NoMatch, discover_self};
-use crate::proxmox::types::Mac;
+use crate::proxmox::discover::NoMatch;
+use crate::proxmox::engine::{self, Protect};
 
 /// How long one discovery answer is shown before the page asks Proxmox VE again.
 const FRESH_FOR: Duration = Duration::from_secs(30);
@@ -55,35 +55,23 @@ pub(super) enum Discovered {
 #[derive(Debug, Clone)]
 pub(super) struct Discovery {
     api: Option<Arc<dyn ProxmoxApi>>,
-    local: Result<LocalMacs, String>,
-    enabled: bool,
+    /// The same protect settings the guard uses, so the page and the guard agree.
+    protect: Protect,
     last: Arc<Mutex<Option<(Instant, Discovered)>>>,
 }
 
 impl Discovery {
     pub(super) fn new(protect: &ProtectSettings, api: Option<Arc<dyn ProxmoxApi>>) -> Self {
-        let local = if protect.local_macs.is_empty() {
-            Ok(LocalMacs::default())
-        } else {
-            protect
-                .local_macs
-                .iter()
-                .map(|m| m.parse::<Mac>())
-                .collect::<Result<Vec<_>, _>>()
-                .map(LocalMacs::Fixed)
-                .map_err(|e| format!("protect.local_macs: {e}"))
-        };
         Self {
             api,
-            local,
-            enabled: protect.discover,
+            protect: Protect::from(protect),
             last: Arc::default(),
         }
     }
 
     /// The current answer, from the cache while it is fresh.
     async fn current(&self) -> Discovered {
-        if !self.enabled {
+        if !self.protect.discover {
             return Discovered::Off;
         }
         let Some(api) = &self.api else {
@@ -95,13 +83,11 @@ impl Discovery {
         {
             return found.clone();
         }
-        let found = match &self.local {
-            Err(why) => Discovered::Failed { why: why.clone() },
-            Ok(local) => match discover_self(api.as_ref(), local).await {
-                Ok(found) => found.into(),
-                Err(e) => Discovered::Failed {
-                    why: format!("asking Proxmox VE failed: {e}"),
-                },
+        let found = match engine::discover(api.as_ref(), &self.protect).await {
+            Ok(found) => found.into(),
+            Err(engine::EngineError::Protect(why)) => Discovered::Failed { why },
+            Err(e) => Discovered::Failed {
+                why: format!("asking Proxmox VE failed: {e}"),
             },
         };
         *last = Some((Instant::now(), found.clone()));

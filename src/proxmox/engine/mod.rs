@@ -16,7 +16,7 @@ pub use settings::Protect;
 use crate::proxmox::apply::{ApplyEvent, ApplySettings, Executor, Now, adopt, entry_for};
 use crate::proxmox::client::ProxmoxApi;
 use crate::proxmox::desired::{self, DesiredState, generate};
-use crate::proxmox::discover::{LocalMacs, NoMatch, discover_self};
+use crate::proxmox::discover::{LocalMacs, NoMatch, SelfGuest as DiscoveredGuest, discover_self};
 use crate::proxmox::guard::{self, ProtectedSet, SelfGuest};
 use crate::proxmox::inventory::{Partial, refresh_state};
 use crate::proxmox::plan::{
@@ -219,14 +219,13 @@ async fn protected_inventory(
     Ok((inventory, protected))
 }
 
-/// atoll's own guest, when discovery is on and finds exactly one.
-async fn own_guest(
+/// What discovery finds now: the guest holding one of this machine's MACs (or the configured
+/// `protect.local_macs`), or why none or several do. The guard and the dashboard's protected
+/// guests page both ask here.
+pub async fn discover(
     api: &dyn ProxmoxApi,
     protect: &Protect,
-) -> Result<Option<SelfGuest>, EngineError> {
-    if !protect.discover {
-        return Ok(None);
-    }
+) -> Result<Result<DiscoveredGuest, NoMatch>, EngineError> {
     let local = if protect.local_macs.is_empty() {
         LocalMacs::default()
     } else {
@@ -235,7 +234,18 @@ async fn own_guest(
             macs.map_err(|e| EngineError::Protect(format!("protect.local_macs: {e}")))?,
         )
     };
-    match discover_self(api, &local).await? {
+    Ok(discover_self(api, &local).await?)
+}
+
+/// atoll's own guest, when discovery is on and finds exactly one.
+async fn own_guest(
+    api: &dyn ProxmoxApi,
+    protect: &Protect,
+) -> Result<Option<SelfGuest>, EngineError> {
+    if !protect.discover {
+        return Ok(None);
+    }
+    match discover(api, protect).await? {
         Ok(found) => Ok(Some(SelfGuest {
             vm_id: found.vmid.get(),
             node: found.node.to_string(),
