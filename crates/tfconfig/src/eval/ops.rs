@@ -91,7 +91,7 @@ pub(super) fn binary(
             if l.contains_unknown() || r.contains_unknown() {
                 Value::Unknown(Type::Bool)
             } else {
-                let eq = equals(&l.deep_unmark(), &r.deep_unmark());
+                let eq = operator_equals(&l.deep_unmark(), &r.deep_unmark());
                 Value::Bool(if op == BinaryOperator::Eq { eq } else { !eq })
             }
         }
@@ -179,6 +179,15 @@ fn arith(
 
 /// Terraform equality: same type family and same contents. Lists and tuples compare by
 /// elements; maps and objects by entries; null equals only null.
+/// `==` as Terraform decides it: a null equals only a null, and values of different types are
+/// never equal (`tolist([1]) == [1]` is false, as is `1 == "1"`).
+fn operator_equals(a: &Value, b: &Value) -> bool {
+    if a.is_null() || b.is_null() {
+        return a.is_null() && b.is_null();
+    }
+    a.ty() == b.ty() && equals(a, b)
+}
+
 pub fn equals(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Null(_), Value::Null(_)) => true,

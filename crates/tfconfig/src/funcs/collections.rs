@@ -59,11 +59,11 @@ pub(super) fn call(name: &str, args: Vec<Value>, room: u64) -> Option<FnResult> 
         "slice" => slice(&args),
         "setunion" | "setintersection" | "setsubtract" => setop(name, &args),
         "setproduct" => setproduct(&args, room),
-        "coalescelist" => Ok(args
+        "coalescelist" => args
             .iter()
             .find(|a| a.as_seq().is_some_and(|s| !s.is_empty()))
             .cloned()
-            .unwrap_or(Value::Tuple(Vec::new()))),
+            .ok_or_else(|| FnError::Call("no non-null arguments".into())),
         "contains" => {
             seq_arg(&args, 0).map(|s| Value::Bool(s.iter().any(|v| ops_equals(v, &args[1]))))
         }

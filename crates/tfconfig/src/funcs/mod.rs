@@ -304,6 +304,8 @@ pub(crate) fn call(
         ));
     };
     let min = match (sig.variadic, name) {
+        // Terraform's concat and coalescelist need one list at least.
+        (true, "concat" | "coalescelist") => 1,
         (true, _) => sig.params.len().saturating_sub(1),
         (false, "lookup") => 2,
         (false, _) => sig.params.len(),

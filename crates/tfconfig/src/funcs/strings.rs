@@ -1,5 +1,7 @@
 //! String functions: case, trimming, splitting, joining, substrings, conversions.
 
+use unicode_segmentation::UnicodeSegmentation as _;
+
 use super::{FnError, FnResult, fits, int_arg, seq_arg, str_arg, string_arg};
 use crate::eval::NODE_BYTES;
 use crate::types::{Constraint, convert};
@@ -17,7 +19,8 @@ pub(super) fn call(name: &str, args: &[Value], room: u64) -> Option<FnResult> {
         "title" => string_arg(args, 0).map(|s| Value::String(title(&s))),
         "trimspace" => string_arg(args, 0).map(|s| Value::string(s.trim())),
         "chomp" => string_arg(args, 0).map(|s| Value::string(s.trim_end_matches(['\n', '\r']))),
-        "strrev" => string_arg(args, 0).map(|s| Value::String(s.chars().rev().collect())),
+        // Reversed by grapheme cluster, so a combining accent stays on its letter.
+        "strrev" => string_arg(args, 0).map(|s| Value::String(s.graphemes(true).rev().collect())),
         "trim" => two(args).map(|(s, cut)| Value::string(s.trim_matches(|c| cut.contains(c)))),
         "trimprefix" => {
             two(args).map(|(s, p)| Value::string(s.strip_prefix(p.as_str()).unwrap_or(&s)))
@@ -92,6 +95,13 @@ fn split(sep: &str, s: &str, room: u64) -> FnResult {
         (pieces as u64).saturating_mul(NODE_BYTES) + s.len() as u64,
         room,
     )?;
+    if sep.is_empty() {
+        // Go's strings.Split with an empty separator: one piece per character.
+        return Ok(Value::List(
+            Type::String,
+            s.chars().map(|c| Value::String(c.to_string())).collect(),
+        ));
+    }
     Ok(Value::List(
         Type::String,
         s.split(sep).map(Value::string).collect(),
