@@ -282,7 +282,8 @@ fn verb_text(verb: char, spec: &Spec, arg: &Value) -> Result<String, FnError> {
         }
         'g' | 'G' => {
             let n = num(arg, verb)?;
-            sign(n, spec, format_number(n))
+            let s = go_general(n, spec.prec);
+            sign(n, spec, if verb == 'G' { s.to_uppercase() } else { s })
         }
         'x' | 'X' | 'o' | 'b' => {
             let n = num(arg, verb)?;
@@ -317,6 +318,46 @@ fn verb_text(verb: char, spec: &Spec, arg: &Value) -> Result<String, FnError> {
 }
 
 /// Rust prints `1.5e3`; Go prints `1.500000e+03`.
+/// Go's `%g`: the shortest form (or `prec` significant digits), in exponent form when the
+/// exponent is below -4 or at least the precision (6 for the shortest form), trailing zeros
+/// dropped.
+fn go_general(n: f64, prec: Option<usize>) -> String {
+    if !n.is_finite() {
+        return format_number(n);
+    }
+    let digits = prec.map(|p| p.max(1));
+    let e_form = match digits {
+        Some(p) => format!("{:.*e}", p - 1, n),
+        None => format!("{n:e}"),
+    };
+    let exp: i64 = e_form
+        .split_once('e')
+        .and_then(|(_, e)| e.parse().ok())
+        .unwrap_or(0);
+    let limit = digits.map_or(6, |p| i64::try_from(p).unwrap_or(i64::MAX));
+    if exp < -4 || exp >= limit {
+        let (mantissa, _) = e_form.split_once('e').unwrap_or((&e_form, ""));
+        let mantissa = trim_fraction(mantissa);
+        return go_exponent(&format!("{mantissa}e{exp}"));
+    }
+    match digits {
+        None => format_number(n),
+        Some(p) => {
+            let decimals = usize::try_from(i64::try_from(p).unwrap_or(0) - 1 - exp).unwrap_or(0);
+            trim_fraction(&format!("{n:.decimals$}")).to_owned()
+        }
+    }
+}
+
+/// `1.2300` as `1.23`, `2.000` as `2`.
+fn trim_fraction(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
 fn go_exponent(s: &str) -> String {
     match s.split_once('e') {
         Some((m, e)) => {
