@@ -1,7 +1,7 @@
 //! [`AppError`]: every error a route returns (the webhook, the API, the dashboard), by what the
 //! client can do about it. It answers as a short JSON message; the dashboard's layer shows the
-//! same message as its styled page (see `web::error_pages`). 5xx are logged once here and never
-//! expose internals.
+//! same message as its styled page (see `web::error_pages`). 5xx are logged once (an
+//! `Unavailable` where it is made, with its details) and never expose internals.
 
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -100,10 +100,8 @@ impl AppError {
                 tracing::error!(error = %self, "request failed");
                 "internal error; the server log has details under this X-Request-Id".to_owned()
             }
-            Self::Unavailable { .. } => {
-                tracing::warn!(error = %self, "request answered unavailable");
-                self.to_string()
-            }
+            // Logged where it was made, with the details the client does not see.
+            Self::Unavailable { .. } => self.to_string(),
             _ => {
                 tracing::info!(status = status.as_u16(), error = %self, "request refused");
                 self.to_string()
@@ -157,10 +155,13 @@ impl From<BodyError> for AppError {
         let text = e.to_string();
         match e {
             BodyError::TooLarge { .. } => Self::TooLarge(text),
-            BodyError::Busy => Self::Unavailable {
-                message: text,
-                retry_after: Some(BUSY_RETRY_AFTER),
-            },
+            BodyError::Busy => {
+                tracing::warn!("delivery refused: body budget full");
+                Self::Unavailable {
+                    message: text,
+                    retry_after: Some(BUSY_RETRY_AFTER),
+                }
+            }
             BodyError::BadLength | BodyError::Read(_) => Self::BadRequest(text),
         }
     }

@@ -69,11 +69,17 @@ pub(super) fn short_circuit(op: BinaryOperator, lhs: &Value) -> Option<Value> {
         BinaryOperator::Or => true,
         _ => return None,
     };
-    let (value, marked) = lhs.clone().into_unmarked();
-    match convert(value, &Constraint::Bool).ok()?.as_bool() {
-        Some(b) if b == deciding => Some(Value::Bool(b).mark(marked)),
-        _ => None,
-    }
+    let (value, marked) = match lhs {
+        Value::Sensitive(inner) => (inner.as_ref(), true),
+        v => (v, false),
+    };
+    // Only a bool, or a string that converts to one, can decide; nothing else is copied.
+    let b = match value {
+        Value::Bool(b) => *b,
+        Value::String(_) => convert(value.clone(), &Constraint::Bool).ok()?.as_bool()?,
+        _ => return None,
+    };
+    (b == deciding).then(|| Value::Bool(b).mark(marked))
 }
 
 pub(super) fn binary(

@@ -209,11 +209,16 @@ fn matchkeys(args: &[Value]) -> FnResult {
             "length of keys and values should be equal".into(),
         ));
     }
+    // One pass over each list (a pull request chooses their lengths), as the set functions do.
+    let mut wanted = Members::default();
+    for s in search {
+        wanted.insert(s);
+    }
     Ok(Value::Tuple(
         values
             .iter()
             .zip(keys)
-            .filter(|(_, k)| search.iter().any(|s| ops_equals(s, k)))
+            .filter(|(_, k)| wanted.contains(k))
             .map(|(v, _)| v.clone())
             .collect(),
     ))
