@@ -175,7 +175,7 @@ async fn plan_load(store: &dyn Store) {
             pr: 1,
             job: None,
             source: PlanSource {
-                head_sha: format!("{n:040x}"),
+                sha: format!("{n:040x}"),
                 config_hash: "c".to_owned(),
                 state_fingerprint: "s".to_owned(),
             },

@@ -13,9 +13,9 @@ pub fn plan_text(plan: &Plan) -> String {
     let mut out = String::new();
     render_drift(&mut out, plan);
     if plan.is_empty() {
+        let _ = write!(out, "\n{NO_CHANGES}\n\n");
         out.push_str(
-            "\nNo changes. Your infrastructure matches the configuration.\n\n\
-             atoll has compared your Proxmox VE guests against your configuration and found\n\
+            "atoll has compared your Proxmox VE guests against your configuration and found\n\
              no differences, so no changes are needed.\n",
         );
         return out;
@@ -26,18 +26,28 @@ pub fn plan_text(plan: &Plan) -> String {
         out.push('\n');
         render_resource(&mut out, change);
     }
+    let _ = writeln!(out, "\n{}", plan_summary(plan));
+    out
+}
+
+const NO_CHANGES: &str = "No changes. Your infrastructure matches the configuration.";
+
+/// The plan's one-line summary, the last line of [`plan_text`]: `No changes. ...` or
+/// `Plan: 1 to add, 2 to change, 0 to destroy. 1 restart. 0 blocked.`
+pub fn plan_summary(plan: &Plan) -> String {
+    if plan.is_empty() {
+        return NO_CHANGES.to_owned();
+    }
     let s = plan.summary;
     let restarts = if s.restart == 1 {
         "restart"
     } else {
         "restarts"
     };
-    let _ = writeln!(
-        out,
-        "\nPlan: {} to add, {} to change, {} to destroy. {} {restarts}. {} blocked.",
+    format!(
+        "Plan: {} to add, {} to change, {} to destroy. {} {restarts}. {} blocked.",
         s.add, s.change, s.destroy, s.restart, s.blocked
-    );
-    out
+    )
 }
 
 fn render_legend(out: &mut String, plan: &Plan) {

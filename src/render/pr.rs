@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::template::render;
-use crate::locks::LockKey;
+use crate::locks::{LockKey, Stale};
 
 /// One project's plan outcome.
 #[derive(Debug, Clone)]
@@ -152,34 +152,103 @@ pub fn lock_conflict(executable: &str, conflicts: &[ConflictView]) -> String {
     )
 }
 
-/// The apply refusal when requirements are unmet; each one named (`(name, why)`).
-pub fn unmet_requirements(executable: &str, unmet: &[(String, String)]) -> String {
+/// An apply requirement that is not met, and why (`apply_requirements` in the repo config).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unmet {
+    /// `approved`: no approving review by someone with write access other than the author.
+    NotApproved,
+    /// `mergeable`: the forge says the pull request cannot be merged, with its reason.
+    NotMergeable { reason: String },
+    /// `mergeable`: the forge has not computed mergeability yet.
+    MergeabilityUnknown,
+    /// `undiverged`: the head does not contain the base branch's current head.
+    Diverged { base: String },
+}
+
+impl Unmet {
+    /// The requirement's name as `apply_requirements` spells it.
+    pub fn requirement(&self) -> &'static str {
+        match self {
+            Self::NotApproved => "approved",
+            Self::NotMergeable { .. } | Self::MergeabilityUnknown => "mergeable",
+            Self::Diverged { .. } => "undiverged",
+        }
+    }
+
+    fn why(&self) -> String {
+        match self {
+            Self::NotApproved => "the pull request has no approving review by someone with write \
+                                  access (other than its author); ask such a reviewer to approve it"
+                .to_owned(),
+            Self::NotMergeable { reason } => {
+                format!("the forge says it cannot be merged: {reason}")
+            }
+            Self::MergeabilityUnknown => {
+                "the forge is still computing mergeability; try again in a minute".to_owned()
+            }
+            Self::Diverged { base } => format!(
+                "the base branch {base} has commits this pull request does not contain; merge \
+                 {base} into the branch or rebase it onto {base}, push, then plan again"
+            ),
+        }
+    }
+}
+
+/// The apply refusal when requirements are unmet; each one named with why.
+pub fn unmet_requirements(executable: &str, unmet: &[Unmet]) -> String {
     #[derive(Serialize)]
-    struct Unmet<'a> {
-        name: &'a str,
-        why: &'a str,
+    struct Line {
+        name: &'static str,
+        why: String,
     }
     #[derive(Serialize)]
     struct View<'a> {
         executable: &'a str,
-        unmet: Vec<Unmet<'a>>,
+        unmet: Vec<Line>,
     }
     let unmet = unmet
         .iter()
-        .map(|(name, why)| Unmet { name, why })
+        .map(|u| Line {
+            name: u.requirement(),
+            why: u.why(),
+        })
         .collect();
     render("unmet_requirements.md", &View { executable, unmet })
 }
 
-/// The apply refusal when the saved plan no longer matches.
-pub fn stale(executable: &str, label: &str, reasons: &[String], flags: &str) -> String {
+/// The apply refusal when the saved plan no longer matches; `cluster` names the guests that
+/// changed on the cluster since the plan, when that is why its state differs.
+pub fn stale(
+    executable: &str,
+    label: &str,
+    stale: &[Stale],
+    cluster: Option<&str>,
+    flags: &str,
+) -> String {
     #[derive(Serialize)]
     struct View<'a> {
         executable: &'a str,
         label: &'a str,
-        reasons: &'a [String],
+        reasons: Vec<String>,
         flags: &'a str,
     }
+    let reasons = stale
+        .iter()
+        .map(|s| match s {
+            Stale::HeadSha { planned, now } => format!(
+                "new commits were pushed: the plan was made at {}, the pull request head is now {}",
+                short_sha(planned),
+                short_sha(now)
+            ),
+            Stale::ConfigHash { .. } => {
+                "the configuration evaluates differently than when it was planned".to_owned()
+            }
+            Stale::StateFingerprint { .. } => cluster.map_or_else(
+                || "atoll's state changed since the plan (another apply ran)".to_owned(),
+                str::to_owned,
+            ),
+        })
+        .collect();
     render(
         "stale.md",
         &View {
@@ -189,6 +258,10 @@ pub fn stale(executable: &str, label: &str, reasons: &[String], flags: &str) -> 
             flags,
         },
     )
+}
+
+fn short_sha(sha: &str) -> &str {
+    sha.get(..8).unwrap_or(sha)
 }
 
 /// A failure with what to do next. `detail` (error text, possibly quoting user input) is shown
@@ -460,8 +533,14 @@ mod tests {
     fn unmet_requirements_are_each_named() {
         let c = unmet_requirements(
             "atlantis",
-            &[("approved".into(), "no approving review".into())],
+            &[
+                Unmet::NotApproved,
+                Unmet::Diverged {
+                    base: "main".into(),
+                },
+            ],
         );
-        assert!(c.contains("`approved`: no approving review"));
+        assert!(c.contains("`approved`: the pull request has no approving review"));
+        assert!(c.contains("`undiverged`: the base branch main has commits"));
     }
 }

@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use super::interrupted::log;
 use super::progress::GuestProgress;
 use super::project::{self, checkout, lock_key, open_pull, project_io, resolve};
-use super::requirements::{stale_reasons, unmet_requirements};
+use super::requirements::unmet_requirements;
 use super::{Job, Runner};
 use super::{coalesce, gate, parallel};
 use crate::commands::Command;
@@ -219,7 +219,7 @@ async fn apply_one(
         .context("the saved plan is not a plan document; re-plan")?;
     let fresh = prepared.now();
     let now = PlanSource {
-        head_sha: pull.head_sha.as_str().to_owned(),
+        sha: pull.head_sha.as_str().to_owned(),
         config_hash: fresh.config_hash.clone(),
         state_fingerprint: fresh.state_fingerprint_for(&plan),
     };
@@ -229,8 +229,7 @@ async fn apply_one(
             Err(PreflightError::ClusterChanged(changes)) => Some(changes.to_string()),
             _ => None,
         };
-        let reasons = stale_reasons(&stale, cluster);
-        let body = view::stale(&r.executable, &label, &reasons, &flags);
+        let body = view::stale(&r.executable, &label, &stale, cluster.as_deref(), &flags);
         turn.wait().await;
         job.comment(&body).await?;
         return Ok(false);

@@ -9,9 +9,9 @@ use super::{Job, Runner};
 use super::{gate, parallel};
 use crate::commands::Command;
 use crate::forge::{CommitSha, CommitStatus, StatusKind, StatusState};
-use crate::locks::{Acquisition, LockOwner, NewPlan, PlanSource};
+use crate::locks::{Acquisition, LockOwner, NewPlan};
 use crate::render::pr::{self as view, ConflictView, PlanOutcome, ProjectPlanView};
-use crate::render::{plan_json, plan_text};
+use crate::render::{plan_summary, plan_text};
 use crate::repocfg::{Project, Resolution, select};
 
 /// Runs a plan job; every failure ends in a comment.
@@ -198,13 +198,8 @@ async fn plan_one(
     let prepared = project::prepare(r, &state, &input, sha.as_str()).await?;
     let plan = &prepared.plan;
     let text = plan_text(plan);
-    let summary = text
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("Plan:") || l.starts_with("No changes"))
-        .unwrap_or("Plan made.")
-        .to_owned();
-    let document = serde_json::from_str(&plan_json(plan))?;
+    let summary = plan_summary(plan);
+    let document = serde_json::to_value(plan)?;
     job.step(&format!("save plan {}", p.label())).await;
     r.store
         .plans()
@@ -212,11 +207,7 @@ async fn plan_one(
             key: lock_key(job, p),
             pr: job.pr.number,
             job: Some(job.ctx.job().id),
-            source: PlanSource {
-                head_sha: sha.as_str().to_owned(),
-                config_hash: plan.source.config_hash.clone(),
-                state_fingerprint: plan.source.state_fingerprint.clone(),
-            },
+            source: plan.source.clone(),
             document,
             rendered: text.clone(),
             summary: summary.clone(),

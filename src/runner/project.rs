@@ -12,6 +12,7 @@ use crate::forge::{PrState, PullDetails};
 use crate::locks::LockKey;
 use crate::proxmox::engine::{Engine, Prepared};
 use crate::proxmox::state::StateHandle;
+use crate::render::pr::Unmet;
 use crate::repocfg::{self, Inputs, Project, Resolution};
 use crate::store::StateScope;
 use crate::workdir::{Checkout, PrCheckout};
@@ -73,12 +74,12 @@ pub(super) async fn checkout(
 }
 
 /// The `undiverged` requirement: `None` when the PR head contains the base branch's current
-/// head (checked with git in the PR's checkout), else why not and what to do.
+/// head (checked with git in the PR's checkout).
 pub(super) async fn undiverged(
     r: &Runner,
     job: &Job,
     pull: &PullDetails,
-) -> anyhow::Result<Option<String>> {
+) -> anyhow::Result<Option<Unmet>> {
     job.step(&format!("undiverged: is {} in the head", pull.base_ref))
         .await;
     let auth = git_auth(job).await?;
@@ -93,11 +94,8 @@ pub(super) async fn undiverged(
                 pull.base_ref
             )
         })?;
-    Ok((!contains).then(|| {
-        format!(
-            "the base branch {base} has commits this pull request does not contain; merge {base} into the branch or rebase it onto {base}, push, then plan again",
-            base = pull.base_ref
-        )
+    Ok((!contains).then(|| Unmet::Diverged {
+        base: pull.base_ref.clone(),
     }))
 }
 

@@ -55,7 +55,7 @@ fn plan_from_row(row: &Row) -> Result<SavedPlan, StoreError> {
         pr: pr_from_column(row.get("pr")?)?,
         job: row.opt_id("job_id")?,
         source: PlanSource {
-            head_sha: row.get("head_sha")?,
+            sha: row.get("head_sha")?,
             config_hash: row.get("config_hash")?,
             state_fingerprint: row.get("state_fingerprint")?,
         },
@@ -130,7 +130,7 @@ impl PlanStore for Db {
         .bind(plan.key.workspace.as_str())
         .bind(project_column(plan.key.project.as_ref()))
         .bind(plan.job)
-        .bind(&plan.source.head_sha)
+        .bind(&plan.source.sha)
         .bind(&plan.source.config_hash)
         .bind(&plan.source.state_fingerprint)
         .bind(&plan.document)

@@ -178,7 +178,7 @@ impl From<&SavedPlan> for PlanView {
             label,
             flags: p.key.plan_flags(),
             created: when(p.created_at),
-            head_sha: short_sha(&p.source.head_sha).to_owned(),
+            head_sha: short_sha(&p.source.sha).to_owned(),
             job: p.job.map(|j| j.to_string()),
             summary: summary_line(&p.rendered),
             lines: p

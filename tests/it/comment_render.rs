@@ -3,9 +3,10 @@
 //! mentions and Markdown control characters through every piece of user text of every
 //! template.
 
+use atoll::locks::Stale;
 use atoll::render::notice::{self, JobRef};
 use atoll::render::pr::{
-    self, ConflictView, GuestLine, PlanOutcome, ProjectPlanView, ReleasedLock,
+    self, ConflictView, GuestLine, PlanOutcome, ProjectPlanView, ReleasedLock, Unmet,
 };
 
 const JOB: JobRef<'static> = JobRef {
@@ -115,11 +116,36 @@ fn every_comment(user: &str) -> Vec<(&'static str, String)> {
         ),
         (
             "unmet_requirements",
-            pr::unmet_requirements("atlantis", &[("approved".to_owned(), user.to_owned())]),
+            pr::unmet_requirements(
+                "atlantis",
+                &[
+                    Unmet::NotMergeable {
+                        reason: user.to_owned(),
+                    },
+                    Unmet::Diverged {
+                        base: user.to_owned(),
+                    },
+                ],
+            ),
         ),
         (
             "stale",
-            pr::stale("atlantis", user, &[user.to_owned()], "-d envs/dev"),
+            pr::stale(
+                "atlantis",
+                user,
+                &[
+                    Stale::HeadSha {
+                        planned: user.to_owned(),
+                        now: user.to_owned(),
+                    },
+                    Stale::StateFingerprint {
+                        planned: String::new(),
+                        now: String::new(),
+                    },
+                ],
+                Some(user),
+                "-d envs/dev",
+            ),
         ),
         (
             "error",

@@ -8,11 +8,13 @@ use serde::{Deserialize, Serialize};
 
 mod names;
 mod net;
+mod plan_source;
 
 pub use names::{
     NameError, ProjectName, RepoDir, Workspace, is_hidden as is_hidden_char, shown as shown_value,
 };
 pub use net::{IpNetwork, canonical_ip};
+pub use plan_source::{PlanSource, Stale};
 
 /// Which forge a delivery came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

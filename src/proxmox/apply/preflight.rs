@@ -53,7 +53,7 @@ pub struct Now<'a> {
 impl Now<'_> {
     /// The plan's guests as the cluster holds them now.
     fn refreshed(&self, plan: &Plan) -> Refreshed {
-        let ids = plan.source.refreshed.guests.iter().map(|g| g.vm_id);
+        let ids = plan.refreshed.guests.iter().map(|g| g.vm_id);
         observe_ids(ids, self.state_fingerprint, self.inventory)
     }
 
@@ -64,7 +64,7 @@ impl Now<'_> {
 
     /// The plan's guests that changed on the cluster since it was made, if any.
     pub fn cluster_changes(&self, plan: &Plan) -> Option<ClusterChanges> {
-        let diffs = differences(&plan.source.refreshed, &self.refreshed(plan));
+        let diffs = differences(&plan.refreshed, &self.refreshed(plan));
         (!diffs.is_empty()).then_some(ClusterChanges(diffs))
     }
 }
@@ -73,7 +73,7 @@ impl Now<'_> {
 /// configuration hash no longer holds; a changed guest is named with what changed.
 pub fn check_fresh(plan: &Plan, now: &Now<'_>) -> Result<(), PreflightError> {
     if plan.source.state_fingerprint != now.state_fingerprint_for(plan) {
-        let saved = &plan.source.refreshed;
+        let saved = &plan.refreshed;
         let state_held = !saved.is_empty() && saved.state == now.state_fingerprint;
         return Err(match now.cluster_changes(plan) {
             Some(changes) if state_held => PreflightError::ClusterChanged(changes),
@@ -138,7 +138,6 @@ mod tests {
             sha: String::new(),
             config_hash: config.to_owned(),
             state_fingerprint: state.to_owned(),
-            ..Default::default()
         };
         Plan::new(source, Vec::new())
     }
@@ -188,8 +187,8 @@ mod tests {
     #[test]
     fn a_guest_changed_on_the_cluster_makes_the_plan_stale_naming_the_change() {
         let mut saved = plan("s1", "c1");
-        saved.source.refreshed = observe_ids([260], "s1", &inventory("2"));
-        saved.source.state_fingerprint = state_fingerprint(&saved.source.refreshed);
+        saved.refreshed = observe_ids([260], "s1", &inventory("2"));
+        saved.source.state_fingerprint = state_fingerprint(&saved.refreshed);
         assert_eq!(
             check_fresh(&saved, &now("s1", "c1", &inventory("2"))),
             Ok(())

@@ -178,7 +178,6 @@ async fn prepare(
         sha: String::new(),
         config_hash: desired.config_hash(),
         state_fingerprint: project_state.fingerprint.clone(),
-        ..PlanSource::default()
     };
     let mut plan = plan::plan(PlanInput {
         desired: &desired.resources,
@@ -188,8 +187,8 @@ async fn prepare(
     })?;
     add_generated(&mut plan, &desired, &project_state);
     guard::check(&mut plan, &protected, protect.policy, &desired.resources);
-    plan.source.refreshed = plan::observe(&plan, &project_state.fingerprint, &inventory);
-    plan.source.state_fingerprint = plan::state_fingerprint(&plan.source.refreshed);
+    plan.refreshed = plan::observe(&plan, &project_state.fingerprint, &inventory);
+    plan.source.state_fingerprint = plan::state_fingerprint(&plan.refreshed);
     Ok(Prepared {
         state: project_state,
         desired,

@@ -168,6 +168,10 @@ pub struct Summary {
 pub struct Plan {
     pub format_version: String,
     pub source: PlanSource,
+    /// What the refresh saw of the guests the plan changes (absent when it changes none);
+    /// apply compares it with the cluster before it changes anything.
+    #[serde(default, skip_serializing_if = "super::Refreshed::is_empty")]
+    pub refreshed: super::Refreshed,
     pub resource_changes: Vec<ResourceChange>,
     pub summary: Summary,
 }
@@ -179,6 +183,7 @@ impl Plan {
         let mut plan = Self {
             format_version: Self::FORMAT_VERSION.to_owned(),
             source,
+            refreshed: super::Refreshed::default(),
             resource_changes,
             summary: Summary::default(),
         };

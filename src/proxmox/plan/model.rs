@@ -189,18 +189,8 @@ pub struct Inventory {
     pub volumes: BTreeMap<String, Vec<String>>,
 }
 
-/// Where a plan came from, recorded in the JSON plan.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct PlanSource {
-    pub sha: String,
-    pub config_hash: String,
-    /// atoll's state and the refreshed guests ([`super::state_fingerprint`]): apply refuses
-    /// the plan once it no longer matches.
-    pub state_fingerprint: String,
-    /// What the refresh saw of the guests the plan changes (absent when it changes none).
-    #[serde(default, skip_serializing_if = "super::Refreshed::is_empty")]
-    pub refreshed: super::Refreshed,
-}
+/// Where a plan came from, recorded in the JSON plan (`source`).
+pub use model::PlanSource;
 
 /// Config values from PVE's JSON (`{"cores":2,"cpulimit":"1.5",...}`) as text; `digest` and
 /// raw `lxc` entries are dropped.

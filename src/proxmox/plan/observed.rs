@@ -1,4 +1,4 @@
-//! What the refresh saw of each guest a plan changes, kept in the plan (`source.refreshed`)
+//! What the refresh saw of each guest a plan changes, kept in the plan (`refreshed`)
 //! so that apply can tell whether the cluster changed since: the guest's node, power state,
 //! current config and pending changes. The plan's `state_fingerprint` covers these together
 //! with atoll's own state; [`differences`] names what changed, for the refusal.

@@ -59,7 +59,7 @@ pub(crate) fn plan(key: &LockKey, pr: u64, sha: &str) -> NewPlan {
         pr,
         job: Some(Uuid::new_v4()),
         source: PlanSource {
-            head_sha: sha.to_owned(),
+            sha: sha.to_owned(),
             config_hash: format!("config-{sha}"),
             state_fingerprint: format!("state-{sha}"),
         },

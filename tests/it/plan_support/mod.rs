@@ -179,7 +179,6 @@ impl World {
             sha: "4f2a9c1".to_owned(),
             config_hash: "c0ffee".to_owned(),
             state_fingerprint: "5tate".to_owned(),
-            ..PlanSource::default()
         };
         plan(PlanInput {
             desired: &self.desired,

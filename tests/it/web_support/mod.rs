@@ -304,7 +304,7 @@ impl Server {
             pr,
             job: None,
             source: PlanSource {
-                head_sha: "0123456789abcdef".to_owned(),
+                sha: "0123456789abcdef".to_owned(),
                 config_hash: "c".to_owned(),
                 state_fingerprint: "f".to_owned(),
             },
