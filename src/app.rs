@@ -11,6 +11,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use model::{SharedClock, SystemClock};
 use secrecy::ExposeSecret;
 use tokio::net::TcpListener;
 
@@ -39,6 +40,13 @@ impl App {
     /// Creates the data directory, connects the store (running migrations), builds the webhook
     /// intake and binds `server.listen`.
     pub async fn build(settings: &Settings) -> anyhow::Result<Self> {
+        Self::build_with_clock(settings, SystemClock::shared()).await
+    }
+
+    /// [`App::build`] on `clock`: the one clock the dashboard's sessions and login windows, the
+    /// Proxmox client's ticket renewal and the discovery cache go by (a test's
+    /// [`model::ManualClock`] moves them without waiting). The store keeps the database's.
+    pub async fn build_with_clock(settings: &Settings, clock: SharedClock) -> anyhow::Result<Self> {
         std::fs::create_dir_all(&settings.data_dir)
             .with_context(|| format!("creating data directory {}", settings.data_dir.display()))?;
         let store = store::connect(settings.store.url.expose_secret())
@@ -52,11 +60,16 @@ impl App {
             bodies: http::BodyBudget::new(settings.webhook_body),
         };
         let registries = web::Registries::default();
-        let proxmox = proxmox_client(settings, &registries)?;
+        let proxmox = proxmox_client(settings, &registries, &clock)?;
         let webhooks = Arc::clone(&registries.webhooks);
         let jobs = Arc::clone(&registries.jobs);
-        let web_state =
-            web::WebState::new(settings, Arc::clone(&store), registries, proxmox.clone())?;
+        let web_state = web::WebState::new(
+            settings,
+            Arc::clone(&store),
+            registries,
+            proxmox.clone(),
+            clock,
+        )?;
         let router = http::with_outer_layers(
             http::router(state, settings.server.request_timeout)
                 .merge(web::router(web_state, settings.server.request_timeout))
@@ -153,12 +166,14 @@ impl App {
 fn proxmox_client(
     settings: &Settings,
     registries: &web::Registries,
+    clock: &SharedClock,
 ) -> anyhow::Result<Option<Arc<dyn ProxmoxApi>>> {
     let Some(p) = &settings.proxmox else {
         return Ok(None);
     };
     let mut client = ClientSettings::from(p);
     client.metrics = Arc::clone(&registries.proxmox);
+    client.clock = clock.clone();
     let client = ProxmoxClient::new(&client).context("building the Proxmox VE client")?;
     Ok(Some(Arc::new(client)))
 }

@@ -6,9 +6,13 @@ mod bombs;
 #[allow(dead_code, reason = "each test binary uses part of the support")]
 #[path = "it/runner_support/mod.rs"]
 mod runner_support;
+#[allow(dead_code, unused_imports, reason = "each test binary uses part of the support")]
+#[path = "it/support/mod.rs"]
+mod support;
 
 use model::ForgeKind;
-use runner_support::{Options, REPO, World, container};
+use runner_support::{Options, REPO, World};
+use support::Container;
 
 fn peak_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
@@ -49,7 +53,7 @@ async fn atlantis_yaml_symlink_to_dev_zero_is_refused_without_reading_it() {
             REPO,
             "alice",
             "web",
-            &[("envs/dev/main.tf", &container("web", 2))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(2).hcl())],
         )
         .await
         .expect("open pr");

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{HeaderMap, header};
+use model::SharedClock;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use time::OffsetDateTime;
 
 use super::login_limits::{Limiter, Throttled};
 use super::password::PasswordCheck;
@@ -52,6 +52,7 @@ pub(crate) struct Auth {
     secure_always: bool,
     store: Arc<dyn Store>,
     limiter: Limiter,
+    clock: SharedClock,
 }
 
 /// What the store keeps instead of a session token: its SHA-256, hex.
@@ -92,7 +93,7 @@ pub(crate) fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> 
 }
 
 impl Auth {
-    pub(crate) fn new(settings: &WebSettings, store: Arc<dyn Store>) -> Self {
+    pub(crate) fn new(settings: &WebSettings, store: Arc<dyn Store>, clock: SharedClock) -> Self {
         Self {
             username: settings.username.clone(),
             password: settings
@@ -102,7 +103,8 @@ impl Auth {
             ttl: Duration::from_secs(settings.session_ttl_secs),
             secure_always: settings.secure_cookies,
             store,
-            limiter: Limiter::new(settings),
+            limiter: Limiter::new(settings, clock.clone()),
+            clock,
         }
     }
 
@@ -134,7 +136,7 @@ impl Auth {
         match self
             .store
             .sessions()
-            .session_get(&token_hash(token), OffsetDateTime::now_utc())
+            .session_get(&token_hash(token), self.clock.now())
             .await
         {
             // A session of a user the configuration no longer names (renamed, or logins turned
@@ -216,7 +218,7 @@ impl Auth {
 
     async fn open_session(&self, user: &str) -> Result<String, LoginError> {
         let token = random_token();
-        let now = OffsetDateTime::now_utc();
+        let now = self.clock.now();
         let sessions = self.store.sessions();
         if let Err(e) = sessions.session_purge(now).await {
             tracing::warn!(error = %e, "dashboard: purging expired sessions failed");
@@ -275,12 +277,30 @@ mod tests {
     }
 
     async fn auth(settings: &WebSettings) -> (Auth, tempfile::TempDir) {
+        auth_at(settings, model::SystemClock::shared()).await
+    }
+
+    async fn auth_at(settings: &WebSettings, clock: SharedClock) -> (Auth, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let url = format!("sqlite://{}", dir.path().join("atoll.db").display());
         let store = crate::store::connect(&url)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
-        (Auth::new(settings, store), dir)
+        (Auth::new(settings, store, clock), dir)
+    }
+
+    #[tokio::test]
+    async fn a_session_ends_when_its_ttl_has_passed() {
+        let hand = model::ManualClock::new();
+        let (auth, _dir) = auth_at(&settings("s3cret"), hand.shared()).await;
+        let token = auth
+            .login("ops", "s3cret", HERE)
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        hand.advance(Duration::from_secs(59));
+        assert!(auth.session(&with_cookie(&token)).await.is_some());
+        hand.advance(Duration::from_secs(1));
+        assert!(auth.session(&with_cookie(&token)).await.is_none());
     }
 
     #[tokio::test]
@@ -311,7 +331,7 @@ mod tests {
             .login("ops", "s3cret", HERE)
             .await
             .unwrap_or_else(|e| panic!("{e:?}"));
-        let now = OffsetDateTime::now_utc();
+        let now = time::OffsetDateTime::now_utc();
         let store = auth.store.sessions();
         let by_token = store.session_get(&token, now).await;
         assert!(matches!(by_token, Ok(None)), "{by_token:?}");

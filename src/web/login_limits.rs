@@ -19,6 +19,8 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use model::SharedClock;
+
 use crate::config::WebSettings;
 
 /// Window over which failed logins are counted.
@@ -108,6 +110,7 @@ pub(crate) enum Throttled {
 #[derive(Debug)]
 pub(crate) struct Limiter {
     counters: Mutex<Counters>,
+    clock: SharedClock,
 }
 
 /// One attempt, counted as a failure until told otherwise.
@@ -120,13 +123,14 @@ pub(crate) struct Reservation<'l> {
 }
 
 impl Limiter {
-    pub(crate) fn new(settings: &WebSettings) -> Self {
+    pub(crate) fn new(settings: &WebSettings, clock: SharedClock) -> Self {
         Self {
             counters: Mutex::new(Counters {
                 pairs: Counter::new(settings.max_failed_logins),
                 addresses: Counter::new(settings.max_failed_logins_per_address),
                 users: Counter::new(settings.max_failed_logins_per_user),
             }),
+            clock,
         }
     }
 
@@ -138,7 +142,7 @@ impl Limiter {
         user: &str,
     ) -> Result<Reservation<'_>, Throttled> {
         let user = user.to_lowercase();
-        let now = Instant::now();
+        let now = self.clock.instant();
         let Ok(mut c) = self.counters.lock() else {
             return Err(Throttled::Address);
         };
@@ -203,13 +207,32 @@ mod tests {
     use super::*;
 
     fn limiter(pair: u64, address: u64, user: u64) -> Limiter {
+        limiter_at(pair, address, user, model::SystemClock::shared())
+    }
+
+    fn limiter_at(pair: u64, address: u64, user: u64, clock: SharedClock) -> Limiter {
         Limiter {
             counters: Mutex::new(Counters {
                 pairs: Counter::new(pair),
                 addresses: Counter::new(address),
                 users: Counter::new(user),
             }),
+            clock,
         }
+    }
+
+    #[test]
+    fn failures_are_forgotten_once_the_window_has_passed() {
+        let hand = model::ManualClock::new();
+        let l = limiter_at(1, 10, 10, hand.shared());
+        drop(l.reserve(ip("192.0.2.1"), "ops").expect("first attempt"));
+        hand.advance(FAIL_WINDOW - Duration::from_secs(1));
+        assert_eq!(
+            l.reserve(ip("192.0.2.1"), "ops").map(|_| ()),
+            Err(Throttled::User)
+        );
+        hand.advance(Duration::from_secs(1));
+        assert!(l.reserve(ip("192.0.2.1"), "ops").is_ok());
     }
 
     fn ip(s: &str) -> IpAddr {

@@ -28,6 +28,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use model::SharedClock;
 use secrecy::SecretString;
 use tower_http::timeout::TimeoutLayer;
 
@@ -91,15 +92,17 @@ pub struct WebState {
 impl WebState {
     /// Builds the state; fails if an embedded template does not parse (a build bug) or the
     /// Proxmox client cannot be built from `proxmox` (asked for the protected guests page).
+    /// Session and login-window expiry and the discovery cache go by `clock`.
     pub fn new(
         settings: &Settings,
         store: Arc<dyn Store>,
         registries: Registries,
         api: Option<Arc<dyn ProxmoxApi>>,
+        clock: SharedClock,
     ) -> anyhow::Result<Self> {
         Ok(Self {
-            discovery: protect::Discovery::new(&settings.protect, api),
-            auth: Arc::new(auth::Auth::new(&settings.web, Arc::clone(&store))),
+            discovery: protect::Discovery::new(&settings.protect, api, clock.clone()),
+            auth: Arc::new(auth::Auth::new(&settings.web, Arc::clone(&store), clock)),
             store,
             tera: Arc::new(views::templates()?),
             protect: Arc::new(settings.protect.clone()),

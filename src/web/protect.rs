@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::State;
+use model::SharedClock;
 
 use axum::response::Response;
 use serde::Serialize;
@@ -58,14 +59,20 @@ pub(super) struct Discovery {
     /// The same protect settings the guard uses, so the page and the guard agree.
     protect: Protect,
     last: Arc<Mutex<Option<(Instant, Discovered)>>>,
+    clock: SharedClock,
 }
 
 impl Discovery {
-    pub(super) fn new(protect: &ProtectSettings, api: Option<Arc<dyn ProxmoxApi>>) -> Self {
+    pub(super) fn new(
+        protect: &ProtectSettings,
+        api: Option<Arc<dyn ProxmoxApi>>,
+        clock: SharedClock,
+    ) -> Self {
         Self {
             api,
             protect: Protect::from(protect),
             last: Arc::default(),
+            clock,
         }
     }
 
@@ -79,7 +86,7 @@ impl Discovery {
         };
         let mut last = self.last.lock().await;
         if let Some((at, found)) = last.as_ref()
-            && at.elapsed() < FRESH_FOR
+            && self.clock.since(*at) < FRESH_FOR
         {
             return found.clone();
         }
@@ -90,7 +97,7 @@ impl Discovery {
                 why: format!("asking Proxmox VE failed: {e}"),
             },
         };
-        *last = Some((Instant::now(), found.clone()));
+        *last = Some((self.clock.instant(), found.clone()));
         found
     }
 }

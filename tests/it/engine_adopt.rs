@@ -4,9 +4,10 @@
 
 use crate::engine_support;
 
+use crate::support::Container;
 use atoll::proxmox::state::StateHandle;
 use atoll::store::StateScope;
-use engine_support::{Env, container, text};
+use engine_support::{Env, text};
 
 const ADDRESS: &str = "proxmox_virtual_environment_container.kept";
 
@@ -26,7 +27,7 @@ async fn forget(env: &Env, address: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guest_missing_from_state_with_the_marker_is_adopted_not_created_again() {
     let env = Env::start().await;
-    env.write_tf(&container("kept", Some(970), ""));
+    env.write_tf(&Container::new("kept").vm_id(970).hcl());
     env.apply().await;
     forget(&env, ADDRESS).await;
     let plan = env.plan().await;
@@ -48,7 +49,12 @@ async fn guest_missing_from_state_with_the_marker_is_adopted_not_created_again()
 async fn guest_with_the_vmid_but_without_the_marker_is_not_taken_over() {
     let env = Env::start().await;
     // someone else's container on VMID 971
-    env.write_tf(&container("other", Some(971), "  tags = [\"theirs\"]"));
+    env.write_tf(
+        &Container::new("other")
+            .vm_id(971)
+            .body("  tags = [\"theirs\"]")
+            .hcl(),
+    );
     env.apply().await;
     let tagged = env.live_config(971).await["tags"].clone();
     assert!(tagged.contains("atoll"), "{tagged}");
@@ -63,7 +69,7 @@ async fn guest_with_the_vmid_but_without_the_marker_is_not_taken_over() {
         .await
         .expect("removing the marker");
     forget(&env, "proxmox_virtual_environment_container.other").await;
-    env.write_tf(&container("mine", Some(971), ""));
+    env.write_tf(&Container::new("mine").vm_id(971).hcl());
     let plan = env.plan().await;
     assert!(plan.contains("Plan: 1 to add"), "{plan}");
     let out = env.atoll(&["apply", "--auto-approve"]).await;

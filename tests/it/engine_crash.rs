@@ -5,13 +5,14 @@ use crate::engine_support;
 
 use std::time::{Duration, Instant};
 
-use engine_support::{Env, container, options, text};
+use crate::support::Container;
+use engine_support::{Env, options, text};
 
 const COUNT: usize = 20;
 
 fn twenty() -> String {
     (0..COUNT)
-        .map(|i| container(&format!("ct{i:02}"), None, ""))
+        .map(|i| Container::new(&format!("ct{i:02}")).hcl())
         .collect()
 }
 
@@ -125,7 +126,7 @@ async fn kill_while_creating(env: &Env, tf: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reapply_right_after_a_kill_waits_for_the_create_lock_then_converges() {
     let env = Env::with_scenario("{}", options(1500)).await;
-    kill_while_creating(&env, &container("slow", Some(970), "")).await;
+    kill_while_creating(&env, &Container::new("slow").vm_id(970).hcl()).await;
     let second = env.atoll(&["apply", "--auto-approve"]).await;
     assert!(second.status.success(), "{}", text(&second));
     assert!(
@@ -141,7 +142,7 @@ async fn reapply_right_after_a_kill_waits_for_the_create_lock_then_converges() {
 async fn a_lock_that_outlasts_lock_wait_secs_names_the_task_holding_it() {
     let mut env = Env::with_scenario("{}", options(6000)).await;
     env.write_config("protect:\n  discover: false\nproxmox:\n  lock_wait_secs: 1\n");
-    kill_while_creating(&env, &container("slow", Some(971), "")).await;
+    kill_while_creating(&env, &Container::new("slow").vm_id(971).hcl()).await;
     let second = env.atoll(&["apply", "--auto-approve"]).await;
     assert_eq!(second.status.code(), Some(1), "{}", text(&second));
     let said = text(&second);
@@ -158,7 +159,7 @@ async fn a_stale_lock_with_no_task_says_how_to_clear_it() {
     let scenario = "guests:\n  - vmid: 972\n    config: {hostname: old, rootfs: 'local-lvm:8', lock: backup}\n";
     let mut env = Env::with_scenario(scenario, options(20)).await;
     env.write_config("protect:\n  discover: false\nproxmox:\n  lock_wait_secs: 0\n");
-    env.write_tf(&container("old", Some(972), ""));
+    env.write_tf(&Container::new("old").vm_id(972).hcl());
     let out = env.atoll(&["plan"]).await;
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let said = text(&out);

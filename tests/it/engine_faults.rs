@@ -3,18 +3,18 @@
 
 use crate::engine_support;
 
-use engine_support::{Env, container, stdout, text};
+use crate::support::Container;
+use engine_support::{Env, stdout, text};
 use pvesim::TaskFailure;
 
 fn three(cores: u32) -> String {
     [701, 702, 703]
         .iter()
         .map(|id| {
-            container(
-                &format!("c{id}"),
-                Some(*id),
-                &format!("  cpu {{\n    cores = {cores}\n  }}"),
-            )
+            Container::new(&format!("c{id}"))
+                .vm_id(*id)
+                .body(&format!("  cpu {{\n    cores = {cores}\n  }}"))
+                .hcl()
         })
         .collect()
 }

@@ -3,10 +3,14 @@
 
 use crate::engine_support;
 
-use engine_support::{Env, container, text};
+use crate::support::Container;
+use engine_support::{Env, text};
 
 fn cores(n: u32) -> String {
-    container("f", Some(950), &format!("  cpu {{\n    cores = {n}\n  }}"))
+    Container::new("f")
+        .vm_id(950)
+        .body(&format!("  cpu {{\n    cores = {n}\n  }}"))
+        .hcl()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,9 +5,10 @@ use crate::engine_support;
 
 use std::collections::BTreeMap;
 
+use crate::support::Container;
 use atoll::proxmox::state::StateHandle;
 use atoll::store::StateScope;
-use engine_support::{Env, container, text};
+use engine_support::{Env, text};
 
 fn tf() -> String {
     r#"
@@ -17,15 +18,16 @@ resource "random_password" "root" {
 }
 "#
     .to_owned()
-        + &container(
-            "pw",
-            Some(901),
-            r#"  initialization {
+        + &Container::new("pw")
+            .vm_id(901)
+            .body(
+                r#"  initialization {
     user_account {
       password = random_password.root.result
     }
   }"#,
-        )
+            )
+            .hcl()
 }
 
 async fn stored_password(env: &Env) -> String {

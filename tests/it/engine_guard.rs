@@ -4,19 +4,16 @@
 
 use crate::engine_support;
 
-use engine_support::{Env, container, text};
+use crate::support::Container;
+use engine_support::{Env, text};
 use serde_json::Value;
 
 const ID: u32 = 801;
 
 fn guest(cpu: &str, features: &str, nic: &str, unprivileged: bool) -> String {
-    container(
-        "self",
-        Some(ID),
-        &format!(
+    Container::new("self").vm_id(ID).body(&format!(
             "  cpu {{\n{cpu}\n  }}\n  features {{\n{features}\n  }}\n  network_interface {{\n    name = \"eth0\"\n{nic}\n  }}"
-        ),
-    )
+        )).hcl()
     .replace(
         "unprivileged = true",
         &format!("unprivileged = {unprivileged}"),
@@ -172,11 +169,11 @@ fn newcomer(nic: &str, ip: Option<&str>) -> String {
             format!("  initialization {{\n    ip_config {{\n      ipv4 {{\n        address = \"{ip}\"\n      }}\n    }}\n  }}\n")
         })
         .unwrap_or_default();
-    container(
-        "newcomer",
-        None,
-        &format!("  network_interface {{\n    name = \"eth0\"\n{nic}\n  }}\n{ip}"),
-    )
+    Container::new("newcomer")
+        .body(&format!(
+            "  network_interface {{\n    name = \"eth0\"\n{nic}\n  }}\n{ip}"
+        ))
+        .hcl()
 }
 
 async fn newcomer_blocked(env: &Env) -> Value {

@@ -3,15 +3,15 @@
 
 use crate::engine_support;
 
-use engine_support::{Env, TEMPLATE, container, stdout, text};
+use crate::support::{Container, TEMPLATE};
+use engine_support::{Env, stdout, text};
 
 const KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAtoll atoll@test";
 
 fn web(extra: &str) -> String {
-    container(
-        "web",
-        Some(200),
-        &format!(
+    Container::new("web")
+        .vm_id(200)
+        .body(&format!(
             r#"  initialization {{
     hostname = "web-1"
     user_account {{
@@ -28,8 +28,8 @@ fn web(extra: &str) -> String {
     name = "eth0"
   }}
 {extra}"#
-        ),
-    )
+        ))
+        .hcl()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -80,11 +80,11 @@ resource "proxmox_virtual_environment_download_file" "alpine" {
 }
 "#
     .to_owned()
-        + &container("a", Some(301), "").replace(
+        + &Container::new("a").vm_id(301).hcl().replace(
             TEMPLATE,
             "${proxmox_virtual_environment_download_file.alpine.id}",
         )
-        + &container("b", Some(302), "").replace(
+        + &Container::new("b").vm_id(302).hcl().replace(
             TEMPLATE,
             "${proxmox_virtual_environment_download_file.alpine.id}",
         );
@@ -105,10 +105,10 @@ resource "proxmox_virtual_environment_download_file" "alpine" {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dhcp_or_static_address_per_container_shows_in_net0() {
     let env = Env::start().await;
-    let dhcp = container(
-        "dhcp",
-        Some(401),
-        r#"  initialization {
+    let dhcp = Container::new("dhcp")
+        .vm_id(401)
+        .body(
+            r#"  initialization {
     ip_config {
       ipv4 {
         address = "dhcp"
@@ -118,11 +118,12 @@ async fn dhcp_or_static_address_per_container_shows_in_net0() {
   network_interface {
     name = "eth0"
   }"#,
-    );
-    let fixed = container(
-        "fixed",
-        Some(402),
-        r#"  initialization {
+        )
+        .hcl();
+    let fixed = Container::new("fixed")
+        .vm_id(402)
+        .body(
+            r#"  initialization {
     ip_config {
       ipv4 {
         address = "192.168.5.20/24"
@@ -134,7 +135,8 @@ async fn dhcp_or_static_address_per_container_shows_in_net0() {
     name   = "eth0"
     bridge = "vmbr0"
   }"#,
-    );
+        )
+        .hcl();
     env.write_tf(&(dhcp + &fixed));
     env.apply().await;
     let a = env.live_config(401).await;
@@ -156,7 +158,12 @@ nodes:
       - {id: fast-zfs, type: zfspool, content: [rootdir, images]}
 "#;
     let env = Env::with_scenario(yaml, engine_support::options(20)).await;
-    env.write_tf(&container("z", Some(501), "").replace("\"local-lvm\"", "\"fast-zfs\""));
+    env.write_tf(
+        &Container::new("z")
+            .vm_id(501)
+            .hcl()
+            .replace("\"local-lvm\"", "\"fast-zfs\""),
+    );
     env.apply().await;
     let config = env.live_config(501).await;
     assert!(
@@ -170,7 +177,7 @@ nodes:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn state_lives_in_the_store_and_lists_from_another_directory() {
     let env = Env::start().await;
-    env.write_tf(&container("s", Some(601), ""));
+    env.write_tf(&Container::new("s").vm_id(601).hcl());
     env.apply().await;
     assert!(!env.project().join("terraform.tfstate").exists());
     let elsewhere = tempfile::tempdir().expect("dir");

@@ -7,7 +7,8 @@ use crate::engine_support;
 
 use std::collections::BTreeMap;
 
-use engine_support::{Env, TEMPLATE, options, stdout, text};
+use crate::support::TEMPLATE;
+use engine_support::{Env, options, stdout, text};
 use pvesim::GuestEvent;
 
 const SCENARIO: &str = r#"

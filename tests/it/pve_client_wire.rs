@@ -365,6 +365,52 @@ async fn an_expired_ticket_is_replaced_once_by_a_new_login() {
 }
 
 #[tokio::test]
+async fn a_ticket_is_renewed_with_itself_once_it_is_older_than_renew_after() {
+    let logins = AtomicUsize::new(0);
+    let fake = Fake::new(move |seen, _| match seen.path.as_str() {
+        "/api2/json/access/ticket" => {
+            let n = logins.fetch_add(1, Ordering::SeqCst);
+            ok(json!({"ticket": format!("PVE:t{n}"), "CSRFPreventionToken": "c"}))
+        }
+        _ => ok(json!([])),
+    });
+    let auth = Auth::Password {
+        username: "root@pam".into(),
+        password: "hunter22".to_owned().into(),
+    };
+    let hand = model::ManualClock::new();
+    let mut s = settings(&serve(&fake).await, auth);
+    s.clock = hand.shared();
+    let client = ProxmoxClient::new(&s).expect("client");
+    client.nodes().await.expect("first");
+    hand.advance(s.ticket_renew_after - Duration::from_secs(1));
+    client.nodes().await.expect("still young");
+    assert_eq!(fake.count("POST", "/api2/json/access/ticket"), 1);
+    hand.advance(Duration::from_secs(1));
+    client.nodes().await.expect("renewed");
+    let logins: Vec<Seen> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/api2/json/access/ticket")
+        .collect();
+    assert_eq!(logins.len(), 2, "{logins:?}");
+    assert!(
+        logins[0].body.contains("password=hunter22"),
+        "{}",
+        logins[0].body
+    );
+    // PVE renews a ticket posted as the password; the password itself is not sent again.
+    assert!(
+        logins[1].body.contains("password=PVE%3At0"),
+        "{}",
+        logins[1].body
+    );
+    let last = fake.requests().pop().expect("a request");
+    let cookie = last.headers.get("cookie").and_then(|v| v.to_str().ok());
+    assert_eq!(cookie, Some("PVEAuthCookie=PVE:t1"));
+}
+
+#[tokio::test]
 async fn empty_or_malformed_config_changes_are_refused_before_sending() {
     let fake = Fake::new(|_, _| ok(Value::Null));
     let client = ProxmoxClient::new(&settings(&serve(&fake).await, token())).expect("client");

@@ -7,10 +7,11 @@ use crate::runner_support;
 
 use std::time::{Duration, Instant};
 
+use crate::support::{Container, TEMPLATE};
 use atoll::store::JobState;
 use fakeforge::ReviewAction;
 use model::ForgeKind;
-use runner_support::{Options, REPO, TEMPLATE, World, container};
+use runner_support::{Options, REPO, World};
 
 const PUBLIC_URL: &str = "https://atoll.example.com";
 
@@ -103,7 +104,7 @@ async fn identical_apply_comments_at_once_run_one_apply_and_get_one_answer() {
             REPO,
             "alice",
             "many",
-            &[("envs/dev/main.tf", &container("web", 2))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(2).hcl())],
         )
         .await
         .expect("pr");
@@ -177,7 +178,7 @@ async fn identical_apply_comments_running_side_by_side_still_apply_once() {
             REPO,
             "alice",
             "side",
-            &[("envs/dev/main.tf", &container("web", 2))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(2).hcl())],
         )
         .await
         .expect("pr");
@@ -253,7 +254,7 @@ async fn job_whose_worker_keeps_dying_is_failed_after_max_attempts_and_the_pr_to
             REPO,
             "alice",
             "bomb",
-            &[("envs/dev/main.tf", &container("web", 2))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(2).hcl())],
         )
         .await
         .expect("pr");

@@ -6,39 +6,22 @@ use crate::runner_support;
 
 use std::time::{Duration, Instant};
 
+use crate::support::Container;
 use model::ForgeKind;
-use runner_support::{Options, REPO, TEMPLATE, World};
+use runner_support::{Options, REPO, World};
 
 const PUBLIC_URL: &str = "https://atoll.example.com";
 
 /// `count` copies (or one, without `count`) of a described container with memory: a bigger
-/// plan per guest than `runner_support::container`.
+/// plan per guest than the plain fixture.
 fn container(name: &str, count: Option<u32>) -> String {
-    let count = count
-        .map(|n| format!("  count = {n}\n"))
-        .unwrap_or_default();
-    format!(
-        r#"resource "proxmox_virtual_environment_container" "{name}" {{
-{count}  node_name = "pve"
-  unprivileged = true
-  description = "container {name}"
-  operating_system {{
-    template_file_id = "{TEMPLATE}"
-    type             = "debian"
-  }}
-  disk {{
-    datastore_id = "local-lvm"
-    size         = 8
-  }}
-  cpu {{
-    cores = 2
-  }}
-  memory {{
-    dedicated = 512
-  }}
-}}
-"#
-    )
+    Container::new(name)
+        .count(count)
+        .cores(2)
+        .body(&format!(
+            "  description = \"container {name}\"\n  memory {{\n    dedicated = 512\n  }}"
+        ))
+        .hcl()
 }
 
 /// Opens a PR by alice from `branch` with `files` (path, content).

@@ -6,11 +6,12 @@
 
 use crate::runner_support;
 
+use crate::support::Container;
 use atoll::locks::LockQuery;
 use atoll::store::JobState;
 use fakeforge::ReviewAction;
 use model::ForgeKind;
-use runner_support::{Options, REPO, World, container};
+use runner_support::{Options, REPO, World};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn github_fork_pr_comment_plan_is_refused_when_forks_are_not_allowed() {
@@ -33,7 +34,7 @@ async fn fork_pr_comment_plan_is_refused_when_forks_are_not_allowed(kind: ForgeK
             "mallory",
             "mallory",
             "evil",
-            &[("envs/dev/main.tf", &container("evil", 2))],
+            &[("envs/dev/main.tf", &Container::new("evil").cores(2).hcl())],
         )
         .await
         .expect("fork pr");
@@ -87,7 +88,7 @@ async fn fork_pr_comment_plan_runs_when_forks_are_allowed() {
             "mallory",
             "mallory",
             "trusted",
-            &[("envs/dev/main.tf", &container("web", 2))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(2).hcl())],
         )
         .await
         .expect("fork pr");
@@ -121,7 +122,7 @@ async fn approval_by_a_read_only_reviewer_does_not_satisfy_approved(kind: ForgeK
             REPO,
             "alice",
             "web",
-            &[("envs/dev/main.tf", &container("web", 2))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(2).hcl())],
         )
         .await
         .expect("pr");
@@ -181,7 +182,7 @@ async fn unlock_by_a_read_only_user_is_refused_and_keeps_the_locks(kind: ForgeKi
             REPO,
             "alice",
             "web",
-            &[("envs/dev/main.tf", &container("web", 2))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(2).hcl())],
         )
         .await
         .expect("pr");
@@ -242,7 +243,7 @@ async fn unlock_can_be_limited_to_the_pull_requests_author() {
             REPO,
             "alice",
             "web",
-            &[("envs/dev/main.tf", &container("web", 2))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(2).hcl())],
         )
         .await
         .expect("pr");

@@ -6,9 +6,10 @@ use crate::runner_support;
 
 use std::time::{Duration, Instant};
 
+use crate::support::Container;
 use fakeforge::ReviewAction;
 use model::ForgeKind;
-use runner_support::{Options, REPO, World, container};
+use runner_support::{Options, REPO, World};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn github_opened_pr_is_planned_apply_waits_for_approval_then_runs() {
@@ -28,7 +29,7 @@ async fn opened_pr_is_planned_apply_waits_for_approval_then_runs(kind: ForgeKind
             REPO,
             "alice",
             "web",
-            &[("envs/dev/main.tf", &container("web", 2))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(2).hcl())],
         )
         .await
         .expect("open pr");
@@ -96,7 +97,7 @@ async fn second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges(k
             REPO,
             "alice",
             "a",
-            &[("envs/dev/main.tf", &container("web", 2))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(2).hcl())],
         )
         .await
         .expect("pr 1");
@@ -107,7 +108,7 @@ async fn second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges(k
             REPO,
             "carol",
             "b",
-            &[("envs/dev/main.tf", &container("web", 3))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(3).hcl())],
         )
         .await
         .expect("pr 2");
@@ -151,8 +152,8 @@ async fn unlock_with_dir_releases_only_that_lock(kind: ForgeKind) {
             "alice",
             "two",
             &[
-                ("envs/x/main.tf", &container("x", 1)),
-                ("envs/y/main.tf", &container("y", 1)),
+                ("envs/x/main.tf", &Container::new("x").cores(1).hcl()),
+                ("envs/y/main.tf", &Container::new("y").cores(1).hcl()),
             ],
         )
         .await
@@ -189,7 +190,7 @@ async fn apply_after_a_new_commit_is_refused_as_stale(kind: ForgeKind) {
             "stale",
             &[
                 ("atlantis.yaml", yaml),
-                ("envs/dev/main.tf", &container("web", 2)),
+                ("envs/dev/main.tf", &Container::new("web").cores(2).hcl()),
             ],
         )
         .await
@@ -200,7 +201,11 @@ async fn apply_after_a_new_commit_is_refused_as_stale(kind: ForgeKind) {
         .expect("plan");
     w.comment_containing(pr, "Plan:").await;
     w.fake
-        .push(REPO, pr, &[("envs/dev/main.tf", &container("web", 4))])
+        .push(
+            REPO,
+            pr,
+            &[("envs/dev/main.tf", &Container::new("web").cores(4).hcl())],
+        )
         .await
         .expect("push");
     w.approve_and_apply(pr).await;
@@ -223,7 +228,7 @@ async fn gitea_pr_closed_without_merging_releases_its_locks() {
             REPO,
             "alice",
             "a",
-            &[("envs/dev/main.tf", &container("web", 2))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(2).hcl())],
         )
         .await
         .expect("pr 1");
@@ -236,7 +241,7 @@ async fn gitea_pr_closed_without_merging_releases_its_locks() {
             REPO,
             "carol",
             "b",
-            &[("envs/dev/main.tf", &container("web", 3))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(3).hcl())],
         )
         .await
         .expect("pr 2");
@@ -257,7 +262,7 @@ async fn path_escape_and_shell_words_in_flags_are_refused_without_a_plan() {
             "evil",
             &[
                 ("atlantis.yaml", yaml),
-                ("envs/dev/main.tf", &container("web", 2)),
+                ("envs/dev/main.tf", &Container::new("web").cores(2).hcl()),
             ],
         )
         .await
@@ -306,13 +311,17 @@ async fn github_new_plan_hides_the_superseded_plan_comment() {
             REPO,
             "alice",
             "re",
-            &[("envs/dev/main.tf", &container("web", 2))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(2).hcl())],
         )
         .await
         .expect("pr");
     let first = w.comment_containing(pr, "cores        = 2").await;
     w.fake
-        .push(REPO, pr, &[("envs/dev/main.tf", &container("web", 3))])
+        .push(
+            REPO,
+            pr,
+            &[("envs/dev/main.tf", &Container::new("web").cores(3).hcl())],
+        )
         .await
         .expect("push");
     w.comment_containing(pr, "cores        = 3").await;
@@ -345,7 +354,7 @@ async fn set_cores_behind_atolls_back(w: &World, cores: u32) -> u32 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apply_is_refused_naming_the_change_when_the_guest_changed_on_the_cluster_since_the_plan() {
     let mut w = World::new(Options::new(ForgeKind::Github)).await;
-    let tf = |cores| [("envs/dev/main.tf", container("web", cores))];
+    let tf = |cores| [("envs/dev/main.tf", Container::new("web").cores(cores).hcl())];
     let files = tf(1);
     let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
     let pr = w

@@ -8,14 +8,15 @@ use std::time::{Duration, Instant};
 
 use model::ForgeKind;
 
+use crate::support::Container;
 use atoll::store::JobState;
-use runner_support::{Options, REPO, RESTART_QUEUE, World, container};
+use runner_support::{Options, REPO, RESTART_QUEUE, World};
 
 const GUESTS: usize = 8;
 
 fn eight_containers() -> String {
     (0..GUESTS)
-        .map(|i| container(&format!("ct{i}"), 1))
+        .map(|i| Container::new(&format!("ct{i}")).cores(1).hcl())
         .collect()
 }
 
@@ -136,7 +137,7 @@ async fn plan_after_a_restart_hides_the_plan_comment_posted_before_it() {
             REPO,
             "alice",
             "re",
-            &[("envs/dev/main.tf", &container("web", 2))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(2).hcl())],
         )
         .await
         .expect("pr");
@@ -144,7 +145,11 @@ async fn plan_after_a_restart_hides_the_plan_comment_posted_before_it() {
     w.stop().await;
     w.start().await;
     w.fake
-        .push(REPO, pr, &[("envs/dev/main.tf", &container("web", 3))])
+        .push(
+            REPO,
+            pr,
+            &[("envs/dev/main.tf", &Container::new("web").cores(3).hcl())],
+        )
         .await
         .expect("push");
     w.comment_containing(pr, "cores        = 3").await;
@@ -202,7 +207,7 @@ async fn a_stored_job_that_no_longer_parses_fails_with_the_reason() {
             REPO,
             "alice",
             "web",
-            &[("envs/dev/main.tf", &container("web", 1))],
+            &[("envs/dev/main.tf", &Container::new("web").cores(1).hcl())],
         )
         .await
         .expect("pr");

@@ -4,8 +4,9 @@
 
 use crate::runner_support;
 
+use crate::support::Container;
 use model::ForgeKind;
-use runner_support::{Options, REPO, RESTART_QUEUE, World, container};
+use runner_support::{Options, REPO, RESTART_QUEUE, World};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn github_undiverged_is_met_until_the_base_moves_on() {
@@ -31,7 +32,7 @@ async fn undiverged_is_met_until_the_base_moves_on(kind: ForgeKind) {
             REPO,
             "alice",
             "a",
-            &[("envs/a/main.tf", &container("a", 1))],
+            &[("envs/a/main.tf", &Container::new("a").cores(1).hcl())],
         )
         .await
         .expect("pr 1");
@@ -42,7 +43,7 @@ async fn undiverged_is_met_until_the_base_moves_on(kind: ForgeKind) {
             REPO,
             "alice",
             "b",
-            &[("envs/b/main.tf", &container("b", 1))],
+            &[("envs/b/main.tf", &Container::new("b").cores(1).hcl())],
         )
         .await
         .expect("pr 2");

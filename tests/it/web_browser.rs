@@ -13,7 +13,8 @@ use serde_json::json;
 
 use crate::web_support;
 
-use web_support::{EVIL_REPO, REPO, Server, container, start, start_with_forge};
+use crate::support::Container;
+use web_support::{EVIL_REPO, REPO, Server, start, start_with_forge};
 
 const DEADLINE: Duration = Duration::from_secs(15);
 
@@ -178,7 +179,10 @@ async fn log_in_unlock_and_see_scripts_as_text() {
             REPO,
             "alice",
             "web",
-            &[("envs/dev/main.tf", &container("web", 2, true))],
+            &[(
+                "envs/dev/main.tf",
+                &Container::new("web").cores(2).started(true).hcl(),
+            )],
         )
         .await
         .expect("open pr");
@@ -402,8 +406,8 @@ async fn running_apply_log_grows_and_its_progress_bar_moves() {
     let w = s.world.as_ref().expect("forge");
     let files = format!(
         "{}{}",
-        container("quick", 1, false),
-        container("slow", 1, true)
+        Container::new("quick").cores(1).started(false).hcl(),
+        Container::new("slow").cores(1).started(true).hcl()
     );
     let pr = w
         .fake

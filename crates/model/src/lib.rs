@@ -6,10 +6,12 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+mod clock;
 mod names;
 mod net;
 mod plan_source;
 
+pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use names::{
     NameError, ProjectName, RepoDir, Workspace, is_hidden as is_hidden_char, shown as shown_value,
 };

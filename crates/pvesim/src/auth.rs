@@ -12,7 +12,6 @@ use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
 use super::error::ApiError;
-use super::model::now;
 
 /// Who made a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +43,7 @@ pub(crate) struct Auth {
     passwords: BTreeMap<String, String>,
     key: [u8; 32],
     pub(crate) ticket_lifetime: Duration,
+    clock: model::SharedClock,
 }
 
 impl fmt::Debug for Auth {
@@ -63,13 +63,20 @@ impl Auth {
         tokens: BTreeMap<String, String>,
         passwords: BTreeMap<String, String>,
         ticket_lifetime: Duration,
+        clock: model::SharedClock,
     ) -> Self {
         Self {
             tokens,
             passwords,
             key: rand::random(),
             ticket_lifetime,
+            clock,
         }
+    }
+
+    /// Seconds since the epoch, on the simulator's clock.
+    fn now(&self) -> u64 {
+        u64::try_from(self.clock.now().unix_timestamp()).unwrap_or_default()
     }
 
     fn sign(&self, data: &str) -> String {
@@ -111,8 +118,8 @@ impl Auth {
             return Err(ApiError::unauthorized("authentication failure"));
         }
         Ok((
-            self.ticket(username, now()),
-            self.csrf_token(username, now()),
+            self.ticket(username, self.now()),
+            self.csrf_token(username, self.now()),
         ))
     }
 
@@ -138,7 +145,7 @@ impl Auth {
             return Err(failed());
         };
         let time = u64::from_str_radix(time, 16).map_err(|_| failed())?;
-        if now().saturating_sub(time) > self.ticket_lifetime.as_secs() {
+        if self.now().saturating_sub(time) > self.ticket_lifetime.as_secs() {
             return Err(failed());
         }
         Ok(Caller {
@@ -155,7 +162,7 @@ impl Auth {
         let time = u64::from_str_radix(time, 16).map_err(|_| denied())?;
         let expected = self.csrf_token(user, time);
         if !bool::from(expected.as_bytes().ct_eq(token.as_bytes()))
-            || now().saturating_sub(time) > self.ticket_lifetime.as_secs()
+            || self.now().saturating_sub(time) > self.ticket_lifetime.as_secs()
         {
             return Err(denied());
         }
@@ -172,6 +179,7 @@ mod tests {
             BTreeMap::from([("root@pam!atoll".to_owned(), "secret".to_owned())]),
             BTreeMap::from([("root@pam".to_owned(), "pw".to_owned())]),
             Duration::from_secs(7200),
+            model::SystemClock::shared(),
         )
     }
 

@@ -31,6 +31,9 @@ pub struct SimOptions {
     pub dhcp_delay: Duration,
     /// Ticket lifetime (PVE: 2 hours).
     pub ticket_lifetime: Duration,
+    /// What ticket ages are measured with; the system's unless set (a test's
+    /// [`model::ManualClock`] expires tickets without waiting).
+    pub clock: model::SharedClock,
     /// Initial fault settings.
     pub faults: FaultSettings,
 }
@@ -45,6 +48,7 @@ impl Default for SimOptions {
             workers_per_node: 3,
             dhcp_delay: Duration::ZERO,
             ticket_lifetime: Duration::from_secs(7200),
+            clock: model::SystemClock::shared(),
             faults: FaultSettings::default(),
         }
     }
@@ -78,7 +82,12 @@ impl Sim {
             .keys()
             .map(|n| (n.clone(), Arc::new(Semaphore::new(per_node))))
             .collect();
-        let auth = Auth::new(scenario.tokens(), scenario.users(), opts.ticket_lifetime);
+        let auth = Auth::new(
+            scenario.tokens(),
+            scenario.users(),
+            opts.ticket_lifetime,
+            opts.clock.clone(),
+        );
         let faults = Faults::new(opts.faults.clone());
         for node in cluster.nodes.values().filter(|n| !n.online) {
             faults.set_node_offline(&node.name, true);

@@ -3,6 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+use model::SharedClock;
+
 use reqwest::Method;
 use reqwest::header::HeaderMap;
 use secrecy::SecretString;
@@ -30,13 +32,15 @@ struct TicketResponse {
 #[derive(Debug)]
 pub(crate) struct TicketCache {
     renew_after: Duration,
+    clock: SharedClock,
     current: Mutex<Option<Ticket>>,
 }
 
 impl TicketCache {
-    pub(crate) fn new(renew_after: Duration) -> Self {
+    pub(crate) fn new(renew_after: Duration, clock: SharedClock) -> Self {
         Self {
             renew_after,
+            clock,
             current: Mutex::new(None),
         }
     }
@@ -51,17 +55,19 @@ impl TicketCache {
     ) -> Result<Ticket, PveError> {
         let mut current = self.current.lock().await;
         if let Some(ticket) = current.as_ref()
-            && ticket.obtained.elapsed() < self.renew_after
+            && self.clock.since(ticket.obtained) < self.renew_after
         {
             return Ok(ticket.clone());
         }
         let renewed = match current.as_ref() {
-            Some(old) => login(transport, username, &old.cookie).await.ok(),
+            Some(old) => login(transport, username, &old.cookie, &self.clock)
+                .await
+                .ok(),
             None => None,
         };
         let ticket = match renewed {
             Some(t) => t,
-            None => login(transport, username, password).await?,
+            None => login(transport, username, password, &self.clock).await?,
         };
         *current = Some(ticket.clone());
         Ok(ticket)
@@ -76,6 +82,7 @@ async fn login(
     transport: &Transport,
     username: &str,
     password: &SecretString,
+    clock: &SharedClock,
 ) -> Result<Ticket, PveError> {
     let mut call =
         Call::new(Method::POST, "/access/ticket".into(), None).param("username", username);
@@ -87,7 +94,7 @@ async fn login(
     Ok(Ticket {
         cookie: SecretString::from(response.ticket),
         csrf: SecretString::from(response.csrf),
-        obtained: Instant::now(),
+        obtained: clock.instant(),
     })
 }
 

@@ -1,5 +1,6 @@
 //! The client's own settings, buildable from the bpg provider's environment names.
 
+use model::{SharedClock, SystemClock};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -97,6 +98,8 @@ pub struct ClientSettings {
     pub proxy: Option<String>,
     /// Where requests are counted; [`ProxmoxMetrics::process`] unless set.
     pub metrics: Arc<ProxmoxMetrics>,
+    /// What ticket ages are measured with; the system's unless set.
+    pub clock: SharedClock,
 }
 
 impl ClientSettings {
@@ -113,6 +116,7 @@ impl ClientSettings {
             ticket_renew_after: Duration::from_secs(90 * 60),
             proxy: None,
             metrics: ProxmoxMetrics::process(),
+            clock: SystemClock::shared(),
         }
     }
 

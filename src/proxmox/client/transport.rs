@@ -168,7 +168,7 @@ impl Transport {
                 per_node: settings.node_concurrency,
                 map: Mutex::default(),
             },
-            tickets: TicketCache::new(settings.ticket_renew_after),
+            tickets: TicketCache::new(settings.ticket_renew_after, settings.clock.clone()),
             metrics: Arc::clone(&settings.metrics),
         })
     }

@@ -18,7 +18,6 @@ use pvesim::{Scenario, SimOptions, Simulator};
 use tempfile::TempDir;
 
 pub const TOKEN: &str = "root@pam!atoll=secret";
-pub const TEMPLATE: &str = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst";
 
 pub struct Env {
     pub sim: Simulator,
@@ -182,28 +181,5 @@ pub fn text(output: &Output) -> String {
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-/// A container resource block.
-pub fn container(name: &str, vm_id: Option<u32>, body: &str) -> String {
-    let id = vm_id
-        .map(|id| format!("  vm_id = {id}\n"))
-        .unwrap_or_default();
-    format!(
-        r#"resource "proxmox_virtual_environment_container" "{name}" {{
-  node_name = "pve"
-{id}  unprivileged = true
-  operating_system {{
-    template_file_id = "{TEMPLATE}"
-    type             = "debian"
-  }}
-  disk {{
-    datastore_id = "local-lvm"
-    size         = 8
-  }}
-{body}
-}}
-"#
     )
 }

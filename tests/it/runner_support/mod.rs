@@ -22,28 +22,6 @@ use tokio::sync::oneshot;
 const SECRET: &str = "runner-test-webhook-secret";
 pub(crate) const REPO: &str = "acme/infra";
 const TOKEN: &str = "root@pam!atoll=secret";
-pub(crate) const TEMPLATE: &str = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst";
-
-pub(crate) fn container(name: &str, cores: u32) -> String {
-    format!(
-        r#"resource "proxmox_virtual_environment_container" "{name}" {{
-  node_name = "pve"
-  unprivileged = true
-  operating_system {{
-    template_file_id = "{TEMPLATE}"
-    type             = "debian"
-  }}
-  disk {{
-    datastore_id = "local-lvm"
-    size         = 8
-  }}
-  cpu {{
-    cores = {cores}
-  }}
-}}
-"#
-    )
-}
 
 /// Short leases, so that a server dropped mid-job (`World::crash`) leaves them to expire soon.
 pub(crate) const RESTART_QUEUE: &str =

@@ -8,6 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use atoll::store::{self, Store};
+
+mod container;
+pub(crate) use container::{Container, TEMPLATE};
 use sqlx::Connection;
 use tempfile::TempDir;
 

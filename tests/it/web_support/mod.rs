@@ -357,26 +357,3 @@ impl World {
         }
     }
 }
-
-/// A container for the bpg provider on the simulator's node `pve`.
-pub(crate) fn container(name: &str, cores: u32, started: bool) -> String {
-    format!(
-        r#"resource "proxmox_virtual_environment_container" "{name}" {{
-  node_name = "pve"
-  unprivileged = true
-  started = {started}
-  operating_system {{
-    template_file_id = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"
-    type             = "debian"
-  }}
-  disk {{
-    datastore_id = "local-lvm"
-    size         = 8
-  }}
-  cpu {{
-    cores = {cores}
-  }}
-}}
-"#
-    )
-}
