@@ -11,6 +11,9 @@ use futures::future::join_all;
 use reqwest::header::COOKIE;
 use serde_json::json;
 
+#[path = "../tests/it/app_support/mod.rs"]
+mod app_support;
+#[allow(unused_imports, reason = "the bench uses part of the support")]
 #[path = "../tests/it/web_support/mod.rs"]
 mod web_support;
 

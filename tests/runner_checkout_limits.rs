@@ -1,17 +1,16 @@
 //! Black-box: what a PR's checkout can make the server read is bounded. The server runs in this
 //! process (its own runtime), so this binary's peak memory is the server's.
 
+#[path = "it/app_support/mod.rs"]
+mod app_support;
 #[allow(dead_code, reason = "each test binary uses part of the bombs")]
 mod bombs;
-#[allow(dead_code, reason = "each test binary uses part of the support")]
-#[path = "it/runner_support/mod.rs"]
-mod runner_support;
-#[allow(dead_code, unused_imports, reason = "each test binary uses part of the support")]
+#[allow(unused_imports, reason = "each test binary uses part of the support")]
 #[path = "it/support/mod.rs"]
 mod support;
 
+use app_support::{Options, REPO, TestApp};
 use model::ForgeKind;
-use runner_support::{Options, REPO, World};
 use support::Container;
 
 fn peak_kib() -> u64 {
@@ -25,12 +24,12 @@ fn peak_kib() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn atlantis_yaml_symlink_to_dev_zero_is_refused_without_reading_it() {
-    let mut w = World::new(Options::new(ForgeKind::Github)).await;
+    let mut w = TestApp::start(Options::new(ForgeKind::Github)).await;
     std::fs::write("/proc/self/clear_refs", "5").expect("resetting the peak (clear_refs)");
     let before = peak_kib();
     let bomb = bombs::atlantis_yaml_to_dev_zero();
     let pr = w
-        .fake
+        .fake()
         .open_pr_with_links(REPO, "alice", "zero", &bomb.file_refs(), &bomb.link_refs())
         .await
         .expect("open pr");
@@ -48,7 +47,7 @@ async fn atlantis_yaml_symlink_to_dev_zero_is_refused_without_reading_it() {
 
     // The server keeps answering: the next pull request is planned.
     let next = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",

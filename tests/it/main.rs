@@ -1,8 +1,10 @@
 //! atoll's integration tests, in one binary so the suite links once. Each module is one
-//! behaviour area (`engine_*`, `runner_*`, `webhook_*`, ...); the `*_support` modules hold the
-//! shared worlds. Two peak-memory tests stay binaries of their own (`tests/tfconfig_bomb_memory.rs`,
+//! behaviour area (`engine_*`, `runner_*`, `webhook_*`, ...); `app_support` is the one test
+//! world (a real server with, as asked, a fake forge, the simulator, the login and a manual
+//! clock); the other `*_support` modules hold fixtures and helpers. Two peak-memory tests stay binaries of their own (`tests/tfconfig_bomb_memory.rs`,
 //! `tests/runner_checkout_limits.rs`): they measure their own process, which other tests must not share.
 
+mod app_support;
 #[macro_use]
 mod support;
 #[macro_use]
@@ -13,7 +15,6 @@ mod engine_support;
 mod plan_support;
 mod pve_client_support;
 mod pvesim_support;
-mod runner_support;
 mod web_support;
 mod webhook_support;
 

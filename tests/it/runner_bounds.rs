@@ -3,15 +3,13 @@
 //! identical `atlantis apply` comments runs one apply and gets one answer, and a job whose
 //! worker keeps dying is failed after `queue.max_attempts` and its pull request told.
 
-use crate::runner_support;
-
 use std::time::{Duration, Instant};
 
+use crate::app_support::{Options, REPO, TestApp};
 use crate::support::{Container, TEMPLATE};
 use atoll::store::JobState;
 use fakeforge::ReviewAction;
 use model::ForgeKind;
-use runner_support::{Options, REPO, World};
 
 const PUBLIC_URL: &str = "https://atoll.example.com";
 
@@ -41,7 +39,7 @@ fn many_containers(count: u32) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_reply_is_cut_to_the_configured_comments_with_a_link_to_the_job_log() {
-    let mut w = World::new(Options {
+    let mut w = TestApp::start(Options {
         server_extra: format!(", public_url: '{PUBLIC_URL}'"),
         auth: format!(
             "{}, max_comment_chars: 20000",
@@ -52,9 +50,9 @@ async fn long_reply_is_cut_to_the_configured_comments_with_a_link_to_the_job_log
         ..Options::new(ForgeKind::Gitea)
     })
     .await;
-    w.fake.set_max_comment_chars(20_000);
+    w.fake().set_max_comment_chars(20_000);
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -97,9 +95,9 @@ async fn long_reply_is_cut_to_the_configured_comments_with_a_link_to_the_job_log
 /// 100 concurrent identical `atlantis apply` comments (issue 11 finding 19).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identical_apply_comments_at_once_run_one_apply_and_get_one_answer() {
-    let mut w = World::new(Options::new(ForgeKind::Github)).await;
+    let mut w = TestApp::start(Options::new(ForgeKind::Github)).await;
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -109,14 +107,14 @@ async fn identical_apply_comments_at_once_run_one_apply_and_get_one_answer() {
         .await
         .expect("pr");
     w.comment_containing(pr, "Plan:").await;
-    w.fake.set_permission(REPO, "alice", "write");
-    w.fake.set_permission(REPO, "bob", "write");
-    w.fake
+    w.fake().set_permission(REPO, "alice", "write");
+    w.fake().set_permission(REPO, "bob", "write");
+    w.fake()
         .review(REPO, pr, "bob", ReviewAction::Approve)
         .await
         .expect("approve");
     const N: usize = 100;
-    let sends = (0..N).map(|_| w.fake.comment(REPO, pr, "alice", "atlantis apply"));
+    let sends = (0..N).map(|_| w.fake().comment(REPO, pr, "alice", "atlantis apply"));
     for sent in futures::future::join_all(sends).await {
         sent.expect("comment");
     }
@@ -166,14 +164,14 @@ async fn identical_apply_comments_at_once_run_one_apply_and_get_one_answer() {
 /// first one still queued or running.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identical_apply_comments_running_side_by_side_still_apply_once() {
-    let mut w = World::new(Options {
+    let mut w = TestApp::start(Options {
         queue: Some("{max_running: 8, max_running_per_repo: 8}"),
         task: Duration::from_millis(300),
         ..Options::new(ForgeKind::Github)
     })
     .await;
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -183,14 +181,14 @@ async fn identical_apply_comments_running_side_by_side_still_apply_once() {
         .await
         .expect("pr");
     w.comment_containing(pr, "Plan:").await;
-    w.fake.set_permission(REPO, "alice", "write");
-    w.fake.set_permission(REPO, "bob", "write");
-    w.fake
+    w.fake().set_permission(REPO, "alice", "write");
+    w.fake().set_permission(REPO, "bob", "write");
+    w.fake()
         .review(REPO, pr, "bob", ReviewAction::Approve)
         .await
         .expect("approve");
     const N: usize = 12;
-    let sends = (0..N).map(|_| w.fake.comment(REPO, pr, "alice", "atlantis apply"));
+    let sends = (0..N).map(|_| w.fake().comment(REPO, pr, "alice", "atlantis apply"));
     for sent in futures::future::join_all(sends).await {
         sent.expect("comment");
     }
@@ -241,7 +239,7 @@ async fn identical_apply_comments_running_side_by_side_still_apply_once() {
 /// A job that kills its worker each time it runs (issue 11 finding 1: a crash loop).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn job_whose_worker_keeps_dying_is_failed_after_max_attempts_and_the_pr_told() {
-    let mut w = World::new(Options {
+    let mut w = TestApp::start(Options {
         queue: Some("{lease_secs: 5, heartbeat_secs: 1, shutdown_grace_secs: 30, max_attempts: 2}"),
         // Slow enough that the plan is still running when the test kills the server.
         sim_latency: Duration::from_secs(2),
@@ -249,7 +247,7 @@ async fn job_whose_worker_keeps_dying_is_failed_after_max_attempts_and_the_pr_to
     })
     .await;
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -280,7 +278,7 @@ async fn job_whose_worker_keeps_dying_is_failed_after_max_attempts_and_the_pr_to
         }
         // The worker process dies under the job, as under an OOM kill.
         w.crash();
-        w.start().await;
+        w.start_server().await;
     }
     let report = w.comment_containing(pr, "was started 2 times").await;
     assert!(report.body.contains("**Plan Failed**"), "{}", report.body);
@@ -311,17 +309,17 @@ async fn job_whose_worker_keeps_dying_is_failed_after_max_attempts_and_the_pr_to
     );
     // The status is set after the comment.
     w.finished_jobs("job_gave_up").await;
-    let sha = w.fake.head_sha(REPO, pr).expect("sha");
+    let sha = w.fake().head_sha(REPO, pr).expect("sha");
     assert!(
-        w.fake
+        w.fake()
             .statuses(REPO, &sha)
             .iter()
             .any(|s| s.context == "atlantis/plan" && s.state == "failure")
     );
     // A restart reports it no second time.
     w.stop().await;
-    w.start().await;
-    w.fake
+    w.start_server().await;
+    w.fake()
         .comment(REPO, pr, "alice", "atlantis version")
         .await
         .expect("version");

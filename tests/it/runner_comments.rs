@@ -2,13 +2,11 @@
 //! page, very long plans split into several valid comments, and `parallel_plan` /
 //! `parallel_apply` from `atlantis.yaml` (concurrent work, results in a stable order).
 
-use crate::runner_support;
-
 use std::time::{Duration, Instant};
 
+use crate::app_support::{Options, REPO, TestApp};
 use crate::support::Container;
 use model::ForgeKind;
-use runner_support::{Options, REPO, World};
 
 const PUBLIC_URL: &str = "https://atoll.example.com";
 
@@ -25,9 +23,9 @@ fn container(name: &str, count: Option<u32>) -> String {
 }
 
 /// Opens a PR by alice from `branch` with `files` (path, content).
-async fn open_pr(w: &World, branch: &str, files: &[(&str, String)]) -> u64 {
+async fn open_pr(w: &TestApp, branch: &str, files: &[(&str, String)]) -> u64 {
     let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    w.fake
+    w.fake()
         .open_pr(REPO, "alice", branch, &files)
         .await
         .expect("pr")
@@ -35,9 +33,9 @@ async fn open_pr(w: &World, branch: &str, files: &[(&str, String)]) -> u64 {
 
 /// A world for `kind` with `server_extra` added to the `server:` section and `forge_extra` to
 /// the forge's section (after its token); 100 ms PVE tasks, 90 s waits for comments.
-async fn world(kind: ForgeKind, server_extra: &str, forge_extra: &str) -> World {
+async fn world(kind: ForgeKind, server_extra: &str, forge_extra: &str) -> TestApp {
     let base = options(kind);
-    World::new(Options {
+    TestApp::start(Options {
         server_extra: server_extra.to_owned(),
         auth: format!("{}{forge_extra}", base.auth),
         ..base
@@ -73,8 +71,8 @@ async fn statuses_link_to_their_job_pages(kind: ForgeKind) {
     w.comment_containing(pr, "Apply complete").await;
     let plan_jobs = w.finished_jobs("autoplan").await;
     let apply_jobs = w.finished_jobs("apply").await;
-    let sha = w.fake.head_sha(REPO, pr).expect("sha");
-    let statuses = w.fake.statuses(REPO, &sha);
+    let sha = w.fake().head_sha(REPO, pr).expect("sha");
+    let statuses = w.fake().statuses(REPO, &sha);
     for (prefix, jobs) in [
         ("atlantis/plan", &plan_jobs),
         ("atlantis/apply", &apply_jobs),
@@ -105,8 +103,8 @@ async fn statuses_carry_no_link_without_a_public_url() {
     let pr = open_pr(&w, "web", &[("envs/dev/main.tf", container("web", None))]).await;
     w.comment_containing(pr, "Plan:").await;
     w.finished_jobs("autoplan").await;
-    let sha = w.fake.head_sha(REPO, pr).expect("sha");
-    let statuses = w.fake.statuses(REPO, &sha);
+    let sha = w.fake().head_sha(REPO, pr).expect("sha");
+    let statuses = w.fake().statuses(REPO, &sha);
     assert!(!statuses.is_empty());
     assert!(
         statuses.iter().all(|s| s.target_url.is_none()),
@@ -141,7 +139,7 @@ async fn gitea_plan_of_5000_lines_arrives_as_several_comments_under_its_configur
 async fn long_plan_arrives_as_several_valid_comments(kind: ForgeKind, extra: &str, max: usize) {
     let base = options(kind);
     // Above the default cap of comments per reply: this is about splitting, not cutting.
-    let mut w = World::new(Options {
+    let mut w = TestApp::start(Options {
         auth: format!("{}{extra}", base.auth),
         extra: "commands: {max_reply_comments: 50}\n".to_owned(),
         ..base
@@ -149,7 +147,7 @@ async fn long_plan_arrives_as_several_valid_comments(kind: ForgeKind, extra: &st
     .await;
     // The fake refuses anything longer, as a forge with this limit would.
     if kind == ForgeKind::Gitea {
-        w.fake.set_max_comment_chars(max);
+        w.fake().set_max_comment_chars(max);
     }
     let pr = open_pr(
         &w,
@@ -291,13 +289,13 @@ async fn github_app_credentials_from_the_config_plan_and_comment_as_the_app() {
     let auth = format!(
         "bot_user: 'atoll[bot]', app_id: 4242, installation_id: 77, app_private_key_file: '{key}'"
     );
-    let mut w = World::new(Options {
+    let mut w = TestApp::start(Options {
         auth,
         bot: "atoll[bot]".to_owned(),
         ..options(ForgeKind::Github)
     })
     .await;
-    w.fake.enable_app(
+    w.fake().enable_app(
         4242,
         77,
         include_str!("../fixtures/forge/test-app-key.pub.pem"),
@@ -305,7 +303,7 @@ async fn github_app_credentials_from_the_config_plan_and_comment_as_the_app() {
     let pr = open_pr(&w, "web", &[("envs/dev/main.tf", container("web", None))]).await;
     w.comment_containing(pr, "Plan: 1 to add").await;
     assert!(
-        w.fake.minted_tokens() >= 1,
+        w.fake().minted_tokens() >= 1,
         "no installation token was minted"
     );
     w.stop().await;

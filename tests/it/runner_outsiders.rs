@@ -4,14 +4,12 @@
 //! write access does not satisfy `approved`, and `atlantis unlock` needs write access or
 //! authorship.
 
-use crate::runner_support;
-
+use crate::app_support::{Options, REPO, TestApp};
 use crate::support::Container;
 use atoll::locks::LockQuery;
 use atoll::store::JobState;
 use fakeforge::ReviewAction;
 use model::ForgeKind;
-use runner_support::{Options, REPO, World};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn github_fork_pr_comment_plan_is_refused_when_forks_are_not_allowed() {
@@ -26,9 +24,9 @@ async fn gitea_fork_pr_comment_plan_is_refused_when_forks_are_not_allowed() {
 /// The attack of issue 11 finding 4: a read-only user opens a PR from a fork and comments
 /// `atlantis plan`.
 async fn fork_pr_comment_plan_is_refused_when_forks_are_not_allowed(kind: ForgeKind) {
-    let mut w = World::new(Options::new(kind)).await;
+    let mut w = TestApp::start(Options::new(kind)).await;
     let pr = w
-        .fake
+        .fake()
         .open_fork_pr(
             REPO,
             "mallory",
@@ -38,7 +36,7 @@ async fn fork_pr_comment_plan_is_refused_when_forks_are_not_allowed(kind: ForgeK
         )
         .await
         .expect("fork pr");
-    w.fake
+    w.fake()
         .comment(REPO, pr, "mallory", "atlantis plan")
         .await
         .expect("comment");
@@ -56,8 +54,8 @@ async fn fork_pr_comment_plan_is_refused_when_forks_are_not_allowed(kind: ForgeK
         "nothing of the fork is checked out: {log:#?}"
     );
     assert!(w.comments_containing(pr, "Plan:").is_empty());
-    let sha = w.fake.head_sha(REPO, pr).expect("sha");
-    let statuses = w.fake.statuses(REPO, &sha);
+    let sha = w.fake().head_sha(REPO, pr).expect("sha");
+    let statuses = w.fake().statuses(REPO, &sha);
     assert!(
         statuses
             .iter()
@@ -76,13 +74,13 @@ async fn fork_pr_comment_plan_is_refused_when_forks_are_not_allowed(kind: ForgeK
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fork_pr_comment_plan_runs_when_forks_are_allowed() {
-    let mut w = World::new(Options {
+    let mut w = TestApp::start(Options {
         extra: "webhook: {allow_fork_prs: true}\n".to_owned(),
         ..Options::new(ForgeKind::Github)
     })
     .await;
     let pr = w
-        .fake
+        .fake()
         .open_fork_pr(
             REPO,
             "mallory",
@@ -94,7 +92,7 @@ async fn fork_pr_comment_plan_runs_when_forks_are_allowed() {
         .expect("fork pr");
     // Autoplan runs on the fork's head, checked out from the fork.
     w.comment_containing(pr, "Plan: 1 to add").await;
-    w.fake
+    w.fake()
         .comment(REPO, pr, "mallory", "atlantis plan")
         .await
         .expect("comment");
@@ -115,9 +113,9 @@ async fn gitea_approval_by_a_read_only_reviewer_does_not_satisfy_approved() {
 }
 
 async fn approval_by_a_read_only_reviewer_does_not_satisfy_approved(kind: ForgeKind) {
-    let mut w = World::new(Options::new(kind)).await;
+    let mut w = TestApp::start(Options::new(kind)).await;
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -127,13 +125,13 @@ async fn approval_by_a_read_only_reviewer_does_not_satisfy_approved(kind: ForgeK
         .await
         .expect("pr");
     w.comment_containing(pr, "Plan:").await;
-    w.fake.set_permission(REPO, "alice", "write");
+    w.fake().set_permission(REPO, "alice", "write");
     // The fake's default is read access: mallory can review, like anyone on a public repo.
-    w.fake
+    w.fake()
         .review(REPO, pr, "mallory", ReviewAction::Approve)
         .await
         .expect("approve");
-    w.fake
+    w.fake()
         .comment(REPO, pr, "alice", "atlantis apply")
         .await
         .expect("apply");
@@ -148,15 +146,15 @@ async fn approval_by_a_read_only_reviewer_does_not_satisfy_approved(kind: ForgeK
     );
     assert!(w.comments_containing(pr, "Apply complete").is_empty());
     // The same approval counts once the reviewer has write access.
-    w.fake.set_permission(REPO, "mallory", "write");
+    w.fake().set_permission(REPO, "mallory", "write");
     if kind == ForgeKind::Gitea {
         // Gitea decides `official` when the review is made: review again.
-        w.fake
+        w.fake()
             .review(REPO, pr, "mallory", ReviewAction::Approve)
             .await
             .expect("approve");
     }
-    w.fake
+    w.fake()
         .comment(REPO, pr, "alice", "atlantis apply")
         .await
         .expect("apply");
@@ -175,9 +173,9 @@ async fn gitea_unlock_by_a_read_only_user_is_refused_and_keeps_the_locks() {
 }
 
 async fn unlock_by_a_read_only_user_is_refused_and_keeps_the_locks(kind: ForgeKind) {
-    let mut w = World::new(Options::new(kind)).await;
+    let mut w = TestApp::start(Options::new(kind)).await;
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -200,7 +198,7 @@ async fn unlock_by_a_read_only_user_is_refused_and_keeps_the_locks(kind: ForgeKi
             .len()
     };
     assert_eq!(locks(observer.clone()).await, 1);
-    w.fake
+    w.fake()
         .comment(REPO, pr, "mallory", "atlantis unlock")
         .await
         .expect("unlock");
@@ -221,7 +219,7 @@ async fn unlock_by_a_read_only_user_is_refused_and_keeps_the_locks(kind: ForgeKi
     assert_eq!(unlocks.len(), 1);
     assert_eq!(locks(observer.clone()).await, 1, "the lock is kept");
     // The author may (alice has only read access here).
-    w.fake
+    w.fake()
         .comment(REPO, pr, "alice", "atlantis unlock")
         .await
         .expect("unlock");
@@ -232,13 +230,13 @@ async fn unlock_by_a_read_only_user_is_refused_and_keeps_the_locks(kind: ForgeKi
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unlock_can_be_limited_to_the_pull_requests_author() {
-    let mut w = World::new(Options {
+    let mut w = TestApp::start(Options {
         extra: "commands: {unlock_requires: [author]}\n".to_owned(),
         ..Options::new(ForgeKind::Github)
     })
     .await;
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -248,8 +246,8 @@ async fn unlock_can_be_limited_to_the_pull_requests_author() {
         .await
         .expect("pr");
     w.comment_containing(pr, "Plan:").await;
-    w.fake.set_permission(REPO, "bob", "write");
-    w.fake
+    w.fake().set_permission(REPO, "bob", "write");
+    w.fake()
         .comment(REPO, pr, "bob", "atlantis unlock")
         .await
         .expect("unlock");
@@ -261,7 +259,7 @@ async fn unlock_can_be_limited_to_the_pull_requests_author() {
         "{}",
         refused.body
     );
-    w.fake
+    w.fake()
         .comment(REPO, pr, "alice", "atlantis unlock")
         .await
         .expect("unlock");

@@ -2,14 +2,12 @@
 //! server (SQLite in a temp dir, the runner registered), which checks out real git, plans
 //! against the Proxmox simulator and comments back through the forge's API client.
 
-use crate::runner_support;
-
 use std::time::{Duration, Instant};
 
+use crate::app_support::{Options, REPO, TestApp};
 use crate::support::Container;
 use fakeforge::ReviewAction;
 use model::ForgeKind;
-use runner_support::{Options, REPO, World};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn github_opened_pr_is_planned_apply_waits_for_approval_then_runs() {
@@ -22,9 +20,9 @@ async fn gitea_opened_pr_is_planned_apply_waits_for_approval_then_runs() {
 }
 
 async fn opened_pr_is_planned_apply_waits_for_approval_then_runs(kind: ForgeKind) {
-    let mut w = World::new(Options::new(kind)).await;
+    let mut w = TestApp::start(Options::new(kind)).await;
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -42,8 +40,8 @@ async fn opened_pr_is_planned_apply_waits_for_approval_then_runs(kind: ForgeKind
     );
     // The aggregate status is set after the comment: wait for the job to end.
     w.finished_jobs("autoplan").await;
-    let sha = w.fake.head_sha(REPO, pr).expect("sha");
-    let statuses = w.fake.statuses(REPO, &sha);
+    let sha = w.fake().head_sha(REPO, pr).expect("sha");
+    let statuses = w.fake().statuses(REPO, &sha);
     assert!(
         statuses
             .iter()
@@ -51,8 +49,8 @@ async fn opened_pr_is_planned_apply_waits_for_approval_then_runs(kind: ForgeKind
         "{statuses:?}"
     );
 
-    w.fake.set_permission(REPO, "alice", "write");
-    w.fake
+    w.fake().set_permission(REPO, "alice", "write");
+    w.fake()
         .comment(REPO, pr, "alice", "atlantis apply")
         .await
         .expect("comment");
@@ -60,12 +58,12 @@ async fn opened_pr_is_planned_apply_waits_for_approval_then_runs(kind: ForgeKind
     assert!(refused.body.contains("`approved`"), "{}", refused.body);
 
     // On Gitea only reviews by users with write access are official.
-    w.fake.set_permission(REPO, "bob", "write");
-    w.fake
+    w.fake().set_permission(REPO, "bob", "write");
+    w.fake()
         .review(REPO, pr, "bob", ReviewAction::Approve)
         .await
         .expect("approve");
-    w.fake
+    w.fake()
         .comment(REPO, pr, "alice", "atlantis apply")
         .await
         .expect("comment");
@@ -90,9 +88,9 @@ async fn gitea_second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_me
 }
 
 async fn second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges(kind: ForgeKind) {
-    let mut w = World::new(Options::new(kind)).await;
+    let mut w = TestApp::start(Options::new(kind)).await;
     let first = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -103,7 +101,7 @@ async fn second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges(k
         .expect("pr 1");
     w.comment_containing(first, "Plan:").await;
     let second = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "carol",
@@ -123,9 +121,9 @@ async fn second_pr_on_the_same_dir_gets_a_lock_conflict_until_the_first_merges(k
         "{}",
         conflict.body
     );
-    w.fake.merge(REPO, first).await.expect("merge");
+    w.fake().merge(REPO, first).await.expect("merge");
     w.comment_containing(first, "Locks released").await;
-    w.fake
+    w.fake()
         .comment(REPO, second, "carol", "atlantis plan -d envs/dev")
         .await
         .expect("replan");
@@ -144,9 +142,9 @@ async fn gitea_unlock_with_dir_releases_only_that_lock() {
 }
 
 async fn unlock_with_dir_releases_only_that_lock(kind: ForgeKind) {
-    let mut w = World::new(Options::new(kind)).await;
+    let mut w = TestApp::start(Options::new(kind)).await;
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -159,7 +157,7 @@ async fn unlock_with_dir_releases_only_that_lock(kind: ForgeKind) {
         .await
         .expect("pr");
     w.comment_containing(pr, "Ran Plan for 2 projects").await;
-    w.fake
+    w.fake()
         .comment(REPO, pr, "alice", "atlantis unlock -d envs/x")
         .await
         .expect("unlock");
@@ -180,10 +178,10 @@ async fn gitea_apply_after_a_new_commit_is_refused_as_stale() {
 }
 
 async fn apply_after_a_new_commit_is_refused_as_stale(kind: ForgeKind) {
-    let mut w = World::new(Options::new(kind)).await;
+    let mut w = TestApp::start(Options::new(kind)).await;
     let yaml = "version: 3\nprojects:\n  - dir: envs/dev\n    autoplan:\n      enabled: false\n";
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -195,12 +193,12 @@ async fn apply_after_a_new_commit_is_refused_as_stale(kind: ForgeKind) {
         )
         .await
         .expect("pr");
-    w.fake
+    w.fake()
         .comment(REPO, pr, "alice", "atlantis plan -d envs/dev")
         .await
         .expect("plan");
     w.comment_containing(pr, "Plan:").await;
-    w.fake
+    w.fake()
         .push(
             REPO,
             pr,
@@ -221,9 +219,9 @@ async fn apply_after_a_new_commit_is_refused_as_stale(kind: ForgeKind) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gitea_pr_closed_without_merging_releases_its_locks() {
-    let mut w = World::new(Options::new(ForgeKind::Gitea)).await;
+    let mut w = TestApp::start(Options::new(ForgeKind::Gitea)).await;
     let first = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -233,10 +231,10 @@ async fn gitea_pr_closed_without_merging_releases_its_locks() {
         .await
         .expect("pr 1");
     w.comment_containing(first, "Plan:").await;
-    w.fake.close(REPO, first).await.expect("close");
+    w.fake().close(REPO, first).await.expect("close");
     w.comment_containing(first, "Locks released").await;
     let second = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "carol",
@@ -252,10 +250,10 @@ async fn gitea_pr_closed_without_merging_releases_its_locks() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn path_escape_and_shell_words_in_flags_are_refused_without_a_plan() {
-    let mut w = World::new(Options::new(ForgeKind::Github)).await;
+    let mut w = TestApp::start(Options::new(ForgeKind::Github)).await;
     let yaml = "version: 3\nprojects:\n  - dir: envs/dev\n    autoplan:\n      enabled: false\n";
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -268,7 +266,7 @@ async fn path_escape_and_shell_words_in_flags_are_refused_without_a_plan() {
         .await
         .expect("pr");
     for bad in ["atlantis plan -d ../../etc", "atlantis plan -w 'a;id'"] {
-        w.fake
+        w.fake()
             .comment(REPO, pr, "alice", bad)
             .await
             .expect("comment");
@@ -276,7 +274,7 @@ async fn path_escape_and_shell_words_in_flags_are_refused_without_a_plan() {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let replies: Vec<_> = w
-            .fake
+            .fake()
             .comments(REPO, pr)
             .into_iter()
             .filter(|c| c.author == "atoll-bot")
@@ -304,9 +302,9 @@ async fn path_escape_and_shell_words_in_flags_are_refused_without_a_plan() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn github_new_plan_hides_the_superseded_plan_comment() {
-    let mut w = World::new(Options::new(ForgeKind::Github)).await;
+    let mut w = TestApp::start(Options::new(ForgeKind::Github)).await;
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -316,7 +314,7 @@ async fn github_new_plan_hides_the_superseded_plan_comment() {
         .await
         .expect("pr");
     let first = w.comment_containing(pr, "cores        = 2").await;
-    w.fake
+    w.fake()
         .push(
             REPO,
             pr,
@@ -332,7 +330,7 @@ async fn github_new_plan_hides_the_superseded_plan_comment() {
 
 /// Sets `cores` of the PR's only container on the simulator, as someone might by hand; returns
 /// its VMID.
-async fn set_cores_behind_atolls_back(w: &World, cores: u32) -> u32 {
+async fn set_cores_behind_atolls_back(w: &TestApp, cores: u32) -> u32 {
     use atoll::proxmox::client::ConfigChange;
     let pve = w.pve();
     let guests = pve.cluster_guests().await.expect("cluster guests");
@@ -353,12 +351,12 @@ async fn set_cores_behind_atolls_back(w: &World, cores: u32) -> u32 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apply_is_refused_naming_the_change_when_the_guest_changed_on_the_cluster_since_the_plan() {
-    let mut w = World::new(Options::new(ForgeKind::Github)).await;
+    let mut w = TestApp::start(Options::new(ForgeKind::Github)).await;
     let tf = |cores| [("envs/dev/main.tf", Container::new("web").cores(cores).hcl())];
     let files = tf(1);
     let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
     let pr = w
-        .fake
+        .fake()
         .open_pr(REPO, "alice", "web", &files)
         .await
         .expect("pr");
@@ -367,10 +365,10 @@ async fn apply_is_refused_naming_the_change_when_the_guest_changed_on_the_cluste
     w.comment_containing(pr, "Apply complete").await;
     let files = tf(2);
     let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
-    w.fake.push(REPO, pr, &files).await.expect("push");
+    w.fake().push(REPO, pr, &files).await.expect("push");
     w.comment_containing(pr, "1 to change").await;
     let vmid = set_cores_behind_atolls_back(&w, 6).await;
-    w.fake
+    w.fake()
         .comment(REPO, pr, "alice", "atlantis apply")
         .await
         .expect("apply");

@@ -2,15 +2,13 @@
 //! PR by the next server on the same store (exactly once), and a plan after a restart still
 //! hides the plan comments posted before it.
 
-use crate::runner_support;
-
 use std::time::{Duration, Instant};
 
 use model::ForgeKind;
 
+use crate::app_support::{Options, REPO, RESTART_QUEUE, TestApp};
 use crate::support::Container;
 use atoll::store::JobState;
-use runner_support::{Options, REPO, RESTART_QUEUE, World};
 
 const GUESTS: usize = 8;
 
@@ -22,14 +20,14 @@ fn eight_containers() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
-    let mut w = World::new(Options {
+    let mut w = TestApp::start(Options {
         task: Duration::from_millis(400),
         queue: Some(RESTART_QUEUE),
         ..Options::new(ForgeKind::Github)
     })
     .await;
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -39,7 +37,7 @@ async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
         .await
         .expect("pr");
     w.comment_containing(pr, "Plan:").await;
-    let sha = w.fake.head_sha(REPO, pr).expect("sha");
+    let sha = w.fake().head_sha(REPO, pr).expect("sha");
     w.approve_and_apply(pr).await;
 
     // Crash as soon as the first guest is done: the others are in progress or not started.
@@ -64,7 +62,7 @@ async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
     assert_eq!(job.state, JobState::Applying, "the crash came mid-apply");
     assert!(w.comments_containing(pr, "Apply complete").is_empty());
 
-    w.start().await;
+    w.start_server().await;
     let report = w.comment_containing(pr, "Apply Interrupted").await;
     let body = &report.body;
     assert!(body.contains(&apply.to_string()), "{body}");
@@ -87,7 +85,7 @@ async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
     // The report's comment goes out before its status: wait for the status rather than race it.
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let statuses = w.fake.statuses(REPO, &sha);
+        let statuses = w.fake().statuses(REPO, &sha);
         if statuses
             .iter()
             .any(|s| s.context == "atlantis/apply" && s.state == "failure")
@@ -105,8 +103,8 @@ async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
 
     // A further restart scans the store again and reports nothing twice.
     w.stop().await;
-    w.start().await;
-    w.fake
+    w.start_server().await;
+    w.fake()
         .comment(REPO, pr, "alice", "atlantis version")
         .await
         .expect("version");
@@ -126,13 +124,13 @@ async fn apply_interrupted_by_a_crash_is_reported_after_restart_exactly_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_after_a_restart_hides_the_plan_comment_posted_before_it() {
-    let mut w = World::new(Options {
+    let mut w = TestApp::start(Options {
         queue: Some(RESTART_QUEUE),
         ..Options::new(ForgeKind::Github)
     })
     .await;
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -143,8 +141,8 @@ async fn plan_after_a_restart_hides_the_plan_comment_posted_before_it() {
         .expect("pr");
     let first = w.comment_containing(pr, "cores        = 2").await;
     w.stop().await;
-    w.start().await;
-    w.fake
+    w.start_server().await;
+    w.fake()
         .push(
             REPO,
             pr,
@@ -166,7 +164,7 @@ async fn plan_after_a_restart_hides_the_plan_comment_posted_before_it() {
 /// with the reason, is not retried, and the worker goes on with the next job.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stored_job_that_no_longer_parses_fails_with_the_reason() {
-    let w = World::new(Options::new(ForgeKind::Github)).await;
+    let w = TestApp::start(Options::new(ForgeKind::Github)).await;
     let observer = w.observer().await;
     let bad = atoll::store::NewJob {
         kind: "apply".to_owned(),
@@ -202,7 +200,7 @@ async fn a_stored_job_that_no_longer_parses_fails_with_the_reason() {
     assert!(error.contains("host/owner/name"), "{error}");
     // The worker is still there: a PR's autoplan runs as usual.
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",

@@ -2,11 +2,9 @@
 //! base branch's current head may apply; once the base moves on (another PR merged), apply is
 //! refused, naming the requirement and what to do.
 
-use crate::runner_support;
-
+use crate::app_support::{Options, REPO, RESTART_QUEUE, TestApp};
 use crate::support::Container;
 use model::ForgeKind;
-use runner_support::{Options, REPO, RESTART_QUEUE, World};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn github_undiverged_is_met_until_the_base_moves_on() {
@@ -19,15 +17,15 @@ async fn gitea_undiverged_is_met_until_the_base_moves_on() {
 }
 
 async fn undiverged_is_met_until_the_base_moves_on(kind: ForgeKind) {
-    let mut w = World::new(Options {
+    let mut w = TestApp::start(Options {
         requirements: "[undiverged]",
         queue: Some(RESTART_QUEUE),
         ..Options::new(kind)
     })
     .await;
-    w.fake.set_permission(REPO, "alice", "write");
+    w.fake().set_permission(REPO, "alice", "write");
     let first = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -38,7 +36,7 @@ async fn undiverged_is_met_until_the_base_moves_on(kind: ForgeKind) {
         .expect("pr 1");
     w.comment_containing(first, "Plan:").await;
     let second = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -50,16 +48,16 @@ async fn undiverged_is_met_until_the_base_moves_on(kind: ForgeKind) {
     w.comment_containing(second, "Plan:").await;
 
     // Both branch off the current main: the first applies.
-    w.fake
+    w.fake()
         .comment(REPO, first, "alice", "atlantis apply")
         .await
         .expect("apply 1");
     w.comment_containing(first, "Apply complete").await;
-    w.fake.merge(REPO, first).await.expect("merge 1");
+    w.fake().merge(REPO, first).await.expect("merge 1");
     w.comment_containing(first, "Locks released").await;
 
     // main now has the first PR's commit, which the second branch lacks.
-    w.fake
+    w.fake()
         .comment(REPO, second, "alice", "atlantis apply")
         .await
         .expect("apply 2");

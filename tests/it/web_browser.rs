@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::web_support;
 
 use crate::support::Container;
-use web_support::{EVIL_REPO, REPO, Server, start, start_with_forge};
+use web_support::{EVIL_REPO, REPO, TestApp, start, start_with_forge};
 
 const DEADLINE: Duration = Duration::from_secs(15);
 
@@ -118,7 +118,7 @@ async fn wait_source(c: &Client, what: &str, ok: impl Fn(&str) -> bool) -> Strin
     }
 }
 
-async fn log_in(c: &Client, s: &Server) {
+async fn log_in(c: &Client, s: &TestApp) {
     c.goto(&s.url("/locks")).await.expect("goto");
     let at = c.current_url().await.expect("url");
     assert_eq!(
@@ -149,7 +149,7 @@ async fn log_in(c: &Client, s: &Server) {
 }
 
 /// Waits until the PR's plan holds a lock.
-async fn plan_lock(s: &Server, pr: u64) -> atoll::locks::Lock {
+async fn plan_lock(s: &TestApp, pr: u64) -> atoll::locks::Lock {
     let started = Instant::now();
     loop {
         let locks = s
@@ -172,9 +172,9 @@ async fn plan_lock(s: &Server, pr: u64) -> atoll::locks::Lock {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn log_in_unlock_and_see_scripts_as_text() {
     let s = start_with_forge(Duration::from_millis(20)).await;
-    let w = s.world.as_ref().expect("forge");
+    let w = &s;
     let pr = w
-        .fake
+        .fake()
         .open_pr(
             REPO,
             "alice",
@@ -366,7 +366,7 @@ async fn running_jobs_log_grows_live_and_the_state_follows() {
 }
 
 /// The newest job of `kind`, waited for.
-async fn job_of_kind(s: &Server, kind: &str) -> atoll::store::Job {
+async fn job_of_kind(s: &TestApp, kind: &str) -> atoll::store::Job {
     let started = Instant::now();
     loop {
         let jobs = s.store.list_jobs(50).await.expect("jobs");
@@ -403,27 +403,27 @@ async fn progress_bar(c: &Client) -> Option<(u32, u32)> {
 async fn running_apply_log_grows_and_its_progress_bar_moves() {
     // Every simulator task takes 1.5 s: `quick` needs one (create), `slow` two (create, start).
     let s = start_with_forge(Duration::from_millis(1500)).await;
-    let w = s.world.as_ref().expect("forge");
+    let w = &s;
     let files = format!(
         "{}{}",
         Container::new("quick").cores(1).started(false).hcl(),
         Container::new("slow").cores(1).started(true).hcl()
     );
     let pr = w
-        .fake
+        .fake()
         .open_pr(REPO, "alice", "two-guests", &[("envs/dev/main.tf", &files)])
         .await
         .expect("open pr");
     w.comment_containing(pr, "Plan:").await;
-    w.fake.set_permission(REPO, "alice", "write");
-    w.fake.set_permission(REPO, "bob", "write");
-    w.fake
+    w.fake().set_permission(REPO, "alice", "write");
+    w.fake().set_permission(REPO, "bob", "write");
+    w.fake()
         .review(REPO, pr, "bob", fakeforge::ReviewAction::Approve)
         .await
         .expect("approve");
     let (_driver, c) = browser().await;
     log_in(&c, &s).await;
-    w.fake
+    w.fake()
         .comment(REPO, pr, "alice", "atlantis apply")
         .await
         .expect("comment");

@@ -567,3 +567,27 @@ async fn pull_request_page_shows_its_plans_with_badges_its_locks_and_jobs() {
     let anonymous = s.get("", "/pulls/github.com/acme/infra/7").await;
     assert_eq!(anonymous.status(), StatusCode::SEE_OTHER);
 }
+
+#[tokio::test]
+async fn a_dashboard_session_ends_after_its_ttl_on_the_servers_clock() {
+    let hand = model::ManualClock::new();
+    let s = crate::app_support::TestApp::start(crate::app_support::Options {
+        clock: Some(hand.clone()),
+        web_extra: ", session_ttl_secs: 600".to_owned(),
+        ..crate::app_support::Options::dashboard()
+    })
+    .await;
+    let (cookie, _) = s.login().await;
+    hand.advance(Duration::from_secs(599));
+    assert_eq!(s.get(&cookie, "/locks").await.status(), StatusCode::OK);
+    hand.advance(Duration::from_secs(1));
+    let expired = s.get(&cookie, "/locks").await;
+    assert_eq!(expired.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        expired
+            .headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok()),
+        Some("/login")
+    );
+}

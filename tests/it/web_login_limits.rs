@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use reqwest::header::COOKIE;
-use web_support::{Server, cookie_value, hidden_csrf, start};
+use web_support::{TestApp, cookie_value, hidden_csrf, start};
 
 /// A client whose connections come from `from` (any 127.x.y.z works on loopback).
 fn client_from(from: &str) -> reqwest::Client {
@@ -24,7 +24,7 @@ fn client_from(from: &str) -> reqwest::Client {
 }
 
 /// One login attempt from `from`: fetches the form (for its CSRF cookie), posts it.
-async fn attempt(s: &Server, from: &str, user: &str, password: &str) -> StatusCode {
+async fn attempt(s: &TestApp, from: &str, user: &str, password: &str) -> StatusCode {
     let http = client_from(from);
     let form = http.get(s.url("/login")).send().await.expect("login form");
     let login_cookie = cookie_value(&form, "atoll_login").expect("login cookie");
@@ -42,7 +42,7 @@ async fn attempt(s: &Server, from: &str, user: &str, password: &str) -> StatusCo
         .status()
 }
 
-async fn password_checks(s: &Server) -> u64 {
+async fn password_checks(s: &TestApp) -> u64 {
     let text = s
         .http
         .get(s.url("/metrics"))

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use atoll::proxmox::client::{EndpointClass, Outcome};
 use fakeforge::{FAKE_TOKEN, FakeForge};
 use pvesim::{Scenario, SimOptions, Simulator};
-use web_support::{Server, start_with};
+use web_support::{TestApp, start_with};
 
 const SECRET: &str = "web-ops-webhook-secret";
 const PVE_TOKEN: &str = "root@pam!atoll=secret";
@@ -30,7 +30,7 @@ async fn simulator(scenario: &str) -> Simulator {
     .expect("simulator")
 }
 
-async fn scrape(s: &Server) -> String {
+async fn scrape(s: &TestApp) -> String {
     let resp = s.http.get(s.url("/metrics")).send().await.expect("metrics");
     assert_eq!(resp.status(), 200);
     resp.text().await.expect("body")
@@ -44,7 +44,7 @@ fn sample(text: &str, series: &str) -> Option<f64> {
 }
 
 /// Scrapes until `series` is at least `min` (deadline 60 s); returns the last scrape.
-async fn scrape_until(s: &Server, series: &str, min: f64) -> String {
+async fn scrape_until(s: &TestApp, series: &str, min: f64) -> String {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let text = scrape(s).await;
@@ -60,7 +60,7 @@ async fn scrape_until(s: &Server, series: &str, min: f64) -> String {
 }
 
 /// A server with the runner, the GitHub fake forge and the simulator; one PR opened.
-async fn planned_pr() -> (Server, FakeForge, Simulator) {
+async fn planned_pr() -> (TestApp, FakeForge, Simulator) {
     let sim = simulator("{}").await;
     let fake = FakeForge::github().await.expect("fake github");
     fake.set_web_host("github.com");
@@ -231,7 +231,7 @@ async fn every_metrics_label_value_comes_from_a_fixed_set() {
 }
 
 /// A server whose cluster is `scenario` and whose "own" MAC is [`OWN_MAC`].
-async fn protect_server(scenario: &str) -> (Server, Simulator) {
+async fn protect_server(scenario: &str) -> (TestApp, Simulator) {
     let sim = simulator(scenario).await;
     let extra = format!(
         "proxmox: {{endpoint: '{}', api_token: '{PVE_TOKEN}'}}\n\
@@ -247,7 +247,7 @@ fn guest(vmid: u32, name: &str, mac: &str) -> String {
     )
 }
 
-async fn protect_page(s: &Server) -> String {
+async fn protect_page(s: &TestApp) -> String {
     let (cookie, _) = s.login().await;
     let resp = s.get(&cookie, "/protect").await;
     assert_eq!(resp.status(), 200);
