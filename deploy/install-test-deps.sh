@@ -8,6 +8,9 @@ command -v pg_isready >/dev/null || need+=(postgresql postgresql-client)
 # The dashboard's browser tests (tests/web_browser.rs) drive headless Chromium over WebDriver.
 command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
+# Generated tls_private_key values are checked with OpenSSH's ssh-keygen and OpenSSL.
+command -v ssh-keygen >/dev/null || need+=(openssh-client)
+command -v openssl >/dev/null || need+=(openssl)
 # The Terraform oracle (tests/oracle) runs Terraform as a Python library in a virtualenv.
 command -v python3 >/dev/null || need+=(python3)
 python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)

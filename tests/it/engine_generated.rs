@@ -1,5 +1,7 @@
-//! Values generated at apply time (`random_password`): made once, stored in state, sent to
-//! PVE, never shown in any output, and stable across later plans.
+//! Values generated at apply time (`random_password`, `tls_private_key`): made once, stored in
+//! state, sent to PVE, never shown in any output, stable across later plans, made anew when a
+//! replace-forcing argument or a keeper changes, and dropped from state when no longer declared.
+//! The keys are checked with the real tools: OpenSSH's `ssh-keygen` and OpenSSL.
 
 use crate::engine_support;
 
@@ -28,6 +30,19 @@ resource "random_password" "root" {
   }"#,
             )
             .hcl()
+}
+
+async fn stored(env: &Env, address: &str) -> Option<BTreeMap<String, String>> {
+    let store = atoll::store::connect(&env.store_url())
+        .await
+        .expect("store");
+    let scope = StateScope {
+        repo: "local".to_owned(),
+        project_dir: "stack".to_owned(),
+        workspace: "default".to_owned(),
+    };
+    let state = StateHandle::new(store, scope).load().await.expect("state");
+    state.generated_values().remove(address)
 }
 
 async fn stored_password(env: &Env) -> String {
@@ -88,4 +103,229 @@ async fn generated_password_is_created_once_used_and_never_shown() {
     // a second apply keeps the same value
     env.apply().await;
     assert_eq!(stored_password(&env).await, password);
+}
+
+/// A container whose root account takes the key `tls_private_key.ssh` makes.
+fn keyed(key_args: &str) -> String {
+    format!("resource \"tls_private_key\" \"ssh\" {{\n{key_args}\n}}\n")
+        + &Container::new("keyed")
+            .vm_id(902)
+            .body(
+                r#"  initialization {
+    user_account {
+      keys = [trimspace(tls_private_key.ssh.public_key_openssh)]
+    }
+  }"#,
+            )
+            .hcl()
+}
+
+/// Runs `program args` with `input` written to a temporary file named by `{}` in `args`.
+fn tool(program: &str, args: &[&str], input: &str) -> String {
+    String::from_utf8(tool_bytes(program, args, input)).expect("utf-8")
+}
+
+fn tool_bytes(program: &str, args: &[&str], input: &str) -> Vec<u8> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("key");
+    std::fs::write(&file, input).expect("write key");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+    let path = file.to_str().expect("utf-8 path");
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "{}" { path } else { a })
+        .collect();
+    let out = std::process::Command::new(program)
+        .args(&args)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("{program} (OpenSSH's ssh-keygen and OpenSSL are test dependencies): {e}")
+        });
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// Every form of the key agrees with the others, as OpenSSH and OpenSSL read them.
+fn check_key(key: &BTreeMap<String, String>, ssh_type: &str) {
+    let public = &key["public_key_openssh"];
+    assert!(
+        public.starts_with(&format!("{ssh_type} ")) && public.ends_with('\n'),
+        "{public}"
+    );
+    let derived = tool(
+        "ssh-keygen",
+        &["-y", "-f", "{}"],
+        &key["private_key_openssh"],
+    );
+    assert_eq!(derived.trim(), public.trim());
+    let md5 = tool("ssh-keygen", &["-l", "-E", "md5", "-f", "{}"], public);
+    assert!(
+        md5.contains(&format!("MD5:{} ", key["public_key_fingerprint_md5"])),
+        "{md5}"
+    );
+    let sha = tool("ssh-keygen", &["-l", "-E", "sha256", "-f", "{}"], public);
+    assert!(
+        sha.contains(&format!("{} ", key["public_key_fingerprint_sha256"])),
+        "{sha}"
+    );
+    for private in ["private_key_pem", "private_key_pem_pkcs8"] {
+        let pem = tool("openssl", &["pkey", "-in", "{}", "-pubout"], &key[private]);
+        assert_eq!(pem, key["public_key_pem"], "{private}");
+    }
+    assert!(key["private_key_pem_pkcs8"].starts_with("-----BEGIN PRIVATE KEY-----\n"));
+    // `id` is the provider's: the SHA-1 of the public key's DER.
+    let der = tool_bytes(
+        "openssl",
+        &["pkey", "-pubin", "-in", "{}", "-outform", "DER"],
+        &key["public_key_pem"],
+    );
+    use sha1::Digest as _;
+    assert_eq!(key["id"], hex::encode(sha1::Sha1::digest(&der)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_private_keys_are_generated_in_every_form_used_and_never_shown() {
+    let env = Env::start().await;
+    for (args, ssh_type, pem_header) in [
+        (
+            "  algorithm = \"ED25519\"",
+            "ssh-ed25519",
+            "-----BEGIN PRIVATE KEY-----",
+        ),
+        (
+            "  algorithm = \"RSA\"\n  rsa_bits  = 2048",
+            "ssh-rsa",
+            "-----BEGIN RSA PRIVATE KEY-----",
+        ),
+        (
+            "  algorithm   = \"ECDSA\"\n  ecdsa_curve = \"P256\"",
+            "ecdsa-sha2-nistp256",
+            "-----BEGIN EC PRIVATE KEY-----",
+        ),
+    ] {
+        env.write_tf(&keyed(args));
+        let plan = env.plan().await;
+        // The first key is created; each next one replaces it, and so the container it keys.
+        assert!(
+            plan.contains("tls_private_key.ssh will be created")
+                || plan.contains("tls_private_key.ssh must be replaced"),
+            "{plan}"
+        );
+        let applied = env.apply().await;
+        let key = stored(&env, "tls_private_key.ssh")
+            .await
+            .expect("the key is in state");
+        assert!(key["private_key_pem"].starts_with(pem_header), "{ssh_type}");
+        check_key(&key, ssh_type);
+        let created = env.sim.created_from(902);
+        assert_eq!(
+            created.get("ssh-public-keys").map(|k| k.trim()),
+            Some(key["public_key_openssh"].trim()),
+            "{ssh_type}: the container got the key"
+        );
+        let again = env.plan().await;
+        assert!(again.contains("No changes."), "{ssh_type}: {again}");
+        let json = env.atoll(&["plan", "--json"]).await;
+        let show = env.atoll(&["state", "show", "tls_private_key.ssh"]).await;
+        for (what, out) in [
+            ("plan", plan),
+            ("apply", text(&applied)),
+            ("plan --json", text(&json)),
+            ("state show", text(&show)),
+        ] {
+            let secret = key["private_key_pem"]
+                .lines()
+                .nth(1)
+                .expect("a base64 line");
+            assert!(!out.contains(secret), "{what} printed the private key");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_algorithm_or_keeper_generates_anew_and_a_removed_one_leaves_state() {
+    let env = Env::start().await;
+    env.write_tf(&keyed("  algorithm = \"ED25519\""));
+    env.apply().await;
+    let first = stored(&env, "tls_private_key.ssh").await.expect("key");
+    env.write_tf(&keyed("  algorithm = \"ECDSA\"\n  ecdsa_curve = \"P384\""));
+    let plan = env.plan().await;
+    assert!(
+        plan.contains("tls_private_key.ssh must be replaced"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("(known after apply)"),
+        "the key's users learn it at apply: {plan}"
+    );
+    env.apply().await;
+    let second = stored(&env, "tls_private_key.ssh").await.expect("key");
+    assert!(second["public_key_openssh"].starts_with("ecdsa-sha2-nistp384 "));
+    assert_ne!(first["private_key_pem"], second["private_key_pem"]);
+    let again = env.plan().await;
+    assert!(again.contains("No changes."), "{again}");
+
+    let password = |keeper: &str| {
+        format!(
+            "resource \"random_password\" \"db\" {{\n  length = 16\n  keepers = {{ rotated = \"{keeper}\" }}\n}}\n"
+        )
+    };
+    env.write_tf(&password("2026-01"));
+    let plan = env.plan().await;
+    assert!(
+        plan.contains("tls_private_key.ssh will be destroyed"),
+        "{plan}"
+    );
+    env.apply().await;
+    assert!(
+        stored(&env, "tls_private_key.ssh").await.is_none(),
+        "the removed key left state"
+    );
+    let before = stored(&env, "random_password.db").await.expect("password")["result"].clone();
+    env.write_tf(&password("2026-01"));
+    assert!(env.plan().await.contains("No changes."));
+    env.write_tf(&password("2026-02"));
+    let plan = env.plan().await;
+    assert!(
+        plan.contains("random_password.db must be replaced"),
+        "{plan}"
+    );
+    env.apply().await;
+    let after = stored(&env, "random_password.db").await.expect("password")["result"].clone();
+    assert_ne!(before, after, "a new keeper makes a new password");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_arguments_the_provider_refuses_are_refused_at_plan() {
+    let env = Env::start().await;
+    for (args, says) in [
+        (
+            "  algorithm = \"DSA\"",
+            "algorithm \"DSA\" is not supported; use one of RSA, ECDSA, ED25519",
+        ),
+        (
+            "  algorithm = \"ECDSA\"\n  ecdsa_curve = \"P999\"",
+            "invalid ECDSA curve \"P999\"",
+        ),
+        (
+            "  algorithm = \"RSA\"\n  rsa_bits = 65536",
+            "rsa_bits must be between 1024 and 8192",
+        ),
+    ] {
+        env.write_tf(&format!(
+            "resource \"tls_private_key\" \"k\" {{\n{args}\n}}\n"
+        ));
+        let out = env.atoll(&["plan"]).await;
+        assert!(!out.status.success());
+        assert!(text(&out).contains(says), "{args}: {}", text(&out));
+        assert!(text(&out).contains("tls_private_key.k"), "{}", text(&out));
+    }
 }

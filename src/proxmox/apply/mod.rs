@@ -150,7 +150,7 @@ impl Executor<'_> {
             reserved: Mutex::new(BTreeSet::new()),
         };
         let mut results: BTreeMap<String, Outcome> = BTreeMap::new();
-        run.generated(&work, &mut results);
+        run.generated(&work, &mut results).await;
         run.downloads(&work, &mut results).await;
         run.guests(&work, &mut results).await;
         run.removed_downloads(&work, &mut results).await;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use futures::future::join_all;
 
 use super::{ApplyEvent, Outcome, Run};
-use crate::proxmox::desired::DesiredState;
+use crate::proxmox::desired::{DesiredState, is_generated};
 use crate::proxmox::plan::{Desired, Plan, ResourceChange, StepOp, steps};
 
 /// The plan indexed for one run: each resource's change, desired state and steps.
@@ -48,16 +48,23 @@ impl<'p> Work<'p> {
 }
 
 impl Run<'_> {
-    /// Generated values were made and stored before the run (they are in `desired`).
-    pub(super) fn generated(&self, work: &Work<'_>, results: &mut BTreeMap<String, Outcome>) {
-        for address in work.steps.keys() {
-            if work.changes[address].resource_type.starts_with("random_") {
-                let detail = "generated and stored in state (never shown)".to_owned();
-                results.insert(
-                    (*address).to_owned(),
-                    self.done(address, detail, Vec::new()),
-                );
+    /// Generated values were made and stored before the run (they are in `desired`); those no
+    /// longer declared are removed from state.
+    pub(super) async fn generated(&self, work: &Work<'_>, results: &mut BTreeMap<String, Outcome>) {
+        for (address, ops) in &work.steps {
+            if !is_generated(&work.changes[address].resource_type) {
+                continue;
             }
+            let outcome = if ops.contains(&StepOp::Create) {
+                let detail = "generated and stored in state (never shown)".to_owned();
+                self.done(address, detail, Vec::new())
+            } else {
+                match self.exec.state.forget(address).await {
+                    Ok(_) => self.done(address, "removed from state".to_owned(), Vec::new()),
+                    Err(e) => self.failed(address, e.to_string(), false),
+                }
+            };
+            results.insert((*address).to_owned(), outcome);
         }
     }
 

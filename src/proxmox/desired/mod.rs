@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-pub use generated::{Generated, generate};
+pub use generated::{Generated, computed, generate, is_generated, is_sensitive};
 
 use crate::proxmox::plan::{Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind};
 use tfconfig::{Known, ResourceInstance, Value};
@@ -37,6 +37,8 @@ pub enum DesiredError {
         "{address}: {attribute} must be known when planning (it is computed by another resource); set it to a literal value"
     )]
     MustBeKnown { address: String, attribute: String },
+    #[error("{address}: {why}")]
+    Invalid { address: String, why: String },
 }
 
 /// The desired state of a project, ready for the plan engine.
@@ -76,6 +78,18 @@ fn is_download(resource_type: &str) -> bool {
     )
 }
 
+/// `tls_private_key` of `module.m.tls_private_key.k["a"]`: the part before the resource name.
+fn resource_type_of(address: &str) -> &str {
+    let parts: Vec<&str> = address.split('.').collect();
+    parts
+        .iter()
+        .rev()
+        .skip(1)
+        .find(|part| is_generated(part))
+        .copied()
+        .unwrap_or("")
+}
+
 /// Computed values known before apply: each download's `id` and `file_name`, and the
 /// generated values already in state (`generated_in_state`: address -> attribute -> value).
 pub fn known_values(
@@ -84,12 +98,11 @@ pub fn known_values(
 ) -> Known {
     let mut known = Known::new();
     for (address, values) in generated_in_state {
-        // `random_password` results are sensitive; `random_string` ones are not
-        let sensitive = address.split('.').any(|part| part == "random_password");
+        let resource_type = resource_type_of(address);
         let fields = values
             .iter()
             .map(|(k, v)| {
-                let secret = sensitive && k != "id";
+                let secret = is_sensitive(resource_type, k);
                 (k.clone(), Value::string(v.clone()).mark(secret))
             })
             .collect();
@@ -117,15 +130,14 @@ pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<Desired
         let built = match resource.resource_type.as_str() {
             CONTAINER => guest(resource, resources).map(Desired::Guest),
             t if is_download(t) => download(resource).map(Desired::Download),
-            "tls_private_key" => Err(DesiredError::Unsupported {
-                address: resource.address.clone(),
-                what: "tls_private_key".to_owned(),
-                why: "atoll does not generate keys yet; pass the public key as a variable"
-                    .to_owned(),
-            }),
             _ => {
-                if let Some(generated) = generated::from_instance(resource) {
-                    state.generated.push(generated);
+                match generated::from_instance(resource) {
+                    Some(Ok(generated)) => state.generated.push(generated),
+                    Some(Err(why)) => errors.push(DesiredError::Invalid {
+                        address: resource.address.clone(),
+                        why,
+                    }),
+                    None => {}
                 }
                 continue;
             }

@@ -35,6 +35,9 @@ pub enum EngineError {
     /// The guard refuses the plan. Plan again (the plan shows why).
     #[error(transparent)]
     Guard(#[from] GuardRefusal),
+    /// A value atoll generates (a `tls_private_key`, a `random_password`) could not be made.
+    #[error("generating {address} failed: {why}")]
+    Generate { address: String, why: String },
     /// The evaluation stopped before it answered (a panic in the evaluator, or shutdown).
     #[error("evaluating the configuration stopped unexpectedly: {0}")]
     Interrupted(String),

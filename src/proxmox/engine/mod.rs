@@ -6,6 +6,7 @@
 mod error;
 mod settings;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::Value as Json;
@@ -122,15 +123,45 @@ impl Prepared {
     }
 }
 
-/// Loads and evaluates the configuration with the values known from `state`.
+/// Loads and evaluates the configuration with the values known from `state`. A generated
+/// value whose replace-forcing arguments changed is evaluated as unknown: it is generated
+/// anew at apply, so what uses it is known only then.
 pub fn load_desired(input: &Input, state: &ProjectState) -> Result<DesiredState, EngineError> {
-    let generated = state.generated_values();
-    let first = tfconfig::load_with_known(input, &desired::known_values(&[], &generated));
+    let mut generated = state.generated_values();
+    let desired = evaluate(input, &generated)?;
+    let replaced = replaced_generated(&desired, state);
+    if replaced.is_empty() {
+        return Ok(desired);
+    }
+    generated.retain(|address, _| !replaced.contains(address));
+    evaluate(input, &generated)
+}
+
+/// The generated resources in state whose arguments the configuration now sets differently.
+fn replaced_generated(desired: &DesiredState, state: &ProjectState) -> BTreeSet<String> {
+    desired
+        .generated
+        .iter()
+        .filter(|g| {
+            state
+                .generated
+                .iter()
+                .any(|s| s.address == g.address && s.arguments != g.arguments)
+        })
+        .map(|g| g.address.clone())
+        .collect()
+}
+
+fn evaluate(
+    input: &Input,
+    generated: &BTreeMap<String, BTreeMap<String, String>>,
+) -> Result<DesiredState, EngineError> {
+    let first = tfconfig::load_with_known(input, &desired::known_values(&[], generated));
     if first.has_errors() {
         return Err(EngineError::Config(first.render_diagnostics()));
     }
     // Download ids are known before apply: evaluate again with them when anything uses one.
-    let known = desired::known_values(&first.resources, &generated);
+    let known = desired::known_values(&first.resources, generated);
     let needs_second = first.resources.iter().any(|r| {
         r.depends_on
             .iter()
@@ -261,44 +292,96 @@ async fn own_guest(
     }
 }
 
-/// Generated values not in state yet show as creates, their value hidden.
+/// Generated values in the plan: created when not in state, replaced when a replace-forcing
+/// argument changed, destroyed when no longer declared; their values are never shown.
 fn add_generated(plan: &mut Plan, desired: &DesiredState, state: &ProjectState) {
     for generated in &desired.generated {
-        if state
+        let stored = state
             .generated
             .iter()
-            .any(|g| g.address == generated.address)
+            .find(|g| g.address == generated.address);
+        let (actions, before) = match stored {
+            None => (vec![Action::Create], None),
+            Some(s) if s.arguments == generated.arguments => continue,
+            Some(s) => (vec![Action::Delete, Action::Create], Some(&s.arguments)),
+        };
+        let names: BTreeSet<&String> = generated
+            .arguments
+            .keys()
+            .chain(before.into_iter().flat_map(BTreeMap::keys))
+            .collect();
+        let mut attributes: Vec<AttributeChange> = names
+            .into_iter()
+            .filter_map(|name| {
+                let was = before.map(|b| b.get(name));
+                let after = generated.arguments.get(name);
+                if was.is_some_and(|was| was == after) {
+                    return None;
+                }
+                let json = |v: Option<&String>| v.map_or(Json::Null, |v| Json::from(v.clone()));
+                Some(attribute(name, json(was.flatten()), json(after)))
+            })
+            .collect();
+        for name in desired::computed(&generated.resource_type) {
+            let mut value = attribute(name, Json::Null, Json::Null);
+            value.after_sensitive = desired::is_sensitive(&generated.resource_type, name);
+            value.after_unknown = !value.after_sensitive;
+            value.before_sensitive = before.is_some() && value.after_sensitive;
+            attributes.push(value);
+        }
+        plan.resource_changes.push(generated_change(
+            &generated.address,
+            &generated.resource_type,
+            actions,
+            attributes,
+        ));
+    }
+    for stored in &state.generated {
+        if desired
+            .generated
+            .iter()
+            .any(|g| g.address == stored.address)
         {
             continue;
         }
-        let mut attributes: Vec<AttributeChange> = generated
+        let attributes = stored
             .arguments
             .iter()
-            .map(|(name, value)| attribute(name, Json::Null, Json::from(value.clone())))
+            .map(|(name, value)| attribute(name, Json::from(value.clone()), Json::Null))
             .collect();
-        let mut result = attribute("result", Json::Null, Json::Null);
-        result.after_sensitive = generated.resource_type == "random_password";
-        result.after_unknown = !result.after_sensitive;
-        attributes.push(result);
-        plan.resource_changes.push(ResourceChange {
-            address: generated.address.clone(),
-            resource_type: generated.resource_type.clone(),
-            node: String::new(),
-            vm_id: None,
-            actions: vec![Action::Create],
-            disruption: None,
-            blocked: None,
+        plan.resource_changes.push(generated_change(
+            &stored.address,
+            &stored.resource_type,
+            vec![Action::Delete],
             attributes,
-            kind: None,
-            guest_name: None,
-            power: None,
-            drift: Drift::default(),
-            uses: Vec::new(),
-        });
+        ));
     }
     plan.resource_changes
         .sort_by(|a, b| a.address.cmp(&b.address));
     plan.recount();
+}
+
+fn generated_change(
+    address: &str,
+    resource_type: &str,
+    actions: Vec<Action>,
+    attributes: Vec<AttributeChange>,
+) -> ResourceChange {
+    ResourceChange {
+        address: address.to_owned(),
+        resource_type: resource_type.to_owned(),
+        node: String::new(),
+        vm_id: None,
+        actions,
+        disruption: None,
+        blocked: None,
+        attributes,
+        kind: None,
+        guest_name: None,
+        power: None,
+        drift: Drift::default(),
+        uses: Vec::new(),
+    }
 }
 
 fn attribute(path: &str, before: Json, after: Json) -> AttributeChange {
@@ -353,19 +436,27 @@ async fn settle_state(
     record_adopted(state, prepared).await?;
     let mut generated_any = false;
     for generated in &prepared.desired.generated {
-        if prepared
+        let current = prepared
             .state
             .generated
             .iter()
-            .any(|g| g.address == generated.address)
-        {
+            .any(|g| g.address == generated.address && g.arguments == generated.arguments);
+        if current {
             continue;
         }
+        let making = generated.clone();
+        let values = tokio::task::spawn_blocking(move || generate(&making))
+            .await
+            .map_err(|e| EngineError::Interrupted(e.to_string()))?
+            .map_err(|why| EngineError::Generate {
+                address: generated.address.clone(),
+                why,
+            })?;
         let entry = GeneratedEntry {
             address: generated.address.clone(),
             resource_type: generated.resource_type.clone(),
             arguments: generated.arguments.clone(),
-            values: secrets(generate(generated)),
+            values: secrets(values),
         };
         state.record_generated(&entry).await?;
         generated_any = true;

@@ -1,5 +1,5 @@
-//! Values atoll generates at apply time (`random_password`, `random_string`): their arguments
-//! from the configuration, and the generator. The values live in state as secrets.
+//! `random_password` and `random_string`: the hashicorp/random provider's character-class
+//! rules, from the operating system's random source.
 
 use std::collections::BTreeMap;
 
@@ -7,50 +7,7 @@ use rand::Rng;
 use rand::rngs::OsRng;
 use rand::seq::SliceRandom;
 
-use super::values::{Marks, object};
-use tfconfig::ResourceInstance;
-
-/// A resource whose value is generated at apply time.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Generated {
-    pub address: String,
-    pub resource_type: String,
-    /// Replace-forcing arguments (`length`, `special`, ...), as text.
-    pub arguments: BTreeMap<String, String>,
-}
-
-const ARGUMENTS: &[&str] = &[
-    "length",
-    "special",
-    "upper",
-    "lower",
-    "numeric",
-    "min_lower",
-    "min_upper",
-    "min_numeric",
-    "min_special",
-    "override_special",
-];
-
-pub(super) fn from_instance(resource: &ResourceInstance) -> Option<Generated> {
-    if !matches!(
-        resource.resource_type.as_str(),
-        "random_password" | "random_string"
-    ) {
-        return None;
-    }
-    let attrs = object(&resource.attributes)?;
-    let mut marks = Marks::default();
-    let arguments = ARGUMENTS
-        .iter()
-        .filter_map(|name| Some(((*name).to_owned(), marks.text(attrs.get(*name))?)))
-        .collect();
-    Some(Generated {
-        address: resource.address.clone(),
-        resource_type: resource.resource_type.clone(),
-        arguments,
-    })
-}
+use super::Generated;
 
 const LOWER: &str = "abcdefghijklmnopqrstuvwxyz";
 const UPPER: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -59,7 +16,7 @@ const SPECIAL: &str = "!@#$%&*()-_=+[]{}<>:?";
 
 /// Generates the values (`result`, `id`) with the provider's character-class rules, from the
 /// operating system's random source.
-pub fn generate(resource: &Generated) -> BTreeMap<String, String> {
+pub(super) fn generate(resource: &Generated) -> BTreeMap<String, String> {
     let arg = |name: &str| resource.arguments.get(name).map(String::as_str);
     let on = |name: &str| arg(name) != Some("false");
     let count = |name: &str| {
