@@ -329,3 +329,85 @@ async fn key_arguments_the_provider_refuses_are_refused_at_plan() {
         assert!(text(&out).contains("tls_private_key.k"), "{}", text(&out));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_ids_integers_uuids_bytes_and_time_static_reach_the_guest_and_stay() {
+    let env = Env::start().await;
+    let tf = |trigger: &str| {
+        format!(
+            r#"
+resource "random_id" "suffix" {{
+  byte_length = 4
+  prefix      = "ct-"
+}}
+resource "random_integer" "cores" {{
+  min = 1
+  max = 2
+}}
+resource "random_uuid" "tag" {{}}
+resource "random_bytes" "salt" {{
+  length = 16
+}}
+resource "time_static" "born" {{
+  triggers = {{ image = "{trigger}" }}
+}}
+"#
+        ) + &Container::new("stamped")
+            .vm_id(903)
+            .body(
+                r#"  description = "${random_id.suffix.hex} ${random_uuid.tag.result} ${time_static.born.year} ${length(random_bytes.salt.hex)}"
+  cpu {
+    cores = random_integer.cores.result
+  }"#,
+            )
+            .hcl()
+    };
+    env.write_tf(&tf("debian-12"));
+    let plan = env.plan().await;
+    for created in [
+        "random_id.suffix will be created",
+        "random_integer.cores will be created",
+        "random_uuid.tag will be created",
+        "random_bytes.salt will be created",
+        "time_static.born will be created",
+    ] {
+        assert!(plan.contains(created), "{created}: {plan}");
+    }
+    env.apply().await;
+    let id = stored(&env, "random_id.suffix").await.expect("id");
+    let uuid = stored(&env, "random_uuid.tag").await.expect("uuid");
+    let born = stored(&env, "time_static.born").await.expect("time");
+    let cores = stored(&env, "random_integer.cores").await.expect("int");
+    let config = env.live_config(903).await;
+    let description = config.get("description").cloned().unwrap_or_default();
+    assert!(
+        id["hex"].starts_with("ct-") && id["hex"].len() == 11,
+        "{}",
+        id["hex"]
+    );
+    let year = time::OffsetDateTime::now_utc().year().to_string();
+    assert_eq!(born["year"], year);
+    assert_eq!(
+        description.trim(),
+        format!("{} {} {year} 32", id["hex"], uuid["result"]),
+        "{config:?}"
+    );
+    assert_eq!(
+        config.get("cores"),
+        Some(&cores["result"]),
+        "the number reached PVE as one"
+    );
+    let again = env.plan().await;
+    assert!(again.contains("No changes."), "{again}");
+    // A new trigger takes the time again; the other values stay.
+    env.write_tf(&tf("debian-13"));
+    let plan = env.plan().await;
+    assert!(plan.contains("time_static.born must be replaced"), "{plan}");
+    assert!(
+        !plan.contains("random_id.suffix must be replaced"),
+        "{plan}"
+    );
+    env.apply().await;
+    assert_eq!(stored(&env, "random_id.suffix").await.expect("id"), id);
+    assert!(env.plan().await.contains("No changes."));
+}

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-pub use generated::{Generated, computed, generate, is_generated, is_sensitive};
+pub use generated::{Generated, computed, generate, is_generated, is_number, is_sensitive};
 
 use crate::proxmox::plan::{Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind};
 use tfconfig::{Known, ResourceInstance, Value};
@@ -103,7 +103,11 @@ pub fn known_values(
             .iter()
             .map(|(k, v)| {
                 let secret = is_sensitive(resource_type, k);
-                (k.clone(), Value::string(v.clone()).mark(secret))
+                let value = match v.parse::<f64>() {
+                    Ok(n) if is_number(resource_type, k) => Value::Number(n),
+                    _ => Value::string(v.clone()),
+                };
+                (k.clone(), value.mark(secret))
             })
             .collect();
         known.insert(address.clone(), fields);

@@ -9,6 +9,7 @@ mod settings;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use secrecy::ExposeSecret as _;
 use serde_json::Value as Json;
 
 pub use error::EngineError;
@@ -16,7 +17,7 @@ pub use settings::Protect;
 
 use crate::proxmox::apply::{ApplyEvent, ApplySettings, Executor, Now, adopt, entry_for};
 use crate::proxmox::client::ProxmoxApi;
-use crate::proxmox::desired::{self, DesiredState, generate};
+use crate::proxmox::desired::{self, DesiredState, Generated, generate};
 use crate::proxmox::discover::{LocalMacs, NoMatch, SelfGuest as DiscoveredGuest, discover_self};
 use crate::proxmox::guard::{self, ProtectedSet, SelfGuest};
 use crate::proxmox::inventory::{Partial, refresh_state};
@@ -146,10 +147,33 @@ fn replaced_generated(desired: &DesiredState, state: &ProjectState) -> BTreeSet<
             state
                 .generated
                 .iter()
-                .any(|s| s.address == g.address && s.arguments != g.arguments)
+                .any(|s| s.address == g.address && !unchanged(g, s))
         })
         .map(|g| g.address.clone())
         .collect()
+}
+
+/// Whether the configuration asks for the stored value still. An optional computed argument
+/// (`time_static.rfc3339`) that the configuration leaves out evaluates to the stored value
+/// itself; that is no change.
+fn unchanged(desired: &Generated, stored: &GeneratedEntry) -> bool {
+    let names: BTreeSet<&String> = desired
+        .arguments
+        .keys()
+        .chain(stored.arguments.keys())
+        .collect();
+    names.into_iter().all(|name| {
+        let (want, had) = (desired.arguments.get(name), stored.arguments.get(name));
+        want == had
+            || (had.is_none()
+                && want.is_some_and(|want| {
+                    stored
+                        .values
+                        .0
+                        .get(name)
+                        .is_some_and(|value| value.expose_secret() == want)
+                }))
+    })
 }
 
 fn evaluate(
@@ -302,7 +326,7 @@ fn add_generated(plan: &mut Plan, desired: &DesiredState, state: &ProjectState) 
             .find(|g| g.address == generated.address);
         let (actions, before) = match stored {
             None => (vec![Action::Create], None),
-            Some(s) if s.arguments == generated.arguments => continue,
+            Some(s) if unchanged(generated, s) => continue,
             Some(s) => (vec![Action::Delete, Action::Create], Some(&s.arguments)),
         };
         let names: BTreeSet<&String> = generated
@@ -440,7 +464,7 @@ async fn settle_state(
             .state
             .generated
             .iter()
-            .any(|g| g.address == generated.address && g.arguments == generated.arguments);
+            .any(|g| g.address == generated.address && unchanged(generated, g));
         if current {
             continue;
         }

@@ -1,14 +1,18 @@
 //! Embedded resource schemas for what atoll's Proxmox engine manages, pinned to bpg/proxmox
 //! v0.111: `proxmox_virtual_environment_container`, `proxmox_download_file` (and its deprecated
-//! name `proxmox_virtual_environment_download_file`), `random_password`, `random_string` and
-//! `tls_private_key`. Each argument carries its bpg default and whether changing it forces
+//! name `proxmox_virtual_environment_download_file`), and the utility resources whose values
+//! atoll generates (`utility`: `random_*`, `tls_private_key`, `time_static`). Each argument carries its bpg default and whether changing it forces
 //! replacement, for the plan engine.
 
 mod builders;
 mod container;
+mod utility;
 
 use builders::*;
 use container::container;
+use utility::{
+    random, random_bytes, random_id, random_integer, random_uuid, time_static, tls_private_key,
+};
 
 use super::types::Constraint;
 use super::value::Value;
@@ -103,6 +107,11 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "random_password" => Some(random(true)),
         "random_string" => Some(random(false)),
         "tls_private_key" => Some(tls_private_key()),
+        "random_id" => Some(random_id()),
+        "random_integer" => Some(random_integer()),
+        "random_uuid" => Some(random_uuid()),
+        "random_bytes" => Some(random_bytes()),
+        "time_static" => Some(time_static()),
         _ => None,
     }
 }
@@ -114,7 +123,12 @@ pub const SUPPORTED: &[&str] = &[
     "proxmox_virtual_environment_download_file",
     "random_password",
     "random_string",
+    "random_id",
+    "random_integer",
+    "random_uuid",
+    "random_bytes",
     "tls_private_key",
+    "time_static",
 ];
 
 fn download_file(type_name: &'static str) -> ResourceSchema {
@@ -141,66 +155,6 @@ fn download_file(type_name: &'static str) -> ResourceSchema {
             blocks: vec![],
         },
         generated: false,
-    }
-}
-
-fn random(password: bool) -> ResourceSchema {
-    let mut attrs = vec![
-        ro("id", s()),
-        fnew(req("length", n())),
-        fnew(db("special", true)),
-        fnew(db("upper", true)),
-        fnew(db("lower", true)),
-        fnew(db("numeric", true)),
-        fnew(dn("min_lower", 0.0)),
-        fnew(dn("min_upper", 0.0)),
-        fnew(dn("min_numeric", 0.0)),
-        fnew(dn("min_special", 0.0)),
-        fnew(opt("override_special", s())),
-        fnew(opt("keepers", ms())),
-    ];
-    if password {
-        attrs.push(sens(ro("result", s())));
-        attrs.push(sens(ro("bcrypt_hash", s())));
-    } else {
-        attrs.push(ro("result", s()));
-    }
-    let type_name = if password {
-        "random_password"
-    } else {
-        "random_string"
-    };
-    ResourceSchema {
-        type_name,
-        body: BodySchema {
-            attrs,
-            blocks: vec![],
-        },
-        generated: true,
-    }
-}
-
-fn tls_private_key() -> ResourceSchema {
-    let attrs = vec![
-        ro("id", s()),
-        fnew(req("algorithm", s())),
-        fnew(dn("rsa_bits", 2048.0)),
-        fnew(ds("ecdsa_curve", "P224")),
-        sens(ro("private_key_pem", s())),
-        sens(ro("private_key_openssh", s())),
-        sens(ro("private_key_pem_pkcs8", s())),
-        ro("public_key_pem", s()),
-        ro("public_key_openssh", s()),
-        ro("public_key_fingerprint_md5", s()),
-        ro("public_key_fingerprint_sha256", s()),
-    ];
-    ResourceSchema {
-        type_name: "tls_private_key",
-        body: BodySchema {
-            attrs,
-            blocks: vec![],
-        },
-        generated: true,
     }
 }
 

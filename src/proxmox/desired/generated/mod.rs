@@ -1,5 +1,7 @@
 //! Values atoll generates at apply time, as the utility providers do: `random_password`,
-//! `random_string` (`random`) and `tls_private_key` (`tls`). Their arguments come from the
+//! `random_string`, `random_id`, `random_integer`, `random_uuid`, `random_bytes` (`random`),
+//! `tls_private_key` (`tls`) and `time_static` (`time`). Which types these are, and their
+//! arguments, come from their schemas in `tfconfig::schema`. Their arguments come from the
 //! configuration; the values live in state as secrets. A change of a replace-forcing argument
 //! (`length`, `algorithm`, ..., or any of `keepers`) generates a new value, as Terraform's
 //! replacement does.
@@ -10,6 +12,7 @@ use super::values::{Marks, object};
 use tfconfig::ResourceInstance;
 
 mod random;
+mod time;
 mod tls;
 
 /// A resource whose value is generated at apply time.
@@ -21,27 +24,9 @@ pub struct Generated {
     pub arguments: BTreeMap<String, String>,
 }
 
-const RANDOM_ARGUMENTS: &[&str] = &[
-    "length",
-    "special",
-    "upper",
-    "lower",
-    "numeric",
-    "min_lower",
-    "min_upper",
-    "min_numeric",
-    "min_special",
-    "override_special",
-];
-
-const TLS_ARGUMENTS: &[&str] = &["algorithm", "rsa_bits", "ecdsa_curve"];
-
 /// The resource types whose values atoll generates.
 pub fn is_generated(resource_type: &str) -> bool {
-    matches!(
-        resource_type,
-        "random_password" | "random_string" | "tls_private_key"
-    )
+    tfconfig::schema::resource(resource_type).is_some_and(|schema| schema.generated)
 }
 
 /// Whether the generated attribute is sensitive (the provider's schema says, as
@@ -56,38 +41,44 @@ pub fn is_sensitive(resource_type: &str, attribute: &str) -> bool {
 }
 
 /// The attributes generation computes, in name order (`result`, or the key's forms).
-pub fn computed(resource_type: &str) -> Vec<&'static str> {
+pub fn computed(resource_type: &str) -> &'static [&'static str] {
     match resource_type {
-        "tls_private_key" => vec![
-            "id",
-            "private_key_openssh",
-            "private_key_pem",
-            "private_key_pem_pkcs8",
-            "public_key_fingerprint_md5",
-            "public_key_fingerprint_sha256",
-            "public_key_openssh",
-            "public_key_pem",
-        ],
-        _ => vec!["result"],
+        "tls_private_key" => tls::COMPUTED,
+        "time_static" => time::COMPUTED,
+        other => random::computed(other),
     }
 }
 
+/// Whether the attribute is a number in the provider's schema (`random_integer.result`,
+/// `time_static.unix`): its stored text is given to the configuration as a number.
+pub fn is_number(resource_type: &str, attribute: &str) -> bool {
+    tfconfig::schema::resource(resource_type)
+        .and_then(|schema| {
+            schema
+                .body
+                .attr(attribute)
+                .map(|a| a.ty == tfconfig::types::Constraint::Number)
+        })
+        .unwrap_or(false)
+}
+
+/// The generated resource an instance declares: every argument its schema has (maps such as
+/// `keepers` and `triggers` as JSON), checked; `None` for other resource types.
 pub(super) fn from_instance(resource: &ResourceInstance) -> Option<Result<Generated, String>> {
-    let names = match resource.resource_type.as_str() {
-        "random_password" | "random_string" => RANDOM_ARGUMENTS,
-        "tls_private_key" => TLS_ARGUMENTS,
-        _ => return None,
-    };
+    let schema = tfconfig::schema::resource(&resource.resource_type).filter(|s| s.generated)?;
     let attrs = object(&resource.attributes)?;
     let mut marks = Marks::default();
-    let mut arguments: BTreeMap<String, String> = names
-        .iter()
-        .filter_map(|name| Some(((*name).to_owned(), marks.text(attrs.get(*name))?)))
-        .collect();
-    let keepers = marks.text_map(attrs.get("keepers"));
-    if !keepers.is_empty() {
-        let json = serde_json::to_string(&keepers).unwrap_or_default();
-        arguments.insert("keepers".to_owned(), json);
+    let mut arguments = BTreeMap::new();
+    for attr in schema.body.attrs.iter().filter(|a| !a.read_only) {
+        let text = if matches!(attr.ty, tfconfig::types::Constraint::Map(_)) {
+            let map = marks.text_map(attrs.get(attr.name));
+            (!map.is_empty()).then(|| serde_json::to_string(&map).unwrap_or_default())
+        } else {
+            marks.text(attrs.get(attr.name))
+        };
+        if let Some(text) = text {
+            arguments.insert(attr.name.to_owned(), text);
+        }
     }
     let generated = Generated {
         address: resource.address.clone(),
@@ -101,7 +92,8 @@ pub(super) fn from_instance(resource: &ResourceInstance) -> Option<Result<Genera
 fn check(generated: &Generated) -> Result<(), String> {
     match generated.resource_type.as_str() {
         "tls_private_key" => tls::KeySpec::parse(&generated.arguments).map(|_| ()),
-        _ => Ok(()),
+        "time_static" => time::check(&generated.arguments),
+        _ => random::check(generated),
     }
 }
 
@@ -109,6 +101,7 @@ fn check(generated: &Generated) -> Result<(), String> {
 pub fn generate(resource: &Generated) -> Result<BTreeMap<String, String>, String> {
     match resource.resource_type.as_str() {
         "tls_private_key" => tls::generate(tls::KeySpec::parse(&resource.arguments)?),
-        _ => Ok(random::generate(resource)),
+        "time_static" => time::generate(&resource.arguments),
+        _ => random::generate(resource),
     }
 }

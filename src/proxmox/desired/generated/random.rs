@@ -1,11 +1,14 @@
-//! `random_password` and `random_string`: the hashicorp/random provider's character-class
-//! rules, from the operating system's random source.
+//! The hashicorp/random provider's resources (its `internal/provider/resource_*.go`), from the
+//! operating system's random source: `random_password` and `random_string` with its
+//! character-class rules, `random_id`, `random_integer`, `random_uuid` and `random_bytes`.
 
 use std::collections::BTreeMap;
 
-use rand::Rng;
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use rand::rngs::OsRng;
 use rand::seq::SliceRandom;
+use rand::{Rng, RngCore};
 
 use super::Generated;
 
@@ -16,7 +19,7 @@ const SPECIAL: &str = "!@#$%&*()-_=+[]{}<>:?";
 
 /// Generates the values (`result`, `id`) with the provider's character-class rules, from the
 /// operating system's random source.
-pub(super) fn generate(resource: &Generated) -> BTreeMap<String, String> {
+fn password_values(resource: &Generated) -> BTreeMap<String, String> {
     let arg = |name: &str| resource.arguments.get(name).map(String::as_str);
     let on = |name: &str| arg(name) != Some("false");
     let count = |name: &str| {
@@ -31,7 +34,7 @@ pub(super) fn generate(resource: &Generated) -> BTreeMap<String, String> {
         (on("numeric"), NUMERIC, count("min_numeric")),
         (on("special"), special, count("min_special")),
     ];
-    let length = count("length").clamp(1, 1024);
+    let length = count("length").clamp(1, MAX_LENGTH);
     let mut rng = OsRng;
     let mut chars: Vec<char> = Vec::with_capacity(length);
     let mut pool: Vec<char> = Vec::new();
@@ -61,6 +64,146 @@ pub(super) fn generate(resource: &Generated) -> BTreeMap<String, String> {
     BTreeMap::from([("result".to_owned(), result), ("id".to_owned(), id)])
 }
 
+/// The most characters or bytes atoll generates for one value: a PR chooses the length.
+const MAX_LENGTH: usize = 1024;
+
+/// The attributes each type computes.
+pub(super) fn computed(resource_type: &str) -> &'static [&'static str] {
+    match resource_type {
+        "random_id" => &["b64_std", "b64_url", "dec", "hex", "id"],
+        "random_integer" | "random_uuid" | "random_password" | "random_string" => &["id", "result"],
+        "random_bytes" => &["base64", "hex"],
+        _ => &[],
+    }
+}
+
+fn number(resource: &Generated, name: &str) -> Option<f64> {
+    resource
+        .arguments
+        .get(name)
+        .and_then(|n| n.trim().parse().ok())
+}
+
+/// The provider's validators, and atoll's bound on lengths.
+pub(super) fn check(resource: &Generated) -> Result<(), String> {
+    let at_least_one = |name: &str| -> Result<(), String> {
+        match number(resource, name) {
+            Some(n) if n.fract() != 0.0 => Err(format!("{name} must be a whole number")),
+            Some(n) if n < 1.0 => Err(format!("{name} must be at least 1")),
+            Some(n) if n > MAX_LENGTH as f64 => Err(format!(
+                "{name} must be at most {MAX_LENGTH} (atoll's bound on a generated value)"
+            )),
+            _ => Ok(()),
+        }
+    };
+    match resource.resource_type.as_str() {
+        "random_password" | "random_string" => at_least_one("length"),
+        "random_bytes" => at_least_one("length"),
+        "random_id" => at_least_one("byte_length"),
+        "random_integer" => {
+            if resource.arguments.contains_key("seed") {
+                return Err(
+                    "seed is not supported: Terraform derives the value from the seed \
+                            with Go's math/rand, which atoll does not reproduce; remove seed \
+                            (the value is kept in state either way)"
+                        .to_owned(),
+                );
+            }
+            match (number(resource, "min"), number(resource, "max")) {
+                (Some(min), Some(max)) if min > max => Err(format!(
+                    "minimum value needs to be smaller than or equal to maximum value ({min} > {max})"
+                )),
+                (Some(min), Some(max)) if min.fract() != 0.0 || max.fract() != 0.0 => {
+                    Err("min and max must be whole numbers".to_owned())
+                }
+                _ => Ok(()),
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Generates the values of one resource.
+pub(super) fn generate(resource: &Generated) -> Result<BTreeMap<String, String>, String> {
+    let pairs = |pairs: Vec<(&str, String)>| {
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let bytes = |name: &str| {
+        let n = number(resource, name).map_or(1, |n| n.clamp(1.0, MAX_LENGTH as f64) as usize);
+        let mut buf = vec![0u8; n];
+        OsRng.fill_bytes(&mut buf);
+        buf
+    };
+    Ok(match resource.resource_type.as_str() {
+        "random_password" | "random_string" => password_values(resource),
+        "random_id" => {
+            let raw = bytes("byte_length");
+            let prefix = resource
+                .arguments
+                .get("prefix")
+                .cloned()
+                .unwrap_or_default();
+            let id = URL_SAFE_NO_PAD.encode(&raw);
+            pairs(vec![
+                ("b64_url", format!("{prefix}{id}")),
+                ("b64_std", format!("{prefix}{}", STANDARD.encode(&raw))),
+                ("hex", format!("{prefix}{}", hex::encode(&raw))),
+                ("dec", format!("{prefix}{}", decimal(&raw))),
+                ("id", id),
+            ])
+        }
+        "random_integer" => {
+            let (min, max) = (
+                number(resource, "min").unwrap_or(0.0) as i64,
+                number(resource, "max").unwrap_or(0.0) as i64,
+            );
+            let value = OsRng.gen_range(min..=max.max(min));
+            pairs(vec![
+                ("result", value.to_string()),
+                ("id", value.to_string()),
+            ])
+        }
+        "random_uuid" => {
+            let uuid = uuid::Uuid::new_v4().to_string();
+            pairs(vec![("result", uuid.clone()), ("id", uuid)])
+        }
+        "random_bytes" => {
+            let raw = bytes("length");
+            pairs(vec![
+                ("base64", STANDARD.encode(&raw)),
+                ("hex", hex::encode(&raw)),
+            ])
+        }
+        other => return Err(format!("atoll does not generate {other}")),
+    })
+}
+
+/// The bytes as one big-endian unsigned integer, in decimal (Go's `big.Int.SetBytes`).
+fn decimal(bytes: &[u8]) -> String {
+    // Little-endian base-10^9 limbs.
+    let mut limbs: Vec<u32> = vec![0];
+    for &byte in bytes {
+        let mut carry = u64::from(byte);
+        for limb in &mut limbs {
+            let v = u64::from(*limb) * 256 + carry;
+            *limb = (v % 1_000_000_000) as u32;
+            carry = v / 1_000_000_000;
+        }
+        while carry > 0 {
+            limbs.push((carry % 1_000_000_000) as u32);
+            carry /= 1_000_000_000;
+        }
+    }
+    let mut out = limbs.last().map(|l| l.to_string()).unwrap_or_default();
+    for limb in limbs.iter().rev().skip(1) {
+        out.push_str(&format!("{limb:09}"));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,7 +221,7 @@ mod tests {
 
     #[test]
     fn generated_password_has_the_length_and_classes_asked_for() {
-        let values = generate(&password(&[
+        let values = password_values(&password(&[
             ("length", "24"),
             ("special", "false"),
             ("min_numeric", "3"),
@@ -97,6 +240,54 @@ mod tests {
     #[test]
     fn two_generations_differ() {
         let spec = password(&[("length", "32")]);
-        assert_ne!(generate(&spec)["result"], generate(&spec)["result"]);
+        let once = || generate(&spec).expect("generated")["result"].clone();
+        assert_ne!(once(), once());
+    }
+
+    fn of(resource_type: &str, args: &[(&str, &str)]) -> Generated {
+        Generated {
+            resource_type: resource_type.to_owned(),
+            ..password(args)
+        }
+    }
+
+    #[test]
+    fn random_id_gives_every_encoding_of_the_same_bytes() {
+        let v = generate(&of("random_id", &[("byte_length", "8"), ("prefix", "p-")])).expect("id");
+        let raw = URL_SAFE_NO_PAD.decode(&v["id"]).expect("base64url");
+        assert_eq!(raw.len(), 8);
+        assert_eq!(v["b64_url"], format!("p-{}", v["id"]));
+        assert_eq!(v["b64_std"], format!("p-{}", STANDARD.encode(&raw)));
+        assert_eq!(v["hex"], format!("p-{}", hex::encode(&raw)));
+        let big = raw.iter().fold(0u128, |n, b| n * 256 + u128::from(*b));
+        assert_eq!(v["dec"], format!("p-{big}"));
+        assert_eq!(decimal(&[0x01, 0x00, 0x00, 0x00, 0x00]), "4294967296");
+        assert_eq!(decimal(&[0xff; 16]), u128::MAX.to_string());
+        assert_eq!(decimal(&[0]), "0");
+    }
+
+    #[test]
+    fn integers_stay_in_their_range_and_bad_ranges_are_refused() {
+        for _ in 0..50 {
+            let v = generate(&of("random_integer", &[("min", "-3"), ("max", "3")])).expect("int");
+            let n: i64 = v["result"].parse().expect("number");
+            assert!((-3..=3).contains(&n));
+            assert_eq!(v["id"], v["result"]);
+        }
+        assert!(check(&of("random_integer", &[("min", "4"), ("max", "3")])).is_err());
+        assert!(
+            check(&of(
+                "random_integer",
+                &[("min", "1"), ("max", "3"), ("seed", "x")]
+            ))
+            .is_err()
+        );
+        assert!(check(&of("random_bytes", &[("length", "0")])).is_err());
+        assert!(check(&of("random_password", &[("length", "100000")])).is_err());
+        let uuid = generate(&of("random_uuid", &[])).expect("uuid");
+        assert_eq!(
+            uuid::Uuid::parse_str(&uuid["result"]).map(|u| u.get_version_num()),
+            Ok(4)
+        );
     }
 }

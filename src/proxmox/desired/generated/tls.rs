@@ -24,6 +24,18 @@ use sha1::Sha1;
 use ssh_key::private::{EcdsaKeypair, Ed25519Keypair, KeypairData, RsaKeypair};
 use ssh_key::{HashAlg, PrivateKey};
 
+/// What a key computes, in name order.
+pub(super) const COMPUTED: &[&str] = &[
+    "id",
+    "private_key_openssh",
+    "private_key_pem",
+    "private_key_pem_pkcs8",
+    "public_key_fingerprint_md5",
+    "public_key_fingerprint_sha256",
+    "public_key_openssh",
+    "public_key_pem",
+];
+
 /// The largest `rsa_bits` atoll generates: a PR chooses it, and key generation time grows with
 /// its fourth power (16,384 bits take minutes).
 pub(super) const MAX_RSA_BITS: u64 = 8192;

@@ -1,0 +1,145 @@
+//! The utility providers' resources whose values atoll generates and keeps in state
+//! (hashicorp/random, hashicorp/tls, hashicorp/time): every argument forces a new value, as
+//! their `RequiresReplace` plan modifiers do; `keepers` and `triggers` are maps whose change
+//! does the same.
+
+use super::builders::*;
+use super::{BodySchema, ResourceSchema};
+
+fn generated(type_name: &'static str, attrs: Vec<super::AttrSchema>) -> ResourceSchema {
+    ResourceSchema {
+        type_name,
+        body: BodySchema {
+            attrs,
+            blocks: vec![],
+        },
+        generated: true,
+    }
+}
+
+pub(super) fn random(password: bool) -> ResourceSchema {
+    let mut attrs = vec![
+        ro("id", s()),
+        fnew(req("length", n())),
+        fnew(db("special", true)),
+        fnew(db("upper", true)),
+        fnew(db("lower", true)),
+        fnew(db("numeric", true)),
+        fnew(dn("min_lower", 0.0)),
+        fnew(dn("min_upper", 0.0)),
+        fnew(dn("min_numeric", 0.0)),
+        fnew(dn("min_special", 0.0)),
+        fnew(opt("override_special", s())),
+        fnew(opt("keepers", ms())),
+    ];
+    if password {
+        attrs.push(sens(ro("result", s())));
+        attrs.push(sens(ro("bcrypt_hash", s())));
+    } else {
+        attrs.push(ro("result", s()));
+    }
+    let type_name = if password {
+        "random_password"
+    } else {
+        "random_string"
+    };
+    ResourceSchema {
+        type_name,
+        body: BodySchema {
+            attrs,
+            blocks: vec![],
+        },
+        generated: true,
+    }
+}
+
+pub(super) fn tls_private_key() -> ResourceSchema {
+    let attrs = vec![
+        ro("id", s()),
+        fnew(req("algorithm", s())),
+        fnew(dn("rsa_bits", 2048.0)),
+        fnew(ds("ecdsa_curve", "P224")),
+        sens(ro("private_key_pem", s())),
+        sens(ro("private_key_openssh", s())),
+        sens(ro("private_key_pem_pkcs8", s())),
+        ro("public_key_pem", s()),
+        ro("public_key_openssh", s()),
+        ro("public_key_fingerprint_md5", s()),
+        ro("public_key_fingerprint_sha256", s()),
+    ];
+    ResourceSchema {
+        type_name: "tls_private_key",
+        body: BodySchema {
+            attrs,
+            blocks: vec![],
+        },
+        generated: true,
+    }
+}
+
+pub(super) fn random_id() -> ResourceSchema {
+    generated(
+        "random_id",
+        vec![
+            fnew(opt("keepers", ms())),
+            fnew(req("byte_length", n())),
+            fnew(opt("prefix", s())),
+            ro("id", s()),
+            ro("b64_url", s()),
+            ro("b64_std", s()),
+            ro("hex", s()),
+            ro("dec", s()),
+        ],
+    )
+}
+
+pub(super) fn random_integer() -> ResourceSchema {
+    generated(
+        "random_integer",
+        vec![
+            fnew(opt("keepers", ms())),
+            fnew(req("min", n())),
+            fnew(req("max", n())),
+            fnew(opt("seed", s())),
+            ro("id", s()),
+            ro("result", n()),
+        ],
+    )
+}
+
+pub(super) fn random_uuid() -> ResourceSchema {
+    generated(
+        "random_uuid",
+        vec![fnew(opt("keepers", ms())), ro("id", s()), ro("result", s())],
+    )
+}
+
+pub(super) fn random_bytes() -> ResourceSchema {
+    generated(
+        "random_bytes",
+        vec![
+            fnew(opt("keepers", ms())),
+            fnew(req("length", n())),
+            sens(ro("base64", s())),
+            sens(ro("hex", s())),
+        ],
+    )
+}
+
+pub(super) fn time_static() -> ResourceSchema {
+    generated(
+        "time_static",
+        vec![
+            fnew(opt("triggers", ms())),
+            fnew(oc("rfc3339", s())),
+            ro("id", s()),
+            ro("year", n()),
+            ro("month", n()),
+            ro("day", n()),
+            ro("hour", n()),
+            ro("minute", n()),
+            ro("second", n()),
+            ro("unix", n()),
+        ],
+    )
+}
