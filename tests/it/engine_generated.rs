@@ -304,29 +304,47 @@ async fn a_changed_algorithm_or_keeper_generates_anew_and_a_removed_one_leaves_s
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn key_arguments_the_provider_refuses_are_refused_at_plan() {
+async fn arguments_the_providers_refuse_are_refused_on_their_line_by_validate_and_plan() {
     let env = Env::start().await;
     for (args, says) in [
         (
-            "  algorithm = \"DSA\"",
-            "algorithm \"DSA\" is not supported; use one of RSA, ECDSA, ED25519",
+            "resource \"tls_private_key\" \"k\" {\n  algorithm = \"DSA\"\n}\n",
+            r#"Attribute algorithm value must be one of: "RSA", "ECDSA", "ED25519"; got: "DSA"."#,
         ),
         (
-            "  algorithm = \"ECDSA\"\n  ecdsa_curve = \"P999\"",
-            "invalid ECDSA curve \"P999\"",
+            "resource \"tls_private_key\" \"k\" {\n  algorithm   = \"ECDSA\"\n  ecdsa_curve = \"P999\"\n}\n",
+            r#"Attribute ecdsa_curve value must be one of: "P224", "P256", "P384", "P521"; got: "P999"."#,
         ),
         (
-            "  algorithm = \"RSA\"\n  rsa_bits = 65536",
-            "rsa_bits must be between 1024 and 8192",
+            "resource \"tls_private_key\" \"k\" {\n  algorithm = \"RSA\"\n  rsa_bits  = 65536\n}\n",
+            "Attribute rsa_bits value must be a whole number between 1024 and 8192, got: 65536",
+        ),
+        (
+            "resource \"random_password\" \"p\" {\n  length = 100000\n}\n",
+            "Attribute length value must be a whole number between 1 and 1024, got: 100000",
+        ),
+        (
+            "resource \"random_integer\" \"i\" {\n  min = 5\n  max = 1\n}\n",
+            "minimum value needs to be smaller than or equal to maximum value",
         ),
     ] {
-        env.write_tf(&format!(
-            "resource \"tls_private_key\" \"k\" {{\n{args}\n}}\n"
-        ));
-        let out = env.atoll(&["plan"]).await;
-        assert!(!out.status.success());
-        assert!(text(&out).contains(says), "{args}: {}", text(&out));
-        assert!(text(&out).contains("tls_private_key.k"), "{}", text(&out));
+        // Diagnostics wrap their text: compare word by word.
+        let flat = |t: String| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        env.write_tf(args);
+        let plan = env.atoll(&["plan"]).await;
+        assert!(!plan.status.success());
+        assert!(flat(text(&plan)).contains(says), "{args}: {}", text(&plan));
+        if !args.contains("random_integer") {
+            // The same refusal, where it is written, before any cluster is asked.
+            let validate = env.atoll(&["validate"]).await;
+            assert!(!validate.status.success(), "{}", text(&validate));
+            assert!(flat(text(&validate)).contains(says), "{}", text(&validate));
+            assert!(
+                text(&validate).contains("on main.tf line"),
+                "{}",
+                text(&validate)
+            );
+        }
     }
 }
 

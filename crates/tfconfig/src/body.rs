@@ -199,8 +199,45 @@ fn eval_argument(
             return Value::Unknown(a.ty.to_type());
         }
     };
+    if let Some(check) = &a.check
+        && let Err(detail) = check_value(a.name, check, &v)
+    {
+        let summary = match check {
+            super::schema::Check::OneOf(_) => "Invalid Attribute Value Match",
+            super::schema::Check::Between { .. } => "Invalid Attribute Value",
+        };
+        diags.push(s.error(summary, detail, attr.value.span()));
+        return Value::Unknown(a.ty.to_type());
+    }
     let v = if v.is_null() { fill(a) } else { v };
     v.mark(a.sensitive)
+}
+
+/// The provider's validator on a known value, in the plugin framework's words; an unknown or
+/// null value passes (it is checked once known).
+fn check_value(name: &str, check: &super::schema::Check, v: &Value) -> Result<(), String> {
+    match (check, v.unmark().0) {
+        (super::schema::Check::OneOf(allowed), Value::String(got)) => {
+            if allowed.contains(&got.as_str()) {
+                return Ok(());
+            }
+            let list: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
+            Err(format!(
+                "Attribute {name} value must be one of: {}; got: {got:?}.",
+                list.join(", ")
+            ))
+        }
+        (super::schema::Check::Between { min, max, why }, Value::Number(got)) => {
+            if got.fract() == 0.0 && (*min..=*max).contains(got) {
+                return Ok(());
+            }
+            let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
+            Err(format!(
+                "Attribute {name} value must be a whole number between {min} and {max}, got: {got}{why}."
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The planned value of an unset attribute: its default, `(known after apply)` when computed,

@@ -1,6 +1,6 @@
 //! Small constructors that keep the schema tables readable.
 
-use super::{AttrSchema, BlockSchema, BodySchema, Replace};
+use super::{AttrSchema, BlockSchema, BodySchema, Check, Replace};
 use crate::types::Constraint;
 use crate::value::Value;
 
@@ -30,6 +30,15 @@ pub(super) fn base(name: &'static str, ty: Constraint) -> AttrSchema {
         default: None,
         replace: Replace::Never,
         sensitive: false,
+        check: None,
+    }
+}
+
+/// With the provider's validator.
+pub(super) fn checked(a: AttrSchema, check: Check) -> AttrSchema {
+    AttrSchema {
+        check: Some(check),
+        ..a
     }
 }
 /// Required.

@@ -41,7 +41,30 @@ pub struct AttrSchema {
     pub default: Option<Value>,
     pub replace: Replace,
     pub sensitive: bool,
+    /// The provider's validator on a known configured value; a failure is an error on the
+    /// argument's line, in `validate` and `plan` alike.
+    pub check: Option<Check>,
 }
+
+/// A provider's validator on one argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Check {
+    /// One of these strings (`stringvalidator.OneOf`).
+    OneOf(&'static [&'static str]),
+    /// A whole number from `min` to `max` (`int64validator.Between`); `why` says why, when the
+    /// bound is atoll's rather than the provider's.
+    Between {
+        min: f64,
+        max: f64,
+        why: Option<&'static str>,
+    },
+}
+
+/// The longest value atoll generates (characters or bytes): a pull request chooses it.
+pub const MAX_GENERATED_LENGTH: f64 = 1024.0;
+/// The `rsa_bits` atoll generates: Go's `crypto/rsa` refuses fewer than 1,024, and key
+/// generation time grows with the fourth power of the size (16,384 bits take minutes).
+pub const RSA_BITS: (f64, f64) = (1024.0, 8192.0);
 
 /// A nested block type (SDKv2 `TypeList` of a resource).
 #[derive(Clone, Debug)]

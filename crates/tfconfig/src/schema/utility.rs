@@ -4,7 +4,19 @@
 //! does the same.
 
 use super::builders::*;
-use super::{BodySchema, ResourceSchema};
+use super::{BodySchema, Check, MAX_GENERATED_LENGTH, RSA_BITS, ResourceSchema};
+
+/// A length atoll generates: from 1 to [`MAX_GENERATED_LENGTH`].
+fn length(a: super::AttrSchema) -> super::AttrSchema {
+    checked(
+        a,
+        Check::Between {
+            min: 1.0,
+            max: MAX_GENERATED_LENGTH,
+            why: Some("atoll's bound on a generated value"),
+        },
+    )
+}
 
 fn generated(type_name: &'static str, attrs: Vec<super::AttrSchema>) -> ResourceSchema {
     ResourceSchema {
@@ -20,7 +32,7 @@ fn generated(type_name: &'static str, attrs: Vec<super::AttrSchema>) -> Resource
 pub(super) fn random(password: bool) -> ResourceSchema {
     let mut attrs = vec![
         ro("id", s()),
-        fnew(req("length", n())),
+        length(fnew(req("length", n()))),
         fnew(db("special", true)),
         fnew(db("upper", true)),
         fnew(db("lower", true)),
@@ -43,22 +55,30 @@ pub(super) fn random(password: bool) -> ResourceSchema {
     } else {
         "random_string"
     };
-    ResourceSchema {
-        type_name,
-        body: BodySchema {
-            attrs,
-            blocks: vec![],
-        },
-        generated: true,
-    }
+    generated(type_name, attrs)
 }
 
 pub(super) fn tls_private_key() -> ResourceSchema {
     let attrs = vec![
         ro("id", s()),
-        fnew(req("algorithm", s())),
-        fnew(dn("rsa_bits", 2048.0)),
-        fnew(ds("ecdsa_curve", "P224")),
+        checked(
+            fnew(req("algorithm", s())),
+            Check::OneOf(&["RSA", "ECDSA", "ED25519"]),
+        ),
+        checked(
+            fnew(dn("rsa_bits", 2048.0)),
+            Check::Between {
+                min: RSA_BITS.0,
+                max: RSA_BITS.1,
+                why: Some(
+                    "atoll's bound: larger keys take minutes to generate; 4096 is the usual strong choice",
+                ),
+            },
+        ),
+        checked(
+            fnew(ds("ecdsa_curve", "P224")),
+            Check::OneOf(&["P224", "P256", "P384", "P521"]),
+        ),
         sens(ro("private_key_pem", s())),
         sens(ro("private_key_openssh", s())),
         sens(ro("private_key_pem_pkcs8", s())),
@@ -67,14 +87,7 @@ pub(super) fn tls_private_key() -> ResourceSchema {
         ro("public_key_fingerprint_md5", s()),
         ro("public_key_fingerprint_sha256", s()),
     ];
-    ResourceSchema {
-        type_name: "tls_private_key",
-        body: BodySchema {
-            attrs,
-            blocks: vec![],
-        },
-        generated: true,
-    }
+    generated("tls_private_key", attrs)
 }
 
 pub(super) fn random_id() -> ResourceSchema {
@@ -82,7 +95,7 @@ pub(super) fn random_id() -> ResourceSchema {
         "random_id",
         vec![
             fnew(opt("keepers", ms())),
-            fnew(req("byte_length", n())),
+            length(fnew(req("byte_length", n()))),
             fnew(opt("prefix", s())),
             ro("id", s()),
             ro("b64_url", s()),
@@ -119,7 +132,7 @@ pub(super) fn random_bytes() -> ResourceSchema {
         "random_bytes",
         vec![
             fnew(opt("keepers", ms())),
-            fnew(req("length", n())),
+            length(fnew(req("length", n()))),
             sens(ro("base64", s())),
             sens(ro("hex", s())),
         ],

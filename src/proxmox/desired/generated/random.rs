@@ -64,8 +64,9 @@ fn password_values(resource: &Generated) -> BTreeMap<String, String> {
     BTreeMap::from([("result".to_owned(), result), ("id".to_owned(), id)])
 }
 
-/// The most characters or bytes atoll generates for one value: a PR chooses the length.
-const MAX_LENGTH: usize = 1024;
+/// The most characters or bytes atoll generates for one value (the schema checks lengths
+/// against it on their line; generation clamps as a second line).
+const MAX_LENGTH: usize = tfconfig::schema::MAX_GENERATED_LENGTH as usize;
 
 /// The attributes each type computes.
 pub(super) fn computed(resource_type: &str) -> &'static [&'static str] {
@@ -84,40 +85,25 @@ fn number(resource: &Generated, name: &str) -> Option<f64> {
         .and_then(|n| n.trim().parse().ok())
 }
 
-/// The provider's validators, and atoll's bound on lengths.
+/// What the schema's per-argument validators cannot say: `random_integer`'s range and seed.
 pub(super) fn check(resource: &Generated) -> Result<(), String> {
-    let at_least_one = |name: &str| -> Result<(), String> {
-        match number(resource, name) {
-            Some(n) if n.fract() != 0.0 => Err(format!("{name} must be a whole number")),
-            Some(n) if n < 1.0 => Err(format!("{name} must be at least 1")),
-            Some(n) if n > MAX_LENGTH as f64 => Err(format!(
-                "{name} must be at most {MAX_LENGTH} (atoll's bound on a generated value)"
-            )),
-            _ => Ok(()),
-        }
-    };
-    match resource.resource_type.as_str() {
-        "random_password" | "random_string" => at_least_one("length"),
-        "random_bytes" => at_least_one("length"),
-        "random_id" => at_least_one("byte_length"),
-        "random_integer" => {
-            if resource.arguments.contains_key("seed") {
-                return Err(
-                    "seed is not supported: Terraform derives the value from the seed \
-                            with Go's math/rand, which atoll does not reproduce; remove seed \
-                            (the value is kept in state either way)"
-                        .to_owned(),
-                );
-            }
-            match (number(resource, "min"), number(resource, "max")) {
-                (Some(min), Some(max)) if min > max => Err(format!(
-                    "minimum value needs to be smaller than or equal to maximum value ({min} > {max})"
-                )),
-                (Some(min), Some(max)) if min.fract() != 0.0 || max.fract() != 0.0 => {
-                    Err("min and max must be whole numbers".to_owned())
-                }
-                _ => Ok(()),
-            }
+    if resource.resource_type != "random_integer" {
+        return Ok(());
+    }
+    if resource.arguments.contains_key("seed") {
+        return Err(
+            "seed is not supported: Terraform derives the value from the seed with \
+                    Go's math/rand, which atoll does not reproduce; remove seed (the value is \
+                    kept in state either way)"
+                .to_owned(),
+        );
+    }
+    match (number(resource, "min"), number(resource, "max")) {
+        (Some(min), Some(max)) if min > max => Err(format!(
+            "minimum value needs to be smaller than or equal to maximum value ({min} > {max})"
+        )),
+        (Some(min), Some(max)) if min.fract() != 0.0 || max.fract() != 0.0 => {
+            Err("min and max must be whole numbers".to_owned())
         }
         _ => Ok(()),
     }
@@ -282,8 +268,6 @@ mod tests {
             ))
             .is_err()
         );
-        assert!(check(&of("random_bytes", &[("length", "0")])).is_err());
-        assert!(check(&of("random_password", &[("length", "100000")])).is_err());
         let uuid = generate(&of("random_uuid", &[])).expect("uuid");
         assert_eq!(
             uuid::Uuid::parse_str(&uuid["result"]).map(|u| u.get_version_num()),

@@ -36,11 +36,9 @@ pub(super) const COMPUTED: &[&str] = &[
     "public_key_pem",
 ];
 
-/// The largest `rsa_bits` atoll generates: a PR chooses it, and key generation time grows with
-/// its fourth power (16,384 bits take minutes).
-pub(super) const MAX_RSA_BITS: u64 = 8192;
-/// The smallest: Go's `crypto/rsa` refuses keys under 1,024 bits.
-pub(super) const MIN_RSA_BITS: u64 = 1024;
+/// The `rsa_bits` atoll generates (`tfconfig::schema::RSA_BITS`, which says why).
+const MIN_RSA_BITS: u64 = tfconfig::schema::RSA_BITS.0 as u64;
+const MAX_RSA_BITS: u64 = tfconfig::schema::RSA_BITS.1 as u64;
 
 /// What to generate, checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
