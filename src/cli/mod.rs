@@ -151,8 +151,11 @@ async fn run_plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     }
     if args.json {
         println!("{}", render::plan_json(plan));
+        for warning in &prepared.desired.warnings {
+            eprint!("{warning}");
+        }
     } else {
-        print!("{}", render::plan_text(plan));
+        print!("{}", render::plan_output(plan, &prepared.desired.warnings));
         if let Some(out) = &args.out {
             println!(
                 "\nSaved the plan to {}; apply it with: atoll apply --plan {}",
@@ -208,7 +211,10 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
             saved
         }
         None => {
-            print!("{}", render::plan_text(&prepared.plan));
+            print!(
+                "{}",
+                render::plan_output(&prepared.plan, &prepared.desired.warnings)
+            );
             engine.recheck(&prepared.plan, &prepared)?;
             let steps = has_steps(&prepared.plan);
             if !steps && prepared.plan.summary.blocked == 0 {

@@ -11,7 +11,7 @@ mod plan_text;
 pub mod pr;
 mod template;
 
-pub use plan_text::{plan_summary, plan_text};
+pub use plan_text::{plan_output, plan_summary, plan_text};
 
 use crate::proxmox::plan::Plan;
 

@@ -32,6 +32,20 @@ pub fn plan_text(plan: &Plan) -> String {
 
 const NO_CHANGES: &str = "No changes. Your infrastructure matches the configuration.";
 
+/// The plan as `atoll plan` prints it and a PR comment shows it: the human plan, then the
+/// configuration's warnings as Terraform prints them after its plan.
+pub fn plan_output(plan: &Plan, warnings: &[String]) -> String {
+    let mut out = plan_text(plan);
+    for warning in warnings {
+        out.push('\n');
+        out.push_str(warning);
+        if !warning.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The plan's one-line summary, the last line of [`plan_text`]: `No changes. ...` or
 /// `Plan: 1 to add, 2 to change, 0 to destroy. 1 restart. 0 blocked.`
 pub fn plan_summary(plan: &Plan) -> String {

@@ -11,7 +11,7 @@ use crate::commands::Command;
 use crate::forge::{CommitSha, CommitStatus, StatusKind, StatusState};
 use crate::locks::{Acquisition, LockOwner, NewPlan};
 use crate::render::pr::{self as view, ConflictView, PlanOutcome, ProjectPlanView};
-use crate::render::{plan_summary, plan_text};
+use crate::render::{plan_output, plan_summary};
 use crate::repocfg::{Project, Resolution, select};
 
 /// Runs a plan job; every failure ends in a comment.
@@ -197,7 +197,7 @@ async fn plan_one(
     let (state, input) = project_io(r, job, root, p);
     let prepared = project::prepare(r, &state, &input, sha.as_str()).await?;
     let plan = &prepared.plan;
-    let text = plan_text(plan);
+    let text = plan_output(plan, &prepared.desired.warnings);
     let summary = plan_summary(plan);
     let document = serde_json::to_value(plan)?;
     job.step(&format!("save plan {}", p.label())).await;

@@ -429,3 +429,44 @@ resource "time_static" "born" {{
     assert_eq!(stored(&env, "random_id.suffix").await.expect("id"), id);
     assert!(env.plan().await.contains("No changes."));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_null_resource_keeps_its_id_until_a_trigger_changes_and_its_provisioner_never_runs() {
+    let env = Env::start().await;
+    let tf = |version: &str| {
+        format!(
+            r#"resource "null_resource" "configure" {{
+  triggers = {{ version = "{version}" }}
+  provisioner "local-exec" {{
+    command = "touch ran"
+  }}
+}}
+"#
+        )
+    };
+    env.write_tf(&tf("1"));
+    let plan = env.plan().await;
+    assert!(
+        plan.contains("null_resource.configure will be created"),
+        "{plan}"
+    );
+    let applied = env.apply().await;
+    assert!(
+        text(&applied).contains("provisioner"),
+        "the warning: {}",
+        text(&applied)
+    );
+    assert!(!env.project().join("ran").exists() && !env.dir.path().join("ran").exists());
+    let first = stored(&env, "null_resource.configure").await.expect("id")["id"].clone();
+    assert!(first.parse::<u64>().is_ok(), "{first}");
+    assert!(env.plan().await.contains("No changes."));
+    env.write_tf(&tf("2"));
+    let plan = env.plan().await;
+    assert!(
+        plan.contains("null_resource.configure must be replaced"),
+        "{plan}"
+    );
+    env.apply().await;
+    let second = stored(&env, "null_resource.configure").await.expect("id")["id"].clone();
+    assert_ne!(first, second);
+}

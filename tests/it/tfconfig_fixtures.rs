@@ -73,6 +73,7 @@ fixture!(
     module_for_each,
     optional_defaults,
     realistic,
+    refused_on_principle,
     registry_module_source,
     sandbox_absolute,
     sandbox_dotdot,

@@ -112,6 +112,15 @@ impl Loaded {
             .any(|d| d.severity == Severity::Error)
     }
 
+    /// The warnings alone, each rendered as Terraform prints it.
+    pub fn render_warnings(&self) -> Vec<String> {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .map(|d| self.sources.render(d))
+            .collect()
+    }
+
     /// All diagnostics rendered as Terraform prints them, separated by blank lines.
     pub fn render_diagnostics(&self) -> String {
         self.diagnostics

@@ -47,6 +47,9 @@ pub struct DesiredState {
     pub resources: Vec<Desired>,
     /// Resources whose values atoll generates at apply time.
     pub generated: Vec<Generated>,
+    /// The evaluator's warnings (a provisioner that never runs, ...), rendered as Terraform
+    /// prints them: shown with the plan, never dropped.
+    pub warnings: Vec<String>,
 }
 
 impl DesiredState {

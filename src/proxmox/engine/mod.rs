@@ -199,10 +199,12 @@ fn evaluate(
     if loaded.has_errors() {
         return Err(EngineError::Config(loaded.render_diagnostics()));
     }
-    desired::build(&loaded.resources).map_err(|errors| {
+    let mut desired = desired::build(&loaded.resources).map_err(|errors| {
         let lines: Vec<String> = errors.iter().map(|e| format!("Error: {e}")).collect();
         EngineError::Config(lines.join("\n"))
-    })
+    })?;
+    desired.warnings = loaded.render_warnings();
+    Ok(desired)
 }
 
 async fn prepare(
@@ -342,7 +344,13 @@ fn add_generated(plan: &mut Plan, desired: &DesiredState, state: &ProjectState) 
                 if was.is_some_and(|was| was == after) {
                     return None;
                 }
-                let json = |v: Option<&String>| v.map_or(Json::Null, |v| Json::from(v.clone()));
+                // Maps (`keepers`, `triggers`) are kept as JSON text: shown as the maps they are.
+                let json = |v: Option<&String>| {
+                    v.map_or(Json::Null, |v| match serde_json::from_str::<Json>(v) {
+                        Ok(map @ Json::Object(_)) => map,
+                        _ => Json::from(v.clone()),
+                    })
+                };
                 Some(attribute(name, json(was.flatten()), json(after)))
             })
             .collect();

@@ -11,7 +11,8 @@ mod utility;
 use builders::*;
 use container::container;
 use utility::{
-    random, random_bytes, random_id, random_integer, random_uuid, time_static, tls_private_key,
+    null_resource, random, random_bytes, random_id, random_integer, random_uuid, time_static,
+    tls_private_key,
 };
 
 use super::types::Constraint;
@@ -119,6 +120,28 @@ pub fn refusal(type_name: &str, block: &str) -> Option<&'static str> {
     }
 }
 
+/// Types atoll refuses on principle, not for want of code: they would write on the server,
+/// run a program or reach the network on a pull request's behalf. The reason and what to do
+/// instead, for a resource (`data` false) or a data source.
+pub fn never(type_name: &str, data: bool) -> Option<&'static str> {
+    match (type_name, data) {
+        ("local_file" | "local_sensitive_file", false) => Some(
+            "it writes a file on the machine that runs Terraform, and atoll never writes a pull \
+             request's files on its server; expose the content as an output instead",
+        ),
+        ("external", true) => Some(
+            "it runs a program the configuration names, and nothing a pull request chooses runs \
+             on atoll's server; compute the value in Terraform's language or pass it as a \
+             variable",
+        ),
+        ("http", true) => Some(
+            "it makes an HTTP request to an address the configuration chooses, and atoll never \
+             reaches the network on a pull request's behalf; pass the value as a variable",
+        ),
+        _ => None,
+    }
+}
+
 /// The schema for a resource type, if atoll's engine manages it.
 pub fn resource(type_name: &str) -> Option<ResourceSchema> {
     match type_name {
@@ -135,6 +158,7 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "random_uuid" => Some(random_uuid()),
         "random_bytes" => Some(random_bytes()),
         "time_static" => Some(time_static()),
+        "null_resource" => Some(null_resource()),
         _ => None,
     }
 }
@@ -152,6 +176,7 @@ pub const SUPPORTED: &[&str] = &[
     "random_bytes",
     "tls_private_key",
     "time_static",
+    "null_resource",
 ];
 
 fn download_file(type_name: &'static str) -> ResourceSchema {

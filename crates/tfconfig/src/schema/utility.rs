@@ -156,3 +156,12 @@ pub(super) fn time_static() -> ResourceSchema {
         ],
     )
 }
+
+/// `null_resource` (hashicorp/null): an id, made anew when a `triggers` value changes. Its
+/// provisioners never run in atoll (they are warned about where written).
+pub(super) fn null_resource() -> ResourceSchema {
+    generated(
+        "null_resource",
+        vec![fnew(opt("triggers", ms())), ro("id", s())],
+    )
+}

@@ -37,11 +37,14 @@ pub(super) fn unsupported(r: &Resource) -> Diagnostic {
     } else {
         "Resource type"
     };
-    let detail = format!(
-        "{what} \"{}\" is not supported by atoll's Proxmox engine, which manages only: {}. Remove it from this project, or manage it in a stack that Terraform applies.",
-        r.rtype,
-        schema::SUPPORTED.join(", ")
-    );
+    let detail = match schema::never(&r.rtype, r.data) {
+        Some(why) => format!("{what} \"{}\" is refused: {why}.", r.rtype),
+        None => format!(
+            "{what} \"{}\" is not supported by atoll's Proxmox engine, which manages only: {}. Remove it from this project, or manage it in a stack that Terraform applies.",
+            r.rtype,
+            schema::SUPPORTED.join(", ")
+        ),
+    };
     Diagnostic::error(
         format!("Unsupported {}", what.to_lowercase()),
         detail,

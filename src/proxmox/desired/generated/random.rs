@@ -1,6 +1,7 @@
 //! The hashicorp/random provider's resources (its `internal/provider/resource_*.go`), from the
 //! operating system's random source: `random_password` and `random_string` with its
-//! character-class rules, `random_id`, `random_integer`, `random_uuid` and `random_bytes`.
+//! character-class rules, `random_id`, `random_integer`, `random_uuid` and `random_bytes`; and
+//! the null provider's `null_resource`, whose id is random too.
 
 use std::collections::BTreeMap;
 
@@ -74,6 +75,7 @@ pub(super) fn computed(resource_type: &str) -> &'static [&'static str] {
         "random_id" => &["b64_std", "b64_url", "dec", "hex", "id"],
         "random_integer" | "random_uuid" | "random_password" | "random_string" => &["id", "result"],
         "random_bytes" => &["base64", "hex"],
+        "null_resource" => &["id"],
         _ => &[],
     }
 }
@@ -163,6 +165,8 @@ pub(super) fn generate(resource: &Generated) -> Result<BTreeMap<String, String>,
                 ("hex", hex::encode(&raw)),
             ])
         }
+        // The null provider's id: a random non-negative 63-bit integer, in decimal.
+        "null_resource" => pairs(vec![("id", (OsRng.next_u64() >> 1).to_string())]),
         other => return Err(format!("atoll does not generate {other}")),
     })
 }
