@@ -70,6 +70,15 @@ pub(crate) fn value(json: &Json) -> String {
             let items: Vec<String> = items.iter().map(value).collect();
             format!("[{}]", items.join(", "))
         }
+        // A map (`keepers`, `triggers`) in HCL's form, its keys quoted as Terraform shows them.
+        Json::Object(fields) if fields.is_empty() => "{}".to_owned(),
+        Json::Object(fields) => {
+            let fields: Vec<String> = fields
+                .iter()
+                .map(|(k, v)| format!("{} = {}", Json::from(k.as_str()), value(v)))
+                .collect();
+            format!("{{ {} }}", fields.join(", "))
+        }
         other => other.to_string(),
     }
 }
