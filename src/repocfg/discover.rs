@@ -30,14 +30,24 @@ pub(crate) fn is_terraform_file(path: &str) -> bool {
         return false;
     }
     name == ".terraform.lock.hcl"
-        || [".tf", ".tf.json", ".tfvars", ".tfvars.json"]
-            .iter()
-            .any(|ext| name.ends_with(ext))
+        || [
+            ".tf",
+            ".tf.json",
+            ".tofu",
+            ".tofu.json",
+            ".tfvars",
+            ".tfvars.json",
+        ]
+        .iter()
+        .any(|ext| name.ends_with(ext))
 }
 
-/// True for files Terraform loads as configuration (`*.tf`, `*.tf.json`).
+/// True for files Terraform or OpenTofu loads as configuration (`*.tf`, `*.tf.json`, `*.tofu`,
+/// `*.tofu.json`).
 pub(crate) fn is_config_file(path: &str) -> bool {
-    path.ends_with(".tf") || path.ends_with(".tf.json")
+    [".tf", ".tf.json", ".tofu", ".tofu.json"]
+        .iter()
+        .any(|ext| path.ends_with(ext))
 }
 
 /// The directory of a repository-relative file path, if atoll accepts its name.

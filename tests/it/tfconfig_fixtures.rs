@@ -71,6 +71,7 @@ fixture!(
     module_arg_typo,
     module_cycle,
     module_for_each,
+    opentofu_files,
     optional_defaults,
     realistic,
     refused_on_principle,

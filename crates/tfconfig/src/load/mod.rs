@@ -217,7 +217,9 @@ fn capitalise(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The `.tf` and `.tf.json` files of a directory, sorted; override files are reported.
+/// The configuration files of a directory, sorted: `.tf` and `.tf.json`, and OpenTofu's `.tofu`
+/// and `.tofu.json`, where `x.tofu` takes the place of `x.tf` (and `x.tofu.json` of `x.tf.json`)
+/// as OpenTofu reads them. Override files are reported.
 fn list_files(dir: &Path, prefix: &str, diags: &mut Vec<Diagnostic>) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         diags.push(Diagnostic::error(
@@ -237,18 +239,41 @@ fn list_files(dir: &Path, prefix: &str, diags: &mut Vec<Diagnostic>) -> Vec<Stri
         .filter(|n| !is_ignored(n))
         .collect();
     names.sort();
+    let present: std::collections::BTreeSet<&str> = names.iter().map(String::as_str).collect();
     let mut out = Vec::new();
-    for n in names {
-        if n.ends_with(".tf") || n.ends_with(".tf.json") {
-            let stem = n.trim_end_matches(".json").trim_end_matches(".tf");
-            if stem == "override" || stem.ends_with("_override") {
-                diags.push(Diagnostic::error("Override files are not supported", format!("atoll does not merge override files; fold the contents of \"{prefix}{n}\" into the primary configuration files."), None));
-            } else {
-                out.push(n);
-            }
+    for n in &names {
+        let Some((stem, tofu_twin)) = config_stem(n) else {
+            continue;
+        };
+        if tofu_twin
+            .as_deref()
+            .is_some_and(|twin| present.contains(twin))
+        {
+            continue;
+        }
+        if stem == "override" || stem.ends_with("_override") {
+            diags.push(Diagnostic::error("Override files are not supported", format!("atoll does not merge override files; fold the contents of \"{prefix}{n}\" into the primary configuration files."), None));
+        } else {
+            out.push(n.clone());
         }
     }
     out
+}
+
+/// A configuration file's stem (`main` of `main.tf.json`) and, for a Terraform file, the
+/// OpenTofu file that would take its place (`main.tofu.json`); `None` for other files.
+fn config_stem(name: &str) -> Option<(&str, Option<String>)> {
+    for (ext, twin) in [
+        (".tf", Some(".tofu")),
+        (".tf.json", Some(".tofu.json")),
+        (".tofu", None),
+        (".tofu.json", None),
+    ] {
+        if let Some(stem) = name.strip_suffix(ext) {
+            return Some((stem, twin.map(|t| format!("{stem}{t}"))));
+        }
+    }
+    None
 }
 
 /// One module call being resolved.
