@@ -58,16 +58,38 @@ pub struct ProjectState {
 }
 
 impl ProjectState {
-    /// Generated values by address and attribute, for the loader's known values.
-    pub fn generated_values(&self) -> BTreeMap<String, BTreeMap<String, String>> {
+    /// Generated values by address, with their resource type, for the loader's known values.
+    pub fn generated_values(&self) -> BTreeMap<String, GeneratedValues> {
         self.generated
             .iter()
             .map(|g| {
                 let values = g.values.0.iter();
                 let values = values.map(|(k, v)| (k.clone(), v.expose_secret().to_owned()));
-                (g.address.clone(), values.collect())
+                let stored = GeneratedValues {
+                    resource_type: g.resource_type.clone(),
+                    values: values.collect(),
+                };
+                (g.address.clone(), stored)
             })
             .collect()
+    }
+}
+
+/// One generated resource's values as the loader is given them. The type decides which are
+/// sensitive; it is stored, never read back out of the address (a `for_each` key could make
+/// an address look like another type's).
+#[derive(Clone, PartialEq, Eq)]
+pub struct GeneratedValues {
+    pub resource_type: String,
+    pub values: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for GeneratedValues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GeneratedValues")
+            .field("resource_type", &self.resource_type)
+            .field("values", &self.values.keys().collect::<Vec<_>>())
+            .finish()
     }
 }
 

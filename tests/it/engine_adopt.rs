@@ -5,22 +5,12 @@
 use crate::engine_support;
 
 use crate::support::Container;
-use atoll::proxmox::state::StateHandle;
-use atoll::store::StateScope;
 use engine_support::{Env, text};
 
 const ADDRESS: &str = "proxmox_virtual_environment_container.kept";
 
 async fn forget(env: &Env, address: &str) {
-    let store = atoll::store::connect(&env.store_url())
-        .await
-        .expect("store");
-    let scope = StateScope {
-        repo: "local".to_owned(),
-        project_dir: "stack".to_owned(),
-        workspace: "default".to_owned(),
-    };
-    let forgotten = StateHandle::new(store, scope).forget(address).await;
+    let forgotten = env.state().await.forget(address).await;
     assert!(forgotten.expect("forget"), "{address} was in state");
 }
 

@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 pub use generated::{Generated, computed, generate, is_generated, is_number, is_sensitive};
 
 use crate::proxmox::plan::{Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind};
+use crate::proxmox::state::GeneratedValues;
 use tfconfig::{Known, ResourceInstance, Value};
 use values::{Marks, object};
 
@@ -81,28 +82,17 @@ fn is_download(resource_type: &str) -> bool {
     )
 }
 
-/// `tls_private_key` of `module.m.tls_private_key.k["a"]`: the part before the resource name.
-fn resource_type_of(address: &str) -> &str {
-    let parts: Vec<&str> = address.split('.').collect();
-    parts
-        .iter()
-        .rev()
-        .skip(1)
-        .find(|part| is_generated(part))
-        .copied()
-        .unwrap_or("")
-}
-
 /// Computed values known before apply: each download's `id` and `file_name`, and the
 /// generated values already in state (`generated_in_state`: address -> attribute -> value).
 pub fn known_values(
     resources: &[ResourceInstance],
-    generated_in_state: &BTreeMap<String, BTreeMap<String, String>>,
+    generated_in_state: &BTreeMap<String, GeneratedValues>,
 ) -> Known {
     let mut known = Known::new();
-    for (address, values) in generated_in_state {
-        let resource_type = resource_type_of(address);
-        let fields = values
+    for (address, stored) in generated_in_state {
+        let resource_type = stored.resource_type.as_str();
+        let fields = stored
+            .values
             .iter()
             .map(|(k, v)| {
                 let secret = is_sensitive(resource_type, k);
@@ -154,6 +144,12 @@ pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<Desired
             Err(error) => errors.push(error),
         }
     }
+    errors.extend(
+        generated::over_budget(&state.generated).map(|why| DesiredError::Invalid {
+            address: "this project".to_owned(),
+            why,
+        }),
+    );
     if errors.is_empty() {
         Ok(state)
     } else {
@@ -278,7 +274,26 @@ fn lifecycle(from: &tfconfig::Lifecycle) -> crate::proxmox::plan::Lifecycle {
 
 #[cfg(test)]
 mod tests {
-    use super::file_name_from_url;
+    #[test]
+    fn a_generated_values_sensitivity_follows_its_stored_type_not_its_address() {
+        // A `for_each` key can make a password's address read like another type's.
+        let address = r#"random_password.p["x.random_string.y"]"#;
+        let stored = GeneratedValues {
+            resource_type: "random_password".to_owned(),
+            values: BTreeMap::from([
+                ("result".to_owned(), "hunter22".to_owned()),
+                ("id".to_owned(), "none".to_owned()),
+            ]),
+        };
+        let known = known_values(&[], &BTreeMap::from([(address.to_owned(), stored)]));
+        assert!(
+            known[address]["result"].unmark().1,
+            "the password is sensitive"
+        );
+        assert!(!known[address]["id"].unmark().1);
+    }
+
+    use super::{BTreeMap, GeneratedValues, file_name_from_url, known_values};
 
     #[test]
     fn download_file_name_defaults_to_the_url_basename() {

@@ -25,7 +25,7 @@ use crate::proxmox::plan::{
     self, Action, AttributeChange, Desired, Drift, Inventory, Plan, PlanInput, PlanSource,
     ResourceChange, StateEntry,
 };
-use crate::proxmox::state::{GeneratedEntry, ProjectState, StateHandle, secrets};
+use crate::proxmox::state::{GeneratedEntry, GeneratedValues, ProjectState, StateHandle, secrets};
 use crate::proxmox::types::Mac;
 use tfconfig::Input;
 
@@ -178,7 +178,7 @@ fn unchanged(desired: &Generated, stored: &GeneratedEntry) -> bool {
 
 fn evaluate(
     input: &Input,
-    generated: &BTreeMap<String, BTreeMap<String, String>>,
+    generated: &BTreeMap<String, GeneratedValues>,
 ) -> Result<DesiredState, EngineError> {
     let first = tfconfig::load_with_known(input, &desired::known_values(&[], generated));
     if first.has_errors() {

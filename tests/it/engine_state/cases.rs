@@ -67,7 +67,9 @@ pub(crate) async fn guest_download_and_generated_entries_round_trip(db: &TestSto
     let loaded = state.load().await.expect("load");
     assert_eq!(loaded.entries, vec![guest("ct.a", 100, "2"), download()]);
     let values = loaded.generated_values();
-    assert_eq!(values["random_password.root"]["result"], "s3cret-value");
+    let root = &values["random_password.root"];
+    assert_eq!(root.values["result"], "s3cret-value");
+    assert_eq!(root.resource_type, "random_password");
     assert_eq!(loaded.generated[0].arguments["length"], "24");
 }
 

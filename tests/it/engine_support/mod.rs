@@ -75,6 +75,19 @@ impl Env {
         format!("sqlite://{}", self.dir.path().join("atoll.db").display())
     }
 
+    /// The state the command line keeps for this project (`local`, `stack`, `default`).
+    pub async fn state(&self) -> atoll::proxmox::state::StateHandle {
+        let store = atoll::store::connect(&self.store_url())
+            .await
+            .expect("store");
+        let scope = atoll::store::StateScope {
+            repo: "local".to_owned(),
+            project_dir: "stack".to_owned(),
+            workspace: "default".to_owned(),
+        };
+        atoll::proxmox::state::StateHandle::new(store, scope)
+    }
+
     /// Replaces the project's `main.tf`.
     pub fn write_tf(&self, text: &str) {
         std::fs::write(self.project().join("main.tf"), text).expect("writing main.tf");

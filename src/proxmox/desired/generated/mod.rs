@@ -88,6 +88,26 @@ pub(super) fn from_instance(resource: &ResourceInstance) -> Option<Result<Genera
     Some(check(&generated).map(|()| generated))
 }
 
+/// Why the project asks for more key generation than one apply may spend, if it does: the
+/// pull request chooses how many keys (`count`, `for_each`) and how large.
+pub(super) fn over_budget(all: &[Generated]) -> Option<String> {
+    let cost: u64 = all
+        .iter()
+        .filter(|g| g.resource_type == "tls_private_key")
+        .map(|g| tls::KeySpec::parse(&g.arguments).map_or(0, tls::KeySpec::cost))
+        .sum();
+    (cost > tls::BUDGET).then(|| {
+        format!(
+            "its tls_private_key resources would take about {} RSA-2048 keys' worth of key \
+             generation, more than the {} one apply may spend (RSA time grows with the fourth \
+             power of rsa_bits); use ED25519 or ECDSA keys, which cost nearly nothing, or \
+             smaller or fewer RSA keys",
+            cost,
+            tls::BUDGET
+        )
+    })
+}
+
 /// Why these arguments cannot be generated from, before anything is planned.
 fn check(generated: &Generated) -> Result<(), String> {
     match generated.resource_type.as_str() {

@@ -92,6 +92,22 @@ impl KeySpec {
     }
 }
 
+/// How much key generation one project may ask of one apply, in RSA-2048 keys (about 50 ms
+/// each on one core; an RSA-8192 key costs 256 of them).
+pub(super) const BUDGET: u64 = 1024;
+
+impl KeySpec {
+    /// This key's generation time in RSA-2048 keys, at least one (ECDSA and ED25519 keys take
+    /// far less, but each still counts, so the budget bounds how many keys too).
+    pub(super) fn cost(self) -> u64 {
+        match self {
+            Self::Rsa(bits) => (bits as u64 / 1024).pow(4) / 16,
+            Self::Ecdsa(_) | Self::Ed25519 => 0,
+        }
+        .max(1)
+    }
+}
+
 /// The PEM forms and the SSH key pair of one generated key.
 struct Encoded {
     private_pem: String,
@@ -198,13 +214,12 @@ fn ed25519_key() -> Result<Encoded, Failure> {
     })
 }
 
-/// One curve's key in every form; `$ssh` wraps its SEC1 point and secret for SSH. The SEC1
-/// form names its curve, as Go's `x509.MarshalECPrivateKey` writes it (OpenSSL needs it).
-macro_rules! ecdsa_encoded {
-    ($curve:ident, $name:ident, $ssh:expr) => {{
+/// One curve's key and its PEM forms, with the key and its public point for an SSH form. The
+/// SEC1 form names its curve, as Go's `x509.MarshalECPrivateKey` writes it (OpenSSL needs it).
+macro_rules! ecdsa_pem {
+    ($curve:ident, $name:ident) => {{
         let key = $curve::SecretKey::random(&mut OsRng);
         let public = key.public_key();
-        let ssh: Option<fn(&$curve::SecretKey) -> Result<KeypairData, Failure>> = $ssh;
         let secret = key.to_bytes();
         let point = public.to_encoded_point(false);
         let sec1_pem = sec1::EcPrivateKey {
@@ -213,46 +228,38 @@ macro_rules! ecdsa_encoded {
             public_key: Some(point.as_bytes()),
         }
         .to_pem(LineEnding::LF)?;
-        Encoded {
+        let encoded = Encoded {
             private_pem: sec1_pem.to_string(),
             private_pkcs8: key.to_pkcs8_pem(LineEnding::LF)?.to_string(),
             public_pem: public.to_public_key_pem(LineEnding::LF)?,
             public_der: public.to_public_key_der()?.into_vec(),
-            ssh: match ssh {
-                Some(wrap) => Some(PrivateKey::new(wrap(&key)?, "")?),
-                None => None,
-            },
-        }
+            ssh: None,
+        };
+        (encoded, key, point)
+    }};
+}
+
+/// [`ecdsa_pem`] with the SSH key pair; `$name` is both the curve type and ssh-key's
+/// `EcdsaKeypair` variant.
+macro_rules! ecdsa_with_ssh {
+    ($curve:ident, $name:ident) => {{
+        let (mut encoded, key, point) = ecdsa_pem!($curve, $name);
+        let pair = EcdsaKeypair::$name {
+            public: point,
+            private: key.into(),
+        };
+        encoded.ssh = Some(PrivateKey::new(KeypairData::Ecdsa(pair), "")?);
+        encoded
     }};
 }
 
 fn ecdsa_key(curve: Curve) -> Result<Encoded, Failure> {
     Ok(match curve {
-        Curve::P224 => ecdsa_encoded!(p224, NistP224, None),
-        Curve::P256 => ecdsa_encoded!(
-            p256,
-            NistP256,
-            Some(|k| Ok(KeypairData::Ecdsa(EcdsaKeypair::NistP256 {
-                public: k.public_key().to_encoded_point(false),
-                private: k.clone().into(),
-            })))
-        ),
-        Curve::P384 => ecdsa_encoded!(
-            p384,
-            NistP384,
-            Some(|k| Ok(KeypairData::Ecdsa(EcdsaKeypair::NistP384 {
-                public: k.public_key().to_encoded_point(false),
-                private: k.clone().into(),
-            })))
-        ),
-        Curve::P521 => ecdsa_encoded!(
-            p521,
-            NistP521,
-            Some(|k| Ok(KeypairData::Ecdsa(EcdsaKeypair::NistP521 {
-                public: k.public_key().to_encoded_point(false),
-                private: k.clone().into(),
-            })))
-        ),
+        // P-224 has no SSH form.
+        Curve::P224 => ecdsa_pem!(p224, NistP224).0,
+        Curve::P256 => ecdsa_with_ssh!(p256, NistP256),
+        Curve::P384 => ecdsa_with_ssh!(p384, NistP384),
+        Curve::P521 => ecdsa_with_ssh!(p521, NistP521),
     })
 }
 
@@ -300,6 +307,14 @@ mod tests {
         assert!(p521["public_key_fingerprint_sha256"].starts_with("SHA256:"));
         assert_eq!(p521["public_key_fingerprint_md5"].split(':').count(), 16);
         assert!(p521["private_key_openssh"].starts_with("-----BEGIN OPENSSH PRIVATE KEY-----\n"));
+    }
+
+    #[test]
+    fn rsa_costs_grow_with_the_fourth_power_of_the_size() {
+        assert_eq!(KeySpec::Rsa(2048).cost(), 1);
+        assert_eq!(KeySpec::Rsa(4096).cost(), 16);
+        assert_eq!(KeySpec::Rsa(8192).cost(), 256);
+        assert_eq!(KeySpec::Ed25519.cost(), 1);
     }
 
     #[test]
