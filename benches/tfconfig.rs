@@ -64,6 +64,7 @@ fn main() {
         workspace: "default".into(),
         vars: Vec::new(),
         limits: Default::default(),
+        modules: Default::default(),
     };
     let before = peak_rss_kib();
 

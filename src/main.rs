@@ -62,12 +62,8 @@ fn main() -> ExitCode {
         }
         Command::HashPassword => atoll::web::hash_password_cli(),
         Command::Validate(args) => {
-            atoll::telemetry::init(&LogSettings {
-                level: "warn".to_owned(),
-                format: LogFormat::Text,
-            });
             let argv: Vec<String> = std::env::args().collect();
-            tfconfig::cli::run(&args, &argv)
+            run_cli(atoll::cli::validate(args, argv))
         }
         Command::Plan(args) => run_cli(atoll::cli::plan(args)),
         Command::Apply(args) => run_cli(atoll::cli::apply(args)),

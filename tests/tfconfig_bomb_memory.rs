@@ -37,6 +37,7 @@ fn peak_mib(bomb: &bombs::Bomb) -> (u64, String) {
         workspace: "default".into(),
         vars: Vec::new(),
         limits: Limits::default(),
+        modules: Default::default(),
     });
     let text = loaded.render_diagnostics();
     drop(loaded);

@@ -24,6 +24,7 @@ fuzz_target!(|data: &[u8]| {
         workspace: "default".into(),
         vars: Vec::new(),
         limits: Default::default(),
+        modules: Default::default(),
     });
     let _ = loaded.render_diagnostics();
 });

@@ -37,6 +37,36 @@ pub async fn apply(args: ApplyArgs) -> ExitCode {
     report(run_apply(args).await)
 }
 
+/// Runs `atoll validate`: installs the project's remote modules (as `atoll plan` does, with
+/// the `modules:` settings of the environment), then loads and reports it.
+pub async fn validate(args: tfconfig::cli::ValidateArgs, argv: Vec<String>) -> ExitCode {
+    let mut input = match tfconfig::cli::input(&args, &argv) {
+        Ok(input) => input,
+        Err(code) => return code,
+    };
+    let settings = match settings::load(None) {
+        Ok(s) => s,
+        Err(e) => return report(Err(anyhow::Error::msg(e))),
+    };
+    input.limits = settings.limits.clone();
+    if let Err(e) = install_modules(&settings, &mut input).await {
+        return report(Err(e));
+    }
+    tokio::task::spawn_blocking(move || tfconfig::cli::report(&args, &input))
+        .await
+        .unwrap_or(ExitCode::FAILURE)
+}
+
+/// Installs the remote modules `input` calls (no forge credentials: the local commands reach
+/// only the hosts and registries of `modules:`).
+async fn install_modules(settings: &Settings, input: &mut Input) -> anyhow::Result<()> {
+    let installer = crate::workdir::modules::Installer::new(settings.modules.clone())
+        .map_err(anyhow::Error::msg)
+        .context("building the module installer (modules:)")?;
+    installer.install(input, None).await;
+    Ok(())
+}
+
 /// Runs `atoll state ...`.
 pub async fn state(args: StateArgs) -> ExitCode {
     report(run_state(args).await)
@@ -103,6 +133,7 @@ fn input(dir: &std::path::Path, workspace: &str, vars: Vec<tfconfig::CliVar>) ->
         workspace: workspace.to_owned(),
         vars,
         limits: tfconfig::Limits::default(),
+        modules: Default::default(),
     }
 }
 
@@ -134,6 +165,7 @@ async fn plan_project(project: &ProjectArgs, vars: &VarArgs) -> anyhow::Result<P
     let engine = engine(&opened.settings)?;
     let mut input = input(&project.dir, &project.workspace, cli_vars(vars)?);
     input.limits = opened.settings.limits.clone();
+    install_modules(&opened.settings, &mut input).await?;
     let prepared = engine.prepare(&opened.state, &input).await?;
     Ok(Planned {
         opened,

@@ -20,6 +20,8 @@ pub struct Settings {
     pub protect: Protect,
     /// The evaluator's limits (`limits:`).
     pub limits: tfconfig::Limits,
+    /// Where remote module sources may come from (`modules:`).
+    pub modules: crate::workdir::modules::ModuleSettings,
 }
 
 /// Reads the settings from `config` (if given) and the process environment.
@@ -50,6 +52,7 @@ pub(super) fn from_sources<'a>(
         proxmox: settings.proxmox.as_ref().map(ClientSettings::from),
         protect: Protect::from(&settings.protect),
         limits: settings.limits.tfconfig(),
+        modules: settings.modules,
     })
 }
 

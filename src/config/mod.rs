@@ -49,6 +49,8 @@ pub struct Settings {
     pub api: ApiSettings,
     /// `limits`: what one pull request may make atoll read and evaluate.
     pub limits: LimitsSettings,
+    /// `modules`: the hosts and registries remote module sources may come from.
+    pub modules: crate::workdir::modules::ModuleSettings,
 }
 
 #[derive(Debug, Clone)]

@@ -21,6 +21,7 @@ pub(super) fn read(r: &mut Reader<'_>) -> Settings {
     if !github.enabled && !gitea.enabled {
         r.warn("no forge is enabled (github.enabled, gitea.enabled): no webhook will be accepted");
     }
+    let modules = modules(r, &data_dir);
     Settings {
         server: super::server::server(r),
         store: store(r, &data_dir),
@@ -42,6 +43,48 @@ pub(super) fn read(r: &mut Reader<'_>) -> Settings {
         web: super::web::read_web(r),
         api: super::web::read_api(r),
         limits: super::limits::read_limits(r),
+        modules,
+    }
+}
+
+/// `modules:`: where remote module sources may come from, and how much may be fetched.
+fn modules(
+    r: &mut Reader<'_>,
+    data_dir: &std::path::Path,
+) -> crate::workdir::modules::ModuleSettings {
+    let d = crate::workdir::modules::ModuleSettings::defaults(data_dir);
+    let hosts = |r: &mut Reader<'_>, path: &str| {
+        let list: Vec<String> = r
+            .strings(path)
+            .into_iter()
+            .map(|h| h.trim().to_ascii_lowercase())
+            .collect();
+        for (i, h) in list.iter().enumerate() {
+            if !crate::workdir::modules::valid_host(h) {
+                r.problem(
+                    &format!("{path}[{i}]"),
+                    format!("{h:?} is not a host name with an optional :port (no scheme, no path)"),
+                );
+            }
+        }
+        list
+    };
+    crate::workdir::modules::ModuleSettings {
+        allowed_hosts: hosts(r, "modules.allowed_hosts"),
+        registries: hosts(r, "modules.registries"),
+        allow_plaintext: r.bool("modules.allow_plaintext", d.allow_plaintext),
+        fetch_timeout: Duration::from_secs(r.uint(
+            "modules.fetch_timeout_secs",
+            d.fetch_timeout.as_secs(),
+            1,
+            3600,
+        )),
+        max_bytes: r.uint("modules.max_bytes", d.max_bytes, 1024, 4096 * 1024 * 1024),
+        max_files: usize::try_from(r.uint("modules.max_files", d.max_files as u64, 1, 1_000_000))
+            .unwrap_or(d.max_files),
+        max_modules: usize::try_from(r.uint("modules.max_modules", d.max_modules as u64, 1, 1000))
+            .unwrap_or(d.max_modules),
+        cache_dir: d.cache_dir,
     }
 }
 

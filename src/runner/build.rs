@@ -13,6 +13,7 @@ use crate::proxmox::ProxmoxApi;
 use crate::proxmox::engine::{Engine, Protect};
 use crate::store::Store;
 use crate::workdir::Workdir;
+use crate::workdir::modules::Installer;
 
 const GITHUB_API: &str = "https://api.github.com";
 const FORGE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -41,6 +42,9 @@ impl Runner {
                 max_reply_comments: settings.commands.max_reply_comments,
             },
             limits: settings.limits,
+            modules: Installer::new(settings.modules.clone())
+                .map_err(anyhow::Error::msg)
+                .context("building the module installer (modules:)")?,
         })
     }
 }

@@ -59,6 +59,8 @@ pub struct Runner {
     pub policy: Policy,
     /// `limits`: what a PR's checkout may make a job read and evaluate.
     pub limits: crate::config::LimitsSettings,
+    /// Installs the remote modules a project calls (`modules:`).
+    pub modules: crate::workdir::modules::Installer,
 }
 
 impl Runner {

@@ -194,8 +194,8 @@ async fn plan_one(
     p: &Project,
     sha: &CommitSha,
 ) -> anyhow::Result<PlanOutcome> {
-    let (state, input) = project_io(r, job, root, p);
-    let prepared = project::prepare(r, &state, &input, sha.as_str()).await?;
+    let (state, mut input) = project_io(r, job, root, p);
+    let prepared = project::prepare(r, job, &state, &mut input, sha.as_str()).await?;
     let plan = &prepared.plan;
     let text = plan_output(plan, &prepared.desired.warnings);
     let summary = plan_summary(plan);

@@ -15,6 +15,7 @@ use crate::proxmox::state::StateHandle;
 use crate::render::pr::Unmet;
 use crate::repocfg::{self, Inputs, Project, Resolution};
 use crate::store::StateScope;
+use crate::workdir::modules::ForgeHost;
 use crate::workdir::{Checkout, PrCheckout};
 use model::ForgeKind;
 use tfconfig::Input;
@@ -248,6 +249,7 @@ pub(super) fn project_io(r: &Runner, job: &Job, root: &Path, p: &Project) -> (St
         workspace: p.workspace.as_str().to_owned(),
         vars: Vec::new(),
         limits: r.limits.tfconfig(),
+        modules: Default::default(),
     };
     (
         StateHandle::new(std::sync::Arc::clone(&r.store), scope),
@@ -255,13 +257,21 @@ pub(super) fn project_io(r: &Runner, job: &Job, root: &Path, p: &Project) -> (St
     )
 }
 
-/// Load, refresh, plan and guard one project.
+/// Install the remote modules, then load, refresh, plan and guard one project. `input` gets
+/// the installed modules (apply's `settle` loads it again).
 pub(super) async fn prepare(
     r: &Runner,
+    job: &Job,
     state: &StateHandle,
-    input: &Input,
+    input: &mut Input,
     head_sha: &str,
 ) -> anyhow::Result<Prepared> {
+    let auth = git_auth(job).await?;
+    let forge = ForgeHost {
+        host: job.host(),
+        auth_header: auth.as_ref(),
+    };
+    r.modules.install(input, Some(forge)).await;
     let mut prepared = engine(r)?.prepare(state, input).await?;
     head_sha.clone_into(&mut prepared.plan.source.sha);
     Ok(prepared)

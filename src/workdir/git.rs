@@ -52,6 +52,13 @@ impl GitCommand {
         self
     }
 
+    /// Sets a git configuration value for this command only (`GIT_CONFIG_*`).
+    pub(crate) fn with_config(mut self, key: &str, value: &str) -> Self {
+        self.config
+            .push((key.to_owned(), SecretString::from(value.to_owned())));
+        self
+    }
+
     /// The arguments git will get (for inspection: they never hold a credential).
     #[cfg(test)]
     pub(crate) fn argv(&self) -> &[OsString] {

@@ -8,6 +8,7 @@
 //! paths.
 
 mod git;
+pub mod modules;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -16,6 +16,7 @@ fn load(tf: &str) -> Result<desired::DesiredState, Vec<DesiredError>> {
         workspace: "default".to_owned(),
         vars: Vec::new(),
         limits: Default::default(),
+        modules: Default::default(),
     };
     let loaded = tfconfig::load(&input);
     assert!(!loaded.has_errors(), "{}", loaded.render_diagnostics());
@@ -191,6 +192,7 @@ resource "proxmox_virtual_environment_container" "ct" {
         workspace: "default".to_owned(),
         vars: Vec::new(),
         limits: Default::default(),
+        modules: Default::default(),
     });
     let text = loaded.render_diagnostics();
     assert!(loaded.has_errors(), "{text}");

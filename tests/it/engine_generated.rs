@@ -165,14 +165,21 @@ fn check_key(key: &BTreeMap<String, String>, ssh_type: &str) {
         assert_eq!(pem, key["public_key_pem"], "{private}");
     }
     assert!(key["private_key_pem_pkcs8"].starts_with("-----BEGIN PRIVATE KEY-----\n"));
-    // `id` is the provider's: the SHA-1 of the public key's DER.
+    // `id` is the provider's: the SHA-1 of the public key's DER, passed through Go's
+    // `strings.TrimSpace` (a DER ending in a byte such as 0x0a loses it: about one key in 40).
     let der = tool_bytes(
         "openssl",
         &["pkey", "-pubin", "-in", "{}", "-outform", "DER"],
         &key["public_key_pem"],
     );
+    let ascii_space = |b: &u8| b" \t\n\x0b\x0c\r".contains(b);
+    let end = der
+        .iter()
+        .rposition(|b| !ascii_space(b))
+        .map_or(0, |i| i + 1);
+    let trimmed = &der[..end];
     use sha1::Digest as _;
-    assert_eq!(key["id"], hex::encode(sha1::Sha1::digest(&der)));
+    assert_eq!(key["id"], hex::encode(sha1::Sha1::digest(trimmed)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

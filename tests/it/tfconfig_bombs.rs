@@ -15,6 +15,7 @@ fn load_with(root: &Path, limits: Limits) -> Loaded {
         workspace: "default".into(),
         vars: Vec::new(),
         limits,
+        modules: Default::default(),
     })
 }
 

@@ -169,6 +169,7 @@ fn load_main(tf: &str) -> tfconfig::Loaded {
         workspace: "default".into(),
         vars: Vec::new(),
         limits: tfconfig::Limits::default(),
+        modules: Default::default(),
     })
 }
 

@@ -36,6 +36,7 @@ fn load(name: &str) -> tfconfig::Loaded {
         workspace,
         vars,
         limits: Default::default(),
+        modules: Default::default(),
     })
 }
 

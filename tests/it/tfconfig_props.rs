@@ -139,7 +139,7 @@ proptest! {
     fn arbitrary_configuration_files_load_without_panicking(body in "(resource|locals|variable|output|module|\\{|\\}|\"x\"|=|\\[|\\]|count|for_each|each\\.key|var\\.x|local\\.y|\n| |[a-z_]{1,8}|[0-9]{1,3}){0,60}") {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("main.tf"), &body).expect("write main.tf");
-        let loaded = tfconfig::load(&Input { checkout: dir.path().to_path_buf(), project_dir: ".".into(), workspace: "default".into(), vars: Vec::new(), limits: Default::default() });
+        let loaded = tfconfig::load(&Input { checkout: dir.path().to_path_buf(), project_dir: ".".into(), workspace: "default".into(), vars: Vec::new(), limits: Default::default(), modules: Default::default() });
         let _ = loaded.render_diagnostics();
     }
 }
@@ -153,6 +153,7 @@ fn load_text(main_tf: &str) -> tfconfig::Loaded {
         workspace: "default".into(),
         vars: Vec::new(),
         limits: Default::default(),
+        modules: Default::default(),
     })
 }
 

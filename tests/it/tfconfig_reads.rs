@@ -17,6 +17,7 @@ fn load_with(root: &Path, limits: Limits) -> Loaded {
         workspace: "default".into(),
         vars: Vec::new(),
         limits,
+        modules: Default::default(),
     })
 }
 

@@ -19,6 +19,7 @@ fn load_at(checkout: &Path, project: &str, vars: Vec<CliVar>) -> Loaded {
         workspace: "default".into(),
         vars,
         limits: Default::default(),
+        modules: Default::default(),
     })
 }
 

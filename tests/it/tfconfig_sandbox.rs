@@ -12,6 +12,7 @@ fn load(checkout: &Path, workspace: &str) -> Loaded {
         workspace: workspace.into(),
         vars: Vec::new(),
         limits: Default::default(),
+        modules: Default::default(),
     })
 }
 

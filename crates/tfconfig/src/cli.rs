@@ -32,6 +32,14 @@ pub struct ValidateArgs {
 /// Runs `validate`; `argv` is the raw command line, used only to interleave --var and
 /// --var-file in the order they were given.
 pub fn run(args: &ValidateArgs, argv: &[String]) -> ExitCode {
+    match input(args, argv) {
+        Ok(input) => report(args, &input),
+        Err(code) => code,
+    }
+}
+
+/// The load `validate` makes, or the exit code after a message when its arguments are wrong.
+pub fn input(args: &ValidateArgs, argv: &[String]) -> Result<Input, ExitCode> {
     let mut cli = Vec::new();
     let (mut vi, mut fi) = (0, 0);
     for a in argv {
@@ -53,7 +61,7 @@ pub fn run(args: &ValidateArgs, argv: &[String]) -> ExitCode {
                             f.display(),
                             e.kind()
                         );
-                        return ExitCode::FAILURE;
+                        return Err(ExitCode::FAILURE);
                     }
                 }
             }
@@ -65,20 +73,26 @@ pub fn run(args: &ValidateArgs, argv: &[String]) -> ExitCode {
             "Error: Project directory not found\n\nThe directory {} does not exist or is not a directory.",
             args.dir.display()
         );
-        return ExitCode::FAILURE;
+        return Err(ExitCode::FAILURE);
     };
     let checkout = find_checkout(&dir);
     let project_dir = dir
         .strip_prefix(&checkout)
         .map(PathBuf::from)
         .unwrap_or_default();
-    let loaded = load(&Input {
+    Ok(Input {
         checkout,
         project_dir,
         workspace: args.workspace.clone(),
         vars: cli,
         limits: super::Limits::default(),
-    });
+        modules: Default::default(),
+    })
+}
+
+/// Loads `input`, prints what `validate` prints and returns its exit code.
+pub fn report(args: &ValidateArgs, input: &Input) -> ExitCode {
+    let loaded = load(input);
     if args.json {
         println!("{}", to_json(&loaded));
     } else {

@@ -1,6 +1,7 @@
 //! Terraform configuration (bpg/proxmox) to desired resources, with Terraform's diagnostics.
 //!
-//! Owns: reading the `*.tf` files of a project directory and the local modules it calls,
+//! Owns: reading the `*.tf` files of a project directory and the modules it calls (local ones,
+//! and remote ones its caller installed inside the checkout: [`remote`]),
 //! variables (tfvars precedence, `--var`/`--var-file`, type constraints with `optional()`),
 //! expression evaluation with unknown and sensitive values, Terraform's functions,
 //! `count`/`for_each`/`dynamic` expansion, the embedded resource schemas, and diagnostics.
@@ -33,6 +34,7 @@ pub mod limits;
 mod load;
 mod module;
 mod nesting;
+pub mod remote;
 pub mod schema;
 pub mod types;
 pub mod value;
@@ -46,6 +48,7 @@ pub use config::Lifecycle;
 pub use diag::{Diagnostic, Severity, SourceMap, Span};
 pub use expand::InstanceKey;
 pub use limits::Limits;
+pub use remote::{Installed, ModuleRequest, RemoteModules};
 pub use value::{Type, Value};
 pub use vars::CliVar;
 
@@ -62,6 +65,8 @@ pub struct Input {
     pub vars: Vec<CliVar>,
     /// What the load may read, expand and allocate.
     pub limits: Limits,
+    /// Remote module calls, installed inside the checkout beforehand (see [`module_requests`]).
+    pub modules: RemoteModules,
 }
 
 /// One resource instance of the desired state.
@@ -155,7 +160,7 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
     };
     let limits = &input.limits;
     let reader = checkout::CheckoutReader::new(checkout, limits);
-    let tree = load::load_tree(&reader, &root, &mut sources, &mut diags);
+    let (tree, _) = load::load_tree(&reader, &root, &input.modules, &mut sources, &mut diags);
     let ctx = eval::Ctx::new(
         sources,
         funcs::Sandbox::new(reader, root.clone()),
@@ -242,6 +247,19 @@ fn once_per_load(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
         None => true,
     });
     diagnostics
+}
+
+/// The remote module calls of a project that `input.modules` does not answer yet, once each.
+/// An installer answers them and asks again until none is left: an installed module may make
+/// remote calls of its own.
+pub fn module_requests(input: &Input) -> Vec<ModuleRequest> {
+    let mut diags = Vec::new();
+    let Some((checkout, root)) = locate(input, &mut diags) else {
+        return Vec::new();
+    };
+    let reader = checkout::CheckoutReader::new(checkout, &input.limits);
+    let mut sources = SourceMap::default();
+    load::load_tree(&reader, &root, &input.modules, &mut sources, &mut diags).1
 }
 
 /// Canonical checkout and root module directory, the latter confined to the former.

@@ -85,6 +85,7 @@ pub(super) fn decode_module(
         open_span: open,
         source: String::new(),
         source_span: sp.clone(),
+        version: None,
         count: None,
         for_each: None,
         depends_on: Vec::new(),
@@ -112,7 +113,15 @@ pub(super) fn decode_module(
             "count" => c.count = Some(e),
             "for_each" => c.for_each = Some(e),
             "depends_on" => c.depends_on = traversal_list(file, &a.value, diags),
-            "version" | "providers" => {}
+            "version" => match a.value.as_str() {
+                Some(v) => c.version = Some(v.to_owned()),
+                None => diags.push(Diagnostic::error(
+                    "Invalid version constraint",
+                    "A version constraint must be a literal string, like \"~> 1.2\".",
+                    e.span(),
+                )),
+            },
+            "providers" => {}
             other => c.args.push((
                 other.to_owned(),
                 span(file, a.key.span()).unwrap_or_else(|| sp.clone()),

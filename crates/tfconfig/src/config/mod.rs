@@ -85,6 +85,8 @@ pub(crate) struct ModuleCall {
     pub(crate) open_span: Span,
     pub(crate) source: String,
     pub(crate) source_span: Span,
+    /// The `version` constraint, a literal string (registry sources only).
+    pub(crate) version: Option<String>,
     pub(crate) count: Option<Expr>,
     pub(crate) for_each: Option<Expr>,
     pub(crate) depends_on: Vec<(String, Span)>,

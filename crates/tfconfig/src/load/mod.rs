@@ -14,6 +14,7 @@ use super::checkout::CheckoutReader;
 use super::config::{Module, decode_file};
 use super::diag::{Diagnostic, SourceMap, Span};
 use super::funcs::file::normalize;
+use super::remote::{Installed, ModuleRequest, RemoteModules, is_local};
 
 /// Deepest module nesting followed.
 const MAX_MODULE_DEPTH: usize = 16;
@@ -51,28 +52,36 @@ pub(crate) fn relative(from: &Path, to: &Path) -> String {
     }
 }
 
-/// Loads the module tree rooted at `root` (canonical, inside the reader's checkout).
+/// Loads the module tree rooted at `root` (canonical, inside the reader's checkout), remote
+/// calls from `remote`. Also returns the remote calls that `remote` does not answer.
 pub(crate) fn load_tree(
     reader: &CheckoutReader,
     root: &Path,
+    remote: &RemoteModules,
     sources: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
-) -> ModuleTree {
+) -> (ModuleTree, Vec<ModuleRequest>) {
     let mut loader = Loader {
         reader,
         root,
+        remote,
+        missing: Vec::new(),
         stack: Vec::new(),
         loaded: HashMap::new(),
         sources,
         diags,
     };
-    loader.dir(root)
+    let tree = loader.dir(root);
+    (tree, loader.missing)
 }
 
 /// One load of a module tree: the directories being loaded (for cycles) and those loaded.
 struct Loader<'a> {
     reader: &'a CheckoutReader,
     root: &'a Path,
+    remote: &'a RemoteModules,
+    /// Remote calls met that `remote` does not answer, in the order met, once each.
+    missing: Vec<ModuleRequest>,
     stack: Vec<PathBuf>,
     loaded: HashMap<PathBuf, Rc<ModuleTree>>,
     sources: &'a mut SourceMap,
@@ -121,21 +130,33 @@ impl Loader<'_> {
     /// removed (their diagnostic says why).
     fn children(&mut self, dir: &Path, config: &mut Module) -> BTreeMap<String, Rc<ModuleTree>> {
         let mut children = BTreeMap::new();
-        let calls: Vec<(String, String, Span)> = config
+        let calls: Vec<(String, String, Option<String>, Span)> = config
             .calls
             .values()
-            .map(|c| (c.name.clone(), c.source.clone(), c.source_span.clone()))
+            .map(|c| {
+                let version = c.version.clone();
+                (
+                    c.name.clone(),
+                    c.source.clone(),
+                    version,
+                    c.source_span.clone(),
+                )
+            })
             .collect();
-        for (name, source, span) in calls {
+        for (name, source, version, span) in calls {
             let call = Call {
                 dir,
                 name: &name,
                 source: &source,
+                version: version.as_deref(),
                 span: &span,
             };
-            let Some(child_dir) =
+            let resolved = if is_local(&source) {
                 resolve_source(self.reader.root(), &call, &self.stack, self.diags)
-            else {
+            } else {
+                self.remote(&call)
+            };
+            let Some(child_dir) = resolved else {
                 config.calls.remove(&name);
                 config.refused_calls.insert(name);
                 continue;
@@ -151,6 +172,52 @@ impl Loader<'_> {
             children.insert(name, child);
         }
         children
+    }
+
+    /// The installed directory of a remote call, confined to the checkout; a refused or
+    /// missing installation is a diagnostic (and a missing one is remembered).
+    fn remote(&mut self, call: &Call<'_>) -> Option<PathBuf> {
+        let request = ModuleRequest {
+            source: call.source.to_owned(),
+            version: call.version.map(str::to_owned),
+        };
+        let error = |summary: &str, detail: String| {
+            Diagnostic::error(summary, detail, Some(call.span.clone()))
+        };
+        match self.remote.get(&request) {
+            Some(Installed::Dir(dir)) => {
+                let real = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+                if !real.starts_with(self.reader.root()) || !real.is_dir() {
+                    self.diags.push(error("Module not installed", format!("Module \"{}\" was installed outside the checkout or its directory is gone; plan again.", call.name)));
+                    return None;
+                }
+                if self.stack.contains(&real) {
+                    self.diags.push(error("Module cycle", format!("Module \"{}\" calls {:?}, which is already being loaded: modules may not call themselves, directly or indirectly.", call.name, call.source)));
+                    return None;
+                }
+                if self.stack.len() >= MAX_MODULE_DEPTH {
+                    self.diags.push(error(
+                        "Module nesting too deep",
+                        format!(
+                            "Modules may be nested at most {MAX_MODULE_DEPTH} levels deep in atoll."
+                        ),
+                    ));
+                    return None;
+                }
+                Some(real)
+            }
+            Some(Installed::Refused { summary, detail }) => {
+                self.diags.push(error(summary, detail.clone()));
+                None
+            }
+            None => {
+                self.diags.push(error("Module not installed", format!("Module \"{}\" uses the remote source {:?}, which was not installed before this load: atoll validate, atoll plan and a pull request's plan install remote modules first, from the hosts and registries the modules: settings allow.", call.name, call.source)));
+                if !self.missing.contains(&request) {
+                    self.missing.push(request);
+                }
+                None
+            }
+        }
     }
 
     /// Reads, parses and decodes one file into `config` (JSON syntax converted first).
@@ -282,6 +349,7 @@ struct Call<'a> {
     dir: &'a Path,
     name: &'a str,
     source: &'a str,
+    version: Option<&'a str>,
     span: &'a Span,
 }
 
@@ -296,17 +364,18 @@ fn resolve_source(
         dir,
         name,
         source,
+        version,
         span,
     } = *call;
     let err = |summary: &str, detail: String, diags: &mut Vec<Diagnostic>| {
         diags.push(Diagnostic::error(summary, detail, Some(span.clone())));
         None
     };
-    if !(source.starts_with("./") || source.starts_with("../")) {
+    if version.is_some() {
         return err(
-            "Unsupported module source",
+            "Invalid registry module source address",
             format!(
-                "Module \"{name}\" uses the source {source:?}, but only local module sources are supported: atoll never runs \"terraform init\" to download modules. Use a path starting with \"./\" or \"../\" to a module inside this repository."
+                "Cannot apply a version constraint to module \"{name}\" because it has a relative local path."
             ),
             diags,
         );

@@ -164,15 +164,42 @@ pub(super) fn generate(spec: KeySpec) -> Result<BTreeMap<String, String>, String
 }
 
 /// The provider's `hashForState`: hex SHA-1 of the value with surrounding whitespace trimmed
-/// (Go's `strings.TrimSpace`, here over the DER bytes as the provider passes them).
+/// (Go's `strings.TrimSpace`, here over the DER bytes as the provider passes them: ASCII
+/// spaces, and the Unicode spaces a valid UTF-8 sequence at either end may spell, such as
+/// U+0085 or U+00A0; a byte that is not valid UTF-8 is never a space).
 fn state_id(der: &[u8]) -> String {
-    let is_space = |b: &u8| matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ');
-    let start = der.iter().position(|b| !is_space(b)).unwrap_or(der.len());
-    let end = der
-        .iter()
-        .rposition(|b| !is_space(b))
-        .map_or(start, |i| i + 1);
+    let mut start = 0;
+    while let Some((c, len)) = first_char(&der[start..]) {
+        if !c.is_whitespace() {
+            break;
+        }
+        start += len;
+    }
+    let mut end = der.len();
+    while end > start {
+        match last_char(&der[start..end]) {
+            Some((c, len)) if c.is_whitespace() => end -= len,
+            _ => break,
+        }
+    }
     hex::encode(Sha1::digest(&der[start..end]))
+}
+
+/// The character a valid UTF-8 sequence at the start of `bytes` spells, and its length.
+fn first_char(bytes: &[u8]) -> Option<(char, usize)> {
+    (1..=bytes.len().min(4)).find_map(|n| {
+        let c = std::str::from_utf8(&bytes[..n]).ok()?.chars().next()?;
+        Some((c, n))
+    })
+}
+
+/// The character a valid UTF-8 sequence at the end of `bytes` spells, and its length.
+fn last_char(bytes: &[u8]) -> Option<(char, usize)> {
+    (1..=bytes.len().min(4)).find_map(|n| {
+        let mut chars = std::str::from_utf8(&bytes[bytes.len() - n..]).ok()?.chars();
+        let c = chars.next()?;
+        chars.next().is_none().then_some((c, n))
+    })
 }
 
 type Failure = Box<dyn std::error::Error>;
@@ -321,5 +348,9 @@ mod tests {
     fn the_state_id_trims_as_go_trims_space() {
         assert_eq!(state_id(b" \tkey\n"), state_id(b"key"));
         assert_ne!(state_id(b"key\x01"), state_id(b"key"));
+        // U+00A0 and U+0085 as UTF-8 are spaces to Go; a lone 0xA0 byte is not.
+        assert_eq!(state_id(b"key\xc2\xa0"), state_id(b"key"));
+        assert_eq!(state_id(b"\xc2\x85key"), state_id(b"key"));
+        assert_ne!(state_id(b"key\xa0"), state_id(b"key"));
     }
 }

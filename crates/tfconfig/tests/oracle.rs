@@ -1,32 +1,55 @@
-//! The evaluator against real Terraform: every case of `tests/oracle/expressions.jsonl` is
-//! evaluated by atoll and compared with the answer Terraform 1.15 gave (`tests/oracle/
-//! answers.json`, recorded by `tests/oracle/record.py`, which the test command re-runs to check
-//! the recording). A case atoll answers differently must be listed in `divergences.txt` with
+//! The evaluator against real Terraform: every case of the `tests/oracle/*.jsonl` files (at the
+//! workspace root) is evaluated by atoll and compared with the answer Terraform 1.15 gave
+//! (`tests/oracle/answers.json`, recorded by `tests/oracle/record.py`, which the test command
+//! re-runs to check the recording). A case atoll answers differently must be listed in `divergences.txt` with
 //! its reason, and a listed case that agrees fails the test too, so the list stays true.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use atoll_tfconfig::{Value, evaluate_expression};
 use serde_json::Value as Json;
-use tfconfig::{Value, evaluate_expression};
 
 fn oracle_file(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/oracle")
-        .join(name);
+    let path = oracle_dir().join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn cases() -> Vec<(String, String)> {
-    oracle_file("expressions.jsonl")
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
-        .map(|l| {
-            let case: Json = serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}"));
+fn oracle_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/oracle")
+}
+
+/// One case: the file it comes from (its family), its name and its expression.
+struct Case {
+    file: String,
+    name: String,
+    expr: String,
+}
+
+/// Every case of every `*.jsonl` file, in file order.
+fn cases() -> Vec<Case> {
+    let mut files: Vec<String> = std::fs::read_dir(oracle_dir())
+        .expect("tests/oracle")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".jsonl"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for file in files {
+        for l in oracle_file(&file).lines() {
+            if l.trim().is_empty() || l.trim_start().starts_with("//") {
+                continue;
+            }
+            let case: Json = serde_json::from_str(l).unwrap_or_else(|e| panic!("{file}: {l}: {e}"));
             let field = |k: &str| case[k].as_str().expect(k).to_owned();
-            (field("name"), field("expr"))
-        })
-        .collect()
+            out.push(Case {
+                file: file.trim_end_matches(".jsonl").to_owned(),
+                name: field("name"),
+                expr: field("expr"),
+            });
+        }
+    }
+    out
 }
 
 /// `name: reason` per line; `#` starts a comment.
@@ -56,8 +79,13 @@ fn plain(v: &Value) -> Json {
     }
 }
 
-/// JSON equality with numbers compared by value (`1` and `1.0` are one number).
+/// JSON equality with numbers compared by value (`1` and `1.0` are one number). `b` is the
+/// recording's: a number no f64 holds is `{"$number": "<Terraform's text>"}` there, and agrees
+/// only with a number atoll prints as exactly that text.
 fn same(a: &Json, b: &Json) -> bool {
+    if let Some(text) = exact_number(b) {
+        return a.as_f64().is_some_and(|n| format!("{n}") == text);
+    }
     match (a, b) {
         (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
         (Json::Array(x), Json::Array(y)) => {
@@ -67,6 +95,14 @@ fn same(a: &Json, b: &Json) -> bool {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
         }
         _ => a == b,
+    }
+}
+
+/// The text of a recorded `{"$number": "..."}`.
+fn exact_number(v: &Json) -> Option<&str> {
+    match v.as_object() {
+        Some(o) if o.len() == 1 => o.get("$number")?.as_str(),
+        _ => None,
     }
 }
 
@@ -98,12 +134,19 @@ fn the_evaluator_agrees_with_terraform_on_every_case_but_the_listed_divergences(
     let cases = cases();
     let mut unexplained = Vec::new();
     let mut agree = 0;
-    for (name, expr) in &cases {
+    // Per file: (cases, agreeing).
+    let mut families: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for Case { file, name, expr } in &cases {
         let answer = answers
             .get(name)
             .unwrap_or_else(|| panic!("no recorded answer for {name}: run tests/oracle/record.py"));
+        let family = families.entry(file).or_default();
+        family.0 += 1;
         match (disagreement(expr, answer), known.contains_key(name)) {
-            (None, false) => agree += 1,
+            (None, false) => {
+                agree += 1;
+                family.1 += 1;
+            }
             (None, true) => unexplained.push(format!(
                 "{name}: agrees now; remove it from divergences.txt"
             )),
@@ -113,9 +156,12 @@ fn the_evaluator_agrees_with_terraform_on_every_case_but_the_listed_divergences(
     }
     for name in known.keys() {
         assert!(
-            cases.iter().any(|(n, _)| n == name),
+            cases.iter().any(|c| &c.name == name),
             "divergences.txt lists {name}, which is not a case"
         );
+    }
+    for (family, (all, agreeing)) in &families {
+        eprintln!("oracle: {family}: {agreeing} of {all} agree");
     }
     eprintln!(
         "oracle: atoll agrees with Terraform on {agree} of {} cases; {} known divergences",
