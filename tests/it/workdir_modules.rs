@@ -10,14 +10,14 @@ use atoll::workdir::modules::{ForgeHost, INSTALL_DIR, Installer, ModuleSettings}
 use tfconfig::{Input, Loaded, Value};
 
 /// A `git daemon` serving the repositories made under its base directory.
-struct GitServer {
+pub(crate) struct GitServer {
     base: tempfile::TempDir,
     port: u16,
     child: Child,
 }
 
 impl GitServer {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let base = tempfile::tempdir().expect("tmp");
         let port = free_port();
         let child = Command::new("git")
@@ -38,16 +38,16 @@ impl GitServer {
         Self { base, port, child }
     }
 
-    fn host(&self) -> String {
+    pub(crate) fn host(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
-    fn url(&self, repo: &str) -> String {
+    pub(crate) fn url(&self, repo: &str) -> String {
         format!("git://{}/{repo}.git", self.host())
     }
 
     /// Commits `files` to `repo` (made on first use) and tags the commit; its id.
-    fn commit(&self, repo: &str, files: &[(&str, &str)], tag: &str) -> String {
+    pub(crate) fn commit(&self, repo: &str, files: &[(&str, &str)], tag: &str) -> String {
         let dir = self.base.path().join(format!("{repo}.git"));
         if !dir.exists() {
             git(&dir, &["init", "-q", "-b", "main", "."]);
