@@ -44,13 +44,18 @@ pub async fn validate(args: tfconfig::cli::ValidateArgs, argv: Vec<String>) -> E
         Ok(input) => input,
         Err(code) => return code,
     };
-    let settings = match settings::load(None) {
-        Ok(s) => s,
-        Err(e) => return report(Err(anyhow::Error::msg(e))),
-    };
-    input.limits = settings.limits.clone();
-    if let Err(e) = install_modules(&settings, &mut input).await {
-        return report(Err(e));
+    // validate needs only `limits:` and `modules:`; a problem elsewhere in the settings (a
+    // Proxmox endpoint without credentials, say) must not stop it.
+    match settings::load(None) {
+        Ok(settings) => {
+            input.limits = settings.limits.clone();
+            if let Err(e) = install_modules(&settings, &mut input).await {
+                return report(Err(e));
+            }
+        }
+        Err(e) => eprintln!(
+            "Warning: the settings could not be read, so remote modules are not installed\n\n{e}\n"
+        ),
     }
     tokio::task::spawn_blocking(move || tfconfig::cli::report(&args, &input))
         .await

@@ -15,8 +15,8 @@
 //! each module directory is loaded once, module and resource instances are capped across the
 //! whole project, and evaluation spends a budget of value nodes and bytes.
 //!
-//! Known limits: numbers are `f64` (exact integers up to 2^53, not arbitrary precision);
-//! `length()` counts characters, not grapheme clusters; override files, provider-defined
+//! Known limits: numbers are `f64` (exact integers up to 2^53, not arbitrary precision; the
+//! oracle's `divergences.txt` lists where that shows); override files, provider-defined
 //! functions, `moved`/`import`/`removed`/`check` blocks and `dynamic` blocks in `.tf.json`
 //! are reported as unsupported; data sources and resource types other than the schemas in
 //! [`schema`] are diagnostics, not evaluated.
@@ -342,7 +342,8 @@ pub fn find_checkout(dir: &Path) -> PathBuf {
 }
 
 /// Evaluates one standalone expression: no references, all functions, and file functions that
-/// see an empty checkout. For tests, fuzzing and tooling; errors come back rendered.
+/// see an empty checkout. For tests, fuzzing and tooling; errors come back rendered. The value
+/// is checked as Terraform checks an output's: one holding an infinity (or NaN) is refused.
 pub fn evaluate_expression(src: &str) -> Result<Value, String> {
     let mut sources = SourceMap::default();
     let file = sources.add("<expression>".to_owned(), src.to_owned());
@@ -359,7 +360,16 @@ pub fn evaluate_expression(src: &str) -> Result<Value, String> {
         eval::Budget::new(limits.eval_values, limits.eval_memory_bytes),
     );
     let scope = eval::Scope::new(&ctx, &eval::NoNames, file);
-    scope
+    let value = scope
         .eval(&expr)
-        .map_err(|d| ctx.sources.borrow().render(&d))
+        .map_err(|d| ctx.sources.borrow().render(&d))?;
+    // As an output, the value must be storable: Terraform fails to serialise an infinity.
+    if value.contains_non_finite() {
+        return Err(
+            "Error: Invalid value\n\nThe value holds an infinite number (or no \
+                    number at all), which Terraform cannot store in state or show as an output."
+                .to_owned(),
+        );
+    }
+    Ok(value)
 }

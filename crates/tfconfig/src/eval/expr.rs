@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use hcl_edit::Span as _;
-use hcl_edit::expr::{Expression, ForExpr, FuncCall, ObjectKey, TraversalOperator};
+use hcl_edit::expr::{BinaryOperator, Expression, ForExpr, FuncCall, ObjectKey, TraversalOperator};
 
 use super::super::funcs;
 use super::super::value::{Type, Value, quote};
@@ -19,7 +19,7 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
         Expression::Number(n) => Ok(Value::Number(n.value().as_f64().unwrap_or(f64::NAN))),
         Expression::String(st) => {
             s.charge_bytes(st.value().len() as u64 + super::NODE_BYTES, e.span())?;
-            Ok(Value::String(st.value().clone()))
+            Ok(Value::String(crate::value::nfc(st.value().clone())))
         }
         Expression::Array(items) => {
             s.charge(items.len() as u64, e.span())?;
@@ -49,14 +49,14 @@ pub(super) fn eval(s: &Scope<'_>, e: &Expression) -> Result<Value, Diagnostic> {
         }
         Expression::BinaryOp(b) => {
             let op = *b.operator.value();
-            let lhs = s.eval(&b.lhs_expr)?;
-            // Like Terraform since 1.12, `&&` and `||` short-circuit: a known left operand
-            // that decides the result leaves the right one unevaluated (`v == null || ...`).
-            if let Some(decided) = ops::short_circuit(op, &lhs) {
-                return Ok(decided);
+            let ranges = (b.lhs_expr.span(), b.rhs_expr.span());
+            if matches!(op, BinaryOperator::And | BinaryOperator::Or) {
+                let (lhs, rhs) = (s.eval(&b.lhs_expr), s.eval(&b.rhs_expr));
+                return ops::logical(s, op, lhs, rhs, ranges);
             }
+            let lhs = s.eval(&b.lhs_expr)?;
             let rhs = s.eval(&b.rhs_expr)?;
-            ops::binary(s, op, lhs, rhs, (b.lhs_expr.span(), b.rhs_expr.span()))
+            ops::binary(s, op, lhs, rhs, ranges)
         }
         Expression::ForExpr(f) => eval_for(s, f),
     }
@@ -73,6 +73,8 @@ fn eval_object(
     for (k, v) in obj.iter() {
         let key = match k {
             ObjectKey::Ident(id) => id.as_str().to_owned(),
+            // A bare `null` key is its name, like any other bare word.
+            ObjectKey::Expression(Expression::Null(_)) => "null".to_owned(),
             ObjectKey::Expression(ke) => {
                 let (kv, m) = s.eval(ke)?.into_unmarked();
                 marked |= m;
@@ -114,9 +116,12 @@ fn eval_conditional(s: &Scope<'_>, c: &hcl_edit::expr::Conditional) -> Result<Va
             };
             let v = s.eval(chosen)?;
             // Terraform gives both results one type: the other one is evaluated for its type
-            // only, and its errors do not count (`true ? 1 : "a"` is "1").
-            let other_ty = s.eval(other).map_or(Type::Dynamic, |o| o.ty());
-            Ok(conditional_type(s, c, v, &other_ty, b)?.mark(marked))
+            // (and its mark, which the result carries too) only, and its errors do not count
+            // (`true ? 1 : "a"` is "1").
+            let (other_ty, other_marked) = s
+                .eval(other)
+                .map_or((Type::Dynamic, false), |o| (o.ty(), o.unmark().1));
+            Ok(conditional_type(s, c, v, &other_ty, b)?.mark(marked || other_marked))
         }
         Value::Unknown(_) => {
             let t = s
@@ -149,7 +154,7 @@ fn conditional_type(
     chose_true: bool,
 ) -> Result<Value, Diagnostic> {
     let mine = v.ty();
-    match crate::types::unify(&[mine.clone(), other.clone()]) {
+    match crate::types::unify_unsafe(&[mine.clone(), other.clone()]) {
         Some(t) if t != mine => {
             let c = crate::types::Constraint::from_type(&t);
             Ok(crate::types::convert(v.clone(), &c).unwrap_or(v))
@@ -184,8 +189,9 @@ fn eval_call(s: &Scope<'_>, call: &FuncCall, e: &Expression) -> Result<Value, Di
             e.span(),
         ));
     }
-    if call.name.is_namespaced() {
-        let ns: Vec<&str> = call.name.namespace.iter().map(|n| n.as_str()).collect();
+    let ns: Vec<&str> = call.name.namespace.iter().map(|n| n.as_str()).collect();
+    // `core::` names Terraform's own functions; any other namespace is a provider's.
+    if call.name.is_namespaced() && ns != ["core"] {
         return Err(s.error(
             "Call to unknown function",
             format!("There is no function named \"{}::{name}\": provider-defined functions are not supported by atoll.", ns.join("::")),
@@ -208,8 +214,10 @@ fn eval_call(s: &Scope<'_>, call: &FuncCall, e: &Expression) -> Result<Value, Di
                 e.span(),
             ));
         };
-        match last.unmark().0.as_seq() {
-            Some(items) => vals.extend(items.iter().cloned()),
+        // A marked collection marks each of its elements when expanded.
+        let (last, marked) = last.into_unmarked();
+        match last.as_seq() {
+            Some(items) => vals.extend(items.iter().map(|v| v.clone().mark(marked))),
             None => return Err(s.error(
                 "Invalid expanding argument value",
                 "The expanding argument (indicated by ...) must be of a tuple, list, or set type.",
@@ -267,6 +275,8 @@ struct ForOut {
     list: Vec<Value>,
     obj: BTreeMap<String, Value>,
     groups: BTreeMap<String, Vec<Value>>,
+    /// A sensitive condition or key marks the whole result.
+    marked: bool,
 }
 
 fn eval_for(s: &Scope<'_>, f: &ForExpr) -> Result<Value, Diagnostic> {
@@ -304,7 +314,7 @@ fn eval_for(s: &Scope<'_>, f: &ForExpr) -> Result<Value, Diagnostic> {
         ),
         Some(_) => Value::Object(out.obj),
     };
-    Ok(result.mark(marked))
+    Ok(result.mark(marked || out.marked))
 }
 
 /// `for` over a collection borrowed from the names: each element is bound by reference, so
@@ -353,7 +363,7 @@ fn eval_for_borrowed<'a>(
         ),
         Some(_) => Value::Object(out.obj),
     };
-    Ok(Some(result.mark(marked)))
+    Ok(Some(result.mark(marked || out.marked)))
 }
 
 enum Step {
@@ -364,7 +374,14 @@ enum Step {
 /// One iteration of a `for` expression: condition, value and key.
 fn for_item(child: &Scope<'_>, f: &ForExpr, out: &mut ForOut) -> Result<Step, Diagnostic> {
     if let Some(cond) = &f.cond {
-        match child.eval(&cond.expr)?.into_unmarked().0 {
+        let (cv, marked) = child.eval(&cond.expr)?.into_unmarked();
+        out.marked |= marked;
+        let cv = match cv {
+            Value::String(_) => crate::types::convert(cv, &crate::types::Constraint::Bool)
+                .unwrap_or(Value::Null(Type::Bool)),
+            other => other,
+        };
+        match cv {
             Value::Bool(true) => {}
             Value::Bool(false) => return Ok(Step::Next),
             Value::Unknown(_) => return Ok(Step::Unknown),
@@ -382,7 +399,9 @@ fn for_item(child: &Scope<'_>, f: &ForExpr, out: &mut ForOut) -> Result<Step, Di
         out.list.push(value);
         return Ok(Step::Next);
     };
-    let key = match child.eval(ke)?.into_unmarked().0 {
+    let (kv, marked) = child.eval(ke)?.into_unmarked();
+    out.marked |= marked;
+    let key = match kv {
         Value::String(k) => k,
         Value::Number(n) => super::super::value::format_number(n),
         Value::Bool(b) => b.to_string(),

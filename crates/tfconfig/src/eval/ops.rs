@@ -61,25 +61,73 @@ pub(super) fn unary(
     Ok(out.mark(marked))
 }
 
-/// The result of `lhs && ...` or `lhs || ...` when `lhs` alone decides it: `false` for `&&`,
-/// `true` for `||` (a string `"false"` converts as Terraform converts it), keeping its marks.
-pub(super) fn short_circuit(op: BinaryOperator, lhs: &Value) -> Option<Value> {
-    let deciding = match op {
-        BinaryOperator::And => false,
-        BinaryOperator::Or => true,
-        _ => return None,
+/// One operand of `&&` or `||`, converted to bool: its value, its mark and the error that
+/// evaluating it gave (an operand that failed is unknown). A value that does not convert to
+/// bool is an error at once.
+fn logical_operand(
+    s: &Scope<'_>,
+    v: Result<Value, Diagnostic>,
+    side: &str,
+    range: R,
+) -> Result<(Value, bool, Option<Diagnostic>), Diagnostic> {
+    let v = match v {
+        Ok(v) => v,
+        Err(d) => return Ok((Value::Unknown(Type::Bool), false, Some(d))),
     };
-    let (value, marked) = match lhs {
-        Value::Sensitive(inner) => (inner.as_ref(), true),
-        v => (v, false),
+    let (v, marked) = v.into_unmarked();
+    let v = match v {
+        Value::Null(_) => Value::Null(Type::Bool),
+        Value::Unknown(_) => Value::Unknown(Type::Bool),
+        v => operand(s, v, &Constraint::Bool, side, range)?,
     };
-    // Only a bool, or a string that converts to one, can decide; nothing else is copied.
-    let b = match value {
-        Value::Bool(b) => *b,
-        Value::String(_) => convert(value.clone(), &Constraint::Bool).ok()?.as_bool()?,
-        _ => return None,
+    Ok((v, marked, None))
+}
+
+/// `&&` and `||` as HCL evaluates them: both operands are evaluated, and one known operand
+/// that decides the result (`false` for `&&`, `true` for `||`) makes it, whatever error the
+/// other gave (`v == null || v.x`). A null counts as false there.
+pub(super) fn logical(
+    s: &Scope<'_>,
+    op: BinaryOperator,
+    lhs: Result<Value, Diagnostic>,
+    rhs: Result<Value, Diagnostic>,
+    ranges: (R, R),
+) -> Result<Value, Diagnostic> {
+    let (l, lm, lerr) = logical_operand(s, lhs, "left", ranges.0.clone())?;
+    let (r, rm, rerr) = logical_operand(s, rhs, "right", ranges.1)?;
+    let marked = lm || rm;
+    let deciding = op == BinaryOperator::Or;
+    let decides = |v: &Value| match v {
+        Value::Bool(b) => *b == deciding,
+        Value::Null(_) => !deciding,
+        _ => false,
     };
-    (b == deciding).then(|| Value::Bool(b).mark(marked))
+    let known = |v: &Value| !v.is_unknown();
+    let unknown = || Ok(Value::Unknown(Type::Bool).mark(marked));
+    if !known(&l) && !known(&r) && lerr.is_none() {
+        return unknown();
+    }
+    if (known(&l) && decides(&l)) || (known(&r) && decides(&r)) {
+        return Ok(Value::Bool(deciding).mark(marked));
+    }
+    // The other side known and not deciding: an unknown one decides, with its own errors.
+    if !known(&l) && known(&r) {
+        return lerr.map_or_else(unknown, Err);
+    }
+    if !known(&r) && known(&l) {
+        return rerr.map_or_else(unknown, Err);
+    }
+    if let Some(e) = lerr.or(rerr) {
+        return Err(e);
+    }
+    match (l.as_bool(), r.as_bool()) {
+        (Some(a), Some(b)) => Ok(Value::Bool(if deciding { a || b } else { a && b }).mark(marked)),
+        _ => Err(s.error(
+            "Operation failed",
+            "Error during operation: argument must not be null.",
+            ranges.0,
+        )),
+    }
 }
 
 pub(super) fn binary(
@@ -102,19 +150,7 @@ pub(super) fn binary(
             }
         }
         BinaryOperator::And | BinaryOperator::Or => {
-            let a = operand(s, l, &Constraint::Bool, "left", ranges.0.clone())?;
-            let b = operand(s, r, &Constraint::Bool, "right", ranges.1)?;
-            match (a.as_bool(), b.as_bool(), op) {
-                (Some(false), _, BinaryOperator::And) | (_, Some(false), BinaryOperator::And) => {
-                    Value::Bool(false)
-                }
-                (Some(true), _, BinaryOperator::Or) | (_, Some(true), BinaryOperator::Or) => {
-                    Value::Bool(true)
-                }
-                (Some(x), Some(y), BinaryOperator::And) => Value::Bool(x && y),
-                (Some(x), Some(y), _) => Value::Bool(x || y),
-                _ => Value::Unknown(Type::Bool),
-            }
+            return logical(s, op, Ok(l.mark(lm)), Ok(r.mark(rm)), ranges);
         }
         _ => {
             let a = operand(s, l, &Constraint::Number, "left", ranges.0)?;
@@ -154,25 +190,22 @@ fn arith(
         BinaryOperator::Plus => Value::Number(x + y),
         BinaryOperator::Minus => Value::Number(x - y),
         BinaryOperator::Mul => Value::Number(x * y),
-        BinaryOperator::Div | BinaryOperator::Mod if y == 0.0 => {
-            let what = if op == BinaryOperator::Div {
-                "Can't divide by zero."
-            } else {
-                "Can't use modulo by zero."
-            };
+        BinaryOperator::Div if y == 0.0 => {
             return Err(s.error(
                 "Error in function call",
-                format!(
-                    "Call to function \"{}\" failed: {what}",
-                    if op == BinaryOperator::Div {
-                        "divide"
-                    } else {
-                        "modulo"
-                    }
-                ),
+                "Call to function \"divide\" failed: Can't divide by zero.",
                 rrange,
             ));
         }
+        // cty: a modulo by zero is the dividend; an infinite operand is an error.
+        BinaryOperator::Mod if x.is_infinite() || y.is_infinite() => {
+            return Err(s.error(
+                "Error in function call",
+                "Call to function \"modulo\" failed: can't use modulo with an infinite number.",
+                rrange,
+            ));
+        }
+        BinaryOperator::Mod if y == 0.0 => Value::Number(x),
         BinaryOperator::Div => Value::Number(x / y),
         BinaryOperator::Mod => Value::Number(x % y),
         BinaryOperator::Less => Value::Bool(x < y),

@@ -101,11 +101,32 @@ pub(super) fn apply_ops(
                         })
                         .map_or(ops.len(), |p| i + 1 + p)
                 };
-                v = splat(s, v, &ops[i + 1..end])?;
+                if !full
+                    && let Some(next) = ops.get(end)
+                    && matches!(next.value(), TraversalOperator::AttrSplat(_))
+                {
+                    return Err(s.error(
+                        "Nested splat expression not allowed",
+                        "A splat expression (*) cannot be used inside another attribute-only splat expression.",
+                        next.span(),
+                    ));
+                }
+                v = splat(s, v, &ops[i + 1..end], op.span())?;
                 i = end;
                 continue;
             }
             TraversalOperator::GetAttr(name) => v = get_attr(s, v, name.as_str(), op.span())?,
+            TraversalOperator::LegacyIndex(_)
+                if ops
+                    .get(i + 1)
+                    .is_some_and(|o| matches!(o.value(), TraversalOperator::LegacyIndex(_))) =>
+            {
+                return Err(s.error(
+                    "Invalid legacy index syntax",
+                    "When using the legacy index syntax, chaining two indexes together is not permitted. Use the proper index syntax instead, like [1][0].",
+                    op.span(),
+                ));
+            }
             TraversalOperator::LegacyIndex(n) => {
                 v = index(s, v, Value::Number(*n.value() as f64), op.span())?;
             }
@@ -119,22 +140,47 @@ pub(super) fn apply_ops(
     Ok(v)
 }
 
+/// HCL's splat: over a list or a set it makes a list (whose elements must then be of one
+/// type), over a tuple a tuple, and any other value is taken as a one-element tuple (a null
+/// one as an empty tuple, but a null sequence is an error).
 fn splat(
     s: &Scope<'_>,
     v: Value,
     ops: &[Decorated<TraversalOperator>],
+    range: Option<std::ops::Range<usize>>,
 ) -> Result<Value, Diagnostic> {
     let (v, marked) = v.into_unmarked();
     let out = match v {
+        Value::Null(Type::List(_) | Type::Set(_) | Type::Tuple(_)) => {
+            return Err(s.error(
+                "Splat of null value",
+                "Splat expressions (with the * symbol) cannot be applied to null sequences.",
+                range,
+            ));
+        }
         Value::Null(_) => Value::Tuple(Vec::new()),
         Value::Unknown(_) => Value::Unknown(Type::Dynamic),
-        Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            for item in items {
-                out.push(apply_ops(s, item, ops)?);
+        Value::List(_, items) | Value::Set(_, items) => {
+            let out = items
+                .into_iter()
+                .map(|item| apply_ops(s, item, ops))
+                .collect::<Result<Vec<_>, _>>()?;
+            let elem = out.first().map_or(Type::Dynamic, Value::ty);
+            if out.iter().any(|v| v.ty() != elem) {
+                return Err(s.error(
+                    "Invalid nested splat expressions",
+                    "The second level of splat expression produced elements of different types, so it isn't possible to construct a valid list to represent the top-level result.",
+                    range,
+                ));
             }
-            Value::Tuple(out)
+            Value::List(elem, out)
         }
+        Value::Tuple(items) => Value::Tuple(
+            items
+                .into_iter()
+                .map(|item| apply_ops(s, item, ops))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
         other => Value::Tuple(vec![apply_ops(s, other, ops)?]),
     };
     Ok(out.mark(marked))
@@ -242,9 +288,11 @@ pub(super) fn index(
         Value::Unknown(Type::List(t) | Type::Map(t)) => Value::Unknown(*t),
         Value::Unknown(_) => Value::Unknown(Type::Dynamic),
         Value::Map(_, mut m) | Value::Object(mut m) => {
+            // A number or bool key converts to a string (`{"true" = 1}[true]`).
             let k = match key {
                 Value::String(k) => k,
-                Value::Number(n) => super::super::value::format_number(n),
+                Value::Number(n) => crate::value::format_number(n),
+                Value::Bool(b) => b.to_string(),
                 _ => {
                     return Err(invalid(
                         "The given key does not identify an element in this collection value: string required.",

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use unicode_segmentation::UnicodeSegmentation as _;
 
-use super::{FnError, FnResult, fits, int_arg, seq_arg, string_arg};
-use crate::eval::{NODE_BYTES, measure, ops_equals};
+use super::{FnError, FnResult, fits, int_arg, seq_arg, sets, string_arg};
+use crate::eval::{NODE_BYTES, ops_equals};
 use crate::types::{Constraint, convert, unify_values};
 use crate::value::{Type, Value, compare};
 
@@ -17,7 +17,7 @@ pub(crate) const MAX_ELEMENTS: usize = 1_000_000;
 pub(super) fn call(name: &str, args: Vec<Value>, room: u64) -> Option<FnResult> {
     let r = match name {
         "length" => length(&args),
-        "concat" => concat(&args),
+        "concat" => sets::concat(&args),
         "merge" => merge(args),
         "lookup" => lookup(&args),
         "element" => element(&args),
@@ -30,40 +30,33 @@ pub(super) fn call(name: &str, args: Vec<Value>, room: u64) -> Option<FnResult> 
         "values" => map_of(&args, 0).map(|m| Value::Tuple(m.values().cloned().collect())),
         "zipmap" => zipmap(&args),
         "chunklist" => chunklist(&args),
-        "matchkeys" => matchkeys(&args),
-        "reverse" => seq_arg(&args, 0).map(|s| Value::Tuple(s.iter().rev().cloned().collect())),
+        "matchkeys" => sets::matchkeys(&args),
+        "reverse" => seq_arg(&args, 0).map(|s| like(&args[0], s.iter().rev().cloned().collect())),
         "one" => one(&args),
         "flatten" => flatten(&args),
         "distinct" => seq_arg(&args, 0).map(|s| {
-            let mut seen = Members::default();
+            let mut seen = sets::Members::default();
             let mut out: Vec<Value> = Vec::new();
             for v in unified(s.to_vec()) {
                 if seen.insert(&v) {
                     out.push(v);
                 }
             }
-            Value::Tuple(out)
+            like(&args[0], out)
         }),
-        "compact" => seq_arg(&args, 0).map(|s| {
-            Value::List(
-                Type::String,
-                s.iter()
-                    .filter(|v| !v.is_null() && v.as_str() != Some(""))
-                    .cloned()
-                    .collect(),
-            )
-        }),
+        "compact" => sets::compact(&args),
         "tolist" => to(&args, Constraint::List(Box::new(Constraint::Any)), "list"),
         "toset" => to(&args, Constraint::Set(Box::new(Constraint::Any)), "set"),
         "tomap" => to(&args, Constraint::Map(Box::new(Constraint::Any)), "map"),
         "slice" => slice(&args),
-        "setunion" | "setintersection" | "setsubtract" => setop(name, &args),
-        "setproduct" => setproduct(&args, room),
+        "setunion" | "setintersection" | "setsubtract" => sets::setop(name, &args),
+        "setproduct" => sets::setproduct(&args, room),
         "coalescelist" => args
             .iter()
             .find(|a| a.as_seq().is_some_and(|s| !s.is_empty()))
             .cloned()
             .ok_or_else(|| FnError::Call("no non-null arguments".into())),
+        "contains" if args[1].is_null() => Err(FnError::Arg(1, "argument must not be null".into())),
         "contains" => {
             seq_arg(&args, 0).map(|s| Value::Bool(s.iter().any(|v| ops_equals(v, &args[1]))))
         }
@@ -73,12 +66,8 @@ pub(super) fn call(name: &str, args: Vec<Value>, room: u64) -> Option<FnResult> 
                 .map(|i| Value::Number(i as f64))
                 .ok_or_else(|| FnError::Call("item not found".into()))
         }),
-        "alltrue" => {
-            seq_arg(&args, 0).map(|s| Value::Bool(s.iter().all(|v| truthy(v) == Some(true))))
-        }
-        "anytrue" => {
-            seq_arg(&args, 0).map(|s| Value::Bool(s.iter().any(|v| truthy(v) == Some(true))))
-        }
+        "alltrue" => bools(&args).map(|b| Value::Bool(b.iter().all(|b| *b == Some(true)))),
+        "anytrue" => bools(&args).map(|b| Value::Bool(b.contains(&Some(true)))),
         "sort" => sort(&args),
         "coalesce" => coalesce(&args),
         "transpose" => transpose(&args, room),
@@ -87,12 +76,17 @@ pub(super) fn call(name: &str, args: Vec<Value>, room: u64) -> Option<FnResult> 
     Some(r)
 }
 
-fn truthy(v: &Value) -> Option<bool> {
-    match v {
-        Value::Bool(b) => Some(*b),
-        Value::String(s) if s == "true" => Some(true),
-        _ => Some(false),
-    }
+/// The elements of a list of bools (`None` for a null one), converted as Terraform converts
+/// them (`"true"` is true; `0` is refused).
+fn bools(args: &[Value]) -> Result<Vec<Option<bool>>, FnError> {
+    seq_arg(args, 0)?
+        .iter()
+        .map(|v| match convert(v.clone(), &Constraint::Bool) {
+            Ok(Value::Bool(b)) => Ok(Some(b)),
+            Ok(_) => Ok(None),
+            Err(e) => Err(FnError::Arg(0, e.message())),
+        })
+        .collect()
 }
 
 fn length(args: &[Value]) -> FnResult {
@@ -109,19 +103,6 @@ fn length(args: &[Value]) -> FnResult {
     }
 }
 
-fn concat(args: &[Value]) -> FnResult {
-    let mut out = Vec::new();
-    for i in 0..args.len() {
-        out.extend(
-            seq_arg(args, i)
-                .map_err(|_| FnError::Arg(i, "all arguments must be lists or tuples".into()))?
-                .iter()
-                .cloned(),
-        );
-    }
-    Ok(Value::Tuple(out))
-}
-
 fn map_of(args: &[Value], i: usize) -> Result<&BTreeMap<String, Value>, FnError> {
     args.get(i)
         .and_then(Value::as_map)
@@ -133,7 +114,8 @@ fn merge(args: Vec<Value>) -> FnResult {
     let mut all_maps = true;
     for (i, a) in args.into_iter().enumerate() {
         match a {
-            Value::Null(_) => {}
+            // A null map or object adds nothing; a null of another type is refused.
+            Value::Null(Type::Dynamic | Type::Map(_) | Type::Object(_)) => {}
             Value::Map(_, m) => out.extend(m),
             Value::Object(m) => {
                 all_maps = false;
@@ -155,9 +137,22 @@ fn merge(args: Vec<Value>) -> FnResult {
 fn lookup(args: &[Value]) -> FnResult {
     let m = map_of(args, 0)?;
     let k = string_arg(args, 1)?;
-    match (m.get(&k), args.get(2)) {
+    // A map's default converts to the map's element type (`lookup(m, k, -1)` is `"-1"`),
+    // whether or not it is used.
+    let default = match (&args[0], args.get(2)) {
+        (Value::Map(t, _), Some(d)) if *t != Type::Dynamic => {
+            Some(convert(d.clone(), &Constraint::from_type(t)).map_err(|_| {
+                FnError::Arg(
+                    2,
+                    "the default value must have the same type as the map elements".into(),
+                )
+            })?)
+        }
+        (_, d) => d.cloned(),
+    };
+    match (m.get(&k), default) {
         (Some(v), _) => Ok(v.clone()),
-        (None, Some(d)) => Ok(d.clone()),
+        (None, Some(d)) => Ok(d),
         (None, None) => Err(FnError::Call(format!(
             "lookup failed to find key {}",
             crate::value::quote(&k)
@@ -199,31 +194,6 @@ fn chunklist(args: &[Value]) -> FnResult {
     ))
 }
 
-/// `matchkeys(values, keys, searchset)`: the values whose key (same index) is in `searchset`.
-fn matchkeys(args: &[Value]) -> FnResult {
-    let values = seq_arg(args, 0)?;
-    let keys = seq_arg(args, 1)?;
-    let search = seq_arg(args, 2)?;
-    if values.len() != keys.len() {
-        return Err(FnError::Call(
-            "length of keys and values should be equal".into(),
-        ));
-    }
-    // One pass over each list (a pull request chooses their lengths), as the set functions do.
-    let mut wanted = Members::default();
-    for s in search {
-        wanted.insert(s);
-    }
-    Ok(Value::Tuple(
-        values
-            .iter()
-            .zip(keys)
-            .filter(|(_, k)| wanted.contains(k))
-            .map(|(v, _)| v.clone())
-            .collect(),
-    ))
-}
-
 fn zipmap(args: &[Value]) -> FnResult {
     let ks = seq_arg(args, 0)?;
     let vs = seq_arg(args, 1)?;
@@ -235,14 +205,18 @@ fn zipmap(args: &[Value]) -> FnResult {
         )));
     }
     let mut out = BTreeMap::new();
+    // A sensitive key marks the whole result, which is a map keyed by it.
+    let mut marked = false;
     for (k, v) in ks.iter().zip(vs) {
+        let (k, m) = k.unmark();
+        marked |= m;
         out.insert(
             string_arg(std::slice::from_ref(k), 0)
                 .map_err(|_| FnError::Arg(0, "keys must be strings".into()))?,
             v.clone(),
         );
     }
-    Ok(Value::Object(out))
+    Ok(Value::Object(out).mark(marked))
 }
 
 fn one(args: &[Value]) -> FnResult {
@@ -258,16 +232,26 @@ fn one(args: &[Value]) -> FnResult {
 }
 
 fn flatten(args: &[Value]) -> FnResult {
-    fn go(v: &[Value], out: &mut Vec<Value>, depth: usize) -> Result<(), FnError> {
+    /// `marked`: a sensitive list flattened into the result marks the result.
+    fn go(
+        v: &[Value],
+        out: &mut Vec<Value>,
+        depth: usize,
+        marked: &mut bool,
+    ) -> Result<(), FnError> {
         if depth > 64 {
             return Err(FnError::Call(
                 "lists are nested too deeply to flatten".into(),
             ));
         }
         for x in v {
-            match x.as_seq() {
-                Some(inner) if !matches!(x, Value::Sensitive(_)) => go(inner, out, depth + 1)?,
-                _ => out.push(x.clone()),
+            let (inner, m) = x.unmark();
+            match inner.as_seq() {
+                Some(inner) => {
+                    *marked |= m;
+                    go(inner, out, depth + 1, marked)?;
+                }
+                None => out.push(x.clone()),
             }
             if out.len() > MAX_ELEMENTS {
                 return Err(FnError::Call(
@@ -278,8 +262,9 @@ fn flatten(args: &[Value]) -> FnResult {
         Ok(())
     }
     let mut out = Vec::new();
-    go(seq_arg(args, 0)?, &mut out, 0)?;
-    Ok(Value::Tuple(out))
+    let mut marked = false;
+    go(seq_arg(args, 0)?, &mut out, 0, &mut marked)?;
+    Ok(Value::Tuple(out).mark(marked))
 }
 
 fn to(args: &[Value], c: Constraint, what: &str) -> FnResult {
@@ -317,7 +302,16 @@ fn slice(args: &[Value]) -> FnResult {
             s.len()
         )));
     }
-    Ok(Value::Tuple(s[a as usize..b as usize].to_vec()))
+    Ok(like(&args[0], s[a as usize..b as usize].to_vec()))
+}
+
+/// `items` as a list of `arg`'s element type when `arg` is a list or a set (so an empty one
+/// keeps its type), else as a tuple.
+fn like(arg: &Value, items: Vec<Value>) -> Value {
+    match arg {
+        Value::List(t, _) | Value::Set(t, _) => Value::List(t.clone(), items),
+        _ => Value::Tuple(items),
+    }
 }
 
 /// `values` converted to their common type (as they are when there is none).
@@ -332,22 +326,6 @@ fn unified(values: Vec<Value>) -> Vec<Value> {
         .collect()
 }
 
-/// `values` converted to the common type of every element of every sequence in `args`.
-fn unified_with(values: Vec<Value>, args: &[Value]) -> Result<Vec<Value>, FnError> {
-    let mut every = Vec::new();
-    for i in 0..args.len() {
-        every.extend(seq_arg(args, i)?.iter().cloned());
-    }
-    let Some(ty) = unify_values(&every) else {
-        return Ok(values);
-    };
-    let c = Constraint::from_type(&ty);
-    Ok(values
-        .into_iter()
-        .map(|v| convert(v.clone(), &c).unwrap_or(v))
-        .collect())
-}
-
 /// `coalesce(...)`: the first argument that is not null or `""`, converted to the arguments'
 /// common type (`coalesce(1, "a")` is `"1"`).
 fn coalesce(args: &[Value]) -> FnResult {
@@ -360,75 +338,6 @@ fn coalesce(args: &[Value]) -> FnResult {
         FnError::Call("all arguments must have the same type (or convert to one)".into())
     })?;
     Ok(convert(first.clone(), &Constraint::from_type(&ty)).unwrap_or(first))
-}
-
-fn setop(name: &str, args: &[Value]) -> FnResult {
-    // Every element of every argument converts to one type first (`["1"]` and `[1]` meet).
-    let mut all = Vec::new();
-    for i in 0..args.len() {
-        all.push(unified_with(seq_arg(args, i)?.to_vec(), args)?);
-    }
-    let mut acc: Vec<Value> = all[0].clone();
-    for other in &all[1..] {
-        if name == "setunion" {
-            acc.extend(other.iter().cloned());
-            continue;
-        }
-        let mut members = Members::default();
-        for o in other {
-            members.insert(o);
-        }
-        let keep = name == "setintersection";
-        acc.retain(|v| members.contains(v) == keep);
-    }
-    let elem = acc.first().map_or(Type::Dynamic, Value::ty);
-    Ok(Value::new_set(elem, acc))
-}
-
-/// The bytes `setproduct` would build: every element of argument `i` appears in
-/// `product / len(i)` tuples, and there are `product` tuples.
-fn setproduct_bytes(args: &[Value], room: u64) -> Result<u64, FnError> {
-    let mut product: u64 = 1;
-    for i in 0..args.len() {
-        product = product.saturating_mul(seq_arg(args, i)?.len() as u64);
-    }
-    let mut total = product.saturating_mul(NODE_BYTES);
-    for i in 0..args.len() {
-        let s = seq_arg(args, i)?;
-        if s.is_empty() {
-            return Ok(0);
-        }
-        let bytes: u64 = s.iter().map(|v| measure(v, u64::MAX, room).bytes).sum();
-        total = total.saturating_add((product / s.len() as u64).saturating_mul(bytes));
-    }
-    Ok(total)
-}
-
-fn setproduct(args: &[Value], room: u64) -> FnResult {
-    fits(setproduct_bytes(args, room)?, room)?;
-    let mut acc: Vec<Vec<Value>> = vec![Vec::new()];
-    for i in 0..args.len() {
-        let s = seq_arg(args, i)?;
-        if acc.len().saturating_mul(s.len()) > MAX_ELEMENTS {
-            return Err(FnError::Call(
-                "the result would have too many elements".into(),
-            ));
-        }
-        acc = acc
-            .into_iter()
-            .flat_map(|prefix| {
-                s.iter().map(move |v| {
-                    let mut p = prefix.clone();
-                    p.push(v.clone());
-                    p
-                })
-            })
-            .collect();
-    }
-    Ok(Value::List(
-        Type::Dynamic,
-        acc.into_iter().map(Value::Tuple).collect(),
-    ))
 }
 
 fn sort(args: &[Value]) -> FnResult {
@@ -456,16 +365,22 @@ fn transpose(args: &[Value], room: u64) -> FnResult {
         .fold(0, u64::saturating_add);
     fits(repeated, room)?;
     let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    // Any sensitive list or element marks the whole result.
+    let mut marked = false;
     for (k, v) in m {
+        let (v, m) = v.unmark();
+        marked |= m;
         for x in v
             .as_seq()
             .ok_or_else(|| FnError::Arg(0, "map of list of string required".into()))?
         {
+            let (x, m) = x.unmark();
+            marked |= m;
             let key = string_arg(std::slice::from_ref(x), 0)?;
             out.entry(key).or_default().push(Value::string(k.clone()));
         }
     }
-    Ok(Value::Map(
+    let out = Value::Map(
         Type::List(Box::new(Type::String)),
         out.into_iter()
             .map(|(k, mut v)| {
@@ -473,58 +388,6 @@ fn transpose(args: &[Value], room: u64) -> FnResult {
                 (k, Value::List(Type::String, v))
             })
             .collect(),
-    ))
-}
-
-/// Values seen so far, for membership tests in time linear in the list, not quadratic:
-/// null, booleans, numbers and strings are hashed; other values (collections, unknowns,
-/// sensitive values, NaN) are compared one by one with Terraform's equality, as before.
-#[derive(Default)]
-struct Members {
-    simple: std::collections::HashSet<Simple>,
-    other: Vec<Value>,
-}
-
-/// A value whose equality is its hash key's.
-#[derive(PartialEq, Eq, Hash)]
-enum Simple {
-    Null,
-    Bool(bool),
-    /// The bits of the number, with -0 as 0 (they are equal); never NaN.
-    Number(u64),
-    String(String),
-}
-
-impl Simple {
-    fn of(v: &Value) -> Option<Self> {
-        match v {
-            Value::Null(_) => Some(Self::Null),
-            Value::Bool(b) => Some(Self::Bool(*b)),
-            Value::Number(n) if n.is_nan() => None,
-            Value::Number(n) => Some(Self::Number(if *n == 0.0 { 0 } else { n.to_bits() })),
-            Value::String(s) => Some(Self::String(s.clone())),
-            _ => None,
-        }
-    }
-}
-
-impl Members {
-    fn contains(&self, v: &Value) -> bool {
-        match Simple::of(v) {
-            Some(key) => self.simple.contains(&key),
-            None => self.other.iter().any(|o| ops_equals(o, v)),
-        }
-    }
-
-    /// Adds `v`; `false` when an equal value was already there.
-    fn insert(&mut self, v: &Value) -> bool {
-        match Simple::of(v) {
-            Some(key) => self.simple.insert(key),
-            None if self.other.iter().any(|o| ops_equals(o, v)) => false,
-            None => {
-                self.other.push(v.clone());
-                true
-            }
-        }
-    }
+    );
+    Ok(out.mark(marked))
 }

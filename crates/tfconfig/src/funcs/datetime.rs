@@ -18,12 +18,19 @@ pub(super) fn call(name: &str, args: &[Value]) -> Option<FnResult> {
 
 fn timestamp(args: &[Value], i: usize) -> Result<OffsetDateTime, FnError> {
     let text = string_arg(args, i)?;
-    OffsetDateTime::parse(&text, &Rfc3339).map_err(|_| {
-        FnError::Arg(
-            i,
-            format!("not a valid RFC3339 timestamp: {text:?} (write it like 2024-01-31T12:00:00Z)"),
-        )
-    })
+    // Go's RFC 3339 layout wants the `T` (a space or a `t` is refused), then `Z` or an offset.
+    let strict = text.as_bytes().get(10) == Some(&b'T') && !text.ends_with('z');
+    OffsetDateTime::parse(&text, &Rfc3339)
+        .ok()
+        .filter(|_| strict)
+        .ok_or_else(|| {
+            FnError::Arg(
+                i,
+                format!(
+                    "not a valid RFC3339 timestamp: {text:?} (write it like 2024-01-31T12:00:00Z)"
+                ),
+            )
+        })
 }
 
 fn rfc3339(t: OffsetDateTime) -> Result<Value, FnError> {

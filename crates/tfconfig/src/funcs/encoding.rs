@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 use sha2::Digest as _;
 
-use super::{FnError, FnResult, fits, strings::strict};
+use super::{FnError, FnResult, fits, string_arg, strings::strict};
 use crate::eval::measure;
 use crate::value::{Type, Value, format_number};
 
@@ -75,7 +75,7 @@ pub(super) fn call(name: &str, args: &[Value], room: u64) -> Option<FnResult> {
                     .map_err(|_| FnError::Arg(0, "failed to decode base64 data".into()))?;
                 text_decode(&bytes, &super::string_arg(args, 1)?).map(Value::String)
             }),
-            "csvdecode" => strict(args, 0).and_then(|text| csv(text, room)),
+            "csvdecode" => string_arg(args, 0).and_then(|text| csv(&text, room)),
             _ => return None,
         };
     Some(r)
@@ -170,6 +170,10 @@ pub(crate) fn yaml(v: &Value) -> String {
     yaml_node(v, 0, &mut out, false);
     if !out.ends_with('\n') {
         out.push('\n');
+    }
+    // go-yaml ends a document whose root is a plain (unquoted) scalar with `...`.
+    if matches!(v, Value::Null(_) | Value::Bool(_) | Value::Number(_)) {
+        out.push_str("...\n");
     }
     out
 }

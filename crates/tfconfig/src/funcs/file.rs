@@ -177,7 +177,12 @@ pub(super) fn call(s: &Scope<'_>, name: &str, args: &[Value]) -> Option<FnResult
             }
         }),
         "dirname" => path().map(|p| Value::String(match p.rfind('/') { Some(0) => "/".into(), Some(i) => p[..i].to_owned(), None => ".".into() })),
-        "basename" => path().map(|p| Value::string(p.trim_end_matches('/').rsplit('/').next().unwrap_or(""))),
+        "basename" => path().map(|p| match p.trim_end_matches('/') {
+            // Go's filepath.Base: "." for an empty path, "/" for one of slashes only.
+            "" if p.is_empty() => Value::string("."),
+            "" => Value::string("/"),
+            t => Value::string(t.rsplit('/').next().unwrap_or("")),
+        }),
         _ => return None,
     };
     Some(r)

@@ -5,6 +5,7 @@
 use super::{FnError, FnResult, fits, string_arg};
 use crate::eval::NODE_BYTES;
 use crate::value::{Type, Value, format_number, quote};
+use unicode_segmentation::UnicodeSegmentation as _;
 
 const MAX_WIDTH: usize = 4096;
 
@@ -189,9 +190,18 @@ fn digits(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<usize>
     n
 }
 
+/// The first `prec` grapheme clusters of `s` (all of it without a precision).
+fn truncated(s: String, prec: Option<usize>) -> String {
+    match prec {
+        Some(p) => s.graphemes(true).take(p).collect(),
+        None => s,
+    }
+}
+
 fn pad(text: String, spec: &Spec) -> String {
     let w = spec.width.unwrap_or(0);
-    let len = text.chars().count();
+    // cty's format counts width in grapheme clusters (`💃🏿` is one).
+    let len = text.graphemes(true).count();
     if len >= w {
         return text;
     }
@@ -242,15 +252,13 @@ fn verb_text(verb: char, spec: &Spec, arg: &Value) -> Result<String, FnError> {
             let s = string_arg(std::slice::from_ref(arg), 0).map_err(|_| {
                 FnError::Call("unsupported value for \"%s\": string required".into())
             })?;
-            match spec.prec {
-                Some(p) => s.chars().take(p).collect(),
-                None => s,
-            }
+            truncated(s, spec.prec)
         }
         'q' => {
-            quote(&string_arg(std::slice::from_ref(arg), 0).map_err(|_| {
+            let s = string_arg(std::slice::from_ref(arg), 0).map_err(|_| {
                 FnError::Call("unsupported value for \"%q\": string required".into())
-            })?)
+            })?;
+            quote(&truncated(s, spec.prec))
         }
         't' => match arg {
             Value::Bool(b) => b.to_string(),

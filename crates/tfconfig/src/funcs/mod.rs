@@ -11,6 +11,7 @@ mod format;
 mod net;
 mod numbers;
 mod regex;
+mod sets;
 mod strings;
 
 use std::ops::Range;
@@ -167,6 +168,7 @@ pub const NAMES: &[&str] = &[
     "sensitive",
     "nonsensitive",
     "issensitive",
+    "ephemeralasnull",
     "formatdate",
     "timeadd",
     "timecmp",
@@ -249,7 +251,7 @@ fn sig(name: &str) -> Option<Sig> {
         "cidrsubnet" => s(&["prefix", "newbits", "netnum"], false, false, S),
         "cidrsubnets" => s(&["prefix", "newbits"], true, false, D),
         "uuid" | "timestamp" | "plantimestamp" => s(&[], false, false, S),
-        "sensitive" | "nonsensitive" => s(&["value"], false, true, D),
+        "sensitive" | "nonsensitive" | "ephemeralasnull" => s(&["value"], false, true, D),
         "issensitive" => s(&["value"], false, true, B),
         "formatdate" => s(&["format", "time"], false, false, S),
         "timeadd" => s(&["timestamp", "duration"], false, false, S),
@@ -329,7 +331,7 @@ pub(crate) fn call(
     match dispatch(s, name, args) {
         Ok(v) => {
             s.charge_value(&v, range)?;
-            Ok(v.mark(marked))
+            Ok(v.normalized().mark(marked))
         }
         Err(e) => Err(call_error(s, name, &sig, e, marked, range)),
     }
@@ -341,7 +343,9 @@ fn special(name: &str, args: &[Value]) -> Option<Value> {
     Some(match name {
         "sensitive" => first().mark(true),
         "nonsensitive" => first().deep_unmark(),
-        "issensitive" => Value::Bool(args.first().is_some_and(Value::contains_sensitive)),
+        // Only the value's own mark counts, not marks on its elements.
+        "issensitive" => Value::Bool(args.first().is_some_and(|v| v.unmark().1)),
+        "ephemeralasnull" => first(),
         "plantimestamp" => {
             let now = time::OffsetDateTime::now_utc()
                 .replace_nanosecond(0)

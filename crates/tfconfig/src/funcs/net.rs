@@ -27,11 +27,21 @@ fn parse(args: &[Value], i: usize) -> Result<Prefix, FnError> {
     let s = str_arg(args, i)?;
     let bad = || FnError::Arg(i, format!("invalid CIDR address: {s}"));
     let (a, l) = s.split_once('/').ok_or_else(bad)?;
-    let ip: IpAddr = a.parse().map_err(|_| bad())?;
-    let len: u32 = l.parse().map_err(|_| bad())?;
+    let ip: IpAddr = match legacy_v4(a) {
+        Some(v4) => IpAddr::V4(v4),
+        None => a.parse().map_err(|_| bad())?,
+    };
+    let mut len: u32 = l.parse().map_err(|_| bad())?;
     let (addr, bits) = match ip {
         IpAddr::V4(v4) => (u128::from(u32::from(v4)), 32),
-        IpAddr::V6(v6) => (u128::from(v6), 128),
+        // An IPv4-mapped address is an IPv4 one (Go's net package), its prefix 96 bits less.
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) if (96..=128).contains(&len) => {
+                len -= 96;
+                (u128::from(u32::from(v4)), 32)
+            }
+            _ => (u128::from(v6), 128),
+        },
     };
     if len > bits {
         return Err(bad());
@@ -47,6 +57,22 @@ fn parse(args: &[Value], i: usize) -> Result<Prefix, FnError> {
         bits,
         len,
     })
+}
+
+/// An IPv4 address as Terraform's (Go 1.16's) parser reads it: four decimal parts, leading
+/// zeros allowed and still decimal (`010.001.0.0` is 10.1.0.0).
+fn legacy_v4(a: &str) -> Option<Ipv4Addr> {
+    let parts: Vec<u8> = a
+        .split('.')
+        .map(|p| {
+            let digits = !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit());
+            digits.then(|| p.parse::<u8>().ok()).flatten()
+        })
+        .collect::<Option<_>>()?;
+    let [a, b, c, d] = parts[..] else {
+        return None;
+    };
+    Some(Ipv4Addr::new(a, b, c, d))
 }
 
 fn width_mask(bits: u32) -> u128 {
@@ -126,6 +152,12 @@ fn cidrsubnets(args: &[Value]) -> FnResult {
     let mut next: u128 = p.addr;
     for i in 1..args.len() {
         let nb = int_arg(args, i)?;
+        if nb > 32 {
+            return Err(FnError::Arg(
+                i,
+                "may not extend prefix by more than 32 bits".into(),
+            ));
+        }
         if nb < 1 || p.len + nb as u32 > p.bits {
             return Err(FnError::Arg(
                 i,

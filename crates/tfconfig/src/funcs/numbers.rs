@@ -92,7 +92,19 @@ fn minmax(name: &str, args: &[Value]) -> FnResult {
 }
 
 fn parseint(args: &[Value]) -> FnResult {
-    let s = string_arg(args, 0)?;
+    let s = match args.first() {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            return Err(FnError::Arg(
+                0,
+                format!(
+                    "first argument must be a string, not {}",
+                    other.ty().friendly()
+                ),
+            ));
+        }
+        None => string_arg(args, 0)?,
+    };
     let base = int_arg(args, 1)?;
     if !(2..=62).contains(&base) {
         return Err(FnError::Arg(

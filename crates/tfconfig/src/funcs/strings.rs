@@ -189,9 +189,7 @@ fn replace(args: &[Value], room: u64) -> FnResult {
     if sub.len() > 1 && sub.starts_with('/') && sub.ends_with('/') {
         return super::regex::replace_all(&s, &sub[1..sub.len() - 1], &rep, limit);
     }
-    if sub.is_empty() {
-        return Ok(Value::String(s));
-    }
+    // An empty substring matches before every character and at the end, as in Go.
     let count = s.matches(sub.as_str()).count();
     let total = (s.len() - count * sub.len()).saturating_add(count.saturating_mul(rep.len()));
     if total > MAX_STRING {
@@ -203,7 +201,8 @@ fn replace(args: &[Value], room: u64) -> FnResult {
 
 fn substr(args: &[Value]) -> FnResult {
     let s = string_arg(args, 0)?;
-    let chars: Vec<char> = s.chars().collect();
+    // Offsets and lengths count grapheme clusters, as cty's substr does.
+    let chars: Vec<&str> = s.graphemes(true).collect();
     let len = chars.len() as i64;
     let mut off = int_arg(args, 1)?;
     let mut n = int_arg(args, 2)?;
@@ -222,7 +221,7 @@ fn substr(args: &[Value]) -> FnResult {
         n = len - off;
     }
     Ok(Value::String(
-        chars[off as usize..(off + n) as usize].iter().collect(),
+        chars[off as usize..(off + n) as usize].concat(),
     ))
 }
 

@@ -113,19 +113,19 @@ fn convert_unmarked(v: Value, c: &Constraint) -> Result<Value, ConvError> {
         },
         Constraint::Number => match v {
             Value::Number(_) => Ok(v),
+            // No surrounding spaces, as cty parses it (`" 1"` is not a number).
             Value::String(s) => s
-                .trim()
                 .parse::<f64>()
                 .ok()
-                .filter(|n| n.is_finite() && !s.trim().is_empty())
+                .filter(|n| n.is_finite() && !s.is_empty())
                 .map(Value::Number)
                 .ok_or_else(|| ConvError::new("a number is required")),
             _ => Err(ConvError::new("number required")),
         },
         Constraint::Bool => match v {
             Value::Bool(_) => Ok(v),
-            Value::String(s) if s == "true" => Ok(Value::Bool(true)),
-            Value::String(s) if s == "false" => Ok(Value::Bool(false)),
+            Value::String(s) if s == "true" || s == "1" => Ok(Value::Bool(true)),
+            Value::String(s) if s == "false" || s == "0" => Ok(Value::Bool(false)),
             Value::String(_) => Err(ConvError::new("a bool is required")),
             _ => Err(ConvError::new("bool required")),
         },
@@ -137,14 +137,21 @@ fn convert_unmarked(v: Value, c: &Constraint) -> Result<Value, ConvError> {
 }
 
 fn convert_seq(v: Value, c: &Constraint, e: &Constraint) -> Result<Value, ConvError> {
-    let (Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items)) = v else {
-        return Err(ConvError::new(format!("{} required", c.friendly())));
+    let (source, items) = match v {
+        Value::List(t, items) | Value::Set(t, items) => (Some(t), items),
+        Value::Tuple(items) => (None, items),
+        _ => return Err(ConvError::new(format!("{} required", c.friendly()))),
     };
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
         out.push(convert(item, e).map_err(|err| err.at(format!("element {i}")))?);
     }
-    let elem = unify_elements(&mut out, e)?;
+    let elem = match (source, e) {
+        // A list or set converted to a collection of any type keeps its element type, even
+        // when it is empty.
+        (Some(t), Constraint::Any) if out.is_empty() => t,
+        _ => unify_elements(&mut out, e)?,
+    };
     Ok(match c {
         Constraint::Set(_) => Value::new_set(elem, out),
         _ => Value::List(elem, out),

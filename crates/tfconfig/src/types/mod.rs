@@ -11,7 +11,7 @@ mod convert;
 mod unify;
 
 pub use convert::{ConvError, apply_defaults, convert, undeclared_attributes};
-pub use unify::{unify, unify_values};
+pub use unify::{unify, unify_unsafe, unify_values};
 
 use super::value::{Type, Value};
 

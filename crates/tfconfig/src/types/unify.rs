@@ -117,6 +117,21 @@ fn maps(known: &[&Type]) -> Option<Type> {
     unify(&all).map(|e| Type::Map(Box::new(e)))
 }
 
+/// [`unify`] as HCL's conditionals do it (cty's unsafe unification): a list and a set also
+/// meet, as a list.
+pub fn unify_unsafe(types: &[Type]) -> Option<Type> {
+    unify(types).or_else(|| {
+        let as_lists: Vec<Type> = types
+            .iter()
+            .map(|t| match t {
+                Type::Set(e) => Type::List(e.clone()),
+                t => t.clone(),
+            })
+            .collect();
+        unify(&as_lists)
+    })
+}
+
 /// The common type of the values' types.
 pub fn unify_values<'a>(values: impl IntoIterator<Item = &'a Value>) -> Option<Type> {
     let types: Vec<Type> = values.into_iter().map(Value::ty).collect();

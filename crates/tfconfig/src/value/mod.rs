@@ -5,8 +5,13 @@
 //! so iteration order matches Terraform. Numbers are `f64`: integers are exact up to 2^53, which
 //! covers every VMID, size and port; arbitrary precision is not reproduced.
 
+mod text;
+
 use std::collections::BTreeMap;
 use std::fmt;
+
+use text::number_json;
+pub use text::{format_number, nfc};
 
 /// The type of a value (cty's type system, without capsules).
 #[derive(Clone, Debug, PartialEq)]
@@ -221,10 +226,17 @@ impl Value {
     }
 
     /// Builds a set: sorts and deduplicates the elements.
-    pub fn new_set(elem: Type, mut items: Vec<Value>) -> Value {
+    /// A set cannot hold marked elements (cty's rule): their marks go to the set itself.
+    pub fn new_set(elem: Type, items: Vec<Value>) -> Value {
+        let marked = items.iter().any(Value::contains_sensitive);
+        let mut items: Vec<Value> = if marked {
+            items.into_iter().map(Value::deep_unmark).collect()
+        } else {
+            items
+        };
         items.sort_by(compare);
         items.dedup();
-        Value::Set(elem, items)
+        Value::Set(elem, items).mark(marked)
     }
 
     /// Renders the value as JSON, with sensitive values replaced by `redaction` and unknowns
@@ -250,33 +262,6 @@ impl Value {
                     .collect(),
             ),
         }
-    }
-}
-
-fn number_json(n: f64) -> serde_json::Value {
-    if n.fract() == 0.0 && n.abs() < 9.0e15 {
-        #[expect(
-            clippy::cast_possible_truncation,
-            reason = "checked integral and in range"
-        )]
-        let i = n as i64;
-        serde_json::Value::from(i)
-    } else {
-        serde_json::Number::from_f64(n).map_or(serde_json::Value::Null, serde_json::Value::Number)
-    }
-}
-
-/// Formats a number the way Terraform prints it (integers without a fraction).
-pub fn format_number(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 9.0e15 {
-        #[expect(
-            clippy::cast_possible_truncation,
-            reason = "checked integral and in range"
-        )]
-        let i = n as i64;
-        i.to_string()
-    } else {
-        format!("{n}")
     }
 }
 
