@@ -37,6 +37,8 @@ enum Command {
     Apply(atoll::cli::ApplyArgs),
     /// What atoll manages for a project and workspace.
     State(atoll::cli::StateArgs),
+    /// The root module's outputs, evaluated with what atoll's state knows; sensitive ones redacted.
+    Output(atoll::cli::OutputArgs),
     /// Play a scripted PR against the simulator and a fake GitHub, on loopback.
     Demo {
         /// Exit 0 after the script instead of serving until Ctrl-C.
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => run_cli(atoll::cli::plan(args)),
         Command::Apply(args) => run_cli(atoll::cli::apply(args)),
         Command::State(args) => run_cli(atoll::cli::state(args)),
+        Command::Output(args) => run_cli(atoll::cli::output(args)),
         Command::Demo { exit } => {
             atoll::telemetry::init(&LogSettings {
                 level: "warn".to_owned(),

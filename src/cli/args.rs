@@ -71,6 +71,20 @@ pub struct ApplyArgs {
     pub parallelism: usize,
 }
 
+/// `atoll output`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OutputArgs {
+    /// One output's value alone; all of them when left out.
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    #[command(flatten)]
+    pub vars: VarArgs,
+    /// Print JSON: `{"NAME": {"sensitive": false, "value": ...}}` (a sensitive output has no value).
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `atoll state`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct StateArgs {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use secrecy::ExposeSecret;
 
-pub use args::{ApplyArgs, PlanArgs, ProjectArgs, StateArgs, StateCommand, VarArgs};
+pub use args::{ApplyArgs, OutputArgs, PlanArgs, ProjectArgs, StateArgs, StateCommand, VarArgs};
 pub use settings::{Settings, load as load_settings};
 
 use crate::proxmox::apply::{ApplyEvent, ApplySettings, has_steps};
@@ -70,6 +70,11 @@ async fn install_modules(settings: &Settings, input: &mut Input) -> anyhow::Resu
         .context("building the module installer (modules:)")?;
     installer.install(input, None).await;
     Ok(())
+}
+
+/// Runs `atoll output [NAME]`.
+pub async fn output(args: OutputArgs) -> ExitCode {
+    report(run_output(args).await)
 }
 
 /// Runs `atoll state ...`.
@@ -275,11 +280,74 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
     let executor = engine.executor(&opened.state, settings, &events);
     let report = executor.execute(&plan, &desired).await;
     print!("{}", output::apply_text(&report));
+    if !report.failed() {
+        let outputs = evaluate_outputs(&opened.state, &input).await?;
+        if !outputs.is_empty() {
+            print!("\nOutputs:\n\n{}", render::outputs_text(&outputs));
+        }
+    }
     Ok(if report.failed() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The root outputs, evaluated with what atoll's state knows (no request to Proxmox).
+async fn evaluate_outputs(
+    state: &StateHandle,
+    input: &Input,
+) -> anyhow::Result<std::collections::BTreeMap<String, tfconfig::OutputValue>> {
+    let now = state.load().await?;
+    let input = input.clone();
+    let desired =
+        tokio::task::spawn_blocking(move || crate::proxmox::engine::load_desired(&input, &now))
+            .await
+            .context("evaluating the outputs")??;
+    Ok(desired.outputs)
+}
+
+async fn run_output(args: OutputArgs) -> anyhow::Result<ExitCode> {
+    let opened = open(&args.project).await?;
+    let mut input = input(
+        &args.project.dir,
+        &args.project.workspace,
+        cli_vars(&args.vars)?,
+    );
+    input.limits = opened.settings.limits.clone();
+    install_modules(&opened.settings, &mut input).await?;
+    let outputs = evaluate_outputs(&opened.state, &input).await?;
+    match (&args.name, args.json) {
+        (Some(name), json) => {
+            let Some(one) = outputs.get(name) else {
+                let known: Vec<&str> = outputs.keys().map(String::as_str).collect();
+                bail!(
+                    "Output {name:?} not found: the configuration declares no output of that name{}",
+                    if known.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (it declares {})", known.join(", "))
+                    }
+                );
+            };
+            if json {
+                let all = render::outputs_json(&std::collections::BTreeMap::from([(
+                    name.clone(),
+                    one.clone(),
+                )]));
+                println!("{}", all[name]);
+            } else {
+                println!("{}", render::output_value_text(one));
+            }
+        }
+        (None, true) => println!("{}", render::outputs_json(&outputs)),
+        (None, false) if outputs.is_empty() => eprintln!(
+            "Warning: No outputs found\n\nThe configuration of {} declares no output.",
+            args.project.dir.display()
+        ),
+        (None, false) => print!("{}", render::outputs_text(&outputs)),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {

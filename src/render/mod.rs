@@ -6,11 +6,13 @@
 
 pub mod comment;
 pub mod notice;
+mod outputs;
 mod plan_body;
 mod plan_text;
 pub mod pr;
 mod template;
 
+pub use outputs::{output_value_text, outputs_json, outputs_text};
 pub use plan_text::{plan_output, plan_summary, plan_text};
 
 use crate::proxmox::plan::Plan;

@@ -85,6 +85,19 @@ module "app" {{
   password = random_password.root.result
   created  = time_static.created.rfc3339
 }}
+
+output "vm_ids" {{
+  value = [for name, app in module.app : app.vm_id]
+}}
+
+output "fingerprint" {{
+  value = tls_private_key.ssh.public_key_fingerprint_sha256
+}}
+
+output "root_password" {{
+  value     = random_password.root.result
+  sensitive = true
+}}
 "#
     )
 }
@@ -139,11 +152,44 @@ async fn a_project_with_a_git_module_pinned_by_tag_and_generated_keys_applies_an
     let again = env.plan().await;
     assert!(again.contains("No changes."), "{again}");
     let json = env.atoll(&["plan", "--json"]).await;
+
+    // Outputs, after the apply and by `atoll output`, as Terraform prints them; the secret never.
+    let fingerprint = &key["public_key_fingerprint_sha256"];
+    let listed = format!(
+        "fingerprint = \"{fingerprint}\"\nroot_password = <sensitive>\nvm_ids = [\n  952,\n  951,\n]\n"
+    );
+    assert!(
+        text(&applied).contains(&format!("Outputs:\n\n{listed}")),
+        "{}",
+        text(&applied)
+    );
+    let all = env.atoll(&["output"]).await;
+    assert_eq!(crate::engine_support::stdout(&all), listed);
+    let one = env.atoll(&["output", "fingerprint"]).await;
+    assert_eq!(
+        crate::engine_support::stdout(&one),
+        format!("\"{fingerprint}\"\n")
+    );
+    let as_json = env.atoll(&["output", "--json"]).await;
+    let doc: serde_json::Value =
+        serde_json::from_str(&crate::engine_support::stdout(&as_json)).expect("json");
+    assert_eq!(doc["vm_ids"]["value"], serde_json::json!([952, 951]));
+    assert_eq!(doc["root_password"], serde_json::json!({"sensitive": true}));
+    let missing = env.atoll(&["output", "nope"]).await;
+    assert!(!missing.status.success());
+    assert!(
+        text(&missing).contains("Output \"nope\" not found"),
+        "{}",
+        text(&missing)
+    );
+
     for (what, out) in [
         ("plan", plan),
         ("apply", text(&applied)),
         ("re-plan", again),
         ("plan --json", text(&json)),
+        ("output", text(&all)),
+        ("output --json", text(&as_json)),
     ] {
         assert!(
             !out.contains(password.as_str()),

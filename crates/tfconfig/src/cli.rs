@@ -24,7 +24,7 @@ pub struct ValidateArgs {
     /// Read root variable values from a .tfvars file. Applied in command-line order with --var.
     #[arg(long = "var-file", value_name = "FILE")]
     pub var_files: Vec<PathBuf>,
-    /// Print JSON: {"diagnostics":[...],"resources":[...]}, sensitive values redacted.
+    /// Print JSON: {"diagnostics":[...],"resources":[...],"outputs":{...}}, sensitive values redacted.
     #[arg(long)]
     pub json: bool,
 }
@@ -135,7 +135,19 @@ pub fn to_json(l: &Loaded) -> serde_json::Value {
             })
         })
         .collect();
-    serde_json::json!({ "diagnostics": diags, "resources": resources })
+    // A sensitive output has no value here, as in every other output of atoll.
+    let outputs: serde_json::Map<String, serde_json::Value> = l
+        .outputs
+        .iter()
+        .map(|(name, o)| {
+            let mut entry = serde_json::json!({ "sensitive": o.sensitive });
+            if !o.sensitive {
+                entry["value"] = o.value.to_json("(sensitive value)", "(known after apply)");
+            }
+            (name.clone(), entry)
+        })
+        .collect();
+    serde_json::json!({ "diagnostics": diags, "resources": resources, "outputs": outputs })
 }
 
 /// The human output of `validate`: diagnostics, then instances with their attributes.

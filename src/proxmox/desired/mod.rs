@@ -51,6 +51,8 @@ pub struct DesiredState {
     /// The evaluator's warnings (a provisioner that never runs, ...), rendered as Terraform
     /// prints them: shown with the plan, never dropped.
     pub warnings: Vec<String>,
+    /// The root module's outputs, as far as they are known.
+    pub outputs: BTreeMap<String, tfconfig::OutputValue>,
 }
 
 impl DesiredState {

@@ -204,6 +204,7 @@ fn evaluate(
         EngineError::Config(lines.join("\n"))
     })?;
     desired.warnings = loaded.render_warnings();
+    desired.outputs = loaded.outputs;
     Ok(desired)
 }
 
