@@ -154,3 +154,33 @@ fn parseint_agrees_with_terraform_above_base_36() {
         );
     }
 }
+
+#[test]
+fn a_failed_call_on_a_sensitive_argument_says_why_without_the_value() {
+    // The value shows once: in the quoted source line, never in the reason.
+    let failure = |expr: &str| {
+        let err = tfconfig::evaluate_expression(expr).expect_err(expr);
+        err.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let err = failure(r#"parseint(sensitive("hunter2x"), 10)"#);
+    assert_eq!(err.matches("hunter2x").count(), 1, "{err}");
+    assert!(
+        err.contains("cannot parse (sensitive value) as a base 10 integer"),
+        "{err}"
+    );
+    let err = failure(r#"timeadd("2020-01-01T00:00:00Z", sensitive("hunter2x"))"#);
+    assert_eq!(err.matches("hunter2x").count(), 1, "{err}");
+    assert!(err.contains("invalid duration (sensitive value)"), "{err}");
+    let err = failure(r#"cidrhost(sensitive("10.0.0.0/33"), 1)"#);
+    assert_eq!(err.matches("10.0.0.0/33").count(), 1, "{err}");
+    assert!(
+        err.contains("invalid CIDR address: (sensitive value)"),
+        "{err}"
+    );
+    // A short value is replaced where it is quoted; bare, only the kind of failure is said.
+    let err = failure(r#"parseint(sensitive("zz"), 10)"#);
+    assert!(err.contains("cannot parse (sensitive value)"), "{err}");
+    let err = failure(r#"cidrhost(sensitive("a/1"), 1)"#);
+    assert_eq!(err.matches("a/1").count(), 1, "{err}");
+    assert!(err.contains("would show part of it"), "{err}");
+}

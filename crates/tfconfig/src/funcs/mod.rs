@@ -327,14 +327,37 @@ pub(crate) fn call(
         let marked = args.iter().any(Value::contains_sensitive);
         return Ok(Value::Unknown(sig.ret).mark(marked));
     }
+    let secrets = sensitive_texts(&args);
     let (args, marked) = unmark_args(args, sig.structural);
     match dispatch(s, name, args) {
         Ok(v) => {
             s.charge_value(&v, range)?;
             Ok(v.normalized().mark(marked))
         }
-        Err(e) => Err(call_error(s, name, &sig, e, marked, range)),
+        Err(e) => Err(call_error(s, name, &sig, e, &secrets, range)),
     }
+}
+
+/// The text of every string, number and bool under a sensitive mark in `args`: what an error
+/// message must not repeat.
+fn sensitive_texts(args: &[Value]) -> Vec<String> {
+    fn leaves(v: &Value, under: bool, out: &mut Vec<String>) {
+        match v {
+            Value::Sensitive(inner) => leaves(inner, true, out),
+            Value::String(t) if under => out.push(t.clone()),
+            Value::Number(_) | Value::Bool(_) if under => out.push(v.to_string()),
+            Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items) => {
+                items.iter().for_each(|i| leaves(i, under, out));
+            }
+            Value::Map(_, m) | Value::Object(m) => m.values().for_each(|i| leaves(i, under, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if args.iter().any(Value::contains_sensitive) {
+        args.iter().for_each(|a| leaves(a, false, &mut out));
+    }
+    out
 }
 
 /// Functions about marks, and `plantimestamp` (known during plan, unlike `timestamp`).
@@ -377,15 +400,17 @@ fn unmark_args(args: Vec<Value>, structural: bool) -> (Vec<Value>, bool) {
     }
 }
 
-/// Terraform's diagnostics for a failed call; sensitive arguments are never described.
+/// Terraform's diagnostics for a failed call; a sensitive argument's value is never repeated
+/// (the reason is given with the value replaced).
 fn call_error(
     s: &Scope<'_>,
     name: &str,
     sig: &Sig,
     e: FnError,
-    marked: bool,
+    secrets: &[String],
     range: Option<Range<usize>>,
 ) -> Diagnostic {
+    let marked = !secrets.is_empty();
     match e {
         FnError::Arg(i, msg) => {
             let p = sig
@@ -397,7 +422,7 @@ fn call_error(
             let detail = if marked {
                 format!(
                     "Invalid value for \"{p}\" parameter: {}.",
-                    redact_hint(&msg)
+                    redact(&msg, secrets)
                 )
             } else {
                 format!("Invalid value for \"{p}\" parameter: {msg}.")
@@ -411,7 +436,7 @@ fn call_error(
             s.spent(crate::eval::Spent::Bytes, range)
         }
         FnError::Call(msg) => {
-            let msg = if marked { redact_hint(&msg) } else { msg };
+            let msg = if marked { redact(&msg, secrets) } else { msg };
             s.error(
                 "Error in function call",
                 format!("Call to function \"{name}\" failed: {msg}."),
@@ -421,8 +446,23 @@ fn call_error(
     }
 }
 
-fn redact_hint(_msg: &str) -> String {
-    "the argument is sensitive, so the details are not shown".to_owned()
+/// `msg` with every sensitive value in it, quoted or bare, replaced by `(sensitive value)`; a
+/// value too short to replace safely (under four characters) that still shows leaves only the
+/// kind of failure.
+fn redact(msg: &str, secrets: &[String]) -> String {
+    let mut sorted: Vec<&String> = secrets.iter().filter(|t| !t.is_empty()).collect();
+    sorted.sort_by_key(|t| std::cmp::Reverse(t.len()));
+    let mut out = msg.to_owned();
+    for t in &sorted {
+        out = out.replace(&crate::value::quote(t), "(sensitive value)");
+        if t.chars().count() >= 4 {
+            out = out.replace(t.as_str(), "(sensitive value)");
+        }
+    }
+    if sorted.iter().any(|t| out.contains(t.as_str())) {
+        return "the argument is sensitive and the reason would show part of it".to_owned();
+    }
+    out
 }
 
 /// Runs a function. `room` (the bytes left to the budget) goes to every function that can
