@@ -3,8 +3,9 @@
 //! recorded by `tests/oracle/configs.py` (which the test command re-runs to check the recording).
 //!
 //! `invalid/<name>`: atoll's errors, as (severity, summary, file, line), must be Terraform's.
-//! `valid/<name>`: atoll's resource instances and root outputs must be the ones Terraform
-//! applied, each `terraform_data` instance's `input` by value.
+//! `valid/<name>`: atoll must load it without error, with the resource instance addresses, each
+//! `terraform_data` instance's `input` and the root outputs Terraform applied (values compared
+//! with numbers by value and sensitive values unwrapped).
 //!
 //! A configuration atoll answers differently must be listed in `configs/divergences.txt` with
 //! its reason, and a listed one that agrees fails the test too, so the list stays true.
@@ -12,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use atoll_tfconfig::{Input, Limits, Loaded, Severity, load};
+use atoll_tfconfig::{Input, Limits, Loaded, Severity, Value, load};
 use serde_json::Value as Json;
 
 fn configs_dir() -> PathBuf {
@@ -195,4 +196,97 @@ fn atoll_reports_terraforms_errors_for_every_invalid_configuration_but_the_liste
         );
     }
     assert!(unexplained.is_empty(), "{}", unexplained.join("\n"));
+}
+
+#[test]
+fn atoll_computes_terraforms_instances_and_outputs_for_every_valid_configuration_but_the_listed_divergences()
+ {
+    let known = divergences();
+    let mut unexplained = Vec::new();
+    let (agree, all) = compare("valid", valid_disagreement, &known, &mut unexplained);
+    eprintln!(
+        "config oracle: atoll computes Terraform's values for {agree} of {all} valid configurations"
+    );
+    assert!(all > 0, "no configuration under tests/oracle/configs/valid");
+    assert!(unexplained.is_empty(), "{}", unexplained.join("\n"));
+}
+
+/// How atoll's instances and outputs differ from what Terraform applied, if they do.
+fn valid_disagreement(name: &str, answer: &Json) -> Option<String> {
+    if let Some(error) = answer.get("error") {
+        panic!("Terraform refused valid/{name}: {error}");
+    }
+    let loaded = load_config("valid", name);
+    let errors = atoll_errors(&loaded);
+    if !errors.is_empty() {
+        return Some(format!("atoll refuses it: {}", show(&errors)));
+    }
+    let ours: BTreeSet<&str> = loaded
+        .resources
+        .iter()
+        .map(|r| r.address.as_str())
+        .collect();
+    let theirs: BTreeSet<&str> = answer["instances"]
+        .as_object()
+        .expect("instances")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    if ours != theirs {
+        return Some(format!(
+            "Terraform's instances {theirs:?}; atoll's {ours:?}"
+        ));
+    }
+    for r in &loaded.resources {
+        let input = r.attributes.get_attr("input").map_or(Json::Null, plain);
+        let recorded = &answer["instances"][&r.address];
+        if !same(&input, recorded) {
+            return Some(format!(
+                "{}: Terraform's input {recorded}; atoll's {input}",
+                r.address
+            ));
+        }
+    }
+    let outputs: serde_json::Map<String, Json> = loaded
+        .outputs
+        .iter()
+        .filter(|(_, o)| !o.value.is_null())
+        .map(|(k, o)| (k.clone(), plain(&o.value)))
+        .collect();
+    let outputs = Json::Object(outputs);
+    let recorded = &answer["outputs"];
+    (!same(&outputs, recorded))
+        .then(|| format!("Terraform's outputs {recorded}; atoll's {outputs}"))
+}
+
+/// A value as Terraform's state shows it: sensitive values unwrapped.
+fn plain(v: &Value) -> Json {
+    match v {
+        Value::Sensitive(inner) => plain(inner),
+        Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items) => {
+            Json::Array(items.iter().map(plain).collect())
+        }
+        Value::Map(_, m) | Value::Object(m) => {
+            Json::Object(m.iter().map(|(k, v)| (k.clone(), plain(v))).collect())
+        }
+        other => other.to_json("(sensitive)", "(unknown)"),
+    }
+}
+
+/// JSON equality with numbers compared by value (`1` and `1.0` are one number). `b` is the
+/// recording's: a number no f64 holds is `{"$number": "<Terraform's text>"}` there.
+fn same(a: &Json, b: &Json) -> bool {
+    if let Some(text) = b.get("$number").and_then(Json::as_str) {
+        return a.as_f64().is_some_and(|n| format!("{n}") == text);
+    }
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
+        (Json::Array(x), Json::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (Json::Object(x), Json::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
 }
