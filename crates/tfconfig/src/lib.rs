@@ -161,16 +161,6 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
     let limits = &input.limits;
     let reader = checkout::CheckoutReader::new(checkout, limits);
     let (tree, _) = load::load_tree(&reader, &root, &input.modules, &mut sources, &mut diags);
-    if diags.iter().any(|d| d.severity == Severity::Error) {
-        // As Terraform: a configuration that does not load (syntax, duplicates, misplaced
-        // blocks) is not evaluated, whose errors would be consequences of the first ones.
-        return Loaded {
-            resources: Vec::new(),
-            outputs: BTreeMap::new(),
-            diagnostics: diags,
-            sources,
-        };
-    }
     let ctx = eval::Ctx::new(
         sources,
         funcs::Sandbox::new(reader, root.clone()),
