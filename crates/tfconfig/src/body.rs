@@ -180,7 +180,13 @@ fn eval_argument(
     a: &super::schema::AttrSchema,
     diags: &mut Vec<Diagnostic>,
 ) -> Value {
-    let v = match s.eval(&attr.value).map(|v| convert(v, &a.ty)) {
+    // An argument of any type keeps the value as written, a typed null or unknown included
+    // (cty's conversion to `DynamicPseudoType` is the identity).
+    let typed = |v: Value| match a.ty {
+        crate::types::Constraint::Any => Ok(v),
+        _ => convert(v, &a.ty),
+    };
+    let v = match s.eval(&attr.value).map(typed) {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
             diags.push(s.error(

@@ -125,11 +125,12 @@ pub(crate) fn instances(
 }
 
 fn fe_err(scope: &Scope<'_>, e: &Expr, detail: impl Into<String>) -> Diagnostic {
-    scope.error(
-        "Invalid for_each argument",
-        detail,
-        hcl_edit::Span::span(&e.expr),
-    )
+    let detail = detail.into();
+    let (summary, detail) = match detail.strip_prefix(SET_ELEMENTS) {
+        Some(rest) => ("Invalid for_each set argument", rest.to_owned()),
+        None => ("Invalid for_each argument", detail),
+    };
+    scope.error(summary, detail, hcl_edit::Span::span(&e.expr))
 }
 
 fn expand_for_each(
@@ -161,6 +162,9 @@ fn expand_for_each(
 }
 
 const UNSUITABLE: &str = "The given \"for_each\" argument value is unsuitable:";
+/// Marks a detail about the type of a set's elements, which Terraform reports under its own
+/// summary ("Invalid for_each set argument").
+const SET_ELEMENTS: &str = "\u{0}set:";
 
 /// The instances of a `for_each` value, or the detail of Terraform's error.
 fn for_each_instances(v: &Value, noun: &str) -> Result<Vec<Instance>, String> {
@@ -198,7 +202,7 @@ fn for_each_instances(v: &Value, noun: &str) -> Result<Vec<Instance>, String> {
                     .all(|i| matches!(i, Value::String(_) | Value::Null(_) | Value::Unknown(_)));
             if !strings {
                 return Err(format!(
-                    "{UNSUITABLE} \"for_each\" supports maps and sets of strings, but you have provided a set containing type {}.",
+                    "{SET_ELEMENTS}{UNSUITABLE} \"for_each\" supports maps and sets of strings, but you have provided a set containing type {}.",
                     t.friendly()
                 ));
             }
@@ -243,14 +247,22 @@ fn expand_count(scope: &Scope<'_>, e: &Expr) -> Result<Vec<Instance>, Diagnostic
             ));
         }
         Value::Number(n) => n,
-        Value::String(ref st) => st.parse::<f64>().map_err(|_| {
-            err("The given \"count\" argument value is unsuitable: number required.")
-        })?,
-        _ => {
-            return Err(err(
-                "The given \"count\" argument value is unsuitable: number required.",
-            ));
-        }
+        // Terraform converts the value to a number first, in HCL's words when it cannot.
+        other => match crate::types::convert(other, &crate::types::Constraint::Number) {
+            Ok(Value::Number(n)) => n,
+            Ok(_) => {
+                return Err(err(
+                    "The given \"count\" argument value is unsuitable: number required.",
+                ));
+            }
+            Err(why) => {
+                return Err(scope.error(
+                    "Incorrect value type",
+                    format!("Invalid expression value: {}.", why.message()),
+                    hcl_edit::Span::span(&e.expr),
+                ));
+            }
+        },
     };
     if n.fract() != 0.0 {
         return Err(err(

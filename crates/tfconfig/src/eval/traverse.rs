@@ -286,6 +286,16 @@ pub(super) fn index(
             ));
         }
         Value::Unknown(Type::List(t) | Type::Map(t)) => Value::Unknown(*t),
+        // An unknown tuple or object still has the type of each element (HCL's `Index`).
+        Value::Unknown(Type::Tuple(types)) => {
+            let at = key.as_number().filter(|n| n.fract() == 0.0 && *n >= 0.0);
+            let t = at.and_then(|n| types.get(n as usize).cloned());
+            Value::Unknown(t.unwrap_or(Type::Dynamic))
+        }
+        Value::Unknown(Type::Object(attrs)) => {
+            let t = key.as_str().and_then(|k| attrs.get(k).cloned());
+            Value::Unknown(t.unwrap_or(Type::Dynamic))
+        }
         Value::Unknown(_) => Value::Unknown(Type::Dynamic),
         Value::Map(_, mut m) | Value::Object(mut m) => {
             // A number or bool key converts to a string (`{"true" = 1}[true]`).

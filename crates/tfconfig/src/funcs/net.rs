@@ -25,7 +25,12 @@ struct Prefix {
 
 fn parse(args: &[Value], i: usize) -> Result<Prefix, FnError> {
     let s = str_arg(args, i)?;
-    let bad = || FnError::Arg(i, format!("invalid CIDR address: {s}"));
+    // Terraform's words; a call error, not an argument error (but for cidrsubnets).
+    let bad = || {
+        FnError::Call(format!(
+            "invalid CIDR expression: invalid CIDR address: {s}"
+        ))
+    };
     let (a, l) = s.split_once('/').ok_or_else(bad)?;
     let ip: IpAddr = match legacy_v4(a) {
         Some(v4) => IpAddr::V4(v4),
@@ -147,7 +152,10 @@ fn cidrsubnet(args: &[Value]) -> FnResult {
 }
 
 fn cidrsubnets(args: &[Value]) -> FnResult {
-    let p = parse(args, 0)?;
+    let p = parse(args, 0).map_err(|e| match e {
+        FnError::Call(msg) => FnError::Arg(0, msg),
+        other => other,
+    })?;
     let mut out = Vec::new();
     let mut next: u128 = p.addr;
     for i in 1..args.len() {

@@ -154,6 +154,9 @@ fn too_long() -> FnError {
 
 fn join(args: &[Value], room: u64) -> FnResult {
     let sep = string_arg(args, 0)?;
+    if args.len() < 2 {
+        return Err(FnError::Call("at least one list is required".into()));
+    }
     let mut parts = Vec::new();
     for i in 1..args.len() {
         for (j, v) in seq_arg(args, i)?.iter().enumerate() {

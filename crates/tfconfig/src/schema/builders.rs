@@ -13,6 +13,10 @@ pub(super) fn n() -> Constraint {
 pub(super) fn b() -> Constraint {
     Constraint::Bool
 }
+/// Any type (cty's `DynamicPseudoType`): the value keeps the type it was written with.
+pub(super) fn dy() -> Constraint {
+    Constraint::Any
+}
 pub(super) fn ls() -> Constraint {
     Constraint::List(Box::new(Constraint::String))
 }

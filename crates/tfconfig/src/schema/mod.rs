@@ -1,8 +1,9 @@
 //! Embedded resource schemas for what atoll's Proxmox engine manages, pinned to bpg/proxmox
 //! v0.111: `proxmox_virtual_environment_container`, `proxmox_download_file` (and its deprecated
 //! name `proxmox_virtual_environment_download_file`), and the utility resources whose values
-//! atoll generates (`utility`: `random_*`, `tls_private_key`, `time_static`). Each argument carries its bpg default and whether changing it forces
-//! replacement, for the plan engine.
+//! atoll generates (`utility`: `random_*`, `tls_private_key`, `time_*`, `null_resource`,
+//! `terraform_data`). Each argument carries its provider's default and whether changing it
+//! forces replacement, for the plan engine.
 
 mod builders;
 mod container;
@@ -11,8 +12,8 @@ mod utility;
 use builders::*;
 use container::container;
 use utility::{
-    null_resource, random, random_bytes, random_id, random_integer, random_uuid, time_static,
-    tls_private_key,
+    null_resource, random, random_bytes, random_id, random_integer, random_uuid, terraform_data,
+    time_static, tls_private_key,
 };
 
 use super::types::Constraint;
@@ -159,8 +160,34 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "random_bytes" => Some(random_bytes()),
         "time_static" => Some(time_static()),
         "null_resource" => Some(null_resource()),
+        "terraform_data" => Some(terraform_data()),
         _ => None,
     }
+}
+
+/// The planned value of what a provider computes from the other arguments at plan time, as
+/// its `PlanResourceChange` does, given an instance's evaluated attributes. `terraform_data`:
+/// `output` is `input` when that is null, and otherwise unknown with `input`'s type, so what
+/// reads it type-checks as in Terraform; the value itself is known once applied (atoll fills it
+/// in from state). An `input` holding a sensitive value makes all of `output` sensitive, where
+/// Terraform loses the mark (hashicorp/terraform#35609): an unknown cannot carry a mark on one
+/// of its parts, and the applied value is marked the same way, so a plan and the plan after
+/// apply agree.
+pub fn planned(type_name: &str, attributes: Value) -> Value {
+    let Value::Object(mut fields) = attributes else {
+        return attributes;
+    };
+    if type_name == "terraform_data" {
+        let input = fields.get("input").cloned().unwrap_or_else(Value::null);
+        let output = if input.is_null() {
+            input
+        } else {
+            let sensitive = input.contains_sensitive();
+            Value::Unknown(input.ty()).mark(sensitive)
+        };
+        fields.insert("output".to_owned(), output);
+    }
+    Value::Object(fields)
 }
 
 /// Every resource type atoll supports.
@@ -177,6 +204,7 @@ pub const SUPPORTED: &[&str] = &[
     "tls_private_key",
     "time_static",
     "null_resource",
+    "terraform_data",
 ];
 
 fn download_file(type_name: &'static str) -> ResourceSchema {
@@ -208,6 +236,8 @@ fn download_file(type_name: &'static str) -> ResourceSchema {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     #[test]
@@ -235,6 +265,101 @@ mod tests {
             .and_then(|b| b.body.attr("password"))
             .expect("password");
         assert!(pw.sensitive && pw.replace == Replace::Always);
+    }
+
+    /// Loads `tf` as a project's `main.tf`, with `known` values from state.
+    fn load(tf: &str, known: &crate::Known) -> crate::Loaded {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("main.tf"), tf).expect("main.tf");
+        crate::load_with_known(
+            &crate::Input {
+                checkout: dir.path().to_path_buf(),
+                project_dir: ".".into(),
+                workspace: "default".to_owned(),
+                vars: Vec::new(),
+                limits: crate::Limits::default(),
+                modules: Default::default(),
+            },
+            known,
+        )
+    }
+
+    const DATA: &str = r#"
+variable "pw" {
+  type      = string
+  default   = "hunter2"
+  sensitive = true
+}
+resource "terraform_data" "d" {
+  input            = { name = "a", ports = [22, 80], secret = var.pw }
+  triggers_replace = [1, "two"]
+}
+output "port" {
+  value     = terraform_data.d.output.ports[1]
+  sensitive = true
+}
+"#;
+
+    #[test]
+    fn terraform_data_plans_its_output_as_an_unknown_of_the_inputs_type() {
+        let loaded = load(DATA, &crate::Known::new());
+        assert!(!loaded.has_errors(), "{}", loaded.render_diagnostics());
+        let attrs = &loaded.resources[0].attributes;
+        let input = attrs.get_attr("input").expect("input");
+        let output = attrs.get_attr("output").expect("output");
+        assert!(output.is_unknown() && output.contains_sensitive());
+        assert_eq!(output.ty(), input.ty());
+        // The trigger keeps the tuple it was written as.
+        let triggers = attrs.get_attr("triggers_replace").expect("triggers");
+        assert_eq!(
+            triggers.ty(),
+            crate::Type::Tuple(Box::new(vec![crate::Type::Number, crate::Type::String]))
+        );
+        let port = loaded.outputs["port"].value.unmark().0;
+        assert_eq!(port, &Value::Unknown(crate::Type::Number));
+        // A null input is a null output, as Terraform plans it.
+        let none = load(
+            "resource \"terraform_data\" \"n\" {}\n",
+            &crate::Known::new(),
+        );
+        let attrs = &none.resources[0].attributes;
+        assert!(attrs.get_attr("output").is_some_and(Value::is_null));
+        assert!(attrs.get_attr("id").is_some_and(Value::is_unknown));
+    }
+
+    #[test]
+    fn terraform_data_output_is_the_stored_value_once_applied() {
+        let first = load(DATA, &crate::Known::new());
+        let input = first.resources[0].attributes.get_attr("input").cloned();
+        let stored = input.expect("input").to_stored().expect("storable");
+        // What the engine stores: a sensitive input makes the whole output sensitive.
+        let output = Value::from_stored(&stored).expect("stored").mark(true);
+        let known = crate::Known::from([(
+            "terraform_data.d".to_owned(),
+            BTreeMap::from([
+                ("output".to_owned(), output),
+                ("id".to_owned(), Value::string("uuid")),
+            ]),
+        )]);
+        let loaded = load(DATA, &known);
+        let port = &loaded.outputs["port"].value;
+        assert_eq!(port.unmark(), (&Value::Number(80.0), true));
+        let attrs = &loaded.resources[0].attributes;
+        let secret = attrs
+            .get_attr("output")
+            .and_then(|o| o.get_attr("secret"))
+            .expect("secret");
+        assert_eq!(secret.unmark(), (&Value::string("hunter2"), true));
+    }
+
+    #[test]
+    fn terraform_data_refuses_output_and_id_in_its_configuration() {
+        let loaded = load(
+            "resource \"terraform_data\" \"d\" {\n  output = 1\n}\n",
+            &crate::Known::new(),
+        );
+        assert!(loaded.has_errors());
+        assert!(loaded.render_diagnostics().contains("read-only"));
     }
 
     #[test]

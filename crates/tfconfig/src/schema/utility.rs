@@ -1,7 +1,8 @@
 //! The utility providers' resources whose values atoll generates and keeps in state
-//! (hashicorp/random, hashicorp/tls, hashicorp/time): every argument forces a new value, as
-//! their `RequiresReplace` plan modifiers do; `keepers` and `triggers` are maps whose change
-//! does the same.
+//! (hashicorp/random, hashicorp/tls, hashicorp/time, and Terraform's built-in
+//! `terraform_data`): every argument forces a new value, as their `RequiresReplace` plan
+//! modifiers do; `keepers` and `triggers` are maps whose change does the same. The one
+//! argument updated in place is `terraform_data.input`.
 
 use super::builders::*;
 use super::{BodySchema, Check, MAX_GENERATED_LENGTH, RSA_BITS, ResourceSchema};
@@ -163,5 +164,22 @@ pub(super) fn null_resource() -> ResourceSchema {
     generated(
         "null_resource",
         vec![fnew(opt("triggers", ms())), ro("id", s())],
+    )
+}
+
+/// `terraform_data` (Terraform's built-in provider, `internal/builtin/providers/terraform/
+/// resource_data.go`): `input` and `triggers_replace` of any type. `output` is `input` as it
+/// was applied (a changed `input` is an update in place, and the evaluator plans `output` as
+/// Terraform does: see [`super::planned`]); a changed `triggers_replace` replaces it; `id` is a
+/// random UUID.
+pub(super) fn terraform_data() -> ResourceSchema {
+    generated(
+        "terraform_data",
+        vec![
+            opt("input", dy()),
+            fnew(opt("triggers_replace", dy())),
+            ro("output", dy()),
+            ro("id", s()),
+        ],
     )
 }

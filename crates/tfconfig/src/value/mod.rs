@@ -5,6 +5,7 @@
 //! so iteration order matches Terraform. Numbers are `f64`: integers are exact up to 2^53, which
 //! covers every VMID, size and port; arbitrary precision is not reproduced.
 
+mod stored;
 mod text;
 
 use std::collections::BTreeMap;
@@ -14,7 +15,8 @@ use text::number_json;
 pub use text::{format_number, nfc};
 
 /// The type of a value (cty's type system, without capsules).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Type {
     /// Any type (`any`, or the type of `null` and unknowns before they are known).
     Dynamic,
@@ -52,7 +54,9 @@ impl Type {
 }
 
 /// A value. `Sensitive` wraps a value that must never be shown; it is never nested directly.
-#[derive(Clone, Debug, PartialEq)]
+/// Its serde form is the stored one ([`Value::to_stored`]): every type and mark kept.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Value {
     Null(Type),
     /// Known only after apply, with the type it will have.

@@ -34,10 +34,10 @@ pub(crate) struct Raw {
     pub(crate) span: Option<Span>,
 }
 
-/// Parses a variable's type constraint (`any` when absent), reporting errors.
-pub(crate) fn constraint(ctx: &Ctx, v: &Variable, diags: &mut Vec<Diagnostic>) -> Constraint {
+/// Parses a variable's type constraint (`any` when absent); `None` after reporting an error.
+fn constraint(ctx: &Ctx, v: &Variable, diags: &mut Vec<Diagnostic>) -> Option<Constraint> {
     let Some(te) = &v.type_expr else {
-        return Constraint::Any;
+        return Some(Constraint::Any);
     };
     let scope = Scope::constant(ctx, te.file);
     let eval = |e: &Expression| {
@@ -47,7 +47,7 @@ pub(crate) fn constraint(ctx: &Ctx, v: &Variable, diags: &mut Vec<Diagnostic>) -
         })
     };
     match parse_type(&te.expr, &eval) {
-        Ok(c) => c,
+        Ok(c) => Some(c),
         Err(e) => {
             diags.push(Diagnostic::error(
                 "Invalid type specification",
@@ -57,7 +57,7 @@ pub(crate) fn constraint(ctx: &Ctx, v: &Variable, diags: &mut Vec<Diagnostic>) -
                     range,
                 }),
             ));
-            Constraint::Any
+            None
         }
     }
 }
@@ -72,14 +72,17 @@ pub(crate) fn finalize(
     root: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> Value {
-    let c = constraint(ctx, v, diags);
+    // Terraform refuses the configuration at its type: nothing is checked against it.
+    let Some(c) = constraint(ctx, v, diags) else {
+        return Value::unknown();
+    };
     let declared_at = ctx.sources.borrow().fmt_range(&v.span);
     let default = default_value(ctx, v, &c, addr, diags);
     let Some(given) = raw else {
         return match (&v.default, default) {
             (Some(_), Some(d)) => {
                 // Terraform checks a default against the validation rules too.
-                validate(ctx, v, &d, addr, diags);
+                validate(ctx, v, &d, Some(v.span.clone()), diags);
                 d.mark(v.sensitive)
             }
             (Some(_), None) => Value::unknown(),
@@ -135,7 +138,7 @@ pub(crate) fn finalize(
     } else {
         value
     };
-    validate(ctx, v, &value, addr, diags);
+    validate(ctx, v, &value, given.span.or(Some(v.span.clone())), diags);
     value.mark(v.sensitive)
 }
 
@@ -203,7 +206,16 @@ impl Names for OnlyVar<'_> {
     }
 }
 
-fn validate(ctx: &Ctx, v: &Variable, value: &Value, addr: &str, diags: &mut Vec<Diagnostic>) {
+/// Checks `value` against the variable's validation rules. A failure is reported, as Terraform
+/// reports it, where the value came from (`from`: the tfvars line, the module argument, or the
+/// declaration for a default), the rule's location in the detail.
+fn validate(
+    ctx: &Ctx,
+    v: &Variable,
+    value: &Value,
+    from: Option<Span>,
+    diags: &mut Vec<Diagnostic>,
+) {
     if value.contains_unknown() {
         return;
     }
@@ -249,9 +261,8 @@ fn validate(ctx: &Ctx, v: &Variable, value: &Value, addr: &str, diags: &mut Vec<
         diags.push(Diagnostic::error(
             "Invalid value for variable",
             format!("{msg}\n\nThis was checked by the validation rule at {at}."),
-            rule.condition.span().or(Some(v.span.clone())),
+            from.clone(),
         ));
-        let _ = addr;
     }
 }
 

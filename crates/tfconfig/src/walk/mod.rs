@@ -196,6 +196,7 @@ impl Walker<'_> {
             let mut deps = env.take_recorded();
             deps.extend(shared.iter().cloned());
             let address = format!("{}{key}{}", env.prefix, inst.key);
+            let attrs = schema::planned(&r.rtype, attrs);
             let attrs = with_known(attrs, self.known.get(&address));
             self.push_instance(env, r, &key, &inst.key, deps);
             values.push((inst.key, attrs));

@@ -1,0 +1,3 @@
+output "sum" {
+  value = "two" + 1
+}

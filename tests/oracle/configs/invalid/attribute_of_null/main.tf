@@ -1,0 +1,10 @@
+variable "net" {
+  type = object({
+    bridge = string
+  })
+  default = null
+}
+
+output "bridge" {
+  value = var.net.bridge
+}

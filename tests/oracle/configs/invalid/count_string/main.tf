@@ -1,0 +1,4 @@
+resource "terraform_data" "vm" {
+  count = "two"
+  input = count.index
+}

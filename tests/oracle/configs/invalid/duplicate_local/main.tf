@@ -1,0 +1,7 @@
+locals {
+  node = "pve"
+}
+
+locals {
+  node = "pve2"
+}

@@ -1,0 +1,7 @@
+module "net" {
+  source = "./net"
+}
+
+module "net" {
+  source = "./net"
+}

@@ -1,0 +1,7 @@
+output "node" {
+  value = "pve"
+}
+
+output "node" {
+  value = "pve2"
+}

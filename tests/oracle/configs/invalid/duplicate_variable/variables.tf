@@ -1,0 +1,4 @@
+variable "node" {
+  type    = string
+  default = "pve"
+}

@@ -1,0 +1,10 @@
+locals {
+  vms = {
+    web = { cores = 2 }
+  }
+}
+
+resource "terraform_data" "vm" {
+  for_each = local.vms
+  input    = each.value.memory
+}

@@ -1,0 +1,3 @@
+resource "terraform_data" "vm" {
+  input = each.key
+}

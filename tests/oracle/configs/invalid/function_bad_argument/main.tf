@@ -1,0 +1,3 @@
+output "host" {
+  value = cidrhost("10.0.0.0/33", 1)
+}

@@ -1,0 +1,3 @@
+output "joined" {
+  value = join(",")
+}

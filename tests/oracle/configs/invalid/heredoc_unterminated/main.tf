@@ -1,0 +1,3 @@
+output "script" {
+  value = <<EOT
+echo hello

@@ -1,0 +1,7 @@
+resource "terraform_data" "web" {
+  input = 1
+}
+
+output "web" {
+  value = terraform_data
+}

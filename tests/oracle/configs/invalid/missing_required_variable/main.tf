@@ -1,0 +1,7 @@
+variable "node" {
+  type = string
+}
+
+output "node" {
+  value = var.node
+}

@@ -1,0 +1,3 @@
+variable "cores" {
+  type = number
+}

@@ -1,0 +1,4 @@
+module "lxc" {
+  source = "./lxc"
+  cores  = "many"
+}

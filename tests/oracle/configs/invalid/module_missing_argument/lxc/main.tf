@@ -1,0 +1,3 @@
+variable "node" {
+  type = string
+}

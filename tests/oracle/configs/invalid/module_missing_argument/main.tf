@@ -1,0 +1,3 @@
+module "lxc" {
+  source = "./lxc"
+}

@@ -1,0 +1,3 @@
+output "id" {
+  value = 100
+}

@@ -1,0 +1,7 @@
+module "lxc" {
+  source = "./lxc"
+}
+
+output "id" {
+  value = module.lxc.vm_id
+}

@@ -1,0 +1,8 @@
+variable "node" {
+  type = string
+}
+
+variable "cores" {
+  type    = number
+  default = 1
+}

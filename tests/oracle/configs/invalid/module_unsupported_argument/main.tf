@@ -1,0 +1,5 @@
+module "lxc" {
+  source = "./lxc"
+  node   = "pve"
+  cpus   = 2
+}

@@ -1,0 +1,8 @@
+variable "node" {
+  type     = string
+  nullable = false
+}
+
+output "node" {
+  value = var.node
+}

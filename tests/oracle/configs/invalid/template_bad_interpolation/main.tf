@@ -1,0 +1,7 @@
+locals {
+  tags = ["a", "b"]
+}
+
+output "desc" {
+  value = "tags: ${local.tags}"
+}

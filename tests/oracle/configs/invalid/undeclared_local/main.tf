@@ -1,0 +1,7 @@
+locals {
+  region = "eu"
+}
+
+output "region" {
+  value = local.regoin
+}

@@ -1,0 +1,3 @@
+output "ids" {
+  value = module.network.ids
+}

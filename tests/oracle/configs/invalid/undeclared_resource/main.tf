@@ -1,0 +1,7 @@
+resource "terraform_data" "web" {
+  input = "web"
+}
+
+output "web" {
+  value = terraform_data.wbe.output
+}

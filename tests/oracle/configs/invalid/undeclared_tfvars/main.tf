@@ -1,0 +1,8 @@
+variable "node" {
+  type    = string
+  default = "pve"
+}
+
+output "node" {
+  value = var.node
+}

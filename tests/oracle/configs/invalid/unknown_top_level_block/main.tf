@@ -1,0 +1,3 @@
+vm "web" {
+  cores = 2
+}

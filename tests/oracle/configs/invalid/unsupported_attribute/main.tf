@@ -1,0 +1,7 @@
+locals {
+  vm = { name = "web" }
+}
+
+output "cores" {
+  value = local.vm.cores
+}

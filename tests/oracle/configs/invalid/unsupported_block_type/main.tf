@@ -1,0 +1,7 @@
+resource "terraform_data" "web" {
+  input = 1
+
+  network {
+    bridge = "vmbr0"
+  }
+}

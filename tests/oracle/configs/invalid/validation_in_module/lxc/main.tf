@@ -1,0 +1,8 @@
+variable "vm_id" {
+  type = number
+
+  validation {
+    condition     = var.vm_id >= 100
+    error_message = "The vm_id must be at least 100."
+  }
+}

@@ -1,0 +1,12 @@
+variable "vm_id" {
+  type = number
+
+  validation {
+    condition     = var.vm_id >= 100
+    error_message = "The vm_id must be at least 100."
+  }
+}
+
+output "vm_id" {
+  value = var.vm_id
+}

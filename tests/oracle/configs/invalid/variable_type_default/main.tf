@@ -1,0 +1,8 @@
+variable "cores" {
+  type    = number
+  default = "four"
+}
+
+output "cores" {
+  value = var.cores
+}

@@ -1,0 +1,7 @@
+variable "cores" {
+  type = number
+}
+
+output "cores" {
+  value = var.cores
+}

@@ -1,0 +1,1 @@
+cores = "four"

@@ -1,0 +1,8 @@
+module "outer" {
+  source = "./outer"
+  items  = ["a", "b"]
+}
+
+output "result" {
+  value = module.outer.result
+}
