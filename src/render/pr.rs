@@ -301,6 +301,9 @@ pub struct ApplyEnd<'a> {
     pub failed: bool,
     pub executable: &'a str,
     pub flags: &'a str,
+    /// The root module's outputs after a successful apply (`name = value` lines, secrets
+    /// `<sensitive>`: [`crate::render::outputs_text`]); empty when there are none.
+    pub outputs: &'a str,
 }
 
 /// The report of an apply cut short by a restart: per project, each guest's last known state

@@ -280,10 +280,16 @@ async fn apply_one(
     let report = progress.follow(executor.execute(&plan, &desired), rx).await;
     tally.guests.report(job).await;
     let final_lines = result_lines(&report);
+    let outputs = if report.failed() {
+        String::new()
+    } else {
+        project::outputs(&state, &input).await
+    };
     let done = ApplyEnd {
         failed: report.failed(),
         executable: &r.executable,
         flags: &flags,
+        outputs: &outputs,
     };
     job.edit(
         comment,

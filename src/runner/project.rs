@@ -277,6 +277,27 @@ pub(super) async fn prepare(
     Ok(prepared)
 }
 
+/// The root module's outputs after an apply, rendered (`name = value` lines, secrets
+/// `<sensitive>`), evaluated with the state the apply left; empty when there are none or when
+/// they cannot be evaluated (the apply's own result stands; the reason goes to the log).
+pub(super) async fn outputs(state: &StateHandle, input: &Input) -> String {
+    let evaluated = async {
+        let now = state.load().await?;
+        let input = input.clone();
+        let desired =
+            tokio::task::spawn_blocking(move || crate::proxmox::engine::load_desired(&input, &now))
+                .await??;
+        anyhow::Ok(desired.outputs)
+    };
+    match evaluated.await {
+        Ok(outputs) => crate::render::outputs_text(&outputs),
+        Err(e) => {
+            tracing::warn!(error = %format!("{e:#}"), "outputs after the apply could not be evaluated");
+            String::new()
+        }
+    }
+}
+
 /// The engine, or the next step when no Proxmox endpoint is configured.
 pub(super) fn engine(r: &Runner) -> anyhow::Result<&Engine> {
     r.engine.as_ref().ok_or_else(|| {

@@ -58,6 +58,7 @@ fn every_comment(user: &str) -> Vec<(&'static str, String)> {
     let released = vec![ReleasedLock {
         label: user.to_owned(),
     }];
+    let outputs = format!("greeting = \"{user}\"\nroot_password = <sensitive>\n");
     vec![
         (
             "plan_one_project",
@@ -165,6 +166,7 @@ fn every_comment(user: &str) -> Vec<(&'static str, String)> {
                     failed: false,
                     executable: "atlantis",
                     flags: "-d envs/dev",
+                    outputs: &outputs,
                 }),
             ),
         ),
@@ -177,6 +179,7 @@ fn every_comment(user: &str) -> Vec<(&'static str, String)> {
                     failed: true,
                     executable: "atlantis",
                     flags: user,
+                    outputs: "",
                 }),
             ),
         ),
