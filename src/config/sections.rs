@@ -84,6 +84,12 @@ fn modules(
             .unwrap_or(d.max_files),
         max_modules: usize::try_from(r.uint("modules.max_modules", d.max_modules as u64, 1, 1000))
             .unwrap_or(d.max_modules),
+        install_timeout: Duration::from_secs(r.uint(
+            "modules.install_timeout_secs",
+            d.install_timeout.as_secs(),
+            1,
+            86_400,
+        )),
         cache_dir: d.cache_dir,
     }
 }

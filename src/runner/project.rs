@@ -269,6 +269,7 @@ pub(super) async fn prepare(
     let auth = git_auth(job).await?;
     let forge = ForgeHost {
         host: job.host(),
+        owner: job.name.owner(),
         auth_header: auth.as_ref(),
     };
     r.modules.install(input, Some(forge)).await;

@@ -87,17 +87,24 @@ impl GitCommand {
         env
     }
 
-    /// Starts git with this argv and environment only (no shell, nothing inherited) and waits.
-    async fn output(&self, step: &'static str) -> Result<std::process::Output, WorkdirError> {
-        Command::new(&self.program)
-            .args(&self.args)
+    /// The command with this argv and environment only (no shell, nothing inherited), for a
+    /// caller that reads its output as it streams.
+    pub(crate) fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args)
             .current_dir(&self.dir)
             .env_clear()
             .envs(self.env())
             .stdin(Stdio::null())
+            .kill_on_drop(true);
+        cmd
+    }
+
+    /// Starts git with this argv and environment only (no shell, nothing inherited) and waits.
+    async fn output(&self, step: &'static str) -> Result<std::process::Output, WorkdirError> {
+        self.command()
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
             .output()
             .await
             .map_err(|e| WorkdirError::Git {

@@ -263,6 +263,7 @@ async fn a_host_the_server_does_not_list_is_refused_on_the_source_line() {
     let (_co, mut input) = project(&call(&source, ""));
     let forge = ForgeHost {
         host: &server.host(),
+        owner: "mods",
         auth_header: None,
     };
     Installer::new(settings(data.path(), &[], &[]))

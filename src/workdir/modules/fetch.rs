@@ -1,12 +1,17 @@
 //! Fetching one Git module package: the revision resolved to a commit (`git ls-remote`), the
 //! package taken from the cache when that commit was fetched before, else fetched one commit
-//! deep into a fresh directory, its size checked, its `.git` removed and moved into the cache
-//! whole (a rename, so a half-fetched package is never seen). Then copied into the checkout.
+//! deep into a fresh directory, its tree measured before anything is written (`git ls-tree`,
+//! read as it streams and stopped at the first entry over the limits), checked out, its `.git`
+//! removed and moved into the cache whole (a rename, so a half-fetched package is never seen).
+//! Then copied into a directory of its own in the checkout, which nothing the pull request
+//! committed can stand in for.
 
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 
 use secrecy::SecretString;
 use sha2::{Digest, Sha256};
+use tokio::io::AsyncBufReadExt as _;
 
 use super::source::{GitSource, is_commit_id};
 use super::{INSTALL_DIR, Installer, ModuleSettings, Refusal};
@@ -14,35 +19,34 @@ use crate::workdir::git::GitCommand;
 
 pub(super) struct Fetcher<'a> {
     pub(super) installer: &'a Installer,
+    /// The forge's credentials, when this repository may be fetched with them.
     pub(super) auth: Option<&'a SecretString>,
+    /// Who the credentials speak for (`host/owner`): a package fetched with them is cached
+    /// apart from one fetched without, so an anonymous request never reads a private package.
+    pub(super) scope: Option<String>,
 }
 
 impl Fetcher<'_> {
     /// The cached package of `git`'s revision, fetched first when it is not cached.
     pub(super) async fn package(&self, git: &GitSource) -> Result<PathBuf, Refusal> {
-        let (commit, fetch_ref) = self.resolve(git).await?;
         let settings = &self.installer.settings;
-        let cached = settings.cache_dir.join(package_key(&git.url.text, &commit));
+        std::fs::create_dir_all(&settings.cache_dir)
+            .map_err(|e| cache_io("creating a directory", settings, e))?;
+        let (commit, fetch_ref) = self.resolve(git).await?;
+        let cached =
+            settings
+                .cache_dir
+                .join(package_key(&git.url.text, self.scope.as_deref(), &commit));
         if cached.is_dir() {
             return Ok(cached);
         }
-        let io = |action: &str, e: std::io::Error| {
-            Refusal::new(
-                "Failed to install module",
-                format!(
-                    "{action} in the module cache ({}) failed: {e}; check the data directory's permissions and free space.",
-                    settings.cache_dir.display()
-                ),
-            )
-        };
-        std::fs::create_dir_all(&settings.cache_dir).map_err(|e| io("creating a directory", e))?;
         let scratch = tempfile::Builder::new()
             .prefix("fetch-")
             .tempdir_in(&settings.cache_dir)
-            .map_err(|e| io("creating a directory", e))?;
+            .map_err(|e| cache_io("creating a directory", settings, e))?;
         let work = scratch.path();
-        self.git(work, &["init", "--quiet"], "init", &git.url.text)
-            .await?;
+        let url = git.url.text.as_str();
+        self.git(work, &["init", "--quiet"], "init", url).await?;
         self.git(
             work,
             &[
@@ -52,50 +56,48 @@ impl Fetcher<'_> {
                 "--depth",
                 "1",
                 "--",
-                &git.url.text,
+                url,
                 &fetch_ref,
             ],
             "fetch",
-            &git.url.text,
+            url,
         )
         .await?;
+        self.measure(work, url).await?;
         self.git(
             work,
             &["checkout", "--quiet", "--detach", "FETCH_HEAD"],
             "checkout",
-            &git.url.text,
+            url,
         )
         .await?;
         let head = self
-            .git(work, &["rev-parse", "HEAD"], "rev-parse", &git.url.text)
+            .git(work, &["rev-parse", "HEAD"], "rev-parse", url)
             .await?;
         if head != commit {
             return Err(Refusal::new(
                 "Failed to install module",
                 format!(
-                    "{} moved while atoll fetched it ({} became {head}); plan again.",
-                    git.url.text,
+                    "{url} moved while atoll fetched it ({} became {head}); plan again.",
                     short(&commit)
                 ),
             ));
         }
-        std::fs::remove_dir_all(work.join(".git")).map_err(|e| io("removing .git", e))?;
-        check_size(work, settings, &git.url.text)?;
         let kept = scratch.keep();
-        if std::fs::rename(&kept, &cached).is_err() {
-            // Another job cached the same commit first: keep theirs.
-            let _ = std::fs::remove_dir_all(&kept);
-            if !cached.is_dir() {
-                return Err(Refusal::new(
-                    "Failed to install module",
-                    format!(
-                        "the module cache ({}) could not be written.",
-                        settings.cache_dir.display()
-                    ),
+        let (from, to) = (kept.clone(), cached.clone());
+        let settled = tokio::task::spawn_blocking(move || settle(&from, &to)).await;
+        match settled {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(cache_io("storing the package", settings, e)),
+            Err(e) => {
+                return Err(cache_io(
+                    "storing the package",
+                    settings,
+                    std::io::Error::other(e.to_string()),
                 ));
             }
         }
-        tracing::info!(module.url = %git.url.text, commit = %commit, "module package fetched");
+        tracing::info!(module.url = %url, commit = %commit, "module package fetched");
         Ok(cached)
     }
 
@@ -105,9 +107,10 @@ impl Fetcher<'_> {
             return Ok((r.to_ascii_lowercase(), r.to_owned()));
         }
         let wanted = git.git_ref.as_deref().unwrap_or("HEAD");
+        let cache = self.installer.settings.cache_dir.clone();
         let listed = self
             .git(
-                &self.installer.settings.cache_dir_or_tmp(),
+                &cache,
                 &["ls-remote", "--", &git.url.text, wanted],
                 "ls-remote",
                 &git.url.text,
@@ -130,7 +133,7 @@ impl Fetcher<'_> {
             ]
         };
         for c in candidates {
-            if let Some(sha) = refs.get(&c) {
+            if let Some(sha) = refs.get(&c).filter(|sha| is_commit_id(sha)) {
                 let fetch = c.trim_end_matches("^{}").to_owned();
                 return Ok((sha.to_ascii_lowercase(), fetch));
             }
@@ -142,6 +145,70 @@ impl Fetcher<'_> {
                 git.url.text
             ),
         ))
+    }
+
+    /// Refuses a fetched tree over the file or byte limit before it is checked out: `git
+    /// ls-tree` is read as it streams and stopped at the first entry past a limit, so a
+    /// repository of a billion small files costs a count, not a disk.
+    async fn measure(&self, work: &Path, url: &str) -> Result<(), Refusal> {
+        let settings = &self.installer.settings;
+        let cmd = GitCommand::new(
+            &self.installer.git,
+            work,
+            &["ls-tree", "-r", "-l", "-z", "FETCH_HEAD"],
+        );
+        let mut child = cmd
+            .command()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| {
+                Refusal::new(
+                    "Failed to install module",
+                    format!("Reading the tree fetched from {url} failed: {e}."),
+                )
+            })?;
+        let Some(stdout) = child.stdout.take() else {
+            return Err(Refusal::new(
+                "Failed to install module",
+                format!("Reading the tree fetched from {url} failed."),
+            ));
+        };
+        let mut entries = tokio::io::BufReader::new(stdout).split(0);
+        let mut budget = Budget::new(settings);
+        let reading = async {
+            while let Some(entry) = entries.next_segment().await.map_err(|e| e.to_string())? {
+                // `<mode> <type> <object> <size>\t<path>`; a submodule's size is `-`.
+                let text = String::from_utf8_lossy(&entry);
+                let size = text
+                    .split('\t')
+                    .next()
+                    .and_then(|meta| meta.split_whitespace().nth(3))
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .unwrap_or(0);
+                if !budget.take(size) {
+                    return Ok(false);
+                }
+            }
+            Ok::<bool, String>(true)
+        };
+        let within = tokio::time::timeout(settings.fetch_timeout, reading).await;
+        let _ = child.kill().await;
+        match within {
+            Ok(Ok(true)) => Ok(()),
+            Ok(Ok(false)) => Err(too_large(settings, url)),
+            Ok(Err(e)) => Err(Refusal::new(
+                "Failed to install module",
+                format!("Reading the tree fetched from {url} failed: {e}."),
+            )),
+            Err(_) => Err(Refusal::new(
+                "Failed to download module",
+                format!(
+                    "Listing {url} took longer than {} s (modules.fetch_timeout_secs).",
+                    settings.fetch_timeout.as_secs()
+                ),
+            )),
+        }
     }
 
     /// Runs git with the installer's fetch rules; stdout, or a refusal naming the repository.
@@ -184,39 +251,87 @@ impl Fetcher<'_> {
     }
 }
 
-impl ModuleSettings {
-    /// A directory git can run in before the cache exists.
-    fn cache_dir_or_tmp(&self) -> PathBuf {
-        if self.cache_dir.is_dir() {
-            self.cache_dir.clone()
-        } else {
-            std::env::temp_dir()
+/// Removes the checkout's `.git` from a fetched tree and moves it into the cache; another
+/// job that cached the same commit first wins.
+fn settle(work: &Path, cached: &Path) -> std::io::Result<()> {
+    std::fs::remove_dir_all(work.join(".git"))?;
+    if std::fs::rename(work, cached).is_err() {
+        let _ = std::fs::remove_dir_all(work);
+        if !cached.is_dir() {
+            return Err(std::io::Error::other(
+                "the package could not be moved into the cache",
+            ));
         }
     }
+    Ok(())
 }
 
-/// Copies a cached package into the checkout's install directory; the copy's path.
-pub(super) fn place(
+fn cache_io(action: &str, settings: &ModuleSettings, e: std::io::Error) -> Refusal {
+    Refusal::new(
+        "Failed to install module",
+        format!(
+            "{action} in the module cache ({}) failed: {e}; check the data directory's permissions and free space.",
+            settings.cache_dir.display()
+        ),
+    )
+}
+
+/// Copies a cached package into a new directory of its own under the checkout's install
+/// directory, and returns that directory. The install directory is made a real directory
+/// first (a link the pull request committed in its place is removed, never followed), and
+/// the package's directory has an unpredictable name, so nothing committed can stand in for
+/// it and parallel plans of one checkout never share one.
+pub(super) async fn place(
     package: &Path,
     checkout: &Path,
     settings: &ModuleSettings,
 ) -> Result<PathBuf, Refusal> {
+    let (package, checkout, settings) = (
+        package.to_path_buf(),
+        checkout.to_path_buf(),
+        settings.clone(),
+    );
+    tokio::task::spawn_blocking(move || place_blocking(&package, &checkout, &settings))
+        .await
+        .unwrap_or_else(|e| {
+            Err(Refusal::new(
+                "Failed to install module",
+                format!("Copying the module package failed: {e}."),
+            ))
+        })
+}
+
+fn place_blocking(
+    package: &Path,
+    checkout: &Path,
+    settings: &ModuleSettings,
+) -> Result<PathBuf, Refusal> {
+    let io = |e: std::io::Error| {
+        Refusal::new(
+            "Failed to install module",
+            format!("Copying the module package into the checkout failed: {e}."),
+        )
+    };
+    let root = checkout.canonicalize().map_err(io)?;
+    let mut dir = root.clone();
+    for part in Path::new(INSTALL_DIR).components() {
+        dir.push(part);
+        real_dir(&dir).map_err(io)?;
+    }
     let name = package
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let target = checkout.join(INSTALL_DIR).join(&name);
-    let io = |e: std::io::Error| {
-        Refusal::new(
-            "Failed to install module",
-            format!(
-                "Copying the module package into the checkout ({}) failed: {e}.",
-                target.display()
-            ),
-        )
-    };
-    if target.exists() {
-        std::fs::remove_dir_all(&target).map_err(io)?;
+    let key: String = name.chars().take(16).collect();
+    let target = tempfile::Builder::new()
+        .prefix(&format!("{key}-"))
+        .tempdir_in(&dir)
+        .map_err(io)?
+        .keep();
+    if !target.canonicalize().map_err(io)?.starts_with(&root) {
+        return Err(io(std::io::Error::other(
+            "the install directory left the checkout",
+        )));
     }
     let mut budget = Budget::new(settings);
     copy_tree(package, &target, &mut budget).map_err(|e| match e {
@@ -226,9 +341,40 @@ pub(super) fn place(
     Ok(target)
 }
 
-/// `<16 hex digits of the URL's SHA-256>-<commit>`: one directory per repository and commit.
-fn package_key(url: &str, commit: &str) -> String {
-    let digest = hex::encode(Sha256::digest(url.as_bytes()));
+/// Makes `path` a real directory: a symbolic link or a file there is removed (never followed).
+fn real_dir(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    match std::fs::create_dir(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => {
+            // Another plan of the same checkout may have made it meanwhile: a directory either way.
+            let meta = std::fs::symlink_metadata(path)?;
+            if meta.is_dir() {
+                Ok(())
+            } else {
+                Err(std::io::Error::other("not a directory"))
+            }
+        }
+    }
+}
+
+/// `<16 hex digits of the SHA-256 of URL and credential scope>-<commit>`: one directory per
+/// repository, commit and credentials.
+fn package_key(url: &str, scope: Option<&str>, commit: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(url.as_bytes());
+    hasher.update([0]);
+    hasher.update(scope.unwrap_or_default().as_bytes());
+    let digest = hex::encode(hasher.finalize());
     format!("{}-{commit}", &digest[..16])
 }
 
@@ -280,29 +426,6 @@ fn too_large(settings: &ModuleSettings, what: &str) -> Refusal {
     )
 }
 
-/// Refuses a fetched tree over the file or byte limit.
-fn check_size(dir: &Path, settings: &ModuleSettings, url: &str) -> Result<(), Refusal> {
-    fn walk(dir: &Path, budget: &mut Budget) -> Result<(), CopyError> {
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                walk(&entry.path(), budget)?;
-            } else if !budget.take(entry.metadata()?.len()) {
-                return Err(CopyError::TooLarge);
-            }
-        }
-        Ok(())
-    }
-    walk(dir, &mut Budget::new(settings)).map_err(|e| match e {
-        CopyError::TooLarge => too_large(settings, url),
-        CopyError::Io(e) => Refusal::new(
-            "Failed to install module",
-            format!("Reading the package fetched from {url} failed: {e}."),
-        ),
-    })
-}
-
 /// Copies regular files and directories; symbolic links are left out (a module package's
 /// links could lead anywhere on the server).
 fn copy_tree(from: &Path, to: &Path, budget: &mut Budget) -> Result<(), CopyError> {
@@ -329,10 +452,14 @@ mod tests {
     use crate::workdir::modules::source::Scheme;
 
     #[test]
-    fn a_package_is_keyed_by_repository_and_commit() {
-        let a = package_key("https://x/a.git", &"1".repeat(40));
-        assert_ne!(a, package_key("https://x/b.git", &"1".repeat(40)));
-        assert_ne!(a, package_key("https://x/a.git", &"2".repeat(40)));
+    fn a_package_is_keyed_by_repository_credentials_and_commit() {
+        let a = package_key("https://x/a.git", None, &"1".repeat(40));
+        assert_ne!(a, package_key("https://x/b.git", None, &"1".repeat(40)));
+        assert_ne!(a, package_key("https://x/a.git", None, &"2".repeat(40)));
+        assert_ne!(
+            a,
+            package_key("https://x/a.git", Some("x/org"), &"1".repeat(40))
+        );
         assert!(a.ends_with(&"1".repeat(40)));
     }
 
@@ -340,5 +467,27 @@ mod tests {
     fn scheme_plaintext_is_http_and_git() {
         assert!(Scheme::Git.plaintext() && Scheme::Http.plaintext());
         assert!(!Scheme::Https.plaintext() && !Scheme::Ssh.plaintext());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_committed_link_in_place_of_the_install_directory_is_removed_never_followed() {
+        let outside = tempfile::tempdir().expect("tmp");
+        std::fs::write(outside.path().join("keep"), "x").expect("write");
+        let checkout = tempfile::tempdir().expect("tmp");
+        std::os::unix::fs::symlink(outside.path(), checkout.path().join(".atoll")).expect("link");
+        let package = tempfile::tempdir().expect("tmp");
+        std::fs::write(package.path().join("main.tf"), "# module").expect("write");
+        let settings = ModuleSettings::defaults(checkout.path());
+        let placed = place_blocking(package.path(), checkout.path(), &settings).expect("placed");
+        assert!(placed.starts_with(checkout.path().canonicalize().expect("canonical")));
+        assert!(placed.join("main.tf").is_file());
+        assert_eq!(
+            std::fs::read_dir(outside.path()).expect("dir").count(),
+            1,
+            "nothing written outside"
+        );
+        let again = place_blocking(package.path(), checkout.path(), &settings).expect("placed");
+        assert_ne!(placed, again, "each install has a directory of its own");
     }
 }

@@ -52,6 +52,8 @@ pub struct ModuleSettings {
     pub max_files: usize,
     /// `modules.max_modules`: most remote module packages installed for one project.
     pub max_modules: usize,
+    /// `modules.install_timeout_secs`: longest the installation of one project's modules may take.
+    pub install_timeout: Duration,
     /// Fetched packages by resolved commit (`<data_dir>/module-cache`).
     pub cache_dir: PathBuf,
 }
@@ -67,15 +69,18 @@ impl ModuleSettings {
             max_bytes: 64 * 1024 * 1024,
             max_files: 10_000,
             max_modules: 64,
+            install_timeout: Duration::from_secs(300),
             cache_dir: data_dir.join("module-cache"),
         }
     }
 }
 
-/// The pull request's own forge: its host, and the credentials git uses there (only there).
+/// The pull request's own forge: its host, the repository's owner, and the credentials git
+/// uses there: only over HTTPS, and only for repositories of the same owner.
 #[derive(Debug, Clone, Copy)]
 pub struct ForgeHost<'a> {
     pub host: &'a str,
+    pub owner: &'a str,
     pub auth_header: Option<&'a SecretString>,
 }
 
@@ -124,6 +129,7 @@ impl Installer {
     /// is recorded as refused, and the load reports it where it is called.
     pub async fn install(&self, input: &mut Input, forge: Option<ForgeHost<'_>>) {
         let mut packages = 0;
+        let deadline = tokio::time::Instant::now() + self.settings.install_timeout;
         for round in 0..=MAX_ROUNDS {
             let snapshot = input.clone();
             let requests =
@@ -151,7 +157,10 @@ impl Installer {
                     ))
                 } else {
                     packages += 1;
-                    self.install_one(&request, input, forge).await
+                    let one = self.install_one(&request, input, forge);
+                    tokio::time::timeout_at(deadline, one).await.unwrap_or_else(|_| {
+                        Err(Refusal::new("Module installation took too long", format!("Installing the remote modules of this project took longer than {} s (modules.install_timeout_secs); {:?} was not installed.", self.settings.install_timeout.as_secs(), request.source)))
+                    })
                 };
                 let installed = match outcome {
                     Ok(dir) => Installed::Dir(dir),
@@ -204,20 +213,22 @@ impl Installer {
                     .registry
                     .resolve(&module, request.version.as_deref())
                     .await?;
-                let Source::Git(git) = source::parse(&resolved.location).map_err(|r| Refusal::new("Unsupported module source", format!("Version {} of module {} on {} is downloaded from {:?}, which atoll cannot fetch: {}", resolved.version, module.path(), module.host, resolved.location, r.detail)))? else {
+                let shown = registry::shown(&resolved.location);
+                let Source::Git(git) = source::parse(&resolved.location).map_err(|_| Refusal::new("Unsupported module source", format!("Version {} of module {} on {} is downloaded from {shown:?}, which atoll cannot fetch: atoll installs registry modules whose download location is a Git source (git::https://..., git::ssh://...).", resolved.version, module.path(), module.host)))? else {
                     return Err(Refusal::new("Unsupported module source", format!("The registry {} answered another registry address for module {}.", module.host, module.path())));
                 };
                 (git, module.subdir)
             }
         };
-        let auth = self.check_host(&git.url, forge)?;
+        let (auth, scope) = self.check_host(&git.url, forge)?;
         let package = fetch::Fetcher {
             installer: self,
             auth,
+            scope,
         }
         .package(&git)
         .await?;
-        let installed = fetch::place(&package, &input.checkout, &self.settings)?;
+        let installed = fetch::place(&package, &input.checkout, &self.settings).await?;
         let subdir = [git.subdir.as_str(), subdir_prefix.as_str()]
             .iter()
             .filter(|s| !s.is_empty())
@@ -241,12 +252,14 @@ impl Installer {
         Ok(dir)
     }
 
-    /// Whether the server fetches from `url`'s host, and the credentials to use there.
+    /// Whether the server fetches from `url`'s host; the forge's credentials and whom they
+    /// speak for when they may be sent (HTTPS to the forge's host, a repository of the pull
+    /// request's own owner).
     fn check_host<'f>(
         &self,
         url: &source::GitUrl,
         forge: Option<ForgeHost<'f>>,
-    ) -> Result<Option<&'f SecretString>, Refusal> {
+    ) -> Result<(Option<&'f SecretString>, Option<String>), Refusal> {
         if url.scheme.plaintext() && !self.settings.allow_plaintext {
             return Err(Refusal::new(
                 "Module source not allowed",
@@ -264,8 +277,18 @@ impl Installer {
         if let Some(f) = forge
             && f.host.eq_ignore_ascii_case(&url.host)
         {
-            let sends_header = matches!(url.scheme, source::Scheme::Https | source::Scheme::Http);
-            return Ok(if sends_header { f.auth_header } else { None });
+            let same_owner = url.owner().is_some_and(|o| o.eq_ignore_ascii_case(f.owner));
+            if url.scheme == source::Scheme::Https && same_owner && f.auth_header.is_some() {
+                return Ok((
+                    f.auth_header,
+                    Some(format!(
+                        "{}/{}",
+                        f.host.to_ascii_lowercase(),
+                        f.owner.to_ascii_lowercase()
+                    )),
+                ));
+            }
+            return Ok((None, None));
         }
         if self
             .settings
@@ -273,7 +296,7 @@ impl Installer {
             .iter()
             .any(|h| h.eq_ignore_ascii_case(&url.host))
         {
-            return Ok(None);
+            return Ok((None, None));
         }
         Err(Refusal::new(
             "Module source not allowed",
@@ -282,5 +305,60 @@ impl Installer {
                 url.text, url.host
             ),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git_url(source: &str) -> source::GitUrl {
+        match source::parse(source) {
+            Ok(Source::Git(g)) => g.url,
+            other => panic!("{source}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_forges_credentials_go_over_https_to_its_own_owners_repositories_only() {
+        let installer = Installer::new(ModuleSettings {
+            allowed_hosts: vec!["git.example.com".to_owned()],
+            ..ModuleSettings::defaults(std::path::Path::new("/nonexistent"))
+        })
+        .expect("installer");
+        let secret = SecretString::from("Bearer t0ken");
+        let forge = ForgeHost {
+            host: "github.com",
+            owner: "acme",
+            auth_header: Some(&secret),
+        };
+        let sent = |source: &str| {
+            let (auth, scope) = installer
+                .check_host(&git_url(source), Some(forge))
+                .expect(source);
+            (auth.is_some(), scope)
+        };
+        assert_eq!(
+            sent("github.com/acme/modules?ref=v1"),
+            (true, Some("github.com/acme".to_owned()))
+        );
+        assert_eq!(
+            sent("github.com/ACME/modules"),
+            (true, Some("github.com/acme".to_owned()))
+        );
+        assert_eq!(sent("github.com/other-org/private"), (false, None));
+        assert_eq!(sent("git@github.com:acme/modules.git"), (false, None));
+        assert_eq!(
+            sent("git::https://git.example.com/acme/m.git"),
+            (false, None)
+        );
+        assert!(
+            installer
+                .check_host(
+                    &git_url("git::https://evil.example/acme/m.git"),
+                    Some(forge)
+                )
+                .is_err()
+        );
     }
 }

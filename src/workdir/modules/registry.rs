@@ -105,9 +105,12 @@ impl Registry {
         };
         let joined = join(&url, modules)
             .ok_or_else(|| unreachable(host, "its modules.v1 service address is not a URL"))?;
-        if joined.host_str().map(str::to_ascii_lowercase)
-            != Some(host_only(host).to_ascii_lowercase())
-        {
+        let authority = match (joined.host_str(), joined.port()) {
+            (Some(h), Some(p)) => format!("{h}:{p}"),
+            (Some(h), None) => h.to_owned(),
+            (None, _) => String::new(),
+        };
+        if joined.scheme() != self.scheme() || !authority.eq_ignore_ascii_case(host) {
             return Err(unreachable(
                 host,
                 "its modules.v1 service is on another host, which atoll does not follow",
@@ -154,8 +157,9 @@ impl Registry {
                 ));
             }
         };
-        // A relative location is relative to the download URL.
-        if location.contains("::") || location.contains("://") {
+        // Only a path (`/x`, `./x`, `../x`) is relative to the download URL, as in Terraform.
+        if !(location.starts_with('/') || location.starts_with("./") || location.starts_with("../"))
+        {
             return Ok(location);
         }
         join(url, &location)
@@ -227,12 +231,28 @@ async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, String
     Ok(body)
 }
 
-fn join(base: &str, reference: &str) -> Option<reqwest::Url> {
-    reqwest::Url::parse(base).ok()?.join(reference).ok()
+/// A location as a diagnostic may quote it: no user name or password, no query but `ref`
+/// (a registry may answer a signed or tokened address).
+pub(crate) fn shown(location: &str) -> String {
+    let (main, query) = location.split_once('?').unwrap_or((location, ""));
+    let main = match main.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            format!("{scheme}://{host}/{path}")
+        }
+        None => main.to_owned(),
+    };
+    let kept: Vec<&str> = query.split('&').filter(|p| p.starts_with("ref=")).collect();
+    if kept.is_empty() {
+        main
+    } else {
+        format!("{main}?{}", kept.join("&"))
+    }
 }
 
-fn host_only(host: &str) -> &str {
-    host.rsplit_once(':').map_or(host, |(h, _)| h)
+fn join(base: &str, reference: &str) -> Option<reqwest::Url> {
+    reqwest::Url::parse(base).ok()?.join(reference).ok()
 }
 
 fn path_of(url: &str) -> String {
@@ -266,4 +286,21 @@ struct ListedVersion {
 #[derive(Deserialize)]
 struct DownloadAnswer {
     location: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_location_is_quoted_without_credentials_or_tokens() {
+        assert_eq!(
+            shown("https://user:s3cret@example.com/m.tar.gz?token=abc&ref=v1"),
+            "https://example.com/m.tar.gz?ref=v1"
+        );
+        assert_eq!(
+            shown("git::https://example.com/r.git?ref=v1"),
+            "git::https://example.com/r.git?ref=v1"
+        );
+    }
 }

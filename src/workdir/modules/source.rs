@@ -63,6 +63,18 @@ pub(crate) struct RegistrySource {
     pub(crate) subdir: String,
 }
 
+impl GitUrl {
+    /// The first segment of the repository's path (`org` of `https://host/org/repo.git`).
+    pub(crate) fn owner(&self) -> Option<&str> {
+        let after = self
+            .text
+            .split_once("://")
+            .map_or(self.text.as_str(), |(_, a)| a);
+        let path = after.split_once('/').map(|(_, p)| p)?;
+        path.split('/').next().filter(|o| !o.is_empty())
+    }
+}
+
 impl RegistrySource {
     /// `namespace/name/system`, the module's path on its registry.
     pub(crate) fn path(&self) -> String {
@@ -133,6 +145,12 @@ fn parse_github(source: &str) -> Result<GitSource, Refusal> {
     let (main, query) = split_query(source);
     let (repo, subdir) = split_subdir(main, 0);
     let parts: Vec<&str> = repo.split('/').collect();
+    if parts.len() > 3 && subdir.is_none() {
+        // go-getter: github.com/owner/repo/sub is the repository owner/repo, directory sub.
+        let (base, rest) = (parts[..3].join("/"), parts[3..].join("/"));
+        let rewritten = format!("{base}//{rest}{}", query_suffix(query));
+        return parse_github(&rewritten);
+    }
     if parts.len() < 3 || parts[1].is_empty() || parts[2].is_empty() {
         return Err(Refusal::new(
             "Unsupported module source",
@@ -201,7 +219,7 @@ fn parse_git(source: &str, rest: &str) -> Result<GitSource, Refusal> {
         None => (None, authority),
     };
     if let Some(u) = user
-        && (u.contains(':') || scheme != Scheme::Ssh)
+        && (u.contains(':') || scheme != Scheme::Ssh || !valid_user(u))
     {
         return Err(refuse("holds credentials or a user name in its URL; atoll never sends credentials a module source names (the server's own forge credentials are used for the forge's host).".to_owned()));
     }
@@ -381,6 +399,14 @@ pub fn valid_host(host: &str) -> bool {
             .is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// An SSH user name: letters, digits, `.`, `_`, `-`, not starting with `-`.
+fn valid_user(u: &str) -> bool {
+    !u.is_empty()
+        && !u.starts_with('-')
+        && u.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+}
+
 /// A revision name git accepts and that cannot be read as an option or a refspec.
 fn valid_ref(r: &str) -> bool {
     !r.is_empty()
@@ -436,6 +462,10 @@ mod tests {
 
     #[test]
     fn shorthands_are_read_as_go_getter_reads_them() {
+        let g = git("github.com/hashicorp/example/modules/x?ref=v1");
+        assert_eq!(g.url.text, "https://github.com/hashicorp/example.git");
+        assert_eq!(g.subdir, "modules/x");
+        assert_eq!(g.url.owner(), Some("hashicorp"));
         let g = git("github.com/hashicorp/example//sub?ref=v1");
         assert_eq!(g.url.text, "https://github.com/hashicorp/example.git");
         assert_eq!(
@@ -483,6 +513,10 @@ mod tests {
         assert!(refused("git::https://x.example/r.git//../../etc").contains("leaves"));
         assert!(refused("git::https://-oProxyCommand=x/r.git").contains("host"));
         assert!(refused("bitbucket.org/a/b").contains("Bitbucket"));
+        assert!(
+            refused("git::ssh://-oProxyCommand=x@h.example/r.git")
+                .contains("credentials or a user name")
+        );
         assert!(refused("nonsense").contains("neither"));
     }
 

@@ -21,10 +21,24 @@ impl Version {
         let body = text.strip_prefix('v').unwrap_or(text);
         let body = body.split_once('+').map_or(body, |(b, _)| b);
         let (nums, pre) = match body.split_once('-') {
-            Some((n, p)) if !p.is_empty() => (n, p.to_owned()),
+            Some((n, p))
+                if !p.is_empty()
+                    && p.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-') =>
+            {
+                (n, p.to_owned())
+            }
             Some(_) => return None,
             None => (body, String::new()),
         };
+        if text.split_once('+').is_some_and(|(_, meta)| {
+            meta.is_empty()
+                || !meta
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        }) {
+            return None;
+        }
         let mut parts = nums
             .split('.')
             .map(|p| {
@@ -174,7 +188,8 @@ fn holds(op: Op, v: &Version, c: &Version) -> bool {
         Op::Ge => v >= c,
         Op::Le => v <= c,
         Op::Pessimistic => {
-            if v < c || c.is_pre() != v.is_pre() {
+            // go-version: a version less specific than the constraint never matches.
+            if v < c || c.is_pre() != v.is_pre() || c.given > v.parts.len() {
                 return false;
             }
             let last = c.given - 1;
@@ -237,9 +252,18 @@ mod tests {
     }
 
     #[test]
+    fn a_constraint_more_specific_than_every_version_matches_none_and_never_panics() {
+        assert_eq!(pick("~> 1.0.0.0", &["1.0.0", "1.0.1"]), None);
+        assert_eq!(pick("~> 0.0.0.0.1", &["0.0.1", "2.0.0"]), None);
+        assert_eq!(pick("~> 1.0.0.0", &["1.0.0.5"]).as_deref(), Some("1.0.0.5"));
+    }
+
+    #[test]
     fn bad_constraints_are_refused() {
         assert!(Constraint::parse("~> one").is_none());
         assert!(Constraint::parse(">= 1.0,").is_none());
         assert!(Version::parse("1.2.3-").is_none());
+        assert!(Version::parse("1.2.3-../x").is_none());
+        assert!(Version::parse("1.2.3+a/b").is_none());
     }
 }
