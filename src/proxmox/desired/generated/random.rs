@@ -206,6 +206,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
+            pending: Vec::new(),
         }
     }
 
