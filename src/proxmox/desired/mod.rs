@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 pub use generated::{
     Generated, computed, follows_update, generate, is_dynamic, is_generated, is_number,
-    is_sensitive, replaces, shown_argument,
+    is_sensitive, is_stored_value, replaces, shown_argument,
 };
 
 use crate::proxmox::plan::{Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind};
@@ -103,7 +103,7 @@ pub fn known_values(
                     Ok(n) if is_number(resource_type, k) => Value::Number(n),
                     // A stored value of any type comes back with its type and marks; a corrupt
                     // one stays unknown (and sensitive, for all anyone can tell).
-                    _ if is_dynamic(resource_type, k) => {
+                    _ if is_stored_value(resource_type, k) => {
                         Value::from_stored(v).unwrap_or_else(|_| Value::unknown().mark(true))
                     }
                     _ => Value::string(v.clone()),

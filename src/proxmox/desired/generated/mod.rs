@@ -90,11 +90,32 @@ pub fn is_dynamic(resource_type: &str, attribute: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Whether the attribute's text is a stored value (`tfconfig::Value::to_stored`): one of any
+/// type, a list, set or object (`random_shuffle.input`); a map of strings (`keepers`) is kept
+/// as JSON text.
+pub fn is_stored_value(resource_type: &str, attribute: &str) -> bool {
+    use tfconfig::types::Constraint;
+    tfconfig::schema::resource(resource_type)
+        .and_then(|schema| {
+            schema.body.attr(attribute).map(|a| {
+                matches!(
+                    a.ty,
+                    Constraint::Any
+                        | Constraint::List(_)
+                        | Constraint::Set(_)
+                        | Constraint::Tuple(_)
+                        | Constraint::Object(_)
+                )
+            })
+        })
+        .unwrap_or(false)
+}
+
 /// An argument's stored text as the plan and `atoll state show` show it: maps (`keepers`) as
 /// the maps they are, a value of any type as itself; `None` when it holds a sensitive value,
 /// which is never shown.
 pub fn shown_argument(resource_type: &str, name: &str, text: &str) -> Option<serde_json::Value> {
-    if is_dynamic(resource_type, name) {
+    if is_stored_value(resource_type, name) {
         let value = tfconfig::Value::from_stored(text).ok()?;
         return (!value.contains_sensitive()).then(|| value.to_json("(sensitive value)", ""));
     }
@@ -135,7 +156,7 @@ pub(super) fn from_instance(resource: &ResourceInstance) -> Option<Result<Genera
             }
             continue;
         }
-        let text = if attr.ty == tfconfig::types::Constraint::Any {
+        let text = if is_stored_value(&resource.resource_type, attr.name) {
             value
                 .filter(|v| !v.is_null())
                 .and_then(tfconfig::Value::to_stored)
