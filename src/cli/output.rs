@@ -141,7 +141,17 @@ pub(super) fn state_show(state: &ProjectState, address: &str) -> Option<String> 
     let generated = state.generated.iter().find(|g| g.address == address)?;
     let _ = writeln!(out, "# {address}\ntype   = {}", generated.resource_type);
     for (key, value) in &generated.arguments {
-        let _ = writeln!(out, "{key} = {value:?}");
+        match crate::proxmox::desired::shown_argument(&generated.resource_type, key, value) {
+            _ if !crate::proxmox::desired::is_stored_value(&generated.resource_type, key) => {
+                let _ = writeln!(out, "{key} = {value:?}");
+            }
+            Some(shown) => {
+                let _ = writeln!(out, "{key} = {shown}");
+            }
+            None => {
+                let _ = writeln!(out, "{key} = {HIDDEN}");
+            }
+        }
     }
     for key in generated.values.0.keys() {
         let _ = writeln!(out, "{key} = {HIDDEN}");

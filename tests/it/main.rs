@@ -30,6 +30,8 @@ mod engine_desired;
 mod engine_faults;
 mod engine_fresh;
 mod engine_generated;
+mod engine_generated_data;
+mod engine_generated_random;
 mod engine_guard;
 mod engine_remote_module;
 mod engine_requirements;

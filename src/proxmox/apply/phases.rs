@@ -58,6 +58,9 @@ impl Run<'_> {
             let outcome = if ops.contains(&StepOp::Create) {
                 let detail = "generated and stored in state (never shown)".to_owned();
                 self.done(address, detail, Vec::new())
+            } else if ops.contains(&StepOp::Update) {
+                let detail = "updated in state (never shown)".to_owned();
+                self.done(address, detail, Vec::new())
             } else {
                 match self.exec.state.forget(address).await {
                     Ok(_) => self.done(address, "removed from state".to_owned(), Vec::new()),

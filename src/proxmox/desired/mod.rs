@@ -12,7 +12,10 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-pub use generated::{Generated, computed, generate, is_generated, is_number, is_sensitive};
+pub use generated::{
+    Generated, computed, follows_update, generate, is_dynamic, is_generated, is_number,
+    is_sensitive, is_stored_value, replaces, shown_argument,
+};
 
 use crate::proxmox::plan::{Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind};
 use crate::proxmox::state::GeneratedValues;
@@ -100,6 +103,11 @@ pub fn known_values(
                 let secret = is_sensitive(resource_type, k);
                 let value = match v.parse::<f64>() {
                     Ok(n) if is_number(resource_type, k) => Value::Number(n),
+                    // A stored value of any type comes back with its type and marks; a corrupt
+                    // one stays unknown (and sensitive, for all anyone can tell).
+                    _ if is_stored_value(resource_type, k) => {
+                        Value::from_stored(v).unwrap_or_else(|_| Value::unknown().mark(true))
+                    }
                     _ => Value::string(v.clone()),
                 };
                 (k.clone(), value.mark(secret))
@@ -131,6 +139,19 @@ pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<Desired
             t if is_download(t) => download(resource).map(Desired::Download),
             _ => {
                 match generated::from_instance(resource) {
+                    Some(Ok(generated))
+                        if waits_on_the_cluster(&generated, resource, resources) =>
+                    {
+                        errors.push(DesiredError::Invalid {
+                            address: resource.address.clone(),
+                            why: format!(
+                                "{} must be known before the cluster changes: atoll makes \
+                                 generated values first, and this one reads what a Proxmox VE \
+                                 resource computes; use a value from the configuration instead",
+                                generated.pending.join(", ")
+                            ),
+                        });
+                    }
                     Some(Ok(generated)) => state.generated.push(generated),
                     Some(Err(why)) => errors.push(DesiredError::Invalid {
                         address: resource.address.clone(),
@@ -157,6 +178,22 @@ pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<Desired
     } else {
         Err(errors)
     }
+}
+
+/// Whether a generated resource's argument is unknown for want of what a Proxmox VE resource
+/// computes (known only after the apply changed the cluster), rather than another generated
+/// value (made first, at apply).
+fn waits_on_the_cluster(
+    generated: &Generated,
+    resource: &ResourceInstance,
+    all: &[ResourceInstance],
+) -> bool {
+    !generated.pending.is_empty()
+        && resource.depends_on.iter().any(|dep| {
+            all.iter().any(|r| {
+                tfconfig::dependency_covers(dep, &r.address) && !is_generated(&r.resource_type)
+            })
+        })
 }
 
 fn must_know(address: &str, attribute: &str) -> DesiredError {

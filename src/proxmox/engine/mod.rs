@@ -126,54 +126,81 @@ impl Prepared {
 
 /// Loads and evaluates the configuration with the values known from `state`. A generated
 /// value whose replace-forcing arguments changed is evaluated as unknown: it is generated
-/// anew at apply, so what uses it is known only then.
+/// anew at apply, so what uses it is known only then; one updated in place keeps its values
+/// but those that follow the update ([`desired::follows_update`]). What reads a changed value
+/// may change in turn (a keeper that reads a replaced password): evaluated again until no more
+/// change, at most once per generated resource.
 pub fn load_desired(input: &Input, state: &ProjectState) -> Result<DesiredState, EngineError> {
     let mut generated = state.generated_values();
-    let desired = evaluate(input, &generated)?;
-    let replaced = replaced_generated(&desired, state);
-    if replaced.is_empty() {
-        return Ok(desired);
+    let mut desired = evaluate(input, &generated)?;
+    let mut seen = BTreeMap::new();
+    for _ in 0..=state.generated.len() {
+        let changed = changed_generated(&desired, state);
+        if changed == seen {
+            break;
+        }
+        for (address, replaced) in &changed {
+            if *replaced {
+                generated.remove(address);
+            } else if let Some(values) = generated.get_mut(address) {
+                for name in desired::follows_update(&values.resource_type) {
+                    values.values.remove(*name);
+                }
+            }
+        }
+        desired = evaluate(input, &generated)?;
+        seen = changed;
     }
-    generated.retain(|address, _| !replaced.contains(address));
-    evaluate(input, &generated)
+    Ok(desired)
 }
 
-/// The generated resources in state whose arguments the configuration now sets differently.
-fn replaced_generated(desired: &DesiredState, state: &ProjectState) -> BTreeSet<String> {
+/// The generated resources in state that the configuration now asks differently of, and
+/// whether each is replaced (`true`) or updated in place.
+fn changed_generated(desired: &DesiredState, state: &ProjectState) -> BTreeMap<String, bool> {
     desired
         .generated
         .iter()
-        .filter(|g| {
-            state
-                .generated
-                .iter()
-                .any(|s| s.address == g.address && !unchanged(g, s))
+        .filter_map(|g| {
+            let stored = state.generated.iter().find(|s| s.address == g.address)?;
+            let changed = changed_arguments(g, stored);
+            let replaced = desired::replaces(&g.resource_type, changed.iter().copied());
+            (!changed.is_empty()).then(|| (g.address.clone(), replaced))
         })
-        .map(|g| g.address.clone())
         .collect()
 }
 
-/// Whether the configuration asks for the stored value still. An optional computed argument
-/// (`time_static.rfc3339`) that the configuration leaves out evaluates to the stored value
-/// itself; that is no change.
+/// Whether the configuration asks for the stored value still.
 fn unchanged(desired: &Generated, stored: &GeneratedEntry) -> bool {
+    changed_arguments(desired, stored).is_empty()
+}
+
+/// The arguments the configuration sets differently from those stored. An optional computed
+/// argument (`time_static.rfc3339`) that the configuration leaves out evaluates to the stored
+/// value itself; that is no change.
+fn changed_arguments<'a>(desired: &'a Generated, stored: &'a GeneratedEntry) -> Vec<&'a str> {
     let names: BTreeSet<&String> = desired
         .arguments
         .keys()
         .chain(stored.arguments.keys())
+        .chain(&desired.pending)
         .collect();
-    names.into_iter().all(|name| {
-        let (want, had) = (desired.arguments.get(name), stored.arguments.get(name));
-        want == had
-            || (had.is_none()
-                && want.is_some_and(|want| {
-                    stored
-                        .values
-                        .0
-                        .get(name)
-                        .is_some_and(|value| value.expose_secret() == want)
-                }))
-    })
+    names
+        .into_iter()
+        .filter(|name| {
+            let (want, had) = (desired.arguments.get(*name), stored.arguments.get(*name));
+            let same = want == had
+                || (had.is_none()
+                    && want.is_some_and(|want| {
+                        stored
+                            .values
+                            .0
+                            .get(*name)
+                            .is_some_and(|value| value.expose_secret() == want)
+                    }));
+            !same || desired.pending.contains(name)
+        })
+        .map(String::as_str)
+        .collect()
 }
 
 fn evaluate(
@@ -320,7 +347,8 @@ async fn own_guest(
 }
 
 /// Generated values in the plan: created when not in state, replaced when a replace-forcing
-/// argument changed, destroyed when no longer declared; their values are never shown.
+/// argument changed, updated in place when only another did, destroyed when no longer
+/// declared; their values are never shown.
 fn add_generated(plan: &mut Plan, desired: &DesiredState, state: &ProjectState) {
     for generated in &desired.generated {
         let stored = state
@@ -329,39 +357,20 @@ fn add_generated(plan: &mut Plan, desired: &DesiredState, state: &ProjectState) 
             .find(|g| g.address == generated.address);
         let (actions, before) = match stored {
             None => (vec![Action::Create], None),
-            Some(s) if unchanged(generated, s) => continue,
-            Some(s) => (vec![Action::Delete, Action::Create], Some(&s.arguments)),
-        };
-        let names: BTreeSet<&String> = generated
-            .arguments
-            .keys()
-            .chain(before.into_iter().flat_map(BTreeMap::keys))
-            .collect();
-        let mut attributes: Vec<AttributeChange> = names
-            .into_iter()
-            .filter_map(|name| {
-                let was = before.map(|b| b.get(name));
-                let after = generated.arguments.get(name);
-                if was.is_some_and(|was| was == after) {
-                    return None;
+            Some(s) => {
+                let changed = changed_arguments(generated, s);
+                if changed.is_empty() {
+                    continue;
                 }
-                // Maps (`keepers`, `triggers`) are kept as JSON text: shown as the maps they are.
-                let json = |v: Option<&String>| {
-                    v.map_or(Json::Null, |v| match serde_json::from_str::<Json>(v) {
-                        Ok(map @ Json::Object(_)) => map,
-                        _ => Json::from(v.clone()),
-                    })
-                };
-                Some(attribute(name, json(was.flatten()), json(after)))
-            })
-            .collect();
-        for name in desired::computed(&generated.resource_type) {
-            let mut value = attribute(name, Json::Null, Json::Null);
-            value.after_sensitive = desired::is_sensitive(&generated.resource_type, name);
-            value.after_unknown = !value.after_sensitive;
-            value.before_sensitive = before.is_some() && value.after_sensitive;
-            attributes.push(value);
-        }
+                if desired::replaces(&generated.resource_type, changed) {
+                    (vec![Action::Delete, Action::Create], Some(&s.arguments))
+                } else {
+                    (vec![Action::Update], Some(&s.arguments))
+                }
+            }
+        };
+        let mut attributes = argument_changes(generated, before);
+        attributes.extend(computed_changes(generated, &actions, before.is_some()));
         plan.resource_changes.push(generated_change(
             &generated.address,
             &generated.resource_type,
@@ -380,7 +389,12 @@ fn add_generated(plan: &mut Plan, desired: &DesiredState, state: &ProjectState) 
         let attributes = stored
             .arguments
             .iter()
-            .map(|(name, value)| attribute(name, Json::from(value.clone()), Json::Null))
+            .map(|(name, value)| {
+                let shown = desired::shown_argument(&stored.resource_type, name, value);
+                let mut change = attribute(name, shown.clone().unwrap_or(Json::Null), Json::Null);
+                change.before_sensitive = shown.is_none();
+                change
+            })
             .collect();
         plan.resource_changes.push(generated_change(
             &stored.address,
@@ -392,6 +406,78 @@ fn add_generated(plan: &mut Plan, desired: &DesiredState, state: &ProjectState) 
     plan.resource_changes
         .sort_by(|a, b| a.address.cmp(&b.address));
     plan.recount();
+}
+
+/// The configured arguments that change (all of them on create), each shown as the plan
+/// shows it: a sensitive one never, a pending one as known after apply.
+fn argument_changes(
+    generated: &Generated,
+    before: Option<&BTreeMap<String, String>>,
+) -> Vec<AttributeChange> {
+    let names: BTreeSet<&String> = generated
+        .arguments
+        .keys()
+        .chain(&generated.pending)
+        .chain(before.into_iter().flat_map(BTreeMap::keys))
+        .collect();
+    let shown = |name: &str, text: Option<&String>| {
+        text.map(|t| desired::shown_argument(&generated.resource_type, name, t))
+    };
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let pending = generated.pending.contains(name);
+            let was = before.map(|b| b.get(name));
+            let after = generated.arguments.get(name);
+            if !pending && was.is_some_and(|was| was == after) {
+                return None;
+            }
+            let (was, after) = (shown(name, was.flatten()), shown(name, after));
+            let mut change = attribute(
+                name,
+                was.clone().flatten().unwrap_or(Json::Null),
+                after.clone().flatten().unwrap_or(Json::Null),
+            );
+            change.before_sensitive = matches!(was, Some(None));
+            change.after_sensitive = matches!(after, Some(None));
+            change.after_unknown = pending;
+            Some(change)
+        })
+        .collect()
+}
+
+/// What the apply computes, known after it (or sensitive): every computed attribute on create
+/// or replace, those that follow the update on an update in place.
+fn computed_changes(
+    generated: &Generated,
+    actions: &[Action],
+    stored: bool,
+) -> Vec<AttributeChange> {
+    let kind = generated.resource_type.as_str();
+    let names = if actions == [Action::Update] {
+        desired::follows_update(kind)
+    } else {
+        desired::computed(kind)
+    };
+    // A value of any type follows an argument of any type (`output` is `input`): absent with
+    // it, and sensitive when it holds a sensitive value.
+    let dynamic_input = generated.arguments.iter().find(|(name, _)| {
+        desired::is_dynamic(kind, name) && !desired::replaces(kind, [name.as_str()])
+    });
+    let sensitive_input = dynamic_input
+        .is_some_and(|(name, text)| desired::shown_argument(kind, name, text).is_none());
+    names
+        .iter()
+        .filter(|name| !desired::is_dynamic(kind, name) || dynamic_input.is_some())
+        .map(|name| {
+            let mut value = attribute(name, Json::Null, Json::Null);
+            value.after_sensitive = desired::is_sensitive(kind, name)
+                || (desired::is_dynamic(kind, name) && sensitive_input);
+            value.after_unknown = !value.after_sensitive;
+            value.before_sensitive = stored && value.after_sensitive;
+            value
+        })
+        .collect()
 }
 
 fn generated_change(
@@ -467,38 +553,78 @@ async fn settle_state(
     prepared: &Prepared,
 ) -> Result<DesiredState, EngineError> {
     record_adopted(state, prepared).await?;
-    let mut generated_any = false;
-    for generated in &prepared.desired.generated {
-        let current = prepared
-            .state
-            .generated
-            .iter()
-            .any(|g| g.address == generated.address && unchanged(generated, g));
-        if current {
-            continue;
+    let mut desired = prepared.desired.clone();
+    let mut stored = prepared.state.clone();
+    // Round by round: what reads another generated value is made once that value is.
+    for _ in 0..=desired.generated.len() {
+        let mut made = false;
+        for generated in desired.generated.iter().filter(|g| g.pending.is_empty()) {
+            let current = stored
+                .generated
+                .iter()
+                .find(|g| g.address == generated.address);
+            if current.is_some_and(|g| unchanged(generated, g)) {
+                continue;
+            }
+            let entry = generate_entry(generated, current).await?;
+            state.record_generated(&entry).await?;
+            made = true;
         }
-        let making = generated.clone();
-        let values = tokio::task::spawn_blocking(move || generate(&making))
-            .await
-            .map_err(|e| EngineError::Interrupted(e.to_string()))?
-            .map_err(|why| EngineError::Generate {
-                address: generated.address.clone(),
-                why,
-            })?;
-        let entry = GeneratedEntry {
+        if !made {
+            break;
+        }
+        stored = state.load().await?;
+        desired = load_desired(input, &stored)?;
+    }
+    if let Some(waiting) = desired.generated.iter().find(|g| !g.pending.is_empty()) {
+        return Err(EngineError::Generate {
+            address: waiting.address.clone(),
+            why: format!(
+                "{} could not be known before the cluster changes",
+                waiting.pending.join(", ")
+            ),
+        });
+    }
+    Ok(desired)
+}
+
+/// Generates the values of one resource, off the async workers (an RSA key takes a while). An
+/// update in place (only what the schema does not replace on changed) keeps the stored values
+/// but those that follow it, as `terraform_data` keeps its `id`.
+async fn generate_entry(
+    generated: &Generated,
+    current: Option<&GeneratedEntry>,
+) -> Result<GeneratedEntry, EngineError> {
+    let making = generated.clone();
+    let mut values = tokio::task::spawn_blocking(move || generate(&making))
+        .await
+        .map_err(|e| EngineError::Interrupted(e.to_string()))?
+        .map_err(|why| EngineError::Generate {
             address: generated.address.clone(),
-            resource_type: generated.resource_type.clone(),
-            arguments: generated.arguments.clone(),
-            values: secrets(values),
-        };
-        state.record_generated(&entry).await?;
-        generated_any = true;
+            why,
+        })?;
+    if let Some(current) = current {
+        let changed = changed_arguments(generated, current);
+        if !desired::replaces(&generated.resource_type, changed) {
+            let follows = desired::follows_update(&generated.resource_type);
+            let mut kept: BTreeMap<String, String> = current
+                .values
+                .0
+                .iter()
+                .filter(|(name, _)| !follows.contains(&name.as_str()))
+                .map(|(name, value)| (name.clone(), value.expose_secret().to_owned()))
+                .collect();
+            values.retain(|name, _| follows.contains(&name.as_str()));
+            kept.extend(values);
+            values = kept;
+        }
     }
-    if !generated_any {
-        return Ok(prepared.desired.clone());
-    }
-    let now = state.load().await?;
-    load_desired(input, &now)
+    Ok(GeneratedEntry {
+        address: generated.address.clone(),
+        resource_type: generated.resource_type.clone(),
+        arguments: generated.arguments.clone(),
+        values: secrets(values),
+    })
 }
 
 /// The engine's futures are `Send`, so a server task can drive them (checked when compiling).

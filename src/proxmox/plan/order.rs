@@ -44,6 +44,13 @@ pub fn steps(plan: &Plan) -> Vec<Step> {
         }
         out.push(step(change, StepOp::Create));
     }
+    // generated values updated in place (`terraform_data.input`), as state changes alone
+    out.extend(
+        active
+            .iter()
+            .filter(|c| !is_guest(c) && c.actions == [Action::Update])
+            .map(|c| step(c, StepOp::Update)),
+    );
     // 2. guests: deletes, then replaces (delete then create), creates, updates
     let guests: Vec<&&ResourceChange> = active.iter().filter(|c| is_guest(c)).collect();
     out.extend(

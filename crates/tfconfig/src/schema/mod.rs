@@ -12,8 +12,8 @@ mod utility;
 use builders::*;
 use container::container;
 use utility::{
-    null_resource, random, random_bytes, random_id, random_integer, random_uuid, terraform_data,
-    time_static, tls_private_key,
+    null_resource, random, random_bytes, random_id, random_integer, random_shuffle, random_uuid,
+    terraform_data, time_static, tls_private_key,
 };
 
 use super::types::Constraint;
@@ -158,6 +158,7 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "random_integer" => Some(random_integer()),
         "random_uuid" => Some(random_uuid()),
         "random_bytes" => Some(random_bytes()),
+        "random_shuffle" => Some(random_shuffle()),
         "time_static" => Some(time_static()),
         "null_resource" => Some(null_resource()),
         "terraform_data" => Some(terraform_data()),
@@ -201,6 +202,7 @@ pub const SUPPORTED: &[&str] = &[
     "random_integer",
     "random_uuid",
     "random_bytes",
+    "random_shuffle",
     "tls_private_key",
     "time_static",
     "null_resource",

@@ -183,3 +183,27 @@ pub(super) fn terraform_data() -> ResourceSchema {
         ],
     )
 }
+
+/// `random_shuffle` (hashicorp/random, `internal/provider/resource_shuffle.go`): `input`
+/// permuted, `result_count` items long (repeating whole permutations when longer); `seed` is
+/// refused by the engine, as `random_integer.seed` is.
+pub(super) fn random_shuffle() -> ResourceSchema {
+    generated(
+        "random_shuffle",
+        vec![
+            fnew(opt("keepers", ms())),
+            fnew(opt("seed", s())),
+            fnew(req("input", ls())),
+            checked(
+                fnew(opt("result_count", n())),
+                Check::Between {
+                    min: 0.0,
+                    max: MAX_GENERATED_LENGTH,
+                    why: Some("atoll's bound on a generated value"),
+                },
+            ),
+            ro("result", ls()),
+            ro("id", s()),
+        ],
+    )
+}

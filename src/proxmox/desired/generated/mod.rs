@@ -1,10 +1,13 @@
 //! Values atoll generates at apply time, as the utility providers do: `random_password`,
 //! `random_string`, `random_id`, `random_integer`, `random_uuid`, `random_bytes` (`random`),
-//! `tls_private_key` (`tls`) and `time_static` (`time`). Which types these are, and their
-//! arguments, come from their schemas in `tfconfig::schema`. Their arguments come from the
-//! configuration; the values live in state as secrets. A change of a replace-forcing argument
-//! (`length`, `algorithm`, ..., or any of `keepers`) generates a new value, as Terraform's
-//! replacement does.
+//! `tls_private_key` (`tls`), `time_static` (`time`) and Terraform's built-in
+//! `terraform_data` (`terraform`). Which types these are, and their arguments, come from their
+//! schemas in `tfconfig::schema`. Their arguments come from the configuration; the values live
+//! in state as secrets. A change of a replace-forcing argument (`length`, `algorithm`, ..., or
+//! any of `keepers`) generates a new value, as Terraform's replacement does; a change of one
+//! that is not (`terraform_data.input`) is an update in place that computes again only what
+//! follows it ([`follows_update`]). An argument of any type is kept in its stored form
+//! (`tfconfig::Value::to_stored`), which keeps its type and its sensitive parts.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +15,7 @@ use super::values::{Marks, object};
 use tfconfig::ResourceInstance;
 
 mod random;
+mod terraform;
 mod time;
 mod tls;
 
@@ -20,8 +24,12 @@ mod tls;
 pub struct Generated {
     pub address: String,
     pub resource_type: String,
-    /// Replace-forcing arguments (`length`, `special`, ..., `keepers` as JSON), as text.
+    /// The configured arguments (`length`, `special`, ..., `keepers` as JSON, an argument of
+    /// any type in its stored form), as text.
     pub arguments: BTreeMap<String, String>,
+    /// Arguments known only once other generated values are (`keepers` that read another
+    /// resource's `result`): generated after those, at apply.
+    pub pending: Vec<String>,
 }
 
 /// The resource types whose values atoll generates.
@@ -45,8 +53,76 @@ pub fn computed(resource_type: &str) -> &'static [&'static str] {
     match resource_type {
         "tls_private_key" => tls::COMPUTED,
         "time_static" => time::COMPUTED,
+        "terraform_data" => terraform::COMPUTED,
         other => random::computed(other),
     }
+}
+
+/// What an update in place computes again (`terraform_data.output`); the other values stay.
+pub fn follows_update(resource_type: &str) -> &'static [&'static str] {
+    match resource_type {
+        "terraform_data" => terraform::FOLLOWS_UPDATE,
+        _ => &[],
+    }
+}
+
+/// Whether changing these arguments replaces the resource (its schema's `RequiresReplace`),
+/// rather than updating it in place.
+pub fn replaces<'a>(resource_type: &str, changed: impl IntoIterator<Item = &'a str>) -> bool {
+    let schema = tfconfig::schema::resource(resource_type);
+    changed.into_iter().any(|name| {
+        schema
+            .as_ref()
+            .and_then(|s| s.body.attr(name))
+            .is_none_or(|a| a.replace != tfconfig::schema::Replace::Never)
+    })
+}
+
+/// Whether the attribute is of any type (`terraform_data.input`): its text is a stored value.
+pub fn is_dynamic(resource_type: &str, attribute: &str) -> bool {
+    tfconfig::schema::resource(resource_type)
+        .and_then(|schema| {
+            schema
+                .body
+                .attr(attribute)
+                .map(|a| a.ty == tfconfig::types::Constraint::Any)
+        })
+        .unwrap_or(false)
+}
+
+/// Whether the attribute's text is a stored value (`tfconfig::Value::to_stored`): one of any
+/// type, a list, set or object (`random_shuffle.input`); a map of strings (`keepers`) is kept
+/// as JSON text.
+pub fn is_stored_value(resource_type: &str, attribute: &str) -> bool {
+    use tfconfig::types::Constraint;
+    tfconfig::schema::resource(resource_type)
+        .and_then(|schema| {
+            schema.body.attr(attribute).map(|a| {
+                matches!(
+                    a.ty,
+                    Constraint::Any
+                        | Constraint::List(_)
+                        | Constraint::Set(_)
+                        | Constraint::Tuple(_)
+                        | Constraint::Object(_)
+                )
+            })
+        })
+        .unwrap_or(false)
+}
+
+/// An argument's stored text as the plan and `atoll state show` show it: maps (`keepers`) as
+/// the maps they are, a value of any type as itself; `None` when it holds a sensitive value,
+/// which is never shown.
+pub fn shown_argument(resource_type: &str, name: &str, text: &str) -> Option<serde_json::Value> {
+    if is_stored_value(resource_type, name) {
+        let value = tfconfig::Value::from_stored(text).ok()?;
+        return (!value.contains_sensitive()).then(|| value.to_json("(sensitive value)", ""));
+    }
+    Some(match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(map @ serde_json::Value::Object(_)) => map,
+        _ => serde_json::Value::from(text),
+    })
 }
 
 /// Whether the attribute is a number in the provider's schema (`random_integer.result`,
@@ -69,8 +145,22 @@ pub(super) fn from_instance(resource: &ResourceInstance) -> Option<Result<Genera
     let attrs = object(&resource.attributes)?;
     let mut marks = Marks::default();
     let mut arguments = BTreeMap::new();
+    let mut pending = Vec::new();
     for attr in schema.body.attrs.iter().filter(|a| !a.read_only) {
-        let text = if matches!(attr.ty, tfconfig::types::Constraint::Map(_)) {
+        let value = attrs.get(attr.name);
+        // An optional computed argument left unset (`time_static.rfc3339`) is unknown too:
+        // the provider computes it, nothing waits for it.
+        if value.is_some_and(tfconfig::Value::contains_unknown) {
+            if !attr.computed {
+                pending.push(attr.name.to_owned());
+            }
+            continue;
+        }
+        let text = if is_stored_value(&resource.resource_type, attr.name) {
+            value
+                .filter(|v| !v.is_null())
+                .and_then(tfconfig::Value::to_stored)
+        } else if matches!(attr.ty, tfconfig::types::Constraint::Map(_)) {
             let map = marks.text_map(attrs.get(attr.name));
             (!map.is_empty()).then(|| serde_json::to_string(&map).unwrap_or_default())
         } else {
@@ -84,6 +174,7 @@ pub(super) fn from_instance(resource: &ResourceInstance) -> Option<Result<Genera
         address: resource.address.clone(),
         resource_type: resource.resource_type.clone(),
         arguments,
+        pending,
     };
     Some(check(&generated).map(|()| generated))
 }
@@ -113,6 +204,7 @@ fn check(generated: &Generated) -> Result<(), String> {
     match generated.resource_type.as_str() {
         "tls_private_key" => tls::KeySpec::parse(&generated.arguments).map(|_| ()),
         "time_static" => time::check(&generated.arguments),
+        "terraform_data" => Ok(()),
         _ => random::check(generated),
     }
 }
@@ -122,6 +214,7 @@ pub fn generate(resource: &Generated) -> Result<BTreeMap<String, String>, String
     match resource.resource_type.as_str() {
         "tls_private_key" => tls::generate(tls::KeySpec::parse(&resource.arguments)?),
         "time_static" => time::generate(&resource.arguments),
+        "terraform_data" => terraform::generate(&resource.arguments),
         _ => random::generate(resource),
     }
 }

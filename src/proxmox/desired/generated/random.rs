@@ -76,6 +76,7 @@ pub(super) fn computed(resource_type: &str) -> &'static [&'static str] {
         "random_integer" | "random_uuid" | "random_password" | "random_string" => &["id", "result"],
         "random_bytes" => &["base64", "hex"],
         "null_resource" => &["id"],
+        "random_shuffle" => &["id", "result"],
         _ => &[],
     }
 }
@@ -89,7 +90,10 @@ fn number(resource: &Generated, name: &str) -> Option<f64> {
 
 /// What the schema's per-argument validators cannot say: `random_integer`'s range and seed.
 pub(super) fn check(resource: &Generated) -> Result<(), String> {
-    if resource.resource_type != "random_integer" {
+    if !matches!(
+        resource.resource_type.as_str(),
+        "random_integer" | "random_shuffle"
+    ) {
         return Ok(());
     }
     if resource.arguments.contains_key("seed") {
@@ -99,6 +103,9 @@ pub(super) fn check(resource: &Generated) -> Result<(), String> {
                     kept in state either way)"
                 .to_owned(),
         );
+    }
+    if resource.resource_type == "random_shuffle" {
+        return Ok(());
     }
     match (number(resource, "min"), number(resource, "max")) {
         (Some(min), Some(max)) if min > max => Err(format!(
@@ -165,10 +172,43 @@ pub(super) fn generate(resource: &Generated) -> Result<BTreeMap<String, String>,
                 ("hex", hex::encode(&raw)),
             ])
         }
+        "random_shuffle" => shuffle(resource)?,
         // The null provider's id: a random non-negative 63-bit integer, in decimal.
         "null_resource" => pairs(vec![("id", (OsRng.next_u64() >> 1).to_string())]),
         other => return Err(format!("atoll does not generate {other}")),
     })
+}
+
+/// `random_shuffle`: whole permutations of `input` one after another until `result_count`
+/// items (default: as many as `input` has), as the provider fills its result; `id` is `-`. A
+/// sensitive `input` makes the result sensitive.
+fn shuffle(resource: &Generated) -> Result<BTreeMap<String, String>, String> {
+    use tfconfig::{Type, Value};
+    let input = resource
+        .arguments
+        .get("input")
+        .map(|text| Value::from_stored(text))
+        .transpose()?
+        .unwrap_or(Value::List(Type::String, Vec::new()));
+    let sensitive = input.contains_sensitive();
+    let items = input.as_seq().unwrap_or_default().to_vec();
+    let count = number(resource, "result_count")
+        .filter(|n| *n > 0.0)
+        .map_or(items.len(), |n| n.min(MAX_LENGTH as f64) as usize);
+    let mut result = Vec::with_capacity(count);
+    while !items.is_empty() && result.len() < count {
+        let mut order: Vec<&Value> = items.iter().collect();
+        order.shuffle(&mut OsRng);
+        result.extend(order.into_iter().take(count - result.len()).cloned());
+    }
+    let result = Value::List(Type::String, result).mark(sensitive);
+    let stored = result
+        .to_stored()
+        .ok_or("the shuffled list cannot be stored")?;
+    Ok(BTreeMap::from([
+        ("id".to_owned(), "-".to_owned()),
+        ("result".to_owned(), stored),
+    ]))
 }
 
 /// The bytes as one big-endian unsigned integer, in decimal (Go's `big.Int.SetBytes`).
@@ -206,6 +246,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
+            pending: Vec::new(),
         }
     }
 
@@ -277,5 +318,38 @@ mod tests {
             uuid::Uuid::parse_str(&uuid["result"]).map(|u| u.get_version_num()),
             Ok(4)
         );
+    }
+}
+
+#[cfg(test)]
+mod shuffle_tests {
+    use super::*;
+    use tfconfig::{Type, Value};
+
+    #[test]
+    fn a_shuffle_repeats_whole_permutations_up_to_the_count() {
+        let input = Value::List(Type::String, ["a", "b", "c"].map(Value::string).to_vec());
+        let resource = Generated {
+            address: "random_shuffle.s".to_owned(),
+            resource_type: "random_shuffle".to_owned(),
+            arguments: BTreeMap::from([
+                ("input".to_owned(), input.to_stored().expect("stored")),
+                ("result_count".to_owned(), "5".to_owned()),
+            ]),
+            pending: Vec::new(),
+        };
+        let values = generate(&resource).expect("shuffled");
+        let result = Value::from_stored(&values["result"]).expect("stored");
+        assert_eq!(
+            result.ty(),
+            Type::List(Box::new(Type::String)),
+            "{result:?}"
+        );
+        let items = result.as_seq().expect("a list");
+        assert_eq!(items.len(), 5);
+        let mut head: Vec<String> = items[..3].iter().map(ToString::to_string).collect();
+        head.sort();
+        assert_eq!(head, ["\"a\"", "\"b\"", "\"c\""]);
+        assert_eq!(values["id"], "-");
     }
 }
