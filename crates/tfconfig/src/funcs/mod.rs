@@ -3,6 +3,7 @@
 
 mod args;
 mod collections;
+mod crypto;
 mod datetime;
 mod decode;
 mod encoding;
@@ -179,6 +180,7 @@ pub const NAMES: &[&str] = &[
     "uuidv5",
     "textdecodebase64",
     "csvdecode",
+    "rsadecrypt",
 ];
 
 /// Functions whose arguments are expressions, not values: `try` and `can` evaluate theirs one
@@ -190,7 +192,6 @@ pub const LAZY: &[&str] = &["try", "can", "convert", "templatestring"];
 pub const REFUSED: &[(&str, &str)] = &[
     ("base64gzip", "atoll does not implement base64gzip yet"),
     ("bcrypt", "atoll does not implement bcrypt yet"),
-    ("rsadecrypt", "atoll does not implement rsadecrypt yet"),
     (
         "list",
         "the \"list\" function was deprecated in Terraform v0.12 and is no longer available; use tolist([ ... ]) syntax to write a literal list",
@@ -261,6 +262,7 @@ fn sig(name: &str) -> Option<Sig> {
         }
         "textencodebase64" | "textdecodebase64" => s(&["string", "encoding"], false, false, S),
         "csvdecode" => s(&["str"], false, false, D),
+        "rsadecrypt" => s(&["ciphertext", "privatekey"], false, false, S),
         "dirname" | "basename" | "pathexpand" | "abspath" | "file" | "filebase64" | "filemd5"
         | "filesha1" | "filesha256" | "filesha512" | "filebase64sha256" | "filebase64sha512" => {
             s(&["path"], false, false, S)
@@ -477,6 +479,9 @@ fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
         return r;
     }
     if let Some(r) = encoding::call(name, &args, room) {
+        return r;
+    }
+    if let Some(r) = crypto::call(name, &args) {
         return r;
     }
     if let Some(r) = net::call(name, &args) {
