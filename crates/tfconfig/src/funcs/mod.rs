@@ -9,6 +9,7 @@ mod decode;
 mod encoding;
 pub mod file;
 mod format;
+mod gzip;
 mod lazy;
 mod net;
 mod numbers;
@@ -181,6 +182,7 @@ pub const NAMES: &[&str] = &[
     "textdecodebase64",
     "csvdecode",
     "rsadecrypt",
+    "base64gzip",
 ];
 
 /// Functions whose arguments are expressions, not values: `try` and `can` evaluate theirs one
@@ -190,7 +192,6 @@ pub const LAZY: &[&str] = &["try", "can", "convert", "templatestring"];
 
 /// Terraform's functions that atoll refuses by name, with the reason given to the user.
 pub const REFUSED: &[(&str, &str)] = &[
-    ("base64gzip", "atoll does not implement base64gzip yet"),
     ("bcrypt", "atoll does not implement bcrypt yet"),
     (
         "list",
@@ -263,6 +264,7 @@ fn sig(name: &str) -> Option<Sig> {
         "textencodebase64" | "textdecodebase64" => s(&["string", "encoding"], false, false, S),
         "csvdecode" => s(&["str"], false, false, D),
         "rsadecrypt" => s(&["ciphertext", "privatekey"], false, false, S),
+        "base64gzip" => s(&["str"], false, false, S),
         "dirname" | "basename" | "pathexpand" | "abspath" | "file" | "filebase64" | "filemd5"
         | "filesha1" | "filesha256" | "filesha512" | "filebase64sha256" | "filebase64sha512" => {
             s(&["path"], false, false, S)
@@ -479,6 +481,9 @@ fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
         return r;
     }
     if let Some(r) = encoding::call(name, &args, room) {
+        return r;
+    }
+    if let Some(r) = gzip::call(name, &args, room) {
         return r;
     }
     if let Some(r) = crypto::call(name, &args) {
