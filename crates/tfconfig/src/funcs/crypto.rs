@@ -5,14 +5,71 @@ use base64::Engine as _;
 use rsa::pkcs1::DecodeRsaPrivateKey as _;
 use rsa::pkcs8::DecodePrivateKey as _;
 
-use super::{FnError, FnResult, strings::strict};
+use super::{FnError, FnResult, string_arg, strings::strict};
 use crate::value::Value;
 
 pub(super) fn call(name: &str, args: &[Value]) -> Option<FnResult> {
     Some(match name {
         "rsadecrypt" => rsadecrypt(args),
+        "bcrypt" => bcrypt(args),
         _ => return None,
     })
+}
+
+/// The cost Go's `bcrypt.GenerateFromPassword` uses below its minimum, 4.
+const DEFAULT_COST: f64 = 10.0;
+
+/// The highest cost atoll computes. Each step doubles the work (cost 12 takes a quarter of a
+/// second, 31 would take days), and a configuration can call bcrypt once per instance.
+const MAX_COST: f64 = 12.0;
+
+/// `bcrypt(str, cost)`: a `$2a$` hash with a random salt, as Go's x/crypto writes it, so every
+/// call gives a different (equally valid) hash.
+fn bcrypt(args: &[Value]) -> FnResult {
+    if args.len() > 2 {
+        return Err(FnError::Call(
+            "bcrypt() takes no more than two arguments".into(),
+        ));
+    }
+    let password = string_arg(args, 0)?;
+    let cost = match args.get(1) {
+        None => DEFAULT_COST,
+        Some(_) => super::num_arg(args, 1)?,
+    };
+    if cost.fract() != 0.0 {
+        return Err(FnError::Arg(1, "value must be a whole number".into()));
+    }
+    if password.len() > 72 {
+        return Err(FnError::Call(
+            "error occured generating password bcrypt: password length exceeds 72 bytes".into(),
+        ));
+    }
+    let cost = if cost < 4.0 { DEFAULT_COST } else { cost };
+    if cost > 31.0 {
+        return Err(FnError::Call(format!(
+            "error occured generating password crypto/bcrypt: cost {cost} is outside allowed range (4,31)"
+        )));
+    }
+    if cost > MAX_COST {
+        return Err(FnError::Arg(
+            1,
+            format!(
+                "atoll computes bcrypt costs up to {MAX_COST}: each step doubles the work, and a plan must not spend minutes hashing; hash the password outside the configuration and pass the hash in"
+            ),
+        ));
+    }
+    let salt: [u8; 16] = rand::random();
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a whole number between 4 and MAX_COST"
+    )]
+    let cost = cost as u32;
+    let parts = ::bcrypt::hash_with_salt(password.as_bytes(), cost, salt)
+        .map_err(|e| FnError::Call(format!("error occured generating password {e}")))?;
+    Ok(Value::String(
+        parts.format_for_version(::bcrypt::Version::TwoA),
+    ))
 }
 
 fn rsadecrypt(args: &[Value]) -> FnResult {
@@ -111,4 +168,60 @@ fn openssh_rsa(pair: &ssh_key::private::RsaKeypair) -> Result<rsa::RsaPrivateKey
         int(&pair.private.d)?,
         vec![int(&pair.private.p)?, int(&pair.private.q)?],
     )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bcrypt;
+    use crate::value::Value;
+
+    /// Test vectors of Openwall's crypt_blowfish (the reference `$2a$` implementation).
+    #[test]
+    fn the_bcrypt_crate_agrees_with_openwalls_vectors() {
+        for (password, hash) in [
+            (
+                "U*U",
+                "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW",
+            ),
+            (
+                "U*U*",
+                "$2a$05$CCCCCCCCCCCCCCCCCCCCC.VGOzA784oUp/Z0DY336zx7pLYAy0lwK",
+            ),
+            (
+                "U*U*U",
+                "$2a$05$XXXXXXXXXXXXXXXXXXXXXOAcXxm9kjPGEMsLznoKqmqw7tc8WCx4a",
+            ),
+            (
+                "",
+                "$2a$05$CCCCCCCCCCCCCCCCCCCCC.7uG0VCzI2bS7j6ymqJi9CdcdxiRTWNy",
+            ),
+        ] {
+            assert!(
+                ::bcrypt::verify(password, hash).expect("a valid hash"),
+                "{password:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn bcrypt_hashes_verify_and_take_a_new_salt_each_call() {
+        let call = |cost: f64| {
+            let args = [Value::string("correct horse"), Value::Number(cost)];
+            match bcrypt(&args) {
+                Ok(Value::String(h)) => h,
+                other => panic!("bcrypt: {other:?}"),
+            }
+        };
+        let (a, b) = (call(4.0), call(4.0));
+        assert!(a.starts_with("$2a$04$") && a.len() == 60, "{a}");
+        assert_ne!(a, b, "the salt is random");
+        for h in [&a, &b] {
+            assert!(::bcrypt::verify("correct horse", h).expect("a valid hash"));
+            assert!(!::bcrypt::verify("wrong horse", h).expect("a valid hash"));
+        }
+        // Below the minimum, Go uses its default cost.
+        assert!(call(1.0).starts_with("$2a$10$"));
+        assert!(bcrypt(&[Value::string("x"), Value::Number(32.0)]).is_err());
+        assert!(bcrypt(&[Value::string("x"), Value::Number(4.5)]).is_err());
+    }
 }

@@ -183,6 +183,7 @@ pub const NAMES: &[&str] = &[
     "csvdecode",
     "rsadecrypt",
     "base64gzip",
+    "bcrypt",
 ];
 
 /// Functions whose arguments are expressions, not values: `try` and `can` evaluate theirs one
@@ -192,7 +193,6 @@ pub const LAZY: &[&str] = &["try", "can", "convert", "templatestring"];
 
 /// Terraform's functions that atoll refuses by name, with the reason given to the user.
 pub const REFUSED: &[(&str, &str)] = &[
-    ("bcrypt", "atoll does not implement bcrypt yet"),
     (
         "list",
         "the \"list\" function was deprecated in Terraform v0.12 and is no longer available; use tolist([ ... ]) syntax to write a literal list",
@@ -265,6 +265,7 @@ fn sig(name: &str) -> Option<Sig> {
         "csvdecode" => s(&["str"], false, false, D),
         "rsadecrypt" => s(&["ciphertext", "privatekey"], false, false, S),
         "base64gzip" => s(&["str"], false, false, S),
+        "bcrypt" => s(&["str", "cost"], true, false, S),
         "dirname" | "basename" | "pathexpand" | "abspath" | "file" | "filebase64" | "filemd5"
         | "filesha1" | "filesha256" | "filesha512" | "filebase64sha256" | "filebase64sha512" => {
             s(&["path"], false, false, S)
