@@ -199,7 +199,7 @@ fn eval_call(s: &Scope<'_>, call: &FuncCall, e: &Expression) -> Result<Value, Di
         ));
     }
     let args: Vec<&Expression> = call.args.iter().collect();
-    if name == "try" || name == "can" {
+    if funcs::LAZY.contains(&name) {
         return funcs::call_lazy(s, name, &args, call.args.expand_final(), e.span());
     }
     let mut vals = Vec::with_capacity(args.len());

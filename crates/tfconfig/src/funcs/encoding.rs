@@ -97,6 +97,15 @@ pub(crate) fn digest(name: &str, bytes: &[u8]) -> String {
     }
 }
 
+/// The base64 of a digest, for `filebase64sha256` and `filebase64sha512`.
+pub(crate) fn base64_digest(name: &str, bytes: &[u8]) -> String {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    match name {
+        "filebase64sha512" => b64.encode(sha2::Sha512::digest(bytes)),
+        _ => b64.encode(sha2::Sha256::digest(bytes)),
+    }
+}
+
 fn to_json(v: &Value) -> serde_json::Value {
     v.to_json("(sensitive value)", "(known after apply)")
 }

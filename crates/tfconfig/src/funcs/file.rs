@@ -30,7 +30,9 @@ pub struct Sandbox {
     reader: CheckoutReader,
     checkout: PathBuf,
     base: PathBuf,
-    in_template: Cell<bool>,
+    /// The template function whose template is being rendered, if any: templates may not call
+    /// template functions, and `templatestring` templates may not read files.
+    rendering: Cell<Option<&'static str>>,
     /// `templatefile` sources by resolved path: source id and parsed template.
     templates: RefCell<HashMap<PathBuf, (usize, Rc<Template>)>>,
 }
@@ -47,7 +49,7 @@ impl Sandbox {
             checkout: reader.root().to_path_buf(),
             reader,
             base,
-            in_template: Cell::new(false),
+            rendering: Cell::new(None),
             templates: RefCell::new(HashMap::new()),
         }
     }
@@ -144,8 +146,41 @@ pub fn normalize(p: &Path) -> PathBuf {
     out
 }
 
+/// Terraform's functions that read files (`filesystemFunctions`), which a `templatestring`
+/// template may not call.
+const READS_FILES: &[&str] = &[
+    "file",
+    "fileexists",
+    "fileset",
+    "filebase64",
+    "filebase64sha256",
+    "filebase64sha512",
+    "filemd5",
+    "filesha1",
+    "filesha256",
+    "filesha512",
+    "templatefile",
+];
+
+/// Refuses a call that the template being rendered may not make.
+pub(super) fn allowed_in_template(sb: &Sandbox, name: &str) -> Result<(), FnError> {
+    match sb.rendering.get() {
+        Some(_) if matches!(name, "templatefile" | "templatestring") => Err(FnError::Call(
+            format!("cannot recursively call {name} from inside another template function"),
+        )),
+        Some("templatestring") if READS_FILES.contains(&name) => Err(FnError::Call(format!(
+            "cannot use filesystem access functions like {name} in templatestring templates; \
+             consider passing the function result as a template variable instead"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 pub(super) fn call(s: &Scope<'_>, name: &str, args: &[Value]) -> Option<FnResult> {
     let sb = &s.ctx.sandbox;
+    if let Err(e) = allowed_in_template(sb, name) {
+        return Some(Err(e));
+    }
     let path = || str_arg(args, 0);
     let r = match name {
         "file" => path().and_then(|p| {
@@ -158,6 +193,10 @@ pub(super) fn call(s: &Scope<'_>, name: &str, args: &[Value]) -> Option<FnResult
         "filemd5" | "filesha1" | "filesha256" | "filesha512" => {
             path().and_then(|p| sb.read(p).map(|b| Value::String(super::encoding::digest(name, &b))).map_err(|e| FnError::Arg(0, e)))
         }
+        "filebase64sha256" | "filebase64sha512" => path().and_then(|p| {
+            let b = sb.read(p).map_err(|e| FnError::Arg(0, e))?;
+            Ok(Value::String(super::encoding::base64_digest(name, &b)))
+        }),
         "fileexists" => path().and_then(|p| {
             let real = sb.resolve(p).map_err(|e| FnError::Arg(0, e))?;
             match std::fs::metadata(&real) {
@@ -246,28 +285,40 @@ impl Names for TemplateVars {
 }
 
 fn templatefile(s: &Scope<'_>, args: &[Value]) -> FnResult {
-    let sb = &s.ctx.sandbox;
     let p = str_arg(args, 0)?;
-    if sb.in_template.get() {
-        return Err(FnError::Call(
-            "cannot recursively call templatefile from inside another template function".into(),
-        ));
-    }
-    let vars = match args.get(1) {
-        Some(Value::Map(_, m) | Value::Object(m)) => m.clone(),
-        _ => {
-            return Err(FnError::Arg(
-                1,
-                "a map or object of template variables is required".into(),
-            ));
-        }
-    };
+    let vars = template_vars(args.get(1))?;
     let (file, tpl) = template(s, p)?;
+    render(s, "templatefile", file, &tpl, vars)
+}
+
+/// The variables of a template function: a map or an object.
+pub(super) fn template_vars(
+    v: Option<&Value>,
+) -> Result<std::collections::BTreeMap<String, Value>, FnError> {
+    match v {
+        Some(Value::Map(_, m) | Value::Object(m)) => Ok(m.clone()),
+        _ => Err(FnError::Arg(
+            1,
+            "a map or object of template variables is required".into(),
+        )),
+    }
+}
+
+/// Renders a parsed template (source `file`) for the template function `by`, with only `vars`
+/// in scope.
+pub(super) fn render(
+    s: &Scope<'_>,
+    by: &'static str,
+    file: usize,
+    tpl: &Template,
+    vars: std::collections::BTreeMap<String, Value>,
+) -> FnResult {
+    let sb = &s.ctx.sandbox;
     let names = TemplateVars(vars);
     let scope = Scope::new(s.ctx, &names, file);
-    sb.in_template.set(true);
-    let out = crate::eval::eval_template(&scope, &tpl);
-    sb.in_template.set(false);
+    sb.rendering.set(Some(by));
+    let out = crate::eval::eval_template(&scope, tpl);
+    sb.rendering.set(None);
     out.map_err(|d| FnError::Diag(Box::new(d)))
 }
 

@@ -3,11 +3,14 @@
 
 mod args;
 mod collections;
+mod crypto;
 mod datetime;
 mod decode;
 mod encoding;
 pub mod file;
 mod format;
+mod gzip;
+mod lazy;
 mod net;
 mod numbers;
 mod regex;
@@ -16,11 +19,10 @@ mod strings;
 
 use std::ops::Range;
 
-use hcl_edit::expr::Expression;
-
 pub use file::Sandbox;
 
 pub(crate) use args::{int_arg, num_arg, seq_arg, str_arg, string_arg};
+pub(crate) use lazy::call_lazy;
 
 /// Converts decoded JSON to a value (objects to objects, arrays to tuples).
 pub fn json_value(j: &serde_json::Value) -> Value {
@@ -144,6 +146,8 @@ pub const NAMES: &[&str] = &[
     "filesha1",
     "filesha256",
     "filesha512",
+    "filebase64sha256",
+    "filebase64sha512",
     "cidrnetmask",
     "jsondecode",
     "yamldecode",
@@ -177,6 +181,30 @@ pub const NAMES: &[&str] = &[
     "uuidv5",
     "textdecodebase64",
     "csvdecode",
+    "rsadecrypt",
+    "base64gzip",
+    "bcrypt",
+];
+
+/// Functions whose arguments are expressions, not values: `try` and `can` evaluate theirs one
+/// at a time, `convert` reads a type expression and `templatestring` a reference (see
+/// `call_lazy`).
+pub const LAZY: &[&str] = &["try", "can", "convert", "templatestring"];
+
+/// Terraform's functions that atoll refuses by name, with the reason given to the user.
+pub const REFUSED: &[(&str, &str)] = &[
+    (
+        "list",
+        "the \"list\" function was deprecated in Terraform v0.12 and is no longer available; use tolist([ ... ]) syntax to write a literal list",
+    ),
+    (
+        "map",
+        "the \"map\" function was deprecated in Terraform v0.12 and is no longer available; use tomap({ ... }) syntax to write a literal map",
+    ),
+    (
+        "type",
+        "the \"type\" function is only available in the terraform console, not in a configuration",
+    ),
 ];
 
 /// A function's fixed parameter count and whether its last parameter repeats, or `None` for a
@@ -235,8 +263,13 @@ fn sig(name: &str) -> Option<Sig> {
         }
         "textencodebase64" | "textdecodebase64" => s(&["string", "encoding"], false, false, S),
         "csvdecode" => s(&["str"], false, false, D),
+        "rsadecrypt" => s(&["ciphertext", "privatekey"], false, false, S),
+        "base64gzip" => s(&["str"], false, false, S),
+        "bcrypt" => s(&["str", "cost"], true, false, S),
         "dirname" | "basename" | "pathexpand" | "abspath" | "file" | "filebase64" | "filemd5"
-        | "filesha1" | "filesha256" | "filesha512" => s(&["path"], false, false, S),
+        | "filesha1" | "filesha256" | "filesha512" | "filebase64sha256" | "filebase64sha512" => {
+            s(&["path"], false, false, S)
+        }
         "cidrnetmask" => s(&["prefix"], false, false, S),
         "jsondecode" | "yamldecode" => s(&["str"], false, false, D),
         "fileexists" => s(&["path"], false, false, B),
@@ -299,6 +332,13 @@ pub(crate) fn call(
     range: Option<Range<usize>>,
 ) -> Result<Value, Diagnostic> {
     let Some(sig) = sig(name) else {
+        if let Some((_, why)) = REFUSED.iter().find(|(n, _)| *n == name) {
+            return Err(s.error(
+                "Error in function call",
+                format!("Call to function \"{name}\" failed: {why}."),
+                range,
+            ));
+        }
         return Err(s.error(
             "Call to unknown function",
             format!("There is no function named \"{name}\"."),
@@ -484,6 +524,12 @@ fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
     if let Some(r) = encoding::call(name, &args, room) {
         return r;
     }
+    if let Some(r) = gzip::call(name, &args, room) {
+        return r;
+    }
+    if let Some(r) = crypto::call(name, &args) {
+        return r;
+    }
     if let Some(r) = net::call(name, &args) {
         return r;
     }
@@ -497,58 +543,161 @@ fn dispatch(s: &Scope<'_>, name: &str, args: Vec<Value>) -> FnResult {
         .unwrap_or_else(|| Err(FnError::Call(format!("function {name} is not available"))))
 }
 
-/// `try` and `can`: their arguments are evaluated here, one at a time, so errors are caught.
-pub(crate) fn call_lazy(
-    s: &Scope<'_>,
-    name: &str,
-    args: &[&Expression],
-    expand: bool,
-    range: Option<Range<usize>>,
-) -> Result<Value, Diagnostic> {
-    if expand {
-        return Err(s.error(
-            "Invalid expanding argument value",
-            format!("The \"{name}\" function does not accept an expanding argument."),
-            range,
-        ));
-    }
-    match (name, args) {
-        ("can", [one]) => match s.eval(one) {
-            Ok(v) if v.contains_unknown() => Ok(Value::Unknown(Type::Bool)),
-            Ok(_) => Ok(Value::Bool(true)),
-            Err(_) => Ok(Value::Bool(false)),
-        },
-        ("can", _) => Err(s.error(
-            "Invalid number of arguments",
-            "Function \"can\" expects 1 argument(s).",
-            range,
-        )),
-        ("try", []) => Err(s.error(
-            "Not enough function arguments",
-            "Function \"try\" expects at least one argument.",
-            range,
-        )),
-        (_, _) => {
-            for a in args {
-                if let Ok(v) = s.eval(a) {
-                    if v.is_unknown() {
-                        return Ok(Value::Unknown(Type::Dynamic));
-                    }
-                    return Ok(v);
-                }
-            }
-            Err(s.error(
-                "Error in function call",
-                "Call to function \"try\" failed: no expression succeeded.",
-                range,
-            ))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{NAMES, sig};
+    use super::{LAZY, NAMES, REFUSED, sig};
+
+    /// Every name of Terraform 1.15's function table (`internal/lang/functions.go` of v1.15.9:
+    /// `baseFunctions`, and the `coreFuncs` entries `Scope.Functions` adds).
+    const TERRAFORM_1_15: &[&str] = &[
+        "abs",
+        "abspath",
+        "alltrue",
+        "anytrue",
+        "base64decode",
+        "base64encode",
+        "base64gzip",
+        "base64sha256",
+        "base64sha512",
+        "basename",
+        "bcrypt",
+        "can",
+        "ceil",
+        "chomp",
+        "chunklist",
+        "cidrhost",
+        "cidrnetmask",
+        "cidrsubnet",
+        "cidrsubnets",
+        "coalesce",
+        "coalescelist",
+        "compact",
+        "concat",
+        "contains",
+        "convert",
+        "csvdecode",
+        "dirname",
+        "distinct",
+        "element",
+        "endswith",
+        "ephemeralasnull",
+        "file",
+        "filebase64",
+        "filebase64sha256",
+        "filebase64sha512",
+        "fileexists",
+        "filemd5",
+        "fileset",
+        "filesha1",
+        "filesha256",
+        "filesha512",
+        "flatten",
+        "floor",
+        "format",
+        "formatdate",
+        "formatlist",
+        "indent",
+        "index",
+        "issensitive",
+        "join",
+        "jsondecode",
+        "jsonencode",
+        "keys",
+        "length",
+        "list",
+        "log",
+        "lookup",
+        "lower",
+        "map",
+        "matchkeys",
+        "max",
+        "md5",
+        "merge",
+        "min",
+        "nonsensitive",
+        "one",
+        "parseint",
+        "pathexpand",
+        "plantimestamp",
+        "pow",
+        "range",
+        "regex",
+        "regexall",
+        "replace",
+        "reverse",
+        "rsadecrypt",
+        "sensitive",
+        "setintersection",
+        "setproduct",
+        "setsubtract",
+        "setunion",
+        "sha1",
+        "sha256",
+        "sha512",
+        "signum",
+        "slice",
+        "sort",
+        "split",
+        "startswith",
+        "strcontains",
+        "strrev",
+        "substr",
+        "sum",
+        "templatefile",
+        "templatestring",
+        "textdecodebase64",
+        "textencodebase64",
+        "timeadd",
+        "timecmp",
+        "timestamp",
+        "title",
+        "tobool",
+        "tolist",
+        "tomap",
+        "tonumber",
+        "toset",
+        "tostring",
+        "transpose",
+        "trim",
+        "trimprefix",
+        "trimspace",
+        "trimsuffix",
+        "try",
+        "type",
+        "upper",
+        "urlencode",
+        "uuid",
+        "uuidv5",
+        "values",
+        "yamldecode",
+        "yamlencode",
+        "zipmap",
+    ];
+
+    #[test]
+    fn every_terraform_function_evaluates_or_is_refused_by_name_with_a_reason() {
+        for name in TERRAFORM_1_15 {
+            let refused = REFUSED.iter().find(|(n, _)| n == name);
+            let implemented = sig(name).is_some() || LAZY.contains(name);
+            assert!(
+                implemented != refused.is_some(),
+                "{name} must be implemented or refused, not both or neither"
+            );
+            if let Some((_, why)) = refused {
+                let e = crate::evaluate_expression(&format!("{name}(1)"))
+                    .expect_err("a refused function is an error");
+                // The rendered diagnostic wraps its lines.
+                let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+                assert!(
+                    words(&e).contains(&words(why)),
+                    "{name} is refused without its reason: {e}"
+                );
+            }
+        }
+        for name in NAMES.iter().chain(LAZY) {
+            assert!(TERRAFORM_1_15.contains(name), "{name} is not Terraform's");
+        }
+    }
 
     #[test]
     fn every_listed_function_has_a_signature() {

@@ -1,9 +1,11 @@
 //! Number functions: `range sum max min abs ceil floor signum pow log parseint`.
 
-use super::collections::MAX_ELEMENTS;
 use super::{FnError, FnResult, fits, int_arg, num_arg, seq_arg, string_arg};
 use crate::eval::NODE_BYTES;
 use crate::value::{Type, Value};
+
+/// The most values `range` makes, as go-cty limits it.
+const RANGE_MAX: usize = 1024;
 
 /// `room`: the bytes left to the evaluation budget (`range` refuses a list that would not fit).
 pub(super) fn call(name: &str, args: &[Value], room: u64) -> Option<FnResult> {
@@ -62,9 +64,9 @@ fn range(args: &[Value], room: u64) -> FnResult {
         ));
     }
     let count = ((end - start) / step).ceil();
-    if !count.is_finite() || count > MAX_ELEMENTS as f64 {
+    if !count.is_finite() || count > RANGE_MAX as f64 {
         return Err(FnError::Call(format!(
-            "more than {MAX_ELEMENTS} values were generated; either decrease the difference between start and end or use a smaller step"
+            "more than {RANGE_MAX} values were generated; either decrease the difference between start and end or use a smaller step"
         )));
     }
     fits((count as u64).saturating_mul(NODE_BYTES), room)?;

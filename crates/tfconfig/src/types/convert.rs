@@ -150,6 +150,9 @@ fn convert_seq(v: Value, c: &Constraint, e: &Constraint) -> Result<Value, ConvEr
         // A list or set converted to a collection of any type keeps its element type, even
         // when it is empty.
         (Some(t), Constraint::Any) if out.is_empty() => t,
+        // A tuple's elements meet at their common type, as cty unifies them: `[1, "a"]`
+        // becomes a list of strings.
+        (None, Constraint::Any) => unify_tuple(&mut out)?,
         _ => unify_elements(&mut out, e)?,
     };
     Ok(match c {
@@ -192,6 +195,21 @@ fn unify_elements(items: &mut [Value], e: &Constraint) -> Result<Type, ConvError
         }
     }
     Ok(first)
+}
+
+/// The elements of a tuple converted to their common type.
+fn unify_tuple(items: &mut [Value]) -> Result<Type, ConvError> {
+    let types: Vec<Type> = items.iter().map(Value::ty).collect();
+    let Some(common) = super::unify(&types).filter(|t| *t != Type::Dynamic) else {
+        return unify_elements(items, &Constraint::Any);
+    };
+    let target = Constraint::from_type(&common);
+    for item in items.iter_mut() {
+        let taken = std::mem::replace(item, Value::null());
+        *item = convert(taken, &target)
+            .map_err(|_| ConvError::new("all list elements must have the same type"))?;
+    }
+    Ok(common)
 }
 
 fn convert_tuple(v: Value, es: &[Constraint]) -> Result<Value, ConvError> {
