@@ -133,7 +133,7 @@ pub(crate) fn formatlist_of_padded_strings() -> Bomb {
     Bomb {
         files: vec![(
             "main.tf".to_owned(),
-            "locals {\n  padded = formatlist(\"%4096s\", range(1000000))\n}\n".to_owned(),
+            "locals {\n  padded = formatlist(\"%4096s\", flatten([for a in range(1000) : [for b in range(1000) : a * 1000 + b]]))\n}\n".to_owned(),
         )],
         links: Vec::new(),
     }

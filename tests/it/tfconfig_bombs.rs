@@ -105,18 +105,18 @@ fn functions_that_multiply_their_input_stop_at_the_memory_budget() {
         vec!["*a"; 500].join(", ")
     );
     for expr in [
-        "format(join(\"\", [for i in range(4000) : \"%4096s\"]), local.l...)",
-        "join(\"\", formatlist(\"%4096s\", range(4000)))",
-        "[for i in range(100000) : \"${local.k}${local.k}\"]",
+        "format(join(\"\", [for i in flatten([for a in range(4) : [for b in range(1000) : a * 1000 + b]]) : \"%4096s\"]), local.l...)",
+        "join(\"\", formatlist(\"%4096s\", flatten([for a in range(4) : [for b in range(1000) : a * 1000 + b]])))",
+        "[for i in flatten([for a in range(100) : [for b in range(1000) : a * 1000 + b]]) : \"${local.k}${local.k}\"]",
         "setproduct(local.l, local.l, local.l)",
-        "split(\"\", join(\"\", formatlist(\"%4096s\", range(2000))))",
+        "split(\"\", join(\"\", formatlist(\"%4096s\", flatten([for a in range(2) : [for b in range(1000) : a * 1000 + b]]))))",
         "yamldecode(local.yaml)",
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(
             dir.path().join("main.tf"),
             format!(
-                "locals {{\n  l    = [for i in range(4000) : tostring(i)]\n  k    = \"{}\"\n  yaml = \"{yaml}\"\n  out  = {expr}\n}}\n",
+                "locals {{\n  l    = [for i in flatten([for a in range(4) : [for b in range(1000) : a * 1000 + b]]) : tostring(i)]\n  k    = \"{}\"\n  yaml = \"{yaml}\"\n  out  = {expr}\n}}\n",
                 "k".repeat(1000)
             ),
         )

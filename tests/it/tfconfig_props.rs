@@ -201,7 +201,7 @@ fn strings_that_double_at_every_step_stop_at_the_evaluation_budget() {
 #[test]
 fn huge_range_and_for_each_are_refused_with_a_diagnostic() {
     let loaded = load_text(
-        "resource \"random_string\" \"r\" {\n  for_each = toset([for i in range(50000) : tostring(i)])\n  length = 4\n}\n",
+        "resource \"random_string\" \"r\" {\n  for_each = toset([for i in flatten([for a in range(50) : [for b in range(1000) : a * 1000 + b]]) : tostring(i)])\n  length = 4\n}\n",
     );
     let text = loaded.render_diagnostics();
     assert!(text.contains("at most 10000 instances"), "{text}");

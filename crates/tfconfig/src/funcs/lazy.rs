@@ -95,13 +95,13 @@ fn invalid(
     s: &Scope<'_>,
     param: &str,
     msg: impl std::fmt::Display,
-    marked: bool,
+    secrets: &[String],
     range: Option<Range<usize>>,
 ) -> Diagnostic {
-    let msg = if marked {
-        super::redact_hint("")
-    } else {
+    let msg = if secrets.is_empty() {
         msg.to_string()
+    } else {
+        super::redact(&msg.to_string(), secrets)
     };
     s.error(
         "Invalid function argument",
@@ -138,8 +138,8 @@ fn convert_call(
         let marked = v.contains_sensitive();
         return Ok(Value::Unknown(c.to_type()).mark(marked));
     }
-    let marked = v.contains_sensitive();
-    let out = convert(v, &c).map_err(|e| invalid(s, "value", e.message(), marked, range))?;
+    let secrets = super::sensitive_texts(std::slice::from_ref(&v));
+    let out = convert(v, &c).map_err(|e| invalid(s, "value", e.message(), &secrets, range))?;
     Ok(apply_defaults(out, &c))
 }
 
@@ -184,21 +184,14 @@ fn templatestring(
 ) -> Result<Value, Diagnostic> {
     let sb = &s.ctx.sandbox;
     file::allowed_in_template(sb, "templatestring").map_err(|e| {
-        super::call_error(
-            s,
-            "templatestring",
-            &TEMPLATESTRING,
-            e,
-            false,
-            range.clone(),
-        )
+        super::call_error(s, "templatestring", &TEMPLATESTRING, e, &[], range.clone())
     })?;
     if !is_reference(template) {
         return Err(invalid(
             s,
             "template",
             not_a_reference(template),
-            false,
+            &[],
             range,
         ));
     }
@@ -207,7 +200,7 @@ fn templatestring(
             s,
             "template",
             format!("invalid template expression: {}", d.detail),
-            false,
+            &[],
             range.clone(),
         )
     })?;
@@ -221,9 +214,14 @@ fn templatestring(
             s,
             "template",
             "invalid template value: a string is required",
-            false,
+            &[],
             range,
         ));
+    };
+    let secrets = if marked {
+        vec![text.clone()]
+    } else {
+        Vec::new()
     };
     let (vars, vars_marked) = vars.into_unmarked();
     let vars = file::template_vars(Some(&vars)).map_err(|_| {
@@ -231,7 +229,7 @@ fn templatestring(
             s,
             "vars",
             "invalid vars value: must be a map",
-            false,
+            &[],
             range.clone(),
         )
     })?;
@@ -242,7 +240,7 @@ fn templatestring(
         let msg = format!(
             "invalid template variable name {bad:?}: must start with a letter, followed by zero or more letters, digits, and underscores"
         );
-        return Err(invalid(s, "vars", msg, false, range));
+        return Err(invalid(s, "vars", msg, &[], range));
     }
     let parsed = crate::nesting::check(&text)
         .map_err(|deep| deep.detail())
@@ -252,7 +250,7 @@ fn templatestring(
                 s,
                 "template",
                 format!("invalid template: {e}"),
-                marked,
+                &secrets,
                 range.clone(),
             )
         })?;
@@ -262,7 +260,7 @@ fn templatestring(
         .borrow_mut()
         .add("<templatestring argument>".to_owned(), text);
     let out = file::render(s, "templatestring", file, &parsed, vars)
-        .map_err(|e| super::call_error(s, "templatestring", &TEMPLATESTRING, e, marked, range))?;
+        .map_err(|e| super::call_error(s, "templatestring", &TEMPLATESTRING, e, &secrets, range))?;
     Ok(out.mark(marked || vars_marked))
 }
 
