@@ -145,12 +145,14 @@ fn joined(paths: &[&str]) -> String {
     paths.join(", ")
 }
 
-/// atoll's lines under the header comment: guard verdict, then what happens to the guest.
+/// atoll's lines under the header comment: guard verdict, the change's notes, then what happens
+/// to the guest.
 fn guest_lines(change: &ResourceChange) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(blocked) = &change.blocked {
         lines.push(format!("BLOCKED: {}", blocked.reason));
     }
+    lines.extend(change.notes.iter().map(|note| format!("({note})")));
     if change.kind.is_none() || change.actions != [Action::Update] {
         return lines;
     }

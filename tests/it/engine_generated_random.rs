@@ -72,3 +72,81 @@ async fn random_shuffle_permutes_its_input_keeps_it_and_shuffles_anew_on_a_new_k
         text(&refused)
     );
 }
+
+fn numbered(keeper: &str) -> String {
+    format!(
+        r#"
+resource "random_password" "db" {{
+  length  = 40
+  special = false
+  number  = false
+  keepers = {{ rotated = "{keeper}" }}
+}}
+resource "random_string" "tag" {{
+  length = 30
+  number = false
+}}
+resource "terraform_data" "hash" {{
+  input = random_password.db.bcrypt_hash
+}}
+"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deprecated_number_is_honoured_and_the_bcrypt_hash_verifies_the_password() {
+    let env = Env::start().await;
+    env.write_tf(&numbered("1"));
+    let plan = env.plan().await;
+    assert!(
+        plan.contains("random_password.db will be created"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("terraform_data.hash will be created"),
+        "{plan}"
+    );
+    let applied = env.apply().await;
+    let state = env.state().await.load().await.expect("state");
+    let mut values = state.generated_values();
+    let password = values
+        .remove("random_password.db")
+        .expect("password")
+        .values;
+    let tag = values.remove("random_string.tag").expect("string").values["result"].clone();
+    let result = &password["result"];
+    assert!(!result.chars().any(|c| c.is_ascii_digit()), "{result}");
+    assert!(!tag.chars().any(|c| c.is_ascii_digit()), "{tag}");
+    let hash = &password["bcrypt_hash"];
+    assert!(hash.starts_with("$2a$10$"), "{hash}");
+    assert!(bcrypt::verify(result, hash).expect("a bcrypt hash"));
+    // The reference read the hash at the same apply, sensitive as it is.
+    let output = values.remove("terraform_data.hash").expect("data").values["output"].clone();
+    let output = tfconfig::Value::from_stored(&output).expect("stored");
+    assert!(output.contains_sensitive());
+    assert_eq!(output.unmark().0.as_str(), Some(hash.as_str()));
+    let again = env.plan().await;
+    assert!(again.contains("No changes."), "{again}");
+    let show = env.atoll(&["state", "show", "random_password.db"]).await;
+    for (what, out) in [
+        ("apply", text(&applied)),
+        ("plan", plan),
+        ("state show", text(&show)),
+    ] {
+        assert!(!out.contains(hash.as_str()), "{what} printed the hash");
+    }
+    assert!(
+        text(&show).contains("bcrypt_hash = (sensitive value)"),
+        "{}",
+        text(&show)
+    );
+
+    env.write_tf(&numbered("2"));
+    let plan = env.plan().await;
+    assert!(
+        plan.contains("random_password.db must be replaced"),
+        "{plan}"
+    );
+    env.apply().await;
+    assert!(env.plan().await.contains("No changes."));
+}

@@ -32,6 +32,7 @@ mod engine_fresh;
 mod engine_generated;
 mod engine_generated_data;
 mod engine_generated_random;
+mod engine_generated_time;
 mod engine_guard;
 mod engine_remote_module;
 mod engine_requirements;

@@ -210,7 +210,10 @@ fn eval_argument(
     {
         let summary = match check {
             super::schema::Check::OneOf(_) => "Invalid Attribute Value Match",
-            super::schema::Check::Between { .. } => "Invalid Attribute Value",
+            super::schema::Check::Between { .. } | super::schema::Check::AtLeast(_) => {
+                "Invalid Attribute Value"
+            }
+            super::schema::Check::Duration { .. } => "Invalid Attribute Value Match",
         };
         diags.push(s.error(summary, detail, attr.value.span()));
         return Value::Unknown(a.ty.to_type());
@@ -241,6 +244,29 @@ fn check_value(name: &str, check: &super::schema::Check, v: &Value) -> Result<()
             Err(format!(
                 "Attribute {name} value must be a whole number between {min} and {max}, got: {got}{why}."
             ))
+        }
+        (super::schema::Check::AtLeast(min), Value::Number(got)) => {
+            if got.fract() == 0.0 && got >= min {
+                return Ok(());
+            }
+            Err(format!(
+                "Attribute {name} value must be at least {min}, got: {got}"
+            ))
+        }
+        (super::schema::Check::Duration { max_secs }, Value::String(got)) => {
+            match super::schema::sleep_secs(got) {
+                None => Err(format!(
+                    "Attribute {name} must be a number immediately followed by ms \
+                     (milliseconds), s (seconds), m (minutes), or h (hours). For example, \
+                     \"30s\" for 30 seconds., got: {got}"
+                )),
+                Some(secs) if secs > *max_secs => Err(format!(
+                    "Attribute {name} value must be at most {}m, got: {got} (atoll's bound: a \
+                     pull request chooses how long an apply waits)",
+                    max_secs / 60.0
+                )),
+                Some(_) => Ok(()),
+            }
         }
         _ => Ok(()),
     }

@@ -1,5 +1,5 @@
-//! The phases of one run, in order: generated values, downloads, guests, removed downloads,
-//! and what the guard blocked.
+//! The phases of one run, in order: generated values (with a destroyed `time_sleep`'s wait),
+//! downloads, guests, removed downloads, and what the guard blocked.
 
 use std::collections::BTreeMap;
 
@@ -47,6 +47,21 @@ impl<'p> Work<'p> {
     }
 }
 
+/// A `time_sleep` destroyed: the apply waits its stored `destroy_duration` (the plan shows it as
+/// the argument's value before), on the runtime's timer.
+async fn wait_before_destroy(change: &ResourceChange) {
+    let arguments: BTreeMap<String, String> = change
+        .attributes
+        .iter()
+        .filter_map(|a| Some((a.path.clone(), a.before.as_str()?.to_owned())))
+        .collect();
+    let wait = crate::proxmox::desired::wait(&change.resource_type, &arguments, true);
+    if !wait.is_zero() {
+        tracing::info!(address = %change.address, wait_secs = wait.as_secs_f64(), "time_sleep: waiting before destroying it");
+        tokio::time::sleep(wait).await;
+    }
+}
+
 impl Run<'_> {
     /// Generated values were made and stored before the run (they are in `desired`); those no
     /// longer declared are removed from state.
@@ -62,6 +77,7 @@ impl Run<'_> {
                 let detail = "updated in state (never shown)".to_owned();
                 self.done(address, detail, Vec::new())
             } else {
+                wait_before_destroy(work.changes[address]).await;
                 match self.exec.state.forget(address).await {
                     Ok(_) => self.done(address, "removed from state".to_owned(), Vec::new()),
                     Err(e) => self.failed(address, e.to_string(), false),

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use sha2::{Digest, Sha256};
 
 pub use generated::{
-    Generated, computed, follows_update, generate, is_dynamic, is_generated, is_number,
-    is_sensitive, is_stored_value, replaces, shown_argument,
+    Generated, computed, due, follows_update, generate, is_dynamic, is_generated, is_number,
+    is_sensitive, is_stored_value, replaces, shown_argument, wait,
 };
 
 use crate::proxmox::plan::{Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind};

@@ -162,16 +162,70 @@ fn changed_generated(desired: &DesiredState, state: &ProjectState) -> BTreeMap<S
         .iter()
         .filter_map(|g| {
             let stored = state.generated.iter().find(|s| s.address == g.address)?;
-            let changed = changed_arguments(g, stored);
-            let replaced = desired::replaces(&g.resource_type, changed.iter().copied());
-            (!changed.is_empty()).then(|| (g.address.clone(), replaced))
+            renewal(g, stored).map(|replaced| (g.address.clone(), replaced))
         })
         .collect()
 }
 
-/// Whether the configuration asks for the stored value still.
-fn unchanged(desired: &Generated, stored: &GeneratedEntry) -> bool {
-    changed_arguments(desired, stored).is_empty()
+/// Whether the stored value is made anew (`Some(true)`: a replace-forcing argument changed, or
+/// it is [`due`]), updated in place (`Some(false)`) or kept as it is (`None`).
+fn renewal(desired: &Generated, stored: &GeneratedEntry) -> Option<bool> {
+    let changed = changed_arguments(desired, stored);
+    if due(stored).is_some() {
+        return Some(true);
+    }
+    (!changed.is_empty()).then(|| desired::replaces(&desired.resource_type, changed))
+}
+
+/// Why the stored value is made anew although the configuration asks for it still: a
+/// `time_rotating` whose rotation time has passed now.
+fn due(stored: &GeneratedEntry) -> Option<String> {
+    let values: BTreeMap<&str, &str> = stored
+        .values
+        .0
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.expose_secret()))
+        .collect();
+    desired::due(
+        &stored.resource_type,
+        &values,
+        time::OffsetDateTime::now_utc(),
+    )
+}
+
+/// What the plan says of a change besides its attributes: that it is due, that the apply
+/// will wait.
+fn change_notes(
+    generated: &Generated,
+    stored: Option<&GeneratedEntry>,
+    actions: &[Action],
+) -> Vec<String> {
+    let mut notes: Vec<String> = stored.and_then(due).into_iter().collect();
+    let replacing = actions == [Action::Delete, Action::Create];
+    let destroy = stored
+        .filter(|_| replacing)
+        .map_or(std::time::Duration::ZERO, |s| {
+            desired::wait(&s.resource_type, &s.arguments, true)
+        });
+    if !destroy.is_zero() {
+        notes.push(format!(
+            "apply will wait {} before destroying it (destroy_duration)",
+            seconds(destroy)
+        ));
+    }
+    let create = desired::wait(&generated.resource_type, &generated.arguments, false);
+    if actions.contains(&Action::Create) && !create.is_zero() {
+        notes.push(format!(
+            "apply will wait {} after creating it (create_duration), before it changes the \
+             cluster",
+            seconds(create)
+        ));
+    }
+    notes
+}
+
+fn seconds(wait: std::time::Duration) -> String {
+    format!("{}s", wait.as_secs_f64())
 }
 
 /// The arguments the configuration sets differently from those stored. An optional computed
@@ -357,26 +411,23 @@ fn add_generated(plan: &mut Plan, desired: &DesiredState, state: &ProjectState) 
             .find(|g| g.address == generated.address);
         let (actions, before) = match stored {
             None => (vec![Action::Create], None),
-            Some(s) => {
-                let changed = changed_arguments(generated, s);
-                if changed.is_empty() {
-                    continue;
-                }
-                if desired::replaces(&generated.resource_type, changed) {
-                    (vec![Action::Delete, Action::Create], Some(&s.arguments))
-                } else {
-                    (vec![Action::Update], Some(&s.arguments))
-                }
-            }
+            Some(s) => match renewal(generated, s) {
+                None => continue,
+                Some(true) => (vec![Action::Delete, Action::Create], Some(&s.arguments)),
+                Some(false) => (vec![Action::Update], Some(&s.arguments)),
+            },
         };
         let mut attributes = argument_changes(generated, before);
         attributes.extend(computed_changes(generated, &actions, before.is_some()));
-        plan.resource_changes.push(generated_change(
+        let notes = change_notes(generated, stored, &actions);
+        let mut change = generated_change(
             &generated.address,
             &generated.resource_type,
             actions,
             attributes,
-        ));
+        );
+        change.notes = notes;
+        plan.resource_changes.push(change);
     }
     for stored in &state.generated {
         if desired
@@ -396,12 +447,20 @@ fn add_generated(plan: &mut Plan, desired: &DesiredState, state: &ProjectState) 
                 change
             })
             .collect();
-        plan.resource_changes.push(generated_change(
+        let mut change = generated_change(
             &stored.address,
             &stored.resource_type,
             vec![Action::Delete],
             attributes,
-        ));
+        );
+        let wait = desired::wait(&stored.resource_type, &stored.arguments, true);
+        if !wait.is_zero() {
+            change.notes.push(format!(
+                "apply will wait {} before destroying it (destroy_duration)",
+                seconds(wait)
+            ));
+        }
+        plan.resource_changes.push(change);
     }
     plan.resource_changes
         .sort_by(|a, b| a.address.cmp(&b.address));
@@ -500,6 +559,7 @@ fn generated_change(
         power: None,
         drift: Drift::default(),
         uses: Vec::new(),
+        notes: Vec::new(),
     }
 }
 
@@ -555,6 +615,7 @@ async fn settle_state(
     record_adopted(state, prepared).await?;
     let mut desired = prepared.desired.clone();
     let mut stored = prepared.state.clone();
+    let mut renewed = BTreeSet::new();
     // Round by round: what reads another generated value is made once that value is.
     for _ in 0..=desired.generated.len() {
         let mut made = false;
@@ -563,11 +624,21 @@ async fn settle_state(
                 .generated
                 .iter()
                 .find(|g| g.address == generated.address);
-            if current.is_some_and(|g| unchanged(generated, g)) {
+            // A value made anew in this apply is not due again (a rotation that has passed).
+            let renewal = match current {
+                None => Some(true),
+                Some(_) if renewed.contains(&generated.address) => None,
+                Some(current) => renewal(generated, current),
+            };
+            let Some(replace) = renewal else {
                 continue;
+            };
+            if replace {
+                wait_for_sleep(generated, current).await;
             }
-            let entry = generate_entry(generated, current).await?;
+            let entry = generate_entry(generated, current, replace).await?;
             state.record_generated(&entry).await?;
+            renewed.insert(generated.address.clone());
             made = true;
         }
         if !made {
@@ -594,6 +665,7 @@ async fn settle_state(
 async fn generate_entry(
     generated: &Generated,
     current: Option<&GeneratedEntry>,
+    replace: bool,
 ) -> Result<GeneratedEntry, EngineError> {
     let making = generated.clone();
     let mut values = tokio::task::spawn_blocking(move || generate(&making))
@@ -603,21 +675,20 @@ async fn generate_entry(
             address: generated.address.clone(),
             why,
         })?;
-    if let Some(current) = current {
-        let changed = changed_arguments(generated, current);
-        if !desired::replaces(&generated.resource_type, changed) {
-            let follows = desired::follows_update(&generated.resource_type);
-            let mut kept: BTreeMap<String, String> = current
-                .values
-                .0
-                .iter()
-                .filter(|(name, _)| !follows.contains(&name.as_str()))
-                .map(|(name, value)| (name.clone(), value.expose_secret().to_owned()))
-                .collect();
-            values.retain(|name, _| follows.contains(&name.as_str()));
-            kept.extend(values);
-            values = kept;
-        }
+    if let Some(current) = current
+        && !replace
+    {
+        let follows = desired::follows_update(&generated.resource_type);
+        let mut kept: BTreeMap<String, String> = current
+            .values
+            .0
+            .iter()
+            .filter(|(name, _)| !follows.contains(&name.as_str()))
+            .map(|(name, value)| (name.clone(), value.expose_secret().to_owned()))
+            .collect();
+        values.retain(|name, _| follows.contains(&name.as_str()));
+        kept.extend(values);
+        values = kept;
     }
     Ok(GeneratedEntry {
         address: generated.address.clone(),
@@ -625,6 +696,21 @@ async fn generate_entry(
         arguments: generated.arguments.clone(),
         values: secrets(values),
     })
+}
+
+/// A `time_sleep` made or made anew: the apply waits its `destroy_duration` (of the stored
+/// one it replaces) and its `create_duration`, on the runtime's timer, before anything reads it
+/// or the cluster changes.
+async fn wait_for_sleep(generated: &Generated, current: Option<&GeneratedEntry>) {
+    let destroy = current.map_or(std::time::Duration::ZERO, |c| {
+        desired::wait(&c.resource_type, &c.arguments, true)
+    });
+    let create = desired::wait(&generated.resource_type, &generated.arguments, false);
+    let wait = destroy + create;
+    if !wait.is_zero() {
+        tracing::info!(address = %generated.address, wait_secs = wait.as_secs_f64(), "time_sleep: waiting");
+        tokio::time::sleep(wait).await;
+    }
 }
 
 /// The engine's futures are `Send`, so a server task can drive them (checked when compiling).

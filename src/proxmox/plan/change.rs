@@ -131,6 +131,10 @@ pub struct ResourceChange {
     /// Addresses this resource uses (apply orders them first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uses: Vec<String>,
+    /// What else the change does or why it happens, shown under its header: an apply that will
+    /// wait (`time_sleep`), a rotation that is due (`time_rotating`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl ResourceChange {

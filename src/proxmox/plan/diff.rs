@@ -131,6 +131,7 @@ fn empty_change(
         attributes: Vec::new(),
         drift: Drift::default(),
         uses: Vec::new(),
+        notes: Vec::new(),
     }
 }
 

@@ -22,6 +22,7 @@ fn base(address: &str, resource_type: &str, node: &str) -> ResourceChange {
         attributes: Vec::new(),
         drift: Drift::default(),
         uses: Vec::new(),
+        notes: Vec::new(),
     }
 }
 

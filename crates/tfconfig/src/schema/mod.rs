@@ -12,8 +12,9 @@ mod utility;
 use builders::*;
 use container::container;
 use utility::{
-    null_resource, random, random_bytes, random_id, random_integer, random_shuffle, random_uuid,
-    terraform_data, time_static, tls_private_key,
+    null_resource, random, random_bytes, random_id, random_integer, random_pet, random_shuffle,
+    random_uuid, terraform_data, time_offset, time_rotating, time_sleep, time_static,
+    tls_private_key,
 };
 
 use super::types::Constraint;
@@ -60,6 +61,29 @@ pub enum Check {
         max: f64,
         why: Option<&'static str>,
     },
+    /// A whole number no less than this (`int64validator.AtLeast`).
+    AtLeast(f64),
+    /// A duration as `time_sleep` takes it: a number immediately followed by `ms`, `s`, `m` or
+    /// `h` (the provider's `stringvalidator.RegexMatches`), and at most `max_secs` seconds,
+    /// atoll's bound: a pull request chooses how long an apply waits.
+    Duration { max_secs: f64 },
+}
+
+/// The longest an apply waits for `time_sleep` resources, in all: a pull request chooses it.
+pub const MAX_SLEEP_SECS: f64 = 600.0;
+
+/// A `time_sleep` duration in seconds: a number immediately followed by `ms`, `s`, `m` or `h`
+/// (`^[0-9]+(\.[0-9]+)?(ms|s|m|h)$`, the provider's validator); `None` when it is not one.
+pub fn sleep_secs(text: &str) -> Option<f64> {
+    let (number, scale) = [("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)]
+        .into_iter()
+        .find_map(|(unit, scale)| Some((text.strip_suffix(unit)?, scale)))?;
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, "0"));
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) {
+        return None;
+    }
+    number.parse::<f64>().ok().map(|n| n * scale)
 }
 
 /// The longest value atoll generates (characters or bytes): a pull request chooses it.
@@ -159,7 +183,11 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "random_uuid" => Some(random_uuid()),
         "random_bytes" => Some(random_bytes()),
         "random_shuffle" => Some(random_shuffle()),
+        "random_pet" => Some(random_pet()),
         "time_static" => Some(time_static()),
+        "time_offset" => Some(time_offset()),
+        "time_rotating" => Some(time_rotating()),
+        "time_sleep" => Some(time_sleep()),
         "null_resource" => Some(null_resource()),
         "terraform_data" => Some(terraform_data()),
         _ => None,
@@ -173,7 +201,8 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
 /// in from state). An `input` holding a sensitive value makes all of `output` sensitive, where
 /// Terraform loses the mark (hashicorp/terraform#35609): an unknown cannot carry a mark on one
 /// of its parts, and the applied value is marked the same way, so a plan and the plan after
-/// apply agree.
+/// apply agree. `random_password.number` and `random_string.number`, when set, give `numeric`
+/// their value.
 pub fn planned(type_name: &str, attributes: Value) -> Value {
     let Value::Object(mut fields) = attributes else {
         return attributes;
@@ -187,6 +216,15 @@ pub fn planned(type_name: &str, attributes: Value) -> Value {
             Value::Unknown(input.ty()).mark(sensitive)
         };
         fields.insert("output".to_owned(), output);
+    }
+    // `number`, the deprecated name of `numeric`: when set, `numeric` is planned as it is.
+    if matches!(type_name, "random_password" | "random_string")
+        && let Some(number) = fields
+            .get("number")
+            .filter(|v| matches!(v.unmark().0, Value::Bool(_)))
+            .cloned()
+    {
+        fields.insert("numeric".to_owned(), number);
     }
     Value::Object(fields)
 }
@@ -203,8 +241,12 @@ pub const SUPPORTED: &[&str] = &[
     "random_uuid",
     "random_bytes",
     "random_shuffle",
+    "random_pet",
     "tls_private_key",
     "time_static",
+    "time_offset",
+    "time_rotating",
+    "time_sleep",
     "null_resource",
     "terraform_data",
 ];

@@ -2,10 +2,13 @@
 //! (hashicorp/random, hashicorp/tls, hashicorp/time, and Terraform's built-in
 //! `terraform_data`): every argument forces a new value, as their `RequiresReplace` plan
 //! modifiers do; `keepers` and `triggers` are maps whose change does the same. The one
-//! argument updated in place is `terraform_data.input`.
+//! arguments updated in place are `terraform_data.input`, `time_offset`'s offsets and base,
+//! `time_rotating`'s rotation and `time_sleep`'s durations, as in their providers.
 
 use super::builders::*;
-use super::{BodySchema, Check, MAX_GENERATED_LENGTH, RSA_BITS, ResourceSchema};
+use super::{
+    AttrSchema, BodySchema, Check, MAX_GENERATED_LENGTH, MAX_SLEEP_SECS, RSA_BITS, ResourceSchema,
+};
 
 /// A length atoll generates: from 1 to [`MAX_GENERATED_LENGTH`].
 fn length(a: super::AttrSchema) -> super::AttrSchema {
@@ -38,6 +41,9 @@ pub(super) fn random(password: bool) -> ResourceSchema {
         fnew(db("upper", true)),
         fnew(db("lower", true)),
         fnew(db("numeric", true)),
+        // Deprecated, the old name of `numeric`: when set, `numeric` takes its value
+        // (`super::planned`, as the provider's `NumberNumericAttributePlanModifier` does).
+        fnew(opt("number", b())),
         fnew(dn("min_lower", 0.0)),
         fnew(dn("min_upper", 0.0)),
         fnew(dn("min_numeric", 0.0)),
@@ -203,6 +209,91 @@ pub(super) fn random_shuffle() -> ResourceSchema {
                 },
             ),
             ro("result", ls()),
+            ro("id", s()),
+        ],
+    )
+}
+
+/// The parts of a timestamp the time provider computes (`year` ... `unix`), and `id`.
+fn time_parts(mut attrs: Vec<AttrSchema>) -> Vec<AttrSchema> {
+    attrs.extend(
+        ["year", "month", "day", "hour", "minute", "second", "unix"].map(|name| ro(name, n())),
+    );
+    attrs.push(ro("id", s()));
+    attrs
+}
+
+/// `time_offset` (hashicorp/time, `internal/provider/resource_time_offset.go`): `base_rfc3339`
+/// (now when not given) offset by the `offset_*` arguments; a changed offset or base is an
+/// update in place, a changed `triggers` replaces it.
+pub(super) fn time_offset() -> ResourceSchema {
+    let mut attrs = vec![fnew(opt("triggers", ms())), oc("base_rfc3339", s())];
+    for name in [
+        "offset_years",
+        "offset_months",
+        "offset_days",
+        "offset_hours",
+        "offset_minutes",
+        "offset_seconds",
+    ] {
+        attrs.push(opt(name, n()));
+    }
+    attrs.push(ro("rfc3339", s()));
+    generated("time_offset", time_parts(attrs))
+}
+
+/// `time_rotating` (hashicorp/time, `internal/provider/resource_time_rotating.go`): a base
+/// timestamp `rfc3339` (now when not given) and the time it rotates, `rotation_rfc3339`; the
+/// parts are of the rotation time. A changed rotation is an update in place; a changed `rfc3339`
+/// or `triggers` replaces it, and so does the rotation time once it has passed (the engine).
+pub(super) fn time_rotating() -> ResourceSchema {
+    let at_least_one = |name| checked(opt(name, n()), Check::AtLeast(1.0));
+    let attrs = vec![
+        fnew(opt("triggers", ms())),
+        fnew(oc("rfc3339", s())),
+        at_least_one("rotation_years"),
+        at_least_one("rotation_months"),
+        at_least_one("rotation_days"),
+        at_least_one("rotation_hours"),
+        at_least_one("rotation_minutes"),
+        oc("rotation_rfc3339", s()),
+    ];
+    generated("time_rotating", time_parts(attrs))
+}
+
+/// `time_sleep` (hashicorp/time, `internal/provider/resource_time_sleep.go`): the apply waits
+/// `create_duration` after creating it and `destroy_duration` before destroying it; changing
+/// a duration alone waits for nothing (an update in place), a changed `triggers` replaces it.
+pub(super) fn time_sleep() -> ResourceSchema {
+    let duration = |name| {
+        checked(
+            opt(name, s()),
+            Check::Duration {
+                max_secs: MAX_SLEEP_SECS,
+            },
+        )
+    };
+    generated(
+        "time_sleep",
+        vec![
+            duration("create_duration"),
+            duration("destroy_duration"),
+            fnew(opt("triggers", ms())),
+            ro("id", s()),
+        ],
+    )
+}
+
+/// `random_pet` (hashicorp/random, `internal/provider/resource_pet.go`): `length` words from
+/// golang-petname's lists joined by `separator`, after `prefix` when given.
+pub(super) fn random_pet() -> ResourceSchema {
+    generated(
+        "random_pet",
+        vec![
+            fnew(opt("keepers", ms())),
+            fnew(dn("length", 2.0)),
+            fnew(opt("prefix", s())),
+            fnew(ds("separator", "-")),
             ro("id", s()),
         ],
     )

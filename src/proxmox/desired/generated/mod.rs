@@ -1,7 +1,8 @@
 //! Values atoll generates at apply time, as the utility providers do: `random_password`,
-//! `random_string`, `random_id`, `random_integer`, `random_uuid`, `random_bytes` (`random`),
-//! `tls_private_key` (`tls`), `time_static` (`time`) and Terraform's built-in
-//! `terraform_data` (`terraform`). Which types these are, and their arguments, come from their
+//! `random_string`, `random_id`, `random_integer`, `random_uuid`, `random_bytes`,
+//! `random_shuffle` (`random`), `random_pet` (`pet`), `tls_private_key` (`tls`), `time_static`
+//! and `time_offset` (`time`), `time_rotating` and `time_sleep` (`rotating`), and Terraform's
+//! built-in `terraform_data` (`terraform`). Which types these are, and their arguments, come from their
 //! schemas in `tfconfig::schema`. Their arguments come from the configuration; the values live
 //! in state as secrets. A change of a replace-forcing argument (`length`, `algorithm`, ..., or
 //! any of `keepers`) generates a new value, as Terraform's replacement does; a change of one
@@ -14,7 +15,9 @@ use std::collections::BTreeMap;
 use super::values::{Marks, object};
 use tfconfig::ResourceInstance;
 
+mod pet;
 mod random;
+mod rotating;
 mod terraform;
 mod time;
 mod tls;
@@ -53,6 +56,10 @@ pub fn computed(resource_type: &str) -> &'static [&'static str] {
     match resource_type {
         "tls_private_key" => tls::COMPUTED,
         "time_static" => time::COMPUTED,
+        "time_offset" => time::OFFSET_COMPUTED,
+        "time_rotating" => rotating::ROTATING_COMPUTED,
+        "time_sleep" => rotating::SLEEP_COMPUTED,
+        "random_pet" => &["id"],
         "terraform_data" => terraform::COMPUTED,
         other => random::computed(other),
     }
@@ -62,6 +69,8 @@ pub fn computed(resource_type: &str) -> &'static [&'static str] {
 pub fn follows_update(resource_type: &str) -> &'static [&'static str] {
     match resource_type {
         "terraform_data" => terraform::FOLLOWS_UPDATE,
+        "time_offset" => time::OFFSET_FOLLOWS_UPDATE,
+        "time_rotating" => rotating::ROTATING_FOLLOWS_UPDATE,
         _ => &[],
     }
 }
@@ -179,9 +188,33 @@ pub(super) fn from_instance(resource: &ResourceInstance) -> Option<Result<Genera
     Some(check(&generated).map(|()| generated))
 }
 
-/// Why the project asks for more key generation than one apply may spend, if it does: the
-/// pull request chooses how many keys (`count`, `for_each`) and how large.
+/// Why the project asks for more key generation, or more waiting, than one apply may spend, if
+/// it does: the pull request chooses how many keys (`count`, `for_each`) and how large, and
+/// how long its `time_sleep` resources wait.
 pub(super) fn over_budget(all: &[Generated]) -> Option<String> {
+    keys_over_budget(all).or_else(|| sleep_over_budget(all))
+}
+
+/// Every `time_sleep`'s `create_duration` together, beyond [`tfconfig::schema::MAX_SLEEP_SECS`].
+fn sleep_over_budget(all: &[Generated]) -> Option<String> {
+    let total: std::time::Duration = all
+        .iter()
+        .filter(|g| g.resource_type == "time_sleep")
+        .map(|g| rotating::duration(&g.arguments, "create_duration"))
+        .sum();
+    let max = tfconfig::schema::MAX_SLEEP_SECS;
+    (total.as_secs_f64() > max).then(|| {
+        format!(
+            "its time_sleep resources would make one apply wait {}s in all, more than the {}s \
+             atoll lets an apply wait (a pull request chooses it); wait less, or in fewer \
+             resources",
+            total.as_secs_f64(),
+            max
+        )
+    })
+}
+
+fn keys_over_budget(all: &[Generated]) -> Option<String> {
     let cost: u64 = all
         .iter()
         .filter(|g| g.resource_type == "tls_private_key")
@@ -203,7 +236,17 @@ pub(super) fn over_budget(all: &[Generated]) -> Option<String> {
 fn check(generated: &Generated) -> Result<(), String> {
     match generated.resource_type.as_str() {
         "tls_private_key" => tls::KeySpec::parse(&generated.arguments).map(|_| ()),
-        "time_static" => time::check(&generated.arguments),
+        "time_static" | "time_offset" => time::check(
+            &generated.resource_type,
+            &generated.arguments,
+            &generated.pending,
+        ),
+        "time_rotating" | "time_sleep" => rotating::check(
+            &generated.resource_type,
+            &generated.arguments,
+            &generated.pending,
+        ),
+        "random_pet" => pet::check(&generated.arguments),
         "terraform_data" => Ok(()),
         _ => random::check(generated),
     }
@@ -214,7 +257,42 @@ pub fn generate(resource: &Generated) -> Result<BTreeMap<String, String>, String
     match resource.resource_type.as_str() {
         "tls_private_key" => tls::generate(tls::KeySpec::parse(&resource.arguments)?),
         "time_static" => time::generate(&resource.arguments),
+        "time_offset" => time::offset(&resource.arguments),
+        "time_rotating" => rotating::rotating(&resource.arguments),
+        "time_sleep" => rotating::sleep(),
+        "random_pet" => pet::generate(&resource.arguments),
         "terraform_data" => terraform::generate(&resource.arguments),
         _ => random::generate(resource),
+    }
+}
+
+/// Why a stored generated value is due to be made anew although its arguments are unchanged:
+/// a `time_rotating` whose rotation time has passed at `now`.
+pub fn due(
+    resource_type: &str,
+    values: &BTreeMap<&str, &str>,
+    now: ::time::OffsetDateTime,
+) -> Option<String> {
+    (resource_type == "time_rotating")
+        .then(|| rotating::due(values, now))
+        .flatten()
+}
+
+/// How long the apply waits after making this value (`time_sleep.create_duration`), or before
+/// forgetting it (`destroy_duration`), from its arguments.
+pub fn wait(
+    resource_type: &str,
+    arguments: &BTreeMap<String, String>,
+    destroying: bool,
+) -> std::time::Duration {
+    let name = if destroying {
+        "destroy_duration"
+    } else {
+        "create_duration"
+    };
+    if resource_type == "time_sleep" {
+        rotating::duration(arguments, name)
+    } else {
+        std::time::Duration::ZERO
     }
 }

@@ -18,9 +18,10 @@ const UPPER: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const NUMERIC: &str = "0123456789";
 const SPECIAL: &str = "!@#$%&*()-_=+[]{}<>:?";
 
-/// Generates the values (`result`, `id`) with the provider's character-class rules, from the
-/// operating system's random source.
-fn password_values(resource: &Generated) -> BTreeMap<String, String> {
+/// Generates the values (`result`, `id`, and a password's `bcrypt_hash`) with the provider's
+/// character-class rules, from the operating system's random source. `numeric` holds
+/// `number`'s value when the configuration sets that (`tfconfig::schema::planned`).
+fn password_values(resource: &Generated) -> Result<BTreeMap<String, String>, String> {
     let arg = |name: &str| resource.arguments.get(name).map(String::as_str);
     let on = |name: &str| arg(name) != Some("false");
     let count = |name: &str| {
@@ -57,12 +58,28 @@ fn password_values(resource: &Generated) -> BTreeMap<String, String> {
     }
     chars.shuffle(&mut rng);
     let result: String = chars.into_iter().collect();
-    let id = if resource.resource_type == "random_password" {
-        "none".to_owned()
-    } else {
-        result.clone()
-    };
-    BTreeMap::from([("result".to_owned(), result), ("id".to_owned(), id)])
+    if resource.resource_type == "random_password" {
+        let hash = bcrypt_hash(&result)?;
+        return Ok(BTreeMap::from([
+            ("result".to_owned(), result),
+            ("id".to_owned(), "none".to_owned()),
+            ("bcrypt_hash".to_owned(), hash),
+        ]));
+    }
+    Ok(BTreeMap::from([
+        ("id".to_owned(), result.clone()),
+        ("result".to_owned(), result),
+    ]))
+}
+
+/// The provider's `generateHash`: bcrypt at Go's `DefaultCost` (10) of the password's first 72
+/// bytes, in the `$2a$` form Go's x/crypto writes.
+fn bcrypt_hash(password: &str) -> Result<String, String> {
+    let bytes = password.as_bytes();
+    let salt: [u8; 16] = OsRng.r#gen();
+    bcrypt::hash_with_salt(&bytes[..bytes.len().min(72)], 10, salt)
+        .map(|parts| parts.format_for_version(bcrypt::Version::TwoA))
+        .map_err(|e| format!("hashing the password with bcrypt failed: {e}"))
 }
 
 /// The most characters or bytes atoll generates for one value (the schema checks lengths
@@ -73,7 +90,8 @@ const MAX_LENGTH: usize = tfconfig::schema::MAX_GENERATED_LENGTH as usize;
 pub(super) fn computed(resource_type: &str) -> &'static [&'static str] {
     match resource_type {
         "random_id" => &["b64_std", "b64_url", "dec", "hex", "id"],
-        "random_integer" | "random_uuid" | "random_password" | "random_string" => &["id", "result"],
+        "random_password" => &["bcrypt_hash", "id", "result"],
+        "random_integer" | "random_uuid" | "random_string" => &["id", "result"],
         "random_bytes" => &["base64", "hex"],
         "null_resource" => &["id"],
         "random_shuffle" => &["id", "result"],
@@ -133,7 +151,7 @@ pub(super) fn generate(resource: &Generated) -> Result<BTreeMap<String, String>,
         buf
     };
     Ok(match resource.resource_type.as_str() {
-        "random_password" | "random_string" => password_values(resource),
+        "random_password" | "random_string" => password_values(resource)?,
         "random_id" => {
             let raw = bytes("byte_length");
             let prefix = resource
@@ -256,7 +274,8 @@ mod tests {
             ("length", "24"),
             ("special", "false"),
             ("min_numeric", "3"),
-        ]));
+        ]))
+        .expect("generated");
         let result = &values["result"];
         assert_eq!(result.chars().count(), 24);
         assert!(
@@ -266,6 +285,8 @@ mod tests {
         );
         assert!(result.chars().filter(char::is_ascii_digit).count() >= 3);
         assert_eq!(values["id"], "none");
+        assert!(values["bcrypt_hash"].starts_with("$2a$10$"));
+        assert!(bcrypt::verify(result, &values["bcrypt_hash"]).expect("a bcrypt hash"));
     }
 
     #[test]
