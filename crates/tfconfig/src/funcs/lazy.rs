@@ -99,7 +99,7 @@ fn invalid(
     range: Option<Range<usize>>,
 ) -> Diagnostic {
     let msg = if marked {
-        super::redact_hint("")
+        "the argument is sensitive and the reason would show part of it".to_owned()
     } else {
         msg.to_string()
     };
@@ -184,14 +184,7 @@ fn templatestring(
 ) -> Result<Value, Diagnostic> {
     let sb = &s.ctx.sandbox;
     file::allowed_in_template(sb, "templatestring").map_err(|e| {
-        super::call_error(
-            s,
-            "templatestring",
-            &TEMPLATESTRING,
-            e,
-            false,
-            range.clone(),
-        )
+        super::call_error(s, "templatestring", &TEMPLATESTRING, e, &[], range.clone())
     })?;
     if !is_reference(template) {
         return Err(invalid(
@@ -256,13 +249,18 @@ fn templatestring(
                 range.clone(),
             )
         })?;
+    let secrets = if marked {
+        vec![text.clone()]
+    } else {
+        Vec::new()
+    };
     let file = s
         .ctx
         .sources
         .borrow_mut()
         .add("<templatestring argument>".to_owned(), text);
     let out = file::render(s, "templatestring", file, &parsed, vars)
-        .map_err(|e| super::call_error(s, "templatestring", &TEMPLATESTRING, e, marked, range))?;
+        .map_err(|e| super::call_error(s, "templatestring", &TEMPLATESTRING, e, &secrets, range))?;
     Ok(out.mark(marked || vars_marked))
 }
 
