@@ -266,3 +266,62 @@ resource "proxmox_virtual_environment_container" "ct" {
     );
     assert!(text.contains("on main.tf line 7"), "{text}");
 }
+
+/// An argument bpg has deprecated is a warning as Terraform prints it (SDKv2's summary, the
+/// provider's message, on the value's line), once however many instances set it; plan shows
+/// the evaluator's warnings, so it shows this one too. Unset or null, it is not warned about.
+#[test]
+fn deprecated_arguments_are_a_warning_on_their_line_once_per_argument() {
+    let loaded = load_main(
+        r#"
+resource "proxmox_virtual_environment_container" "ct" {
+  count     = 2
+  node_name = "pve"
+  timeout_start = 600
+  initialization {
+    dns {
+      server = "10.0.0.1"
+    }
+  }
+  operating_system {
+    template_file_id = "local:vztmpl/debian-12.tar.zst"
+  }
+}
+
+resource "proxmox_virtual_environment_container" "quiet" {
+  node_name     = "pve"
+  timeout_start = null
+  operating_system {
+    template_file_id = "local:vztmpl/debian-12.tar.zst"
+  }
+}
+"#,
+    );
+    let text = loaded.render_diagnostics();
+    assert!(!loaded.has_errors(), "{text}");
+    let warnings: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == tfconfig::Severity::Warning)
+        .map(|d| (d.summary.as_str(), d.detail.as_str()))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            (
+                "Argument is deprecated",
+                "This field is deprecated and will be removed in a future release. An overall \
+                 operation timeout (`timeout_create` / `timeout_clone`) is used instead."
+            ),
+            (
+                "Argument is deprecated",
+                "The `server` attribute is deprecated and will be removed in a future release. \
+                 Please use the `servers` attribute instead."
+            ),
+        ],
+        "{text}"
+    );
+    let rendered = loaded.render_warnings();
+    assert!(rendered[0].contains("on main.tf line 5"), "{text}");
+    assert!(rendered[1].contains("on main.tf line 8"), "{text}");
+}

@@ -218,6 +218,16 @@ fn eval_argument(
         diags.push(s.error(summary, detail, attr.value.span()));
         return Value::Unknown(a.ty.to_type());
     }
+    if let Some(dep) = a.deprecated
+        && dep.applies_to(&v)
+    {
+        let mut d = s.error(dep.summary(), dep.message, attr.value.span());
+        d.severity = crate::diag::Severity::Warning;
+        // Once per argument, however many instances or `dynamic` blocks evaluate it.
+        if !diags.contains(&d) {
+            diags.push(d);
+        }
+    }
     let v = if v.is_null() { fill(a) } else { v };
     v.mark(a.sensitive)
 }

@@ -30,6 +30,7 @@ pub mod eval;
 pub mod expand;
 pub mod funcs;
 mod graph;
+mod heredoc;
 pub mod limits;
 mod load;
 mod module;
@@ -348,7 +349,8 @@ pub fn evaluate_expression(src: &str) -> Result<Value, String> {
     let mut sources = SourceMap::default();
     let file = sources.add("<expression>".to_owned(), src.to_owned());
     nesting::check(src).map_err(|deep| deep.detail())?;
-    let expr = hcl_edit::parser::parse_expr(src).map_err(|e| e.message().to_owned())?;
+    let mut expr = hcl_edit::parser::parse_expr(src).map_err(|e| e.message().to_owned())?;
+    heredoc::flush_expr(&mut expr, src);
     let nowhere = PathBuf::from("/nonexistent/atoll-empty-checkout");
     let limits = Limits::default();
     let ctx = eval::Ctx::new(

@@ -340,7 +340,7 @@ fn template(s: &Scope<'_>, p: &str) -> Result<(usize, Rc<Template>), FnError> {
             deep.detail()
         ))
     })?;
-    let tpl = hcl_edit::parser::parse_template(&text).map_err(|e| {
+    let mut tpl = hcl_edit::parser::parse_template(&text).map_err(|e| {
         FnError::Call(format!(
             "failed to parse {p:?} as a template at line {}, column {}: {}",
             e.location().line(),
@@ -348,6 +348,7 @@ fn template(s: &Scope<'_>, p: &str) -> Result<(usize, Rc<Template>), FnError> {
             e.message()
         ))
     })?;
+    crate::heredoc::flush_template(&mut tpl, &text);
     let file = s.ctx.sources.borrow_mut().add(p.to_owned(), text);
     let tpl = Rc::new(tpl);
     sb.templates

@@ -245,6 +245,10 @@ fn templatestring(
     let parsed = crate::nesting::check(&text)
         .map_err(|deep| deep.detail())
         .and_then(|()| hcl_edit::parser::parse_template(&text).map_err(|e| e.message().to_owned()))
+        .map(|mut t| {
+            crate::heredoc::flush_template(&mut t, &text);
+            t
+        })
         .map_err(|e| {
             invalid(
                 s,

@@ -252,8 +252,12 @@ impl Loader<'_> {
             self.diags.push(diag);
             return;
         }
-        match hcl_edit::parser::parse_body(self.sources.text(file)) {
-            Ok(body) => decode_file(config, file, &body, self.sources, self.diags),
+        let text = self.sources.text(file);
+        match hcl_edit::parser::parse_body(text) {
+            Ok(mut body) => {
+                crate::heredoc::flush_body(&mut body, text);
+                decode_file(config, file, &body, self.sources, self.diags);
+            }
             Err(e) => {
                 let off = e.location().offset();
                 self.diags.push(Diagnostic::error(

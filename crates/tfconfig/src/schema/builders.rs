@@ -1,6 +1,6 @@
 //! Small constructors that keep the schema tables readable.
 
-use super::{AttrSchema, BlockSchema, BodySchema, Check, Replace};
+use super::{AttrSchema, BlockSchema, BodySchema, Check, Deprecation, Replace, Sdk};
 use crate::types::Constraint;
 use crate::value::Value;
 
@@ -35,6 +35,15 @@ pub(super) fn base(name: &'static str, ty: Constraint) -> AttrSchema {
         replace: Replace::Never,
         sensitive: false,
         check: None,
+        deprecated: None,
+    }
+}
+
+/// Deprecated by its provider, with the provider's message.
+pub(super) fn deprecated(a: AttrSchema, sdk: Sdk, message: &'static str) -> AttrSchema {
+    AttrSchema {
+        deprecated: Some(Deprecation { sdk, message }),
+        ..a
     }
 }
 

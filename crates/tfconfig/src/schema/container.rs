@@ -2,7 +2,15 @@
 //! default and whether changing it forces replacement (reference/proxmox.md section 1).
 
 use super::builders::*;
-use super::{AttrSchema, BodySchema, Replace, ResourceSchema};
+use super::{AttrSchema, BodySchema, Replace, ResourceSchema, Sdk};
+
+/// bpg's deprecation of `initialization.dns.server`.
+const DNS_SERVER: &str = "The `server` attribute is deprecated and will be removed in a future \
+                          release. Please use the `servers` attribute instead.";
+/// bpg's deprecation of `timeout_start`.
+const TIMEOUT_START: &str = "This field is deprecated and will be removed in a future release. \
+                             An overall operation timeout (`timeout_create` / `timeout_clone`) \
+                             is used instead.";
 
 pub(super) fn container() -> ResourceSchema {
     let attrs = vec![
@@ -21,7 +29,7 @@ pub(super) fn container() -> ResourceSchema {
         dn("timeout_clone", 1800.0),
         dn("timeout_update", 1800.0),
         dn("timeout_delete", 60.0),
-        dn("timeout_start", 300.0),
+        deprecated(dn("timeout_start", 300.0), Sdk::V2, TIMEOUT_START),
         fnew(db("unprivileged", false)),
         fnew(oc("vm_id", n())),
         ro("ipv4", ms()),
@@ -101,7 +109,11 @@ pub(super) fn container() -> ResourceSchema {
                 block(
                     "dns",
                     Some(1),
-                    vec![ds("domain", ""), ds("server", ""), opt("servers", ls())],
+                    vec![
+                        ds("domain", ""),
+                        deprecated(ds("server", ""), Sdk::V2, DNS_SERVER),
+                        opt("servers", ls()),
+                    ],
                     vec![],
                 ),
                 block("ip_config", Some(10), vec![], vec![ip("ipv4"), ip("ipv6")]),

@@ -47,6 +47,48 @@ pub struct AttrSchema {
     /// The provider's validator on a known configured value; a failure is an error on the
     /// argument's line, in `validate` and `plan` alike.
     pub check: Option<Check>,
+    /// The provider has deprecated the argument: setting it is a warning.
+    pub deprecated: Option<Deprecation>,
+}
+
+/// A provider's deprecation of an argument: a known value set in the configuration draws a
+/// warning on that value, with the provider's message as its detail, in `validate` and `plan`
+/// alike (a value still unknown is warned about once known, as the SDKs validate again then).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deprecation {
+    pub sdk: Sdk,
+    pub message: &'static str,
+}
+
+/// The plugin SDK a provider's resource is written with, which names the warning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sdk {
+    /// terraform-plugin-sdk v2 (bpg's container): "Argument is deprecated".
+    V2,
+    /// terraform-plugin-framework (hashicorp/random): "Attribute Deprecated".
+    Framework,
+}
+
+impl Deprecation {
+    /// The warning's summary, as the provider's SDK writes it.
+    pub fn summary(&self) -> &'static str {
+        match self.sdk {
+            Sdk::V2 => "Argument is deprecated",
+            Sdk::Framework => "Attribute Deprecated",
+        }
+    }
+
+    /// Whether a configured value draws the warning: a value that is not null and is known
+    /// (wholly, for SDKv2, which skips validating a value with an unknown part; at the top,
+    /// for the framework).
+    pub fn applies_to(&self, v: &Value) -> bool {
+        let v = v.unmark().0;
+        let known = match self.sdk {
+            Sdk::V2 => !v.contains_unknown(),
+            Sdk::Framework => !v.is_unknown(),
+        };
+        known && !v.is_null()
+    }
 }
 
 /// A provider's validator on one argument.
@@ -283,6 +325,31 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::value::Type;
+
+    #[test]
+    fn a_deprecation_is_worded_by_its_sdk_and_warns_only_for_a_known_value_set() {
+        let v2 = Deprecation {
+            sdk: Sdk::V2,
+            message: "m",
+        };
+        let framework = Deprecation {
+            sdk: Sdk::Framework,
+            message: "m",
+        };
+        assert_eq!(v2.summary(), "Argument is deprecated");
+        assert_eq!(framework.summary(), "Attribute Deprecated");
+        for d in [v2, framework] {
+            assert!(d.applies_to(&Value::Bool(false)));
+            assert!(d.applies_to(&Value::Bool(false).mark(true)));
+            assert!(!d.applies_to(&Value::Null(Type::Bool)));
+            assert!(!d.applies_to(&Value::Unknown(Type::Bool)));
+        }
+        // SDKv2 skips a value with an unknown part; the framework looks at the top only.
+        let partly = Value::List(Type::String, vec![Value::Unknown(Type::String)]);
+        assert!(!v2.applies_to(&partly));
+        assert!(framework.applies_to(&partly));
+    }
 
     #[test]
     fn container_exposes_defaults_and_replacement() {

@@ -95,7 +95,14 @@ fn read_tfvars(
         diags.push(crate::nesting::diagnostic("Invalid HCL syntax", file, deep));
         return;
     }
-    let parsed = hcl_edit::parser::parse_body(ctx.sources.borrow().text(file));
+    let parsed = {
+        let sources = ctx.sources.borrow();
+        let text = sources.text(file);
+        hcl_edit::parser::parse_body(text).map(|mut b| {
+            crate::heredoc::flush_body(&mut b, text);
+            b
+        })
+    };
     let body = match parsed {
         Ok(b) => b,
         Err(e) => {
@@ -203,7 +210,10 @@ fn cli_var(
         ));
         return;
     }
-    let parsed = hcl_edit::parser::parse_expr(raw);
+    let parsed = hcl_edit::parser::parse_expr(raw).map(|mut e| {
+        crate::heredoc::flush_expr(&mut e, raw);
+        e
+    });
     match parsed {
         Ok(e) => match Scope::constant(ctx, file).eval(&e) {
             Ok(v) => {
