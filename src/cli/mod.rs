@@ -46,7 +46,7 @@ pub async fn validate(args: tfconfig::cli::ValidateArgs, argv: Vec<String>) -> E
     };
     // validate needs only `limits:` and `modules:`; a problem elsewhere in the settings (a
     // Proxmox endpoint without credentials, say) must not stop it.
-    match settings::load(None) {
+    match settings::load_with(None, false) {
         Ok(settings) => {
             input.limits = settings.limits.clone();
             if let Err(e) = install_modules(&settings, &mut input).await {

@@ -24,8 +24,15 @@ pub struct Settings {
     pub modules: crate::workdir::modules::ModuleSettings,
 }
 
-/// Reads the settings from `config` (if given) and the process environment.
+/// Reads the settings from `config` (if given) and the process environment, logging the
+/// loader's warnings.
 pub fn load(config: Option<&Path>) -> Result<Settings, String> {
+    load_with(config, true)
+}
+
+/// [`load`]; `warn` false keeps the loader's warnings (about the server: forges, public URL)
+/// out of a command that uses none of it (`atoll validate`).
+pub(super) fn load_with(config: Option<&Path>, warn: bool) -> Result<Settings, String> {
     let text = match config {
         Some(path) => {
             std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?
@@ -33,17 +40,22 @@ pub fn load(config: Option<&Path>) -> Result<Settings, String> {
         None => String::new(),
     };
     let env: Vec<(String, String)> = std::env::vars().collect();
-    from_sources(&text, env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    from_sources(
+        &text,
+        env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        warn,
+    )
 }
 
 /// Reads the settings from YAML text and an explicit environment (tests pass their own).
 pub(super) fn from_sources<'a>(
     yaml: &str,
     env: impl IntoIterator<Item = (&'a str, &'a str)> + Clone,
+    warn: bool,
 ) -> Result<Settings, String> {
     let loaded = config::from_sources(yaml, env)
         .map_err(|e| format!("{e}(check the file with atoll check-config)"))?;
-    for warning in &loaded.warnings {
+    for warning in loaded.warnings.iter().filter(|_| warn) {
         tracing::warn!("{warning}");
     }
     let settings = loaded.settings;
@@ -69,7 +81,7 @@ mod tests {
             ("PROXMOX_VE_API_TOKEN", "root@pam!t=s"),
             ("ATOLL_STORE__URL", "sqlite::memory:"),
         ];
-        let settings = from_sources("", env).expect("settings");
+        let settings = from_sources("", env, true).expect("settings");
         let proxmox = settings.proxmox.expect("proxmox settings");
         assert_eq!(proxmox.endpoint.trim_end_matches('/'), "https://ours:8006");
         assert_eq!(settings.store_url.expose_secret(), "sqlite::memory:");
@@ -79,14 +91,14 @@ mod tests {
     #[test]
     fn endpoint_without_credentials_is_refused_with_the_fix() {
         let env = [("PROXMOX_VE_ENDPOINT", "https://x:8006")];
-        let err = from_sources("", env).expect_err("no credentials");
+        let err = from_sources("", env, true).expect_err("no credentials");
         assert!(err.contains("proxmox"), "{err}");
     }
 
     #[test]
     fn protected_guests_come_from_the_protect_section() {
         let yaml = "protect:\n  guests:\n    - vm_id: 105\n    - name: gitea\n      node: pve\n  allow_live_changes: true\n";
-        let settings = from_sources(yaml, []).expect("settings");
+        let settings = from_sources(yaml, [], true).expect("settings");
         assert_eq!(settings.protect.guests.len(), 2);
         assert!(settings.protect.policy.allow_live_changes);
     }

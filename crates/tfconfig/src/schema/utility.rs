@@ -43,7 +43,11 @@ pub(super) fn random(password: bool) -> ResourceSchema {
         fnew(db("numeric", true)),
         // Deprecated, the old name of `numeric`: when set, `numeric` takes its value
         // (`super::planned`, as the provider's `NumberNumericAttributePlanModifier` does).
-        fnew(opt("number", b())),
+        deprecated(
+            fnew(opt("number", b())),
+            super::Sdk::Framework,
+            "**NOTE**: This is deprecated, use `numeric` instead.",
+        ),
         fnew(dn("min_lower", 0.0)),
         fnew(dn("min_upper", 0.0)),
         fnew(dn("min_numeric", 0.0)),
