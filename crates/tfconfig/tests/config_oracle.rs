@@ -13,8 +13,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use atoll_tfconfig::{Input, Limits, Loaded, Severity, Value, load};
+use atoll_tfconfig::{Input, Limits, Loaded, Severity, load};
 use serde_json::Value as Json;
+
+mod common;
+use common::{plain, same};
 
 fn configs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/oracle/configs")
@@ -45,19 +48,6 @@ fn configurations(kind: &str) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-/// `kind/name: reason` per line; `#` starts a comment.
-fn divergences() -> BTreeMap<String, String> {
-    read("divergences.txt")
-        .lines()
-        .map(|l| l.split('#').next().unwrap_or_default().trim())
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let (name, reason) = l.split_once(':').unwrap_or((l, ""));
-            (name.trim().to_owned(), reason.trim().to_owned())
-        })
-        .collect()
 }
 
 fn load_config(kind: &str, name: &str) -> Loaded {
@@ -178,7 +168,7 @@ fn compare(
 
 #[test]
 fn atoll_reports_terraforms_errors_for_every_invalid_configuration_but_the_listed_divergences() {
-    let known = divergences();
+    let known = common::divergences(&read("divergences.txt"));
     let mut unexplained = Vec::new();
     let (agree, all) = compare("invalid", invalid_disagreement, &known, &mut unexplained);
     eprintln!(
@@ -201,7 +191,7 @@ fn atoll_reports_terraforms_errors_for_every_invalid_configuration_but_the_liste
 #[test]
 fn atoll_computes_terraforms_instances_and_outputs_for_every_valid_configuration_but_the_listed_divergences()
  {
-    let known = divergences();
+    let known = common::divergences(&read("divergences.txt"));
     let mut unexplained = Vec::new();
     let (agree, all) = compare("valid", valid_disagreement, &known, &mut unexplained);
     eprintln!(
@@ -257,36 +247,4 @@ fn valid_disagreement(name: &str, answer: &Json) -> Option<String> {
     let recorded = &answer["outputs"];
     (!same(&outputs, recorded))
         .then(|| format!("Terraform's outputs {recorded}; atoll's {outputs}"))
-}
-
-/// A value as Terraform's state shows it: sensitive values unwrapped.
-fn plain(v: &Value) -> Json {
-    match v {
-        Value::Sensitive(inner) => plain(inner),
-        Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items) => {
-            Json::Array(items.iter().map(plain).collect())
-        }
-        Value::Map(_, m) | Value::Object(m) => {
-            Json::Object(m.iter().map(|(k, v)| (k.clone(), plain(v))).collect())
-        }
-        other => other.to_json("(sensitive)", "(unknown)"),
-    }
-}
-
-/// JSON equality with numbers compared by value (`1` and `1.0` are one number). `b` is the
-/// recording's: a number no f64 holds is `{"$number": "<Terraform's text>"}` there.
-fn same(a: &Json, b: &Json) -> bool {
-    if let Some(text) = b.get("$number").and_then(Json::as_str) {
-        return a.as_f64().is_some_and(|n| format!("{n}") == text);
-    }
-    match (a, b) {
-        (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
-        (Json::Array(x), Json::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
-        }
-        (Json::Object(x), Json::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-        }
-        _ => a == b,
-    }
 }

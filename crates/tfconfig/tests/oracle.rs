@@ -7,8 +7,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use atoll_tfconfig::{Value, evaluate_expression};
+use atoll_tfconfig::evaluate_expression;
 use serde_json::Value as Json;
+
+mod common;
+use common::{plain, same};
 
 fn oracle_file(name: &str) -> String {
     let path = oracle_dir().join(name);
@@ -57,52 +60,6 @@ fn cases() -> Vec<Case> {
     out
 }
 
-/// `name: reason` per line; `#` starts a comment.
-fn divergences() -> BTreeMap<String, String> {
-    oracle_file("divergences.txt")
-        .lines()
-        .map(|l| l.split('#').next().unwrap_or_default().trim())
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let (name, reason) = l.split_once(':').unwrap_or((l, ""));
-            (name.trim().to_owned(), reason.trim().to_owned())
-        })
-        .collect()
-}
-
-/// The value as Terraform's `output -json` shows it: sensitive values unwrapped.
-fn plain(v: &Value) -> Json {
-    match v {
-        Value::Sensitive(inner) => plain(inner),
-        Value::List(_, items) | Value::Set(_, items) | Value::Tuple(items) => {
-            Json::Array(items.iter().map(plain).collect())
-        }
-        Value::Map(_, m) | Value::Object(m) => {
-            Json::Object(m.iter().map(|(k, v)| (k.clone(), plain(v))).collect())
-        }
-        other => other.to_json("(sensitive)", "(unknown)"),
-    }
-}
-
-/// JSON equality with numbers compared by value (`1` and `1.0` are one number). `b` is the
-/// recording's: a number no f64 holds is `{"$number": "<Terraform's text>"}` there, and agrees
-/// only with a number atoll prints as exactly that text.
-fn same(a: &Json, b: &Json) -> bool {
-    if let Some(text) = exact_number(b) {
-        return a.as_f64().is_some_and(|n| format!("{n}") == text);
-    }
-    match (a, b) {
-        (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
-        (Json::Array(x), Json::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
-        }
-        (Json::Object(x), Json::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-        }
-        _ => a == b,
-    }
-}
-
 /// Two random answers of one shape: strings of one length with the same text up to their last
 /// `$`, other values equal.
 fn same_shape(a: &Json, b: &Json) -> bool {
@@ -112,14 +69,6 @@ fn same_shape(a: &Json, b: &Json) -> bool {
             x.len() == y.len() && head(x) == head(y)
         }
         _ => same(a, b),
-    }
-}
-
-/// The text of a recorded `{"$number": "..."}`.
-fn exact_number(v: &Json) -> Option<&str> {
-    match v.as_object() {
-        Some(o) if o.len() == 1 => o.get("$number")?.as_str(),
-        _ => None,
     }
 }
 
@@ -148,7 +97,7 @@ fn disagreement(expr: &str, answer: &Json, shape: bool) -> Option<String> {
 fn the_evaluator_agrees_with_terraform_on_every_case_but_the_listed_divergences() {
     let answers: BTreeMap<String, Json> =
         serde_json::from_str(&oracle_file("answers.json")).expect("answers.json");
-    let known = divergences();
+    let known = common::divergences(&oracle_file("divergences.txt"));
     let cases = cases();
     let mut unexplained = Vec::new();
     let mut agree = 0;

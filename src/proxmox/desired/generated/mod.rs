@@ -22,6 +22,15 @@ mod terraform;
 mod time;
 mod tls;
 
+/// Arguments as a generator takes them, for the generators' unit tests.
+#[cfg(test)]
+fn test_args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
 /// A resource whose value is generated at apply time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Generated {

@@ -72,13 +72,7 @@ pub(super) fn generate(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::proxmox::desired::generated::test_args as args;
 
     #[test]
     fn a_pet_name_is_adverbs_an_adjective_and_an_animal() {

@@ -140,13 +140,7 @@ pub(super) fn duration(arguments: &BTreeMap<String, String>, name: &str) -> StdD
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::proxmox::desired::generated::test_args as args;
 
     #[test]
     fn the_last_rotation_argument_in_the_providers_order_wins() {

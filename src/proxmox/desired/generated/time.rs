@@ -208,13 +208,7 @@ pub(super) fn offset(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::proxmox::desired::generated::test_args as args;
 
     #[test]
     fn a_given_timestamp_is_split_into_its_parts() {

@@ -293,13 +293,7 @@ fn ecdsa_key(curve: Curve) -> Result<Encoded, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::proxmox::desired::generated::test_args as args;
 
     #[test]
     fn the_providers_defaults_apply_rsa_2048_and_ecdsa_p224() {
