@@ -12,7 +12,7 @@ mod plan_text;
 pub mod pr;
 mod template;
 
-pub use outputs::{output_value_text, outputs_json, outputs_text};
+pub use outputs::{output_value_text, outputs_json, outputs_text, outputs_text_capped};
 pub use plan_text::{plan_output, plan_summary, plan_text};
 
 use crate::proxmox::plan::Plan;

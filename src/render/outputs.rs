@@ -22,6 +22,29 @@ pub fn outputs_text(outputs: &BTreeMap<String, OutputValue>) -> String {
     out
 }
 
+/// [`outputs_text`] for a pull request comment: at most `max_chars` characters, cut at a line,
+/// with a last line saying how much was left out (an output's size is the configuration's
+/// choice; the comment's is the forge's).
+pub fn outputs_text_capped(outputs: &BTreeMap<String, OutputValue>, max_chars: usize) -> String {
+    let text = outputs_text(outputs);
+    if text.chars().count() <= max_chars {
+        return text;
+    }
+    let mut kept = String::new();
+    for line in text.split_inclusive('\n') {
+        if kept.chars().count() + line.chars().count() > max_chars {
+            break;
+        }
+        kept.push_str(line);
+    }
+    let left = text.chars().count() - kept.chars().count();
+    let _ = writeln!(
+        kept,
+        "... ({left} more characters of outputs not shown here; `atoll output` prints them all)"
+    );
+    kept
+}
+
 /// One output's value as `atoll output NAME` prints it.
 pub fn output_value_text(output: &OutputValue) -> String {
     if output.sensitive {
@@ -105,5 +128,12 @@ mod tests {
         let json = outputs_json(&outputs).to_string();
         assert!(!json.contains("hunter2") && !text.contains("hunter2"));
         assert_eq!(outputs_json(&outputs)["ids"]["value"][1], 2.0);
+        let capped = outputs_text_capped(&outputs, 40);
+        assert!(capped.starts_with("guest = {\n"), "{capped}");
+        assert!(
+            capped.contains("more characters of outputs not shown"),
+            "{capped}"
+        );
+        assert_eq!(outputs_text_capped(&outputs, 10_000), text);
     }
 }

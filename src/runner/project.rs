@@ -278,6 +278,10 @@ pub(super) async fn prepare(
     Ok(prepared)
 }
 
+/// Most characters of outputs an apply comment shows (GitHub takes 65,536 per comment, and the
+/// comment also lists every guest).
+const MAX_OUTPUT_CHARS: usize = 16_000;
+
 /// The root module's outputs after an apply, rendered (`name = value` lines, secrets
 /// `<sensitive>`), evaluated with the state the apply left; empty when there are none or when
 /// they cannot be evaluated (the apply's own result stands; the reason goes to the log).
@@ -291,7 +295,7 @@ pub(super) async fn outputs(state: &StateHandle, input: &Input) -> String {
         anyhow::Ok(desired.outputs)
     };
     match evaluated.await {
-        Ok(outputs) => crate::render::outputs_text(&outputs),
+        Ok(outputs) => crate::render::outputs_text_capped(&outputs, MAX_OUTPUT_CHARS),
         Err(e) => {
             tracing::warn!(error = %format!("{e:#}"), "outputs after the apply could not be evaluated");
             String::new()
