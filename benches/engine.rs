@@ -257,7 +257,9 @@ async fn raw_reads(sim: &Simulator, count: usize) -> Duration {
             async move {
                 let id = VmId::new(1000 + i).expect("id");
                 let _ = client.guest_config(node, GuestKind::Lxc, id, true).await;
-                let _ = client.lxc_pending(node, id).await;
+                let _ = client
+                    .guest_pending(node, atoll::proxmox::types::GuestKind::Lxc, id)
+                    .await;
             }
         })
         .buffer_unordered(64)

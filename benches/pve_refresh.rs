@@ -53,7 +53,10 @@ async fn refresh(client: &ProxmoxClient) -> (usize, Duration) {
                     .await
                     .map(|_| ())
             } else {
-                client.lxc_pending(&g.node, g.vmid).await.map(|_| ())
+                client
+                    .guest_pending(&g.node, atoll::proxmox::types::GuestKind::Lxc, g.vmid)
+                    .await
+                    .map(|_| ())
             }
         })
         // Enough in flight that the per-node limit, not this stream, is what throttles.

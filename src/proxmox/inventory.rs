@@ -11,7 +11,7 @@ use futures::{FutureExt, StreamExt, TryStreamExt, stream};
 
 use crate::proxmox::client::{ClusterGuest, ProxmoxApi, PveError, RunState};
 use crate::proxmox::plan::{
-    Desired, GuestKind, Inventory, LiveGuest, PendingEntry, Power, StateEntry, config_from_json,
+    Desired, Inventory, LiveGuest, PendingEntry, Power, StateEntry, config_from_json,
 };
 use crate::proxmox::types::{self, NodeName, StorageId};
 
@@ -183,10 +183,7 @@ impl Partial {
 /// The `cluster/resources` entry a summary was made from.
 fn cluster_entry(guest: &LiveGuest) -> Option<ClusterGuest> {
     Some(ClusterGuest {
-        kind: match guest.kind {
-            GuestKind::Lxc => types::GuestKind::Lxc,
-            GuestKind::Qemu => types::GuestKind::Qemu,
-        },
+        kind: guest.kind,
         vmid: types::VmId::new(guest.vm_id).ok()?,
         node: guest.node.parse().ok()?,
         name: guest.name.clone(),
@@ -198,13 +195,6 @@ fn cluster_entry(guest: &LiveGuest) -> Option<ClusterGuest> {
         tags: guest.config.get("tags").cloned(),
         lock: guest.config.get("lock").cloned(),
     })
-}
-
-fn kind_of(kind: types::GuestKind) -> GuestKind {
-    match kind {
-        types::GuestKind::Lxc => GuestKind::Lxc,
-        types::GuestKind::Qemu => GuestKind::Qemu,
-    }
 }
 
 fn power_of(status: RunState) -> Power {
@@ -220,7 +210,7 @@ fn summary(guest: &ClusterGuest) -> LiveGuest {
     LiveGuest {
         vm_id: guest.vmid.get(),
         node: guest.node.to_string(),
-        kind: kind_of(guest.kind),
+        kind: guest.kind,
         name: guest.name.clone(),
         power: power_of(guest.status),
         config: summary_config(guest),
@@ -261,15 +251,14 @@ async fn read_guest(
         }
         locked = true;
     };
-    let pending = match guest.kind {
-        types::GuestKind::Lxc => api.lxc_pending(&guest.node, guest.vmid).await?,
-        types::GuestKind::Qemu => Vec::new(),
-    };
+    let pending = api
+        .guest_pending(&guest.node, guest.kind, guest.vmid)
+        .await?;
     let values: serde_json::Map<String, serde_json::Value> = config.values.into_iter().collect();
     Ok(Some(LiveGuest {
         vm_id: guest.vmid.get(),
         node: guest.node.to_string(),
-        kind: kind_of(guest.kind),
+        kind: guest.kind,
         name: guest.name.clone(),
         power: power_of(guest.status),
         config: config_from_json(&values),

@@ -55,7 +55,7 @@ async fn guest_with_the_vmid_but_without_the_marker_is_not_taken_over() {
         ..Default::default()
     };
     env.client
-        .lxc_update_config(&node, id, &change)
+        .guest_update_config(&node, atoll::proxmox::types::GuestKind::Lxc, id, &change)
         .await
         .expect("removing the marker");
     forget(&env, "proxmox_virtual_environment_container.other").await;

@@ -74,7 +74,12 @@ async fn set_behind_atolls_back(env: &Env, vmid: u32, key: &str, value: &str) {
     };
     let vmid = atoll::proxmox::types::VmId::new(vmid).expect("vmid");
     env.client
-        .lxc_update_config(&engine_support::node(), vmid, &change)
+        .guest_update_config(
+            &engine_support::node(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid,
+            &change,
+        )
         .await
         .expect("changing the guest");
 }
@@ -113,7 +118,11 @@ async fn saved_plan_is_refused_when_the_guest_was_stopped_since() {
     let vmid = atoll::proxmox::types::VmId::new(950).expect("vmid");
     let node = engine_support::node();
     let stop = atoll::proxmox::client::PowerAction::Stop;
-    let upid = env.client.lxc_power(&node, vmid, stop).await.expect("stop");
+    let upid = env
+        .client
+        .guest_power(&node, atoll::proxmox::types::GuestKind::Lxc, vmid, stop)
+        .await
+        .expect("stop");
     env.client.wait_task(&upid).await.expect("stopped");
     let out = env.atoll(&["apply", "--plan", &saved]).await;
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));

@@ -264,7 +264,12 @@ async fn saved_plan_is_refused_at_apply_once_the_protected_guest_holds_its_addre
     };
     let vmid = atoll::proxmox::types::VmId::new(100).expect("vmid");
     env.client
-        .lxc_update_config(&engine_support::node(), vmid, &change)
+        .guest_update_config(
+            &engine_support::node(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid,
+            &change,
+        )
         .await
         .expect("changing the protected guest");
     let out = env.atoll(&["apply", "--plan", &saved]).await;

@@ -331,7 +331,11 @@ async fn predicted_effect_equals_what_the_simulator_did_for_every_attribute() {
 async fn pending_keys(env: &Env, id: u32, keys: &[String]) -> Vec<String> {
     let node = engine_support::node();
     let vmid = atoll::proxmox::types::VmId::new(id).expect("vmid");
-    let pending = env.client.lxc_pending(&node, vmid).await.expect("pending");
+    let pending = env
+        .client
+        .guest_pending(&node, atoll::proxmox::types::GuestKind::Lxc, vmid)
+        .await
+        .expect("pending");
     pending
         .into_iter()
         .filter(|p| keys.contains(&p.key))

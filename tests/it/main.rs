@@ -38,6 +38,7 @@ mod engine_remote_module;
 mod engine_requirements;
 mod engine_state;
 mod engine_truth;
+mod engine_vm;
 mod forge_api;
 mod forge_errors;
 mod forge_webhooks;

@@ -55,7 +55,14 @@ async fn container_lifecycle_runs_end_to_end() {
     assert_eq!((me.kind, me.status), (GuestKind::Lxc, RunState::Running));
 
     let upid = client
-        .lxc_resize(&pve(), id, "rootfs", "+1G", None)
+        .guest_resize(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            id,
+            "rootfs",
+            "+1G",
+            None,
+        )
         .await
         .expect("resize");
     client.wait_task(&upid).await.expect("resized");
@@ -64,7 +71,7 @@ async fn container_lifecycle_runs_end_to_end() {
         force_stop: true,
     };
     let upid = client
-        .lxc_power(&pve(), id, shutdown)
+        .guest_power(&pve(), atoll::proxmox::types::GuestKind::Lxc, id, shutdown)
         .await
         .expect("shutdown");
     client.wait_task(&upid).await.expect("stopped");
@@ -74,7 +81,7 @@ async fn container_lifecycle_runs_end_to_end() {
         force: false,
     };
     let upid = client
-        .lxc_delete(&pve(), id, options)
+        .guest_delete(&pve(), atoll::proxmox::types::GuestKind::Lxc, id, options)
         .await
         .expect("delete");
     client.wait_task(&upid).await.expect("deleted");
@@ -100,7 +107,12 @@ async fn live_and_pending_changes_read_back_through_config_and_pending() {
     change.set.insert("memory".into(), "1024".into());
     change.set.insert("features".into(), "nesting=1".into());
     client
-        .lxc_update_config(&pve(), vmid(100), &change)
+        .guest_update_config(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            &change,
+        )
         .await
         .expect("put");
 
@@ -115,7 +127,7 @@ async fn live_and_pending_changes_read_back_through_config_and_pending() {
     );
     assert_eq!(live.get("features"), None, "features wait for a restart");
     let pending = client
-        .lxc_pending(&pve(), vmid(100))
+        .guest_pending(&pve(), atoll::proxmox::types::GuestKind::Lxc, vmid(100))
         .await
         .expect("pending");
     let features = pending
@@ -132,7 +144,12 @@ async fn live_and_pending_changes_read_back_through_config_and_pending() {
     assert_eq!(queued.nesting, Some(true));
 
     let upid = client
-        .lxc_power(&pve(), vmid(100), PowerAction::Reboot { timeout: None })
+        .guest_power(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            PowerAction::Reboot { timeout: None },
+        )
         .await
         .expect("reboot");
     client.wait_task(&upid).await.expect("rebooted");
@@ -159,7 +176,12 @@ async fn pve_refusals_arrive_as_typed_errors() {
         digest: Some("0000000000000000000000000000000000000000".into()),
     };
     let err = client
-        .lxc_update_config(&pve(), vmid(100), &stale)
+        .guest_update_config(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            &stale,
+        )
         .await
         .expect_err("stale digest");
     assert!(
@@ -174,7 +196,11 @@ async fn pve_refusals_arrive_as_typed_errors() {
     );
 
     let err = client
-        .lxc_create_and_wait(&pve(), &create_request(100))
+        .guest_create_and_wait(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            &create_request(100),
+        )
         .await
         .expect_err("taken");
     assert!(
@@ -194,7 +220,12 @@ async fn pve_refusals_arrive_as_typed_errors() {
     );
 
     let err = client
-        .lxc_power(&pve(), vmid(100), PowerAction::Start)
+        .guest_power(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            PowerAction::Start,
+        )
         .await
         .expect_err("running");
     assert!(
@@ -213,7 +244,12 @@ async fn pve_refusals_arrive_as_typed_errors() {
         ..ConfigChange::default()
     };
     let err = client
-        .lxc_update_config(&pve(), vmid(100), &read_only)
+        .guest_update_config(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            &read_only,
+        )
         .await
         .expect_err("read-only");
     assert!(
@@ -228,7 +264,12 @@ async fn pve_refusals_arrive_as_typed_errors() {
         ..ConfigChange::default()
     };
     let err = client
-        .lxc_update_config(&pve(), vmid(100), &keyctl)
+        .guest_update_config(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            &keyctl,
+        )
         .await
         .expect_err("root only");
     assert!(matches!(err, PveError::Forbidden(_)), "{err:?}");

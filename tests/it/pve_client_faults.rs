@@ -20,7 +20,12 @@ async fn transient_got_timeout_is_retried_and_succeeds() {
         ..ConfigChange::default()
     };
     client
-        .lxc_update_config(&pve(), vmid(100), &change)
+        .guest_update_config(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            &change,
+        )
         .await
         .expect("third try succeeds");
     let live = client
@@ -40,7 +45,11 @@ async fn failed_task_surfaces_exit_status_and_log_tail() {
         times: 1,
     });
     let err = client
-        .lxc_create_and_wait(&pve(), &create_request(100))
+        .guest_create_and_wait(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            &create_request(100),
+        )
         .await
         .expect_err("fails");
     let PveError::Task {
@@ -64,7 +73,11 @@ async fn create_whose_response_was_lost_is_not_duplicated() {
     let (sim, client) = start("{}").await;
     sim.faults().lose_responses(1);
     let outcome = client
-        .lxc_create_and_wait(&pve(), &create_request(100))
+        .guest_create_and_wait(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            &create_request(100),
+        )
         .await
         .expect("create");
     assert_eq!(
@@ -101,7 +114,11 @@ async fn lost_create_response_then_failed_task_is_reported_not_retried() {
         times: 1,
     });
     let err = client
-        .lxc_create_and_wait(&pve(), &create_request(100))
+        .guest_create_and_wait(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            &create_request(100),
+        )
         .await
         .expect_err("failed");
     assert!(

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use atoll::proxmox::client::{
-    Auth, ConfigChange, ConflictKind, CreateOutcome, DeleteOptions, LxcCreate, PowerAction,
+    Auth, ConfigChange, ConflictKind, CreateOutcome, DeleteOptions, GuestCreate, PowerAction,
     ProxmoxClient, PveError,
 };
 use atoll::proxmox::types::NodeName;
@@ -51,7 +51,12 @@ async fn ticket_login_sends_cookie_everywhere_and_csrf_only_on_writes() {
     change.set.insert("memory".into(), "1024".into());
     change.delete.push("swap".into());
     client
-        .lxc_update_config(&node(), vmid(100), &change)
+        .guest_update_config(
+            &node(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            &change,
+        )
         .await
         .expect("put");
 
@@ -80,7 +85,12 @@ async fn legacy_error_message_is_read_from_the_status_line() {
     let fake = Fake::new(|_, _| fail(500, "CT is locked (disk)", json!({"data": null})));
     let client = ProxmoxClient::new(&settings(&serve(&fake).await, token())).expect("client");
     let err = client
-        .lxc_power(&node(), vmid(100), PowerAction::Start)
+        .guest_power(
+            &node(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            PowerAction::Start,
+        )
         .await
         .expect_err("locked");
     assert!(
@@ -116,7 +126,12 @@ async fn lock_timeout_is_retried_and_then_succeeds() {
     };
     change.set.insert("cores".into(), "2".into());
     client
-        .lxc_update_config(&node(), vmid(100), &change)
+        .guest_update_config(
+            &node(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            &change,
+        )
         .await
         .expect("second try succeeds");
     assert_eq!(fake.count("PUT", "/api2/json/nodes/pve/lxc/100/config"), 2);
@@ -127,7 +142,12 @@ async fn a_write_that_may_have_been_applied_is_not_repeated() {
     let fake = Fake::new(|_, _| fail(503, "Service Unavailable", json!({"data": null})));
     let client = ProxmoxClient::new(&settings(&serve(&fake).await, token())).expect("client");
     let err = client
-        .lxc_power(&node(), vmid(100), PowerAction::Start)
+        .guest_power(
+            &node(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            PowerAction::Start,
+        )
         .await
         .expect_err("503");
     assert!(err.is_transient());
@@ -158,7 +178,7 @@ async fn create_whose_response_was_lost_is_not_sent_twice() {
         },
     );
     let client = ProxmoxClient::new(&settings(&serve(&fake).await, token())).expect("client");
-    let req = LxcCreate {
+    let req = GuestCreate {
         vmid: vmid(100),
         options: [(
             "ostemplate".to_owned(),
@@ -168,7 +188,7 @@ async fn create_whose_response_was_lost_is_not_sent_twice() {
         password: Some("rootpw-secret".to_owned().into()),
     };
     let outcome = client
-        .lxc_create_and_wait(&node(), &req)
+        .guest_create_and_wait(&node(), atoll::proxmox::types::GuestKind::Lxc, &req)
         .await
         .expect("recovered");
     assert_eq!(outcome, CreateOutcome::Recovered);
@@ -275,7 +295,12 @@ async fn delete_sends_purge_and_disk_flags_in_the_query() {
         force: false,
     };
     let upid = client
-        .lxc_delete(&node(), vmid(100), options)
+        .guest_delete(
+            &node(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            options,
+        )
         .await
         .expect("delete");
     assert_eq!(upid.task_type(), "vzcreate");
@@ -415,7 +440,12 @@ async fn empty_or_malformed_config_changes_are_refused_before_sending() {
     let fake = Fake::new(|_, _| ok(Value::Null));
     let client = ProxmoxClient::new(&settings(&serve(&fake).await, token())).expect("client");
     let empty = client
-        .lxc_update_config(&node(), vmid(100), &ConfigChange::default())
+        .guest_update_config(
+            &node(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            &ConfigChange::default(),
+        )
         .await;
     assert!(
         matches!(&empty, Err(PveError::Validation { detail, .. }) if detail.message == "no options specified"),
@@ -424,7 +454,12 @@ async fn empty_or_malformed_config_changes_are_refused_before_sending() {
     let mut control = ConfigChange::default();
     control.set.insert("digest".into(), "abc".into());
     let err = client
-        .lxc_update_config(&node(), vmid(100), &control)
+        .guest_update_config(
+            &node(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(100),
+            &control,
+        )
         .await
         .expect_err("control key");
     assert!(matches!(err, PveError::Validation { .. }), "{err:?}");

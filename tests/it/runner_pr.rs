@@ -343,9 +343,14 @@ async fn set_cores_behind_atolls_back(w: &TestApp, cores: u32) -> u32 {
             .collect(),
         ..ConfigChange::default()
     };
-    pve.lxc_update_config(&guest.node, guest.vmid, &change)
-        .await
-        .expect("changing the guest");
+    pve.guest_update_config(
+        &guest.node,
+        atoll::proxmox::types::GuestKind::Lxc,
+        guest.vmid,
+        &change,
+    )
+    .await
+    .expect("changing the guest");
     guest.vmid.get()
 }
 

@@ -213,7 +213,9 @@ fn eval_argument(
             super::schema::Check::Between { .. } | super::schema::Check::AtLeast(_) => {
                 "Invalid Attribute Value"
             }
-            super::schema::Check::Duration { .. } => "Invalid Attribute Value Match",
+            super::schema::Check::Duration { .. }
+            | super::schema::Check::Matches { .. }
+            | super::schema::Check::OneOfOrMatches { .. } => "Invalid Attribute Value Match",
         };
         diags.push(s.error(summary, detail, attr.value.span()));
         return Value::Unknown(a.ty.to_type());
@@ -277,6 +279,24 @@ fn check_value(name: &str, check: &super::schema::Check, v: &Value) -> Result<()
                 )),
                 Some(_) => Ok(()),
             }
+        }
+        (super::schema::Check::Matches { pattern, expected }, Value::String(got)) => {
+            if super::schema::Check::pattern_matches(pattern, got) {
+                return Ok(());
+            }
+            Err(format!(
+                "Attribute {name} must be {expected}, got: {got:?}."
+            ))
+        }
+        (super::schema::Check::OneOfOrMatches { allowed, pattern }, Value::String(got)) => {
+            if allowed.contains(&got.as_str())
+                || super::schema::Check::pattern_matches(pattern, got)
+            {
+                return Ok(());
+            }
+            Err(format!(
+                "Attribute {name} value must be a known CPU model (like \"host\", \"x86-64-v2-AES\" or \"qemu64\") or a custom model named \"custom-<name>\"; got: {got:?}."
+            ))
         }
         _ => Ok(()),
     }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use secrecy::SecretString;
 
 use crate::proxmox::client::{ConfigChange, GuestConfig};
-use crate::proxmox::plan::{DesiredGuest, DesiredValue};
+use crate::proxmox::plan::{DesiredGuest, DesiredValue, GuestKind};
 
 /// Keys that are sent only at create time.
 pub(super) const CREATE_ONLY: &[&str] = &[
@@ -28,28 +28,59 @@ pub struct StillUnknown {
     pub key: String,
 }
 
-/// The options of `POST /nodes/{node}/lxc` (without `vmid`) and the root password.
-pub(super) fn create_options(
-    guest: &DesiredGuest,
-) -> Result<(BTreeMap<String, String>, Option<SecretString>), StillUnknown> {
-    let mut options = BTreeMap::new();
-    let mut password = None;
+/// What a create sends: the options of `POST /nodes/{node}/{lxc|qemu}` (without `vmid`),
+/// the guest's password apart (a container's root password, a VM's cloud-init password), and
+/// the disks to grow once created (a VM disk imported from an image has the image's size).
+#[derive(Debug, Default)]
+pub(super) struct CreateBody {
+    pub(super) options: BTreeMap<String, String>,
+    pub(super) password: Option<SecretString>,
+    pub(super) grow: Vec<(String, String)>,
+}
+
+/// Keys of a VM's desired config that are not create options: done by other calls.
+const QEMU_NOT_OPTIONS: &[&str] = &["clone", "template"];
+
+pub(super) fn create_options(guest: &DesiredGuest) -> Result<CreateBody, StillUnknown> {
+    let mut body = CreateBody::default();
+    let password_key = match guest.kind {
+        GuestKind::Lxc => "password",
+        GuestKind::Qemu => "cipassword",
+    };
     for (key, value) in &guest.config {
         let text = match value {
             DesiredValue::Known(text) => text.clone(),
             DesiredValue::Sensitive(secret) => secret.expose().to_owned(),
             DesiredValue::Unknown => return Err(StillUnknown { key: key.clone() }),
         };
-        if text.is_empty() {
+        if text.is_empty()
+            || (guest.kind == GuestKind::Qemu && QEMU_NOT_OPTIONS.contains(&key.as_str()))
+        {
             continue;
         }
-        if key == "password" {
-            password = Some(SecretString::from(text));
+        if key == password_key {
+            body.password = Some(SecretString::from(text));
+        } else if let Some((imported, size)) = imported_drive(&text) {
+            // PVE sizes an imported disk like its image: `STORAGE:0,import-from=...`
+            body.options.insert(key.clone(), imported);
+            body.grow.push((key.clone(), size));
         } else {
-            options.insert(key.clone(), text);
+            body.options.insert(key.clone(), text);
         }
     }
-    Ok((options, password))
+    Ok(body)
+}
+
+/// `local-lvm:20,import-from=local:import/x.qcow2,...` -> (`local-lvm:0,import-from=...`, `20G`).
+fn imported_drive(text: &str) -> Option<(String, String)> {
+    let fields = fields(text, "volume");
+    fields.get("import-from")?;
+    let (storage, size) = fields.get("volume")?.split_once(':')?;
+    let gigabytes: f64 = size.parse().ok()?;
+    let mut imported = fields.clone();
+    imported.insert("volume".to_owned(), format!("{storage}:0"));
+    let size = format!("{}G", tfconfig::value::format_number(gigabytes));
+    Some((print(Some("volume"), &imported), size))
 }
 
 /// Fields of a property string; a bare first item goes under `first`.
@@ -98,12 +129,21 @@ pub(super) fn size_bytes(text: &str) -> Option<u64> {
     Some((value * scale as f64) as u64)
 }
 
-/// What an update sends: the config change and, if the root disk grows, its new size.
+/// What an update sends: the config change and the disks that grow, with their new sizes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct UpdateBody {
     pub(super) change: ConfigChange,
-    /// `rootfs` grows to this size (`12G`) through `PUT .../resize`.
-    pub(super) grow_rootfs: Option<String>,
+    /// Disks (`rootfs`, `scsi0`) that grow to these sizes (`12G`) through `PUT .../resize`.
+    pub(super) grow: Vec<(String, String)>,
+}
+
+/// Whether `key` is a VM drive (`scsi0`, `virtio1`, `sata0`, `ide0`, `efidisk0`, `tpmstate0`).
+fn is_qemu_drive(key: &str) -> bool {
+    ["scsi", "virtio", "sata", "ide"].iter().any(|p| {
+        key.strip_prefix(p)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    }) || key == "efidisk0"
+        || key == "tpmstate0"
 }
 
 /// The change for the keys the plan says differ (`keys`), against the guest's config.
@@ -115,9 +155,11 @@ pub(super) fn update_body(
     let mut body = UpdateBody::default();
     body.change.digest = live.digest.clone();
     for key in keys {
-        if CREATE_ONLY.contains(&key.as_str())
-            || matches!(key.as_str(), "started" | "node" | "vmid")
-        {
+        let create_only = match guest.kind {
+            GuestKind::Lxc => CREATE_ONLY.contains(&key.as_str()),
+            GuestKind::Qemu => QEMU_NOT_OPTIONS.contains(&key.as_str()) || key == "pool",
+        };
+        if create_only || matches!(key.as_str(), "started" | "node" | "vmid") {
             continue;
         }
         let want = match guest.config.get(key) {
@@ -130,7 +172,14 @@ pub(super) fn update_body(
         match want.filter(|w| !w.is_empty()) {
             None if have.is_some() => body.change.delete.push(key.clone()),
             None => {}
-            Some(want) if key == "rootfs" => rootfs(&mut body, &want, have.as_deref()),
+            Some(want) if key == "rootfs" => drive(&mut body, key, &want, have.as_deref()),
+            Some(want) if guest.kind == GuestKind::Qemu && is_qemu_drive(key) && have.is_some() => {
+                drive(&mut body, key, &want, have.as_deref());
+            }
+            Some(want) if guest.kind == GuestKind::Qemu && key.starts_with("net") => {
+                let value = keep_qemu_mac(&want, have.as_deref());
+                body.change.set.insert(key.clone(), value);
+            }
             Some(want) => {
                 let value = keep_live_parts(key, &want, have.as_deref());
                 body.change.set.insert(key.clone(), value);
@@ -168,8 +217,32 @@ fn keep_live_parts(key: &str, want: &str, have: Option<&str>) -> String {
     want.to_owned()
 }
 
-/// Root disk: growth through `resize`, option changes on the live volume.
-fn rootfs(body: &mut UpdateBody, want: &str, have: Option<&str>) {
+/// A VM NIC written as a bare model (`virtio,bridge=vmbr0`) keeps the MAC it has, as
+/// `virtio=BC:24:11:..`: PVE would otherwise generate a new one.
+fn keep_qemu_mac(want: &str, have: Option<&str>) -> String {
+    const MODELS: &[&str] = &["virtio", "e1000", "e1000e", "rtl8139", "vmxnet3"];
+    let Some((first, rest)) = want.split_once(',').or(Some((want, ""))) else {
+        return want.to_owned();
+    };
+    if !MODELS.contains(&first) {
+        return want.to_owned();
+    }
+    let live_mac = have.and_then(|have| {
+        have.split(',').find_map(|item| {
+            let (k, v) = item.split_once('=')?;
+            (MODELS.contains(&k) || k == "macaddr").then(|| v.to_owned())
+        })
+    });
+    match live_mac {
+        Some(mac) if rest.is_empty() => format!("{first}={mac}"),
+        Some(mac) => format!("{first}={mac},{rest}"),
+        None => want.to_owned(),
+    }
+}
+
+/// A disk that exists (a container's root disk, a VM drive): growth through `resize`,
+/// option changes written on the live volume.
+fn drive(body: &mut UpdateBody, key: &str, want: &str, have: Option<&str>) {
     let want_fields = fields(want, "volume");
     let Some(have) = have else { return };
     let have_fields = fields(have, "volume");
@@ -181,11 +254,14 @@ fn rootfs(body: &mut UpdateBody, want: &str, have: Option<&str>) {
     if let (Some(gb), Some(bytes)) = (want_gb, have_bytes)
         && (gb * f64::from(1u32 << 30)) as u64 > bytes
     {
-        body.grow_rootfs = Some(format!("{}G", tfconfig::value::format_number(gb)));
+        body.grow.push((
+            key.to_owned(),
+            format!("{}G", tfconfig::value::format_number(gb)),
+        ));
     }
     let options = |f: &BTreeMap<String, String>| {
         f.iter()
-            .filter(|(k, _)| !matches!(k.as_str(), "volume" | "size"))
+            .filter(|(k, _)| !matches!(k.as_str(), "volume" | "size" | "import-from" | "format"))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect::<BTreeMap<_, _>>()
     };
@@ -201,7 +277,7 @@ fn rootfs(body: &mut UpdateBody, want: &str, have: Option<&str>) {
         }
         body.change
             .set
-            .insert("rootfs".to_owned(), print(Some("volume"), &fields));
+            .insert(key.to_owned(), print(Some("volume"), &fields));
     }
 }
 
@@ -267,7 +343,7 @@ mod tests {
         let desired = guest(&[("rootfs", "local-lvm:12")]);
         let have = live(&[("rootfs", "local-lvm:vm-100-disk-0,size=8G")]);
         let body = update_body(&desired, &keys(&["rootfs"]), &have).expect("body");
-        assert_eq!(body.grow_rootfs.as_deref(), Some("12G"));
+        assert_eq!(body.grow, [("rootfs".to_owned(), "12G".to_owned())]);
         assert!(body.change.set.is_empty());
     }
 
@@ -278,8 +354,43 @@ mod tests {
             "password".to_owned(),
             DesiredValue::Sensitive(crate::proxmox::plan::Secret::new("pw-secret")),
         );
-        let (options, password) = create_options(&desired).expect("options");
-        assert_eq!(options.keys().collect::<Vec<_>>(), vec!["hostname"]);
-        assert!(password.is_some());
+        let body = create_options(&desired).expect("options");
+        assert_eq!(body.options.keys().collect::<Vec<_>>(), vec!["hostname"]);
+        assert!(body.password.is_some());
+    }
+
+    #[test]
+    fn a_vm_disk_imported_from_an_image_is_created_at_the_images_size_then_grown() {
+        let mut desired = guest(&[(
+            "scsi0",
+            "local-lvm:20,import-from=local:import/noble.qcow2,iothread=1",
+        )]);
+        desired.kind = GuestKind::Qemu;
+        desired.config.insert(
+            "clone".to_owned(),
+            DesiredValue::Known("vmid=9000".to_owned()),
+        );
+        let body = create_options(&desired).expect("options");
+        assert_eq!(
+            body.options["scsi0"],
+            "local-lvm:0,import-from=local:import/noble.qcow2,iothread=1"
+        );
+        assert_eq!(body.grow, [("scsi0".to_owned(), "20G".to_owned())]);
+        assert!(!body.options.contains_key("clone"));
+    }
+
+    #[test]
+    fn a_vm_nic_keeps_its_mac() {
+        assert_eq!(
+            keep_qemu_mac(
+                "virtio,bridge=vmbr1",
+                Some("virtio=BC:24:11:00:00:01,bridge=vmbr0")
+            ),
+            "virtio=BC:24:11:00:00:01,bridge=vmbr1"
+        );
+        assert_eq!(
+            keep_qemu_mac("e1000=AA:BB:CC:DD:EE:FF", None),
+            "e1000=AA:BB:CC:DD:EE:FF"
+        );
     }
 }

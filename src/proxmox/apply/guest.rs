@@ -3,10 +3,12 @@
 //! written after each completed step; a create is recorded just before its request, so a
 //! crash can never lead to the same guest being created twice.
 
-use super::body::create_options;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::body::{create_options, update_body};
 use super::{ApplyEvent, Outcome, Run};
 use crate::proxmox::client::{
-    ConflictKind, DeleteOptions, LxcCreate, PowerAction, PveError, RunState,
+    ConflictKind, DeleteOptions, GuestCreate, PowerAction, PveError, QemuClone, RunState,
 };
 use crate::proxmox::plan::{
     DesiredGuest, DesiredValue, ResourceChange, StateEntry, StateValue, StepOp,
@@ -115,12 +117,8 @@ impl Run<'_> {
             return Ok(());
         };
         let node = node_name(&change.node)?;
-        match self
-            .exec
-            .api
-            .wait_unlocked(&node, GuestKind::Lxc, vm_id(id)?)
-            .await
-        {
+        let kind = change.kind.unwrap_or(GuestKind::Lxc);
+        match self.exec.api.wait_unlocked(&node, kind, vm_id(id)?).await {
             Ok(()) | Err(PveError::NotFound(_)) => Ok(()),
             Err(e) => Err(e.to_string()),
         }
@@ -159,8 +157,10 @@ impl Run<'_> {
         /// Fresh VMIDs tried when another writer (a concurrent apply, another replica, a
         /// person) takes the chosen one between `cluster/nextid` and the create.
         const RACES: usize = 5;
-        let (options, password) = create_options(guest).map_err(|e| e.to_string())?;
+        let body = create_options(guest).map_err(|e| e.to_string())?;
         let node = node_name(&guest.node)?;
+        let kind = guest.kind;
+        let noun = kind.noun();
         let wanted = guest.vm_id.or(replaced);
         let mut races = 0;
         let id = loop {
@@ -178,13 +178,22 @@ impl Run<'_> {
                 .record(&entry)
                 .await
                 .map_err(|e| e.to_string())?;
-            let request = LxcCreate {
+            let request = GuestCreate {
                 vmid: vm_id(id)?,
-                options: options.clone(),
-                password: password.clone(),
+                options: body.options.clone(),
+                password: body.password.clone(),
             };
             let api = self.exec.api;
-            let Err(error) = api.lxc_create_and_wait(&node, &request).await else {
+            let created = match guest.config.get("clone") {
+                Some(DesiredValue::Known(source)) => {
+                    self.clone_vm(guest, source, &node, &request).await
+                }
+                _ => api
+                    .guest_create_and_wait(&node, kind, &request)
+                    .await
+                    .map(|_| ()),
+            };
+            let Err(error) = created else {
                 break id;
             };
             let taken = matches!(
@@ -199,27 +208,128 @@ impl Run<'_> {
                 continue;
             }
             let gone = matches!(
-                api.guest_status(&node, GuestKind::Lxc, request.vmid).await,
+                api.guest_status(&node, kind, request.vmid).await,
                 Err(PveError::NotFound(_))
             );
             if gone && !error.is_transient() {
                 // It certainly does not exist: state must not claim it.
                 let _ = self.exec.state.forget(&guest.address).await;
             }
-            return Err(format!("creating CT {id} on {node}: {error}"));
+            return Err(format!("creating {noun} {id} on {node}: {error}"));
         };
-        if guest.started {
-            self.power(&node, id, PowerAction::Start).await?;
+        let vmid = vm_id(id)?;
+        let api = self.exec.api;
+        for (disk, size) in &body.grow {
+            let grow = |e: PveError| format!("growing {disk} of {noun} {id}: {e}");
+            let upid = api
+                .guest_resize(&node, kind, vmid, disk, size, None)
+                .await
+                .map_err(grow)?;
+            api.wait_task(&upid).await.map_err(grow)?;
         }
-        Ok(format!("created CT {id} on {node}"))
+        if matches!(guest.config.get("template"), Some(DesiredValue::Known(t)) if t == "1") {
+            let convert = |e: PveError| format!("converting VM {id} to a template: {e}");
+            if let Some(upid) = api.qemu_template(&node, vmid).await.map_err(convert)? {
+                api.wait_task(&upid).await.map_err(convert)?;
+            }
+        }
+        if guest.started {
+            self.power(&node, kind, id, PowerAction::Start).await?;
+        }
+        let how = if guest.config.contains_key("clone") {
+            "cloned"
+        } else {
+            "created"
+        };
+        Ok(format!("{how} {noun} {id} on {node}"))
+    }
+
+    /// A VM cloned from `source` (`vmid=9000,node=pve,storage=local-lvm,full=1`), then brought
+    /// to the configuration with one config update (what differs from what it inherited: its
+    /// disks grown, its NICs keeping their new MACs) and the cloud-init drive regenerated.
+    async fn clone_vm(
+        &self,
+        guest: &DesiredGuest,
+        source: &str,
+        node: &NodeName,
+        request: &GuestCreate,
+    ) -> Result<(), PveError> {
+        let api = self.exec.api;
+        let fields: BTreeMap<&str, &str> = source
+            .split(',')
+            .filter_map(|item| item.split_once('='))
+            .collect();
+        let invalid = |why: String| PveError::Validation {
+            detail: crate::proxmox::client::Detail {
+                op: "clone".into(),
+                message: why,
+            },
+            errors: BTreeMap::new(),
+        };
+        let source_id = fields
+            .get("vmid")
+            .and_then(|v| v.parse::<u32>().ok())
+            .and_then(|v| VmId::new(v).ok())
+            .ok_or_else(|| invalid(format!("clone source '{source}' has no valid vm_id")))?;
+        let source_node = match fields.get("node") {
+            Some(n) => n
+                .parse::<NodeName>()
+                .map_err(|e| invalid(format!("clone.node_name: {e}")))?,
+            None => node.clone(),
+        };
+        let clone = QemuClone {
+            newid: request.vmid,
+            full: fields.get("full") != Some(&"0"),
+            storage: fields.get("storage").map(|s| (*s).to_owned()),
+            name: request.options.get("name").cloned(),
+            target: (source_node != *node).then(|| node.to_string()),
+        };
+        let upid = api.qemu_clone(&source_node, source_id, &clone).await?;
+        api.wait_task(&upid).await?;
+        let live = api
+            .guest_config(node, GuestKind::Qemu, request.vmid, false)
+            .await?;
+        let keys: BTreeSet<String> = guest
+            .config
+            .iter()
+            .filter(|(key, value)| match value {
+                DesiredValue::Known(want) => crate::proxmox::plan::differs(
+                    GuestKind::Qemu,
+                    key,
+                    want,
+                    live.get(key).as_deref(),
+                ),
+                _ => true,
+            })
+            .map(|(key, _)| key.clone())
+            .collect();
+        let body = update_body(guest, &keys, &live).map_err(|e| invalid(e.to_string()))?;
+        for (disk, size) in &body.grow {
+            let upid = api
+                .guest_resize(node, GuestKind::Qemu, request.vmid, disk, size, None)
+                .await?;
+            api.wait_task(&upid).await?;
+        }
+        let mut change = body.change;
+        change.digest = None;
+        if !change.set.is_empty() || !change.delete.is_empty() {
+            api.guest_update_config(node, GuestKind::Qemu, request.vmid, &change)
+                .await?;
+        }
+        if keys.iter().any(|k| is_cloud_init_key(k)) {
+            api.qemu_cloudinit(node, request.vmid).await?;
+        }
+        Ok(())
     }
 
     pub(super) async fn power(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         id: u32,
         action: PowerAction,
     ) -> StepResult<()> {
+        let noun = kind.noun();
         let api = self.exec.api;
         let what = match action {
             PowerAction::Start => "starting",
@@ -228,25 +338,27 @@ impl Run<'_> {
             PowerAction::Reboot { .. } => "restarting",
         };
         let upid = api
-            .lxc_power(node, vm_id(id)?, action)
+            .guest_power(node, kind, vm_id(id)?, action)
             .await
-            .map_err(|e| format!("{what} CT {id}: {e}"))?;
+            .map_err(|e| format!("{what} {noun} {id}: {e}"))?;
         api.wait_task(&upid)
             .await
             .map(|_| ())
-            .map_err(|e| format!("{what} CT {id}: {e}"))
+            .map_err(|e| format!("{what} {noun} {id}: {e}"))
     }
 
     async fn delete(&self, change: &ResourceChange) -> StepResult<String> {
         let id = change.vm_id.ok_or("the plan has no VMID for this guest")?;
         let node = node_name(&change.node)?;
         let vmid = vm_id(id)?;
+        let kind = change.kind.unwrap_or(GuestKind::Lxc);
+        let noun = kind.noun();
         self.emit(ApplyEvent::Started {
             address: change.address.clone(),
             step: "delete",
         });
         let api = self.exec.api;
-        let status = match api.guest_status(&node, GuestKind::Lxc, vmid).await {
+        let status = match api.guest_status(&node, kind, vmid).await {
             Ok(status) => status,
             Err(PveError::NotFound(_)) => {
                 self.exec
@@ -254,17 +366,17 @@ impl Run<'_> {
                     .forget(&change.address)
                     .await
                     .map_err(|e| e.to_string())?;
-                return Ok(format!("CT {id} was already gone; removed from state"));
+                return Ok(format!("{noun} {id} was already gone; removed from state"));
             }
-            Err(e) => return Err(format!("reading the status of CT {id}: {e}")),
+            Err(e) => return Err(format!("reading the status of {noun} {id}: {e}")),
         };
         if status.status == RunState::Running {
             let shutdown = PowerAction::Shutdown {
                 timeout: Some(self.exec.settings.shutdown_timeout),
                 force_stop: false,
             };
-            if self.power(&node, id, shutdown).await.is_err() {
-                self.power(&node, id, PowerAction::Stop).await?;
+            if self.power(&node, kind, id, shutdown).await.is_err() {
+                self.power(&node, kind, id, PowerAction::Stop).await?;
             }
         }
         let options = DeleteOptions {
@@ -273,17 +385,32 @@ impl Run<'_> {
             force: false,
         };
         let upid = api
-            .lxc_delete(&node, vmid, options)
+            .guest_delete(&node, kind, vmid, options)
             .await
-            .map_err(|e| format!("destroying CT {id}: {e}"))?;
+            .map_err(|e| format!("destroying {noun} {id}: {e}"))?;
         api.wait_task(&upid)
             .await
-            .map_err(|e| format!("destroying CT {id}: {e}"))?;
+            .map_err(|e| format!("destroying {noun} {id}: {e}"))?;
         self.exec
             .state
             .forget(&change.address)
             .await
             .map_err(|e| e.to_string())?;
-        Ok(format!("destroyed CT {id} on {node}"))
+        Ok(format!("destroyed {noun} {id} on {node}"))
     }
+}
+
+/// Cloud-init keys: a change needs the drive regenerated (`PUT .../cloudinit`).
+fn is_cloud_init_key(key: &str) -> bool {
+    matches!(
+        key,
+        "ciuser"
+            | "cipassword"
+            | "citype"
+            | "ciupgrade"
+            | "cicustom"
+            | "sshkeys"
+            | "nameserver"
+            | "searchdomain"
+    ) || key.starts_with("ipconfig")
 }

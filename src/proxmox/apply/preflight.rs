@@ -7,8 +7,8 @@ use std::fmt;
 
 use crate::proxmox::desired::MARKER_TAG;
 use crate::proxmox::plan::{
-    Desired, GuestDiff, GuestKind, Inventory, Plan, Refreshed, StateEntry, differences,
-    observe_ids, state_fingerprint,
+    Desired, GuestDiff, Inventory, Plan, Refreshed, StateEntry, differences, observe_ids,
+    state_fingerprint,
 };
 
 /// Why a saved plan may not be applied.
@@ -115,11 +115,11 @@ pub fn adopt(state: &[StateEntry], desired: &[Desired], inventory: &Inventory) -
         .filter_map(|guest| {
             let id = guest.vm_id.filter(|id| !known_ids.contains(id))?;
             let live = inventory.guests.get(&id)?;
-            let ours = live.kind == GuestKind::Lxc && has_marker(live.config.get("tags"));
+            let ours = live.kind == guest.kind && has_marker(live.config.get("tags"));
             ours.then(|| StateEntry::Guest {
                 address: guest.address.clone(),
                 resource_type: guest.resource_type.clone(),
-                kind: GuestKind::Lxc,
+                kind: guest.kind,
                 node: live.node.clone(),
                 vm_id: id,
                 attributes: Default::default(),
@@ -131,7 +131,7 @@ pub fn adopt(state: &[StateEntry], desired: &[Desired], inventory: &Inventory) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proxmox::plan::{LiveGuest, Power};
+    use crate::proxmox::plan::{GuestKind, LiveGuest, Power};
 
     fn plan(state: &str, config: &str) -> Plan {
         let source = crate::proxmox::plan::PlanSource {

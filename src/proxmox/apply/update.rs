@@ -21,6 +21,8 @@ impl Run<'_> {
         let id = change.vm_id.ok_or("the plan has no VMID for this guest")?;
         let node = node_name(&change.node)?;
         let vmid = vm_id(id)?;
+        let kind = guest.kind;
+        let noun = kind.noun();
         self.emit(ApplyEvent::Started {
             address: guest.address.clone(),
             step: "update",
@@ -32,11 +34,11 @@ impl Run<'_> {
             .map(|a| a.pve_key.clone())
             .collect();
         let live = api
-            .guest_config(&node, GuestKind::Lxc, vmid, false)
+            .guest_config(&node, kind, vmid, false)
             .await
-            .map_err(|e| format!("reading CT {id}: {e}"))?;
+            .map_err(|e| format!("reading {noun} {id}: {e}"))?;
         let body = update_body(guest, &keys, &live).map_err(|e| e.to_string())?;
-        let applied = self.write_config(&node, vmid, body).await?;
+        let applied = self.write_config(&node, kind, vmid, body).await?;
         let entry = entry_for(guest, id);
         self.exec
             .state
@@ -44,8 +46,8 @@ impl Run<'_> {
             .await
             .map_err(|e| e.to_string())?;
         let restarted = self.settle_power(guest, change, &node, id).await?;
-        let still = self.still_pending(&node, vmid, &applied).await?;
-        let mut note = format!("updated CT {id}");
+        let still = self.still_pending(&node, kind, vmid, &applied).await?;
+        let mut note = format!("updated {noun} {id}");
         if restarted {
             note.push_str(" and restarted it");
         }
@@ -54,7 +56,7 @@ impl Run<'_> {
         }
         if restarted || !guest.started {
             return Err(format!(
-                "CT {id}: {} still pending after the update; check the guest",
+                "{noun} {id}: {} still pending after the update; check the guest",
                 still.join(", ")
             ));
         }
@@ -71,28 +73,30 @@ impl Run<'_> {
     async fn write_config(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         body: super::body::UpdateBody,
     ) -> StepResult<Vec<String>> {
         let api = self.exec.api;
+        let noun = kind.noun();
         let mut change = body.change;
-        if let Some(size) = &body.grow_rootfs {
-            let grow = |e: PveError| format!("growing the root disk of CT {vmid}: {e}");
+        for (disk, size) in &body.grow {
+            let grow = |e: PveError| format!("growing {disk} of {noun} {vmid}: {e}");
             let upid = api
-                .lxc_resize(node, vmid, "rootfs", size, change.digest.as_deref())
+                .guest_resize(node, kind, vmid, disk, size, change.digest.as_deref())
                 .await
                 .map_err(grow)?;
             api.wait_task(&upid).await.map_err(grow)?;
             let now = api
-                .guest_config(node, GuestKind::Lxc, vmid, false)
+                .guest_config(node, kind, vmid, false)
                 .await
-                .map_err(|e| format!("reading CT {vmid}: {e}"))?;
+                .map_err(|e| format!("reading {noun} {vmid}: {e}"))?;
             change.digest = now.digest;
         }
         if !change.set.is_empty() || !change.delete.is_empty() {
-            api.lxc_update_config(node, vmid, &change)
+            api.guest_update_config(node, kind, vmid, &change)
                 .await
-                .map_err(|e| format!("updating CT {vmid}: {e}"))?;
+                .map_err(|e| format!("updating {noun} {vmid}: {e}"))?;
         }
         Ok(change
             .set
@@ -110,16 +114,17 @@ impl Run<'_> {
         node: &NodeName,
         id: u32,
     ) -> StepResult<bool> {
+        let kind = guest.kind;
         let status = self
             .exec
             .api
-            .guest_status(node, GuestKind::Lxc, vm_id(id)?)
+            .guest_status(node, kind, vm_id(id)?)
             .await
-            .map_err(|e| format!("reading the status of CT {id}: {e}"))?;
+            .map_err(|e| format!("reading the status of {} {id}: {e}", kind.noun()))?;
         let running = status.status == RunState::Running;
         match (guest.started, running) {
             (true, false) => self
-                .power(node, id, PowerAction::Start)
+                .power(node, kind, id, PowerAction::Start)
                 .await
                 .map(|()| false),
             (false, true) => {
@@ -128,7 +133,7 @@ impl Run<'_> {
                     timeout,
                     force_stop: true,
                 };
-                self.power(node, id, shutdown).await.map(|()| false)
+                self.power(node, kind, id, shutdown).await.map(|()| false)
             }
             (true, true) => {
                 let needs = change.disruption == Some(Effect::Restart)
@@ -140,7 +145,7 @@ impl Run<'_> {
                     let reboot = PowerAction::Reboot {
                         timeout: Some(self.exec.settings.shutdown_timeout),
                     };
-                    self.power(node, id, reboot).await.map(|()| true)
+                    self.power(node, kind, id, reboot).await.map(|()| true)
                 } else {
                     Ok(false)
                 }
@@ -153,6 +158,7 @@ impl Run<'_> {
     async fn still_pending(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         keys: &[String],
     ) -> StepResult<Vec<String>> {
@@ -162,9 +168,9 @@ impl Run<'_> {
         let pending = self
             .exec
             .api
-            .lxc_pending(node, vmid)
+            .guest_pending(node, kind, vmid)
             .await
-            .map_err(|e| format!("reading pending changes of CT {vmid}: {e}"))?;
+            .map_err(|e| format!("reading pending changes of {} {vmid}: {e}", kind.noun()))?;
         let queued: BTreeMap<String, bool> = pending
             .into_iter()
             .map(|p| {

@@ -4,10 +4,11 @@
 use async_trait::async_trait;
 
 use super::model::{
-    ClusterGuest, ConfigChange, DeleteOptions, DownloadUrl, GuestConfig, GuestInterface,
-    GuestStatus, LxcCreate, NodeInfo, PendingEntry, PowerAction, StorageStatus, StorageVolume,
+    ClusterGuest, ConfigChange, DeleteOptions, DownloadUrl, GuestConfig, GuestCreate,
+    GuestInterface, GuestStatus, NodeInfo, PendingEntry, PowerAction, StorageStatus, StorageVolume,
     TaskOutcome, Version,
 };
+use super::qemu::QemuClone;
 use super::tasks::CreateOutcome;
 use super::{ProxmoxClient, PveError};
 use crate::proxmox::types::{GuestKind, NodeName, StorageId, Upid, VmId};
@@ -32,44 +33,61 @@ pub trait ProxmoxApi: Send + Sync + std::fmt::Debug {
         kind: GuestKind,
         vmid: VmId,
     ) -> Result<GuestStatus, PveError>;
-    async fn lxc_pending(&self, node: &NodeName, vmid: VmId)
-    -> Result<Vec<PendingEntry>, PveError>;
+    async fn guest_pending(
+        &self,
+        node: &NodeName,
+        kind: GuestKind,
+        vmid: VmId,
+    ) -> Result<Vec<PendingEntry>, PveError>;
     async fn lxc_interfaces(
         &self,
         node: &NodeName,
         vmid: VmId,
     ) -> Result<Option<Vec<GuestInterface>>, PveError>;
-    async fn lxc_create_and_wait(
+    async fn guest_create_and_wait(
         &self,
         node: &NodeName,
-        req: &LxcCreate,
+        kind: GuestKind,
+        req: &GuestCreate,
     ) -> Result<CreateOutcome, PveError>;
-    async fn lxc_update_config(
+    async fn guest_update_config(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         change: &ConfigChange,
     ) -> Result<(), PveError>;
-    async fn lxc_power(
+    async fn guest_power(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         action: PowerAction,
     ) -> Result<Upid, PveError>;
-    async fn lxc_delete(
+    async fn guest_delete(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         options: DeleteOptions,
     ) -> Result<Upid, PveError>;
-    async fn lxc_resize(
+    async fn guest_resize(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         disk: &str,
         size: &str,
         digest: Option<&str>,
     ) -> Result<Upid, PveError>;
+    async fn qemu_clone(
+        &self,
+        node: &NodeName,
+        source: VmId,
+        req: &QemuClone,
+    ) -> Result<Upid, PveError>;
+    async fn qemu_template(&self, node: &NodeName, vmid: VmId) -> Result<Option<Upid>, PveError>;
+    async fn qemu_cloudinit(&self, node: &NodeName, vmid: VmId) -> Result<(), PveError>;
     async fn storages(&self, node: &NodeName) -> Result<Vec<StorageStatus>, PveError>;
     async fn storage_content(
         &self,
@@ -124,12 +142,13 @@ impl ProxmoxApi for ProxmoxClient {
     ) -> Result<GuestStatus, PveError> {
         ProxmoxClient::guest_status(self, node, kind, vmid).await
     }
-    async fn lxc_pending(
+    async fn guest_pending(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
     ) -> Result<Vec<PendingEntry>, PveError> {
-        ProxmoxClient::lxc_pending(self, node, vmid).await
+        ProxmoxClient::guest_pending(self, node, kind, vmid).await
     }
     async fn lxc_interfaces(
         &self,
@@ -138,46 +157,65 @@ impl ProxmoxApi for ProxmoxClient {
     ) -> Result<Option<Vec<GuestInterface>>, PveError> {
         ProxmoxClient::lxc_interfaces(self, node, vmid).await
     }
-    async fn lxc_create_and_wait(
+    async fn guest_create_and_wait(
         &self,
         node: &NodeName,
-        req: &LxcCreate,
+        kind: GuestKind,
+        req: &GuestCreate,
     ) -> Result<CreateOutcome, PveError> {
-        ProxmoxClient::lxc_create_and_wait(self, node, req).await
+        ProxmoxClient::guest_create_and_wait(self, node, kind, req).await
     }
-    async fn lxc_update_config(
+    async fn guest_update_config(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         change: &ConfigChange,
     ) -> Result<(), PveError> {
-        ProxmoxClient::lxc_update_config(self, node, vmid, change).await
+        ProxmoxClient::guest_update_config(self, node, kind, vmid, change).await
     }
-    async fn lxc_power(
+    async fn guest_power(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         action: PowerAction,
     ) -> Result<Upid, PveError> {
-        ProxmoxClient::lxc_power(self, node, vmid, action).await
+        ProxmoxClient::guest_power(self, node, kind, vmid, action).await
     }
-    async fn lxc_delete(
+    async fn guest_delete(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         options: DeleteOptions,
     ) -> Result<Upid, PveError> {
-        ProxmoxClient::lxc_delete(self, node, vmid, options).await
+        ProxmoxClient::guest_delete(self, node, kind, vmid, options).await
     }
-    async fn lxc_resize(
+    async fn guest_resize(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         disk: &str,
         size: &str,
         digest: Option<&str>,
     ) -> Result<Upid, PveError> {
-        ProxmoxClient::lxc_resize(self, node, vmid, disk, size, digest).await
+        ProxmoxClient::guest_resize(self, node, kind, vmid, disk, size, digest).await
+    }
+    async fn qemu_clone(
+        &self,
+        node: &NodeName,
+        source: VmId,
+        req: &QemuClone,
+    ) -> Result<Upid, PveError> {
+        ProxmoxClient::qemu_clone(self, node, source, req).await
+    }
+    async fn qemu_template(&self, node: &NodeName, vmid: VmId) -> Result<Option<Upid>, PveError> {
+        ProxmoxClient::qemu_template(self, node, vmid).await
+    }
+    async fn qemu_cloudinit(&self, node: &NodeName, vmid: VmId) -> Result<(), PveError> {
+        ProxmoxClient::qemu_cloudinit(self, node, vmid).await
     }
     async fn storages(&self, node: &NodeName) -> Result<Vec<StorageStatus>, PveError> {
         ProxmoxClient::storages(self, node).await

@@ -4,8 +4,8 @@
 use reqwest::Method;
 
 use super::model::{
-    ConfigChange, DeleteOptions, GuestConfig, GuestInterface, GuestStatus, LxcCreate, PendingEntry,
-    PowerAction,
+    ConfigChange, DeleteOptions, GuestConfig, GuestCreate, GuestInterface, GuestStatus,
+    PendingEntry, PowerAction,
 };
 use super::transport::{Call, Param};
 use super::{Detail, ProxmoxClient, PveError, seg};
@@ -42,12 +42,13 @@ impl ProxmoxClient {
             .await
     }
 
-    pub async fn lxc_pending(
+    pub async fn guest_pending(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
     ) -> Result<Vec<PendingEntry>, PveError> {
-        let path = format!("{}/pending", guest_path(node, GuestKind::Lxc, vmid));
+        let path = format!("{}/pending", guest_path(node, kind, vmid));
         self.transport
             .execute(&Call::new(Method::GET, path, Some(node.as_str())))
             .await
@@ -66,13 +67,14 @@ impl ProxmoxClient {
     }
 
     /// Synchronous `PUT .../config`. With a digest, PVE refuses if the config changed since.
-    pub async fn lxc_update_config(
+    pub async fn guest_update_config(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         change: &ConfigChange,
     ) -> Result<(), PveError> {
-        let path = format!("{}/config", guest_path(node, GuestKind::Lxc, vmid));
+        let path = format!("{}/config", guest_path(node, kind, vmid));
         let mut call = Call::new(Method::PUT, path, Some(node.as_str()))
             // Repeating a change without a digest sets the same values again; with one, a repeat
             // after an unknown outcome would be refused as a digest mismatch.
@@ -112,28 +114,39 @@ impl ProxmoxClient {
         Ok(())
     }
 
-    /// Sends `POST /nodes/{node}/lxc` once. Prefer [`Self::lxc_create_and_wait`], which
+    /// Sends `POST /nodes/{node}/{lxc|qemu}` once. Prefer [`Self::guest_create_and_wait`], which
     /// recovers from a lost response without creating twice.
-    pub async fn lxc_create(&self, node: &NodeName, req: &LxcCreate) -> Result<Upid, PveError> {
-        let path = format!("/nodes/{}/lxc", seg(node.as_str()));
+    pub async fn guest_create(
+        &self,
+        node: &NodeName,
+        kind: GuestKind,
+        req: &GuestCreate,
+    ) -> Result<Upid, PveError> {
+        let path = format!("/nodes/{}/{}", seg(node.as_str()), kind.path());
         let mut call = Call::new(Method::POST, path, Some(node.as_str())).param("vmid", req.vmid);
         for (key, value) in &req.options {
             call = call.param(key, value);
         }
         if let Some(password) = &req.password {
+            // a container's root password; a VM's cloud-init password
+            let key = match kind {
+                GuestKind::Lxc => "password",
+                GuestKind::Qemu => "cipassword",
+            };
             call.params
-                .push(("password".into(), Param::Secret(password.clone())));
+                .push((key.into(), Param::Secret(password.clone())));
         }
         self.transport.execute(&call).await
     }
 
-    pub async fn lxc_power(
+    pub async fn guest_power(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         action: PowerAction,
     ) -> Result<Upid, PveError> {
-        let base = guest_path(node, GuestKind::Lxc, vmid);
+        let base = guest_path(node, kind, vmid);
         let (verb, timeout, force) = match action {
             PowerAction::Start => ("start", None, None),
             PowerAction::Stop => ("stop", None, None),
@@ -153,16 +166,17 @@ impl ProxmoxClient {
         self.transport.execute(&call).await
     }
 
-    pub async fn lxc_delete(
+    pub async fn guest_delete(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         options: DeleteOptions,
     ) -> Result<Upid, PveError> {
         let flag = |on: bool| on.then_some(1);
         let call = Call::new(
             Method::DELETE,
-            guest_path(node, GuestKind::Lxc, vmid),
+            guest_path(node, kind, vmid),
             Some(node.as_str()),
         )
         .param_opt("purge", flag(options.purge))
@@ -175,15 +189,16 @@ impl ProxmoxClient {
     }
 
     /// Grows `disk` (`rootfs` or `mpN`) to `size` (`10G`) or by it (`+2G`).
-    pub async fn lxc_resize(
+    pub async fn guest_resize(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         vmid: VmId,
         disk: &str,
         size: &str,
         digest: Option<&str>,
     ) -> Result<Upid, PveError> {
-        let path = format!("{}/resize", guest_path(node, GuestKind::Lxc, vmid));
+        let path = format!("{}/resize", guest_path(node, kind, vmid));
         let call = Call::new(Method::PUT, path, Some(node.as_str()))
             .idempotent(false)
             .param("disk", disk)

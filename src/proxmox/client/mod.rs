@@ -11,6 +11,7 @@ mod guest_lock;
 mod guests;
 mod metrics;
 mod model;
+mod qemu;
 mod settings;
 mod tasks;
 mod transport;
@@ -23,10 +24,11 @@ pub use api::ProxmoxApi;
 pub use error::{ConflictKind, Detail, PveError};
 pub use metrics::{EndpointClass, Outcome, ProxmoxMetrics};
 pub use model::{
-    ClusterGuest, ConfigChange, DeleteOptions, DownloadUrl, GuestConfig, GuestInterface,
-    GuestStatus, LxcCreate, NodeInfo, PendingEntry, PowerAction, RunState, StorageStatus,
+    ClusterGuest, ConfigChange, DeleteOptions, DownloadUrl, GuestConfig, GuestCreate,
+    GuestInterface, GuestStatus, NodeInfo, PendingEntry, PowerAction, RunState, StorageStatus,
     StorageVolume, TaskLogLine, TaskOutcome, TaskStatus, TaskSummary, Version,
 };
+pub use qemu::QemuClone;
 pub use settings::{Auth, ClientSettings, RetryPolicy, TaskPolling, Tls};
 pub use tasks::CreateOutcome;
 

@@ -266,7 +266,7 @@ pub struct TaskOutcome {
 /// `storage`, `unprivileged`, `start`, `ssh-public-keys`, `pool`, ...); the root password is kept
 /// apart so it never appears in `Debug`.
 #[derive(Debug, Clone)]
-pub struct LxcCreate {
+pub struct GuestCreate {
     pub vmid: VmId,
     pub options: BTreeMap<String, String>,
     pub password: Option<SecretString>,

@@ -7,12 +7,12 @@ use reqwest::Method;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use super::model::{LxcCreate, TaskLogLine, TaskOutcome, TaskStatus};
+use super::model::{GuestCreate, TaskLogLine, TaskOutcome, TaskStatus};
 use super::transport::Call;
 use super::{ConflictKind, Detail, ProxmoxClient, PveError, seg};
 use crate::proxmox::types::{GuestKind, NodeName, Upid, VmId};
 
-/// What [`ProxmoxClient::lxc_create_and_wait`] observed.
+/// What [`ProxmoxClient::guest_create_and_wait`] observed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreateOutcome {
     /// The create task finished.
@@ -143,14 +143,15 @@ impl ProxmoxClient {
     /// Creates a container and waits for the create task. If the response to the create is lost
     /// (a timeout or reset after sending), it never re-sends blindly: it first checks whether the
     /// container exists, then waits for its `create` lock to clear.
-    pub async fn lxc_create_and_wait(
+    pub async fn guest_create_and_wait(
         &self,
         node: &NodeName,
-        req: &LxcCreate,
+        kind: GuestKind,
+        req: &GuestCreate,
     ) -> Result<CreateOutcome, PveError> {
         let mut resent = false;
         loop {
-            let error = match self.lxc_create(node, req).await {
+            let error = match self.guest_create(node, kind, req).await {
                 Ok(upid) => return self.wait_task(&upid).await.map(CreateOutcome::Created),
                 Err(e) => e,
             };

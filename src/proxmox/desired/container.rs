@@ -1,23 +1,8 @@
 //! `proxmox_virtual_environment_container` -> the PVE config keys it sends
 //! (reference/proxmox.md section 2), as [`DesiredValue`]s.
 
-use std::collections::BTreeMap;
-
-use super::values::{Marks, Object, bit, block, blocks, num};
+use super::values::{Config, Marks, Object, bit, block, blocks, num, put};
 use super::{CONTAINER, DesiredError};
-use crate::proxmox::plan::DesiredValue;
-
-type Config = BTreeMap<String, DesiredValue>;
-
-/// Sets `key` to the text `build` returns; `None` leaves the key out.
-fn put(config: &mut Config, key: &str, build: impl FnOnce(&mut Marks) -> Option<String>) {
-    let mut marks = Marks::default();
-    if let Some(text) = build(&mut marks) {
-        config.insert(key.to_owned(), marks.finish(text));
-    } else if marks.unknown {
-        config.insert(key.to_owned(), DesiredValue::Unknown);
-    }
-}
 
 /// The PVE config of one container, create-only keys included.
 pub(super) fn config(attrs: &Object, address: &str) -> Result<Config, DesiredError> {

@@ -7,6 +7,7 @@
 mod container;
 mod generated;
 mod values;
+mod vm;
 
 use std::collections::BTreeMap;
 
@@ -23,6 +24,7 @@ use tfconfig::{Known, ResourceInstance, Value};
 use values::{Marks, object};
 
 pub const CONTAINER: &str = "proxmox_virtual_environment_container";
+pub const VM: &str = "proxmox_virtual_environment_vm";
 
 /// The tag atoll adds to every container it creates: with the same VMID, it is what lets a
 /// guest that exists on the cluster but is missing from state (after a crash) be adopted.
@@ -135,7 +137,7 @@ pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<Desired
     let mut errors = Vec::new();
     for resource in resources {
         let built = match resource.resource_type.as_str() {
-            CONTAINER => guest(resource, resources).map(Desired::Guest),
+            CONTAINER | VM => guest(resource, resources).map(Desired::Guest),
             t if is_download(t) => download(resource).map(Desired::Download),
             _ => {
                 match generated::from_instance(resource) {
@@ -219,7 +221,18 @@ fn guest(
         .number(attrs.get("vm_id"))
         .filter(|id| *id >= 100.0 && id.fract() == 0.0 && *id <= f64::from(u32::MAX))
         .map(|id| id as u32);
-    let started = Marks::default().flag(attrs.get("started")).unwrap_or(true);
+    let kind = if resource.resource_type == VM {
+        GuestKind::Qemu
+    } else {
+        GuestKind::Lxc
+    };
+    let config = match kind {
+        GuestKind::Lxc => container::config(attrs, address)?,
+        GuestKind::Qemu => vm::config(attrs, address)?,
+    };
+    // a template never runs (PVE refuses to start one)
+    let template = Marks::default().flag(attrs.get("template")) == Some(true);
+    let started = !template && Marks::default().flag(attrs.get("started")).unwrap_or(true);
     let uses = resource
         .depends_on
         .iter()
@@ -232,10 +245,10 @@ fn guest(
     Ok(DesiredGuest {
         address: address.clone(),
         resource_type: resource.resource_type.clone(),
-        kind: GuestKind::Lxc,
+        kind,
         node,
         vm_id,
-        config: container::config(attrs, address)?,
+        config,
         started,
         lifecycle: lifecycle(&resource.lifecycle),
         uses,

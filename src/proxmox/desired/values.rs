@@ -10,6 +10,24 @@ use tfconfig::value::format_number;
 
 pub(super) type Object = BTreeMap<String, Value>;
 
+/// A guest's PVE config keys, as they would be sent.
+pub(super) type Config = BTreeMap<String, DesiredValue>;
+
+/// Sets `key` to the text `build` returns; `None` leaves the key out (or unknown, when what
+/// it was built from is).
+pub(super) fn put(
+    config: &mut Config,
+    key: &str,
+    build: impl FnOnce(&mut Marks) -> Option<String>,
+) {
+    let mut marks = Marks::default();
+    if let Some(text) = build(&mut marks) {
+        config.insert(key.to_owned(), marks.finish(text));
+    } else if marks.unknown {
+        config.insert(key.to_owned(), DesiredValue::Unknown);
+    }
+}
+
 /// What one PVE key's value was built from.
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct Marks {

@@ -6,15 +6,12 @@ use std::collections::BTreeMap;
 use serde_json::Value as Json;
 
 use super::change::{AttributeChange, Drift, OutsideDrift, PendingDrift};
-use super::effect::{Effect, classify_lxc, worst_lxc};
+use super::effect::Effect;
+use super::keys::{self, attr_path, canonical, create_only, default_value, prop_key};
 use super::model::{DesiredValue, GuestKind, LiveGuest, StateValue};
-use super::normalize::{allocation, lxc_default, normalize, normalize_desired, prop_default_key};
-use super::paths::{bpg_path, typed};
+use super::normalize::{allocation, normalize_desired};
+use super::paths::typed;
 use super::propstr::{PropString, format_size};
-use super::qemu::{Hotplug, classify_qemu};
-
-/// Keys that exist only in the create request: compared with state, never with the guest.
-pub(crate) const CREATE_ONLY: &[&str] = &["ostemplate", "password", "ssh-public-keys", "pool"];
 
 /// Create parameters that are not attributes of their own (`storage` is `disk.datastore_id`).
 pub(crate) const IGNORED: &[&str] = &["storage", "digest", "lxc"];
@@ -33,21 +30,30 @@ pub(crate) fn change(path: String, key: &str, before: Json, after: Json) -> Attr
 }
 
 /// The attributes of a whole value (every property-string field), e.g. for a create.
-pub(crate) fn expand(key: &str, value: &str) -> Vec<(String, Json)> {
-    match prop_default_key(key) {
+pub(crate) fn expand(guest: GuestKind, key: &str, value: &str) -> Vec<(String, Json)> {
+    match prop_key(guest, key) {
         Some(default_key) => {
-            with_allocated_size(PropString::parse(&normalize(key, value), default_key))
-                .fields
-                .iter()
-                .map(|(field, raw)| {
-                    let (path, kind) = bpg_path(key, Some(field));
-                    (path, typed(kind, raw))
-                })
-                .collect()
+            let mut out: Vec<(String, Json)> = with_allocated_size(PropString::parse(
+                &canonical(guest, key, value),
+                default_key,
+            ))
+            .fields
+            .iter()
+            .filter_map(|(field, raw)| {
+                let (path, kind) = keys::attr_path_of(guest, key, Some(field), Some(value))?;
+                Some((path, typed(kind, raw)))
+            })
+            .collect();
+            if guest == GuestKind::Qemu
+                && let Some((path, interface)) = super::qemu_keys::drive_interface(key, value)
+            {
+                out.push((path, Json::String(interface)));
+            }
+            out
         }
         None => {
-            let (path, kind) = bpg_path(key, None);
-            vec![(path, typed(kind, &normalize(key, value)))]
+            let (path, kind) = attr_path(guest, key, None);
+            vec![(path, typed(kind, &canonical(guest, key, value)))]
         }
     }
 }
@@ -64,8 +70,8 @@ fn with_allocated_size(mut prop: PropString) -> PropString {
     prop
 }
 
-fn typed_field(key: &str, field: Option<&str>, raw: Option<&str>) -> Json {
-    let (_, kind) = bpg_path(key, field);
+fn typed_field(guest: GuestKind, key: &str, field: Option<&str>, raw: Option<&str>) -> Json {
+    let (_, kind) = attr_path(guest, key, field);
     raw.map_or(Json::Null, |raw| typed(kind, raw))
 }
 
@@ -80,20 +86,22 @@ pub(crate) fn compare(
         .iter()
         .filter(|(k, _)| !IGNORED.contains(&k.as_str()))
     {
-        if CREATE_ONLY.contains(&key.as_str()) {
-            out.extend(compare_create_only(key, value, state.get(key)));
+        if create_only(live.kind, key) || keys::write_only(live.kind, key) {
+            out.extend(compare_create_only(live, key, value, state.get(key)));
             continue;
         }
         let have = live
             .config
             .get(key)
             .map(String::as_str)
-            .or_else(|| lxc_default(key));
+            .or_else(|| default_value(live.kind, key));
         match value {
             DesiredValue::Known(want) => out.extend(compare_known(key, want, have, live)),
             DesiredValue::Unknown => {
-                let (path, kind) = bpg_path(key, None);
-                let before = have.map_or(Json::Null, |raw| typed(kind, &normalize(key, raw)));
+                let (path, kind) = attr_path(live.kind, key, None);
+                let before = have.map_or(Json::Null, |raw| {
+                    typed(kind, &canonical(live.kind, key, raw))
+                });
                 let mut unknown = change(path, key, before, Json::Null);
                 unknown.after_unknown = true;
                 unknown.effect = Some(worst(live, key));
@@ -102,7 +110,8 @@ pub(crate) fn compare(
             DesiredValue::Sensitive(secret) => {
                 let same = matches!(state.get(key), Some(StateValue::Fingerprint(f)) if *f == secret.fingerprint());
                 if !same {
-                    let mut hidden = change(bpg_path(key, None).0, key, Json::Null, Json::Null);
+                    let path = attr_path(live.kind, key, None).0;
+                    let mut hidden = change(path, key, Json::Null, Json::Null);
                     (hidden.before_sensitive, hidden.after_sensitive) = (true, true);
                     hidden.effect = Some(worst(live, key));
                     out.push(hidden);
@@ -125,15 +134,7 @@ pub(crate) fn compare(
 }
 
 fn worst(live: &LiveGuest, key: &str) -> Effect {
-    match live.kind {
-        GuestKind::Lxc => worst_lxc(key, live.power),
-        GuestKind::Qemu => qemu_effect(live, key, None),
-    }
-}
-
-fn qemu_effect(live: &LiveGuest, key: &str, field: Option<&str>) -> Effect {
-    let hotplug = Hotplug::parse(live.config.get("hotplug").map(String::as_str));
-    classify_qemu(key, field, live.power, &hotplug)
+    keys::worst(key, live)
 }
 
 fn compare_known(
@@ -142,8 +143,8 @@ fn compare_known(
     have: Option<&str>,
     live: &LiveGuest,
 ) -> Vec<AttributeChange> {
-    let want = normalize_desired(key, want, have);
-    let have = have.map(|raw| normalize(key, raw));
+    let want = normalize_desired(live.kind, key, want, have);
+    let have = have.map(|raw| canonical(live.kind, key, raw));
     if have.as_deref() == Some(want.as_str()) {
         return Vec::new();
     }
@@ -156,32 +157,32 @@ fn field_changes(
     want: Option<&str>,
     live: &LiveGuest,
 ) -> Vec<AttributeChange> {
-    classify_lxc(key, have, want, live.power)
+    keys::field_changes(key, have, want, live)
         .into_iter()
         .map(|field_change| {
             let field = field_change.field.as_deref();
-            let effect = match live.kind {
-                GuestKind::Lxc => field_change.effect,
-                GuestKind::Qemu => qemu_effect(live, key, field),
-            };
-            let before = typed_field(key, field, field_change.before.as_deref());
-            let after = typed_field(key, field, field_change.after.as_deref());
-            let mut attribute = change(bpg_path(key, field).0, key, before, after);
-            attribute.effect = Some(effect);
+            let before = typed_field(live.kind, key, field, field_change.before.as_deref());
+            let after = typed_field(live.kind, key, field, field_change.after.as_deref());
+            let path = keys::attr_path_of(live.kind, key, field, want.or(have))
+                .map_or_else(|| attr_path(live.kind, key, field).0, |(path, _)| path);
+            let mut attribute = change(path, key, before, after);
+            attribute.effect = Some(field_change.effect);
             attribute
         })
         .collect()
 }
 
 fn compare_create_only(
+    live: &LiveGuest,
     key: &str,
     want: &DesiredValue,
     applied: Option<&StateValue>,
 ) -> Option<AttributeChange> {
-    let (path, kind) = bpg_path(key, None);
+    let guest = live.kind;
+    let (path, kind) = attr_path(guest, key, None);
     let mut attribute = match (want, applied?) {
         (DesiredValue::Known(want), StateValue::Plain(had)) => {
-            if normalize(key, want) == normalize(key, had) {
+            if canonical(guest, key, want) == canonical(guest, key, had) {
                 return None;
             }
             change(path, key, typed(kind, had), typed(kind, want))
@@ -211,7 +212,11 @@ fn compare_create_only(
             hidden
         }
     };
-    attribute.effect = Some(Effect::Replace);
+    attribute.effect = Some(if keys::write_only(guest, key) {
+        keys::write_only_effect(key, live)
+    } else {
+        Effect::Replace
+    });
     Some(attribute)
 }
 
@@ -224,13 +229,20 @@ fn removed_keys(
 ) -> Vec<AttributeChange> {
     let mut out = Vec::new();
     for key in state.keys().filter(|key| !config.contains_key(*key)) {
-        if CREATE_ONLY.contains(&key.as_str()) || IGNORED.contains(&key.as_str()) {
+        if create_only(live.kind, key)
+            || keys::write_only(live.kind, key)
+            || IGNORED.contains(&key.as_str())
+        {
             continue;
         }
-        let Some(have) = live.config.get(key).map(|raw| normalize(key, raw)) else {
+        let Some(have) = live
+            .config
+            .get(key)
+            .map(|raw| canonical(live.kind, key, raw))
+        else {
             continue;
         };
-        let want = lxc_default(key).map(|default| normalize(key, default));
+        let want = default_value(live.kind, key).map(|default| canonical(live.kind, key, default));
         if want.as_deref() == Some(have.as_str()) {
             continue;
         }
@@ -246,7 +258,7 @@ pub(crate) fn drift(state: &BTreeMap<String, StateValue>, live: &LiveGuest) -> D
         if entry.pending.is_none() && !entry.delete {
             continue;
         }
-        let (path, kind) = bpg_path(&entry.key, None);
+        let (path, kind) = attr_path(live.kind, &entry.key, None);
         let sensitive = matches!(state.get(&entry.key), Some(StateValue::Fingerprint(_)));
         let show = |raw: &Option<String>| match raw.as_deref() {
             Some(raw) if !sensitive => typed(kind, raw),
@@ -265,27 +277,27 @@ pub(crate) fn drift(state: &BTreeMap<String, StateValue>, live: &LiveGuest) -> D
         let StateValue::Plain(applied) = applied else {
             continue;
         };
-        if CREATE_ONLY.contains(&key.as_str()) || IGNORED.contains(&key.as_str()) {
+        if create_only(live.kind, key) || IGNORED.contains(&key.as_str()) {
             continue;
         }
         let live_value = live
             .config
             .get(key)
             .map(String::as_str)
-            .or_else(|| lxc_default(key));
-        let applied_norm = normalize_desired(key, applied, live_value);
-        let live_norm = live_value.map(|raw| normalize(key, raw));
+            .or_else(|| default_value(live.kind, key));
+        let applied_norm = normalize_desired(live.kind, key, applied, live_value);
+        let live_norm = live_value.map(|raw| canonical(live.kind, key, raw));
         // a value atoll applied that PVE still holds pending is reported as pending, not here
         let queued = live.pending.iter().any(|entry| {
             entry.key == *key
                 && entry
                     .pending
                     .as_deref()
-                    .map(|p| normalize_desired(key, p, live_value))
+                    .map(|p| normalize_desired(live.kind, key, p, live_value))
                     == Some(applied_norm.clone())
         });
         if !queued && live_norm.as_deref() != Some(applied_norm.as_str()) {
-            let (path, kind) = bpg_path(key, None);
+            let (path, kind) = attr_path(live.kind, key, None);
             drift.changed_outside.push(OutsideDrift {
                 path,
                 pve_key: key.clone(),

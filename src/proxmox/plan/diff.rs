@@ -8,10 +8,12 @@ use super::attrs::{self, IGNORED, change};
 use super::change::{Action, AttributeChange, Drift, Plan, ResourceChange};
 use super::download;
 use super::effect::{Effect, Power};
+use super::keys::attr_path;
 use super::model::{
-    Desired, DesiredGuest, DesiredValue, Inventory, LiveGuest, PlanSource, StateEntry, StateValue,
+    Desired, DesiredGuest, DesiredValue, GuestKind, Inventory, LiveGuest, PlanSource, StateEntry,
+    StateValue,
 };
-use super::paths::{bpg_path, typed};
+use super::paths::typed;
 
 /// Everything a plan is computed from.
 #[derive(Debug, Clone, Copy)]
@@ -203,22 +205,22 @@ fn guest_create(desired: &DesiredGuest, inventory: &Inventory, mut drift: Drift)
         .iter()
         .filter(|(k, _)| !IGNORED.contains(&k.as_str()))
     {
-        attributes.extend(created_values(key, value));
+        attributes.extend(created_values(desired.kind, key, value));
     }
     attributes.sort_by(|a, b| a.path.cmp(&b.path));
     resource.attributes = attributes;
     resource
 }
 
-fn created_values(key: &str, value: &DesiredValue) -> Vec<AttributeChange> {
+fn created_values(guest: GuestKind, key: &str, value: &DesiredValue) -> Vec<AttributeChange> {
     let hidden = |sensitive: bool| {
-        let mut attribute = change(bpg_path(key, None).0, key, Json::Null, Json::Null);
+        let mut attribute = change(attr_path(guest, key, None).0, key, Json::Null, Json::Null);
         attribute.after_sensitive = sensitive;
         attribute.after_unknown = !sensitive;
         vec![attribute]
     };
     match value {
-        DesiredValue::Known(raw) => attrs::expand(key, raw)
+        DesiredValue::Known(raw) => attrs::expand(guest, key, raw)
             .into_iter()
             .map(|(path, after)| change(path, key, Json::Null, after))
             .collect(),
@@ -264,6 +266,16 @@ fn guest_update(
 /// Node, VMID and power state: not config keys, compared with what the cluster reports.
 fn identity_changes(desired: &DesiredGuest, live: &LiveGuest) -> Vec<AttributeChange> {
     let mut out = Vec::new();
+    if desired.kind != live.kind {
+        let mut other = change(
+            "vm_id".to_owned(),
+            "vmid",
+            Json::from(format!("{} {}", live.kind.noun(), live.vm_id)),
+            Json::from(format!("{} {}", desired.kind.noun(), live.vm_id)),
+        );
+        other.effect = Some(Effect::Replace);
+        out.push(other);
+    }
     if desired.node != live.node {
         let mut moved = change(
             "node_name".to_owned(),
@@ -333,22 +345,23 @@ fn guest_delete(entry: &StateEntry, inventory: &Inventory) -> ResourceChange {
         }
         match value {
             StateValue::Plain(raw) => resource.attributes.extend(
-                attrs::expand(key, raw)
+                attrs::expand(*kind, key, raw)
                     .into_iter()
                     .map(|(path, before)| change(path, key, before, Json::Null)),
             ),
             StateValue::Fingerprint(_) => {
-                let mut hidden = change(bpg_path(key, None).0, key, Json::Null, Json::Null);
+                let path = attr_path(*kind, key, None).0;
+                let mut hidden = change(path, key, Json::Null, Json::Null);
                 hidden.before_sensitive = true;
                 resource.attributes.push(hidden);
             }
         }
     }
-    let (path, kind) = bpg_path("vmid", None);
+    let (path, value_kind) = attr_path(*kind, "vmid", None);
     resource.attributes.push(change(
         path,
         "vmid",
-        typed(kind, &vm_id.to_string()),
+        typed(value_kind, &vm_id.to_string()),
         Json::Null,
     ));
     resource.attributes.sort_by(|a, b| a.path.cmp(&b.path));

@@ -92,7 +92,7 @@ pub fn classify_lxc(
     after: Option<&str>,
     power: Power,
 ) -> Vec<FieldChange> {
-    split_fields(key, before, after)
+    split_fields(prop_default_key(key), before, after)
         .into_iter()
         .map(|(field, b, a)| {
             let effect = match lxc_replace(key, field.as_deref(), b.as_deref(), a.as_deref()) {
@@ -126,9 +126,16 @@ pub fn worst_lxc(key: &str, power: Power) -> Effect {
 
 type Split = (Option<String>, Option<String>, Option<String>);
 
-fn split_fields(key: &str, before: Option<&str>, after: Option<&str>) -> Vec<Split> {
+/// The fields that differ between two values of a key whose property string has
+/// `prop_key` (see `normalize::prop_default_key`); the whole value when it is not a property
+/// string, or one side is absent.
+pub(crate) fn split_fields(
+    prop_key: Option<Option<&str>>,
+    before: Option<&str>,
+    after: Option<&str>,
+) -> Vec<Split> {
     let whole = || vec![(None, before.map(str::to_owned), after.map(str::to_owned))];
-    let Some(default_key) = prop_default_key(key) else {
+    let Some(default_key) = prop_key else {
         return whole();
     };
     let (Some(b), Some(a)) = (before, after) else {

@@ -9,6 +9,7 @@ mod change;
 mod diff;
 mod download;
 mod effect;
+mod keys;
 mod model;
 mod normalize;
 mod observed;
@@ -16,6 +17,7 @@ mod order;
 mod paths;
 mod propstr;
 mod qemu;
+mod qemu_keys;
 
 pub use change::{
     Action, AttributeChange, Blocked, Drift, GuardRule, OutsideDrift, PendingDrift, Plan,
@@ -34,3 +36,12 @@ pub use observed::{
 };
 pub use order::{Step, StepOp, steps};
 pub use qemu::{Hotplug, classify_qemu, qemu_mac};
+
+/// Whether `desired`, the value the configuration asks for `key`, differs from the guest's
+/// `live` value, as the plan compares them (PVE's defaults, spellings and allocated volumes
+/// taken into account): what a clone's first config update needs to send.
+pub fn differs(kind: GuestKind, key: &str, desired: &str, live: Option<&str>) -> bool {
+    let live = live.or_else(|| keys::default_value(kind, key));
+    let want = normalize::normalize_desired(kind, key, desired, live);
+    live.map(|raw| keys::canonical(kind, key, raw)) != Some(want)
+}

@@ -53,13 +53,8 @@ pub struct Lifecycle {
     pub prevent_destroy: bool,
 }
 
-/// Container or virtual machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GuestKind {
-    Lxc,
-    Qemu,
-}
+/// Container or virtual machine: one type for the plan, the client and the store.
+pub use crate::proxmox::types::GuestKind;
 
 /// One guest the configuration declares.
 #[derive(Debug, Clone, PartialEq, Eq)]

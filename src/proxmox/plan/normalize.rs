@@ -2,6 +2,8 @@
 //! (tag case and order, MAC case, description newline, property-string order, defaults) does
 //! not show up as a change in the next plan.
 
+use super::keys;
+use super::model::GuestKind;
 use super::propstr::{PropString, canonical_bool, canonical_number, format_size, size_bytes};
 
 /// PVE clamps `cpuunits` to this on cgroup v2 hosts (`PVE::CGroup::clamp_cpu_shares`).
@@ -121,21 +123,32 @@ fn normalize_prop(key: &str, value: &str, default_key: Option<&str>) -> String {
 
 /// Brings a desired value into the form PVE will hold after applying it, given the live value:
 /// a volume to allocate (`local-lvm:8`) on the storage the live volume is already on becomes
-/// that volume with `size=8G`; a `netN` without `hwaddr` keeps the live MAC (PVE would
-/// otherwise generate a new one). Returns the normalised desired value.
-pub(crate) fn normalize_desired(key: &str, desired: &str, live: Option<&str>) -> String {
-    let normalized = normalize(key, desired);
+/// that volume with `size=8G`; a NIC without a MAC keeps the live MAC, and a VM's `smbios1`
+/// without a `uuid` the live one (PVE would otherwise generate new ones). Returns the
+/// canonical desired value.
+pub(crate) fn normalize_desired(
+    kind: GuestKind,
+    key: &str,
+    desired: &str,
+    live: Option<&str>,
+) -> String {
+    let normalized = keys::canonical(kind, key, desired);
     let Some(live) = live else { return normalized };
-    let Some(default_key) = prop_default_key(key) else {
+    let Some(default_key) = keys::prop_key(kind, key) else {
         return normalized;
     };
     let mut want = PropString::parse(&normalized, default_key);
-    let have = PropString::parse(&normalize(key, live), default_key);
-    if indexed(key, "net").is_some()
-        && want.get("hwaddr").is_none()
-        && let Some(mac) = have.get("hwaddr")
+    let have = PropString::parse(&keys::canonical(kind, key, live), default_key);
+    let generated = match kind {
+        _ if indexed(key, "net").is_some() => Some(keys::mac_field(kind)),
+        GuestKind::Qemu if key == "smbios1" => Some("uuid"),
+        _ => None,
+    };
+    if let Some(field) = generated
+        && want.get(field).is_none()
+        && let Some(value) = have.get(field)
     {
-        want.fields.insert("hwaddr".to_owned(), mac.to_owned());
+        want.fields.insert(field.to_owned(), value.to_owned());
     }
     if let (Some(volume), Some(live_volume)) = (want.get("volume"), have.get("volume"))
         && let Some((storage, gigabytes)) = allocation(volume)
@@ -153,7 +166,8 @@ pub(crate) fn normalize_desired(key: &str, desired: &str, live: Option<&str>) ->
         // `size` is informational (changed only through `resize`): absent means "as is"
         want.fields.insert("size".to_owned(), size.to_owned());
     }
-    want.print()
+    // once more through the kind's rules: a VM's EFI disk has no size to compare
+    keys::canonical(kind, key, &want.print())
 }
 
 /// `local-lvm:8` -> (`local-lvm`, 8): a volume PVE allocates at create.
@@ -208,11 +222,11 @@ mod tests {
     fn allocation_on_the_same_storage_matches_the_allocated_volume() {
         let live = "local-lvm:vm-100-disk-0,size=8G";
         assert_eq!(
-            normalize_desired("rootfs", "local-lvm:8", Some(live)),
+            normalize_desired(GuestKind::Lxc, "rootfs", "local-lvm:8", Some(live)),
             normalize("rootfs", live)
         );
         assert_ne!(
-            normalize_desired("rootfs", "zfs:8", Some(live)),
+            normalize_desired(GuestKind::Lxc, "rootfs", "zfs:8", Some(live)),
             normalize("rootfs", live)
         );
     }
@@ -221,7 +235,7 @@ mod tests {
     fn net_without_hwaddr_keeps_the_live_mac() {
         let live = "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:00:01,type=veth";
         assert_eq!(
-            normalize_desired("net0", "name=eth0,bridge=vmbr0", Some(live)),
+            normalize_desired(GuestKind::Lxc, "net0", "name=eth0,bridge=vmbr0", Some(live)),
             normalize("net0", live)
         );
     }

@@ -151,6 +151,14 @@ impl GuestKind {
             Self::Qemu => "qemu",
         }
     }
+
+    /// How Proxmox VE names a guest of this kind in its messages: `CT 100`, `VM 100`.
+    pub const fn noun(self) -> &'static str {
+        match self {
+            Self::Lxc => "CT",
+            Self::Qemu => "VM",
+        }
+    }
 }
 
 impl fmt::Display for GuestKind {

@@ -147,16 +147,26 @@ impl Env {
         serde_json::from_slice(&output.stdout).expect("plan JSON")
     }
 
-    /// `config?current=1` of a guest, as text values.
+    /// `config?current=1` of a container, as text values.
     pub async fn live_config(&self, vmid: u32) -> BTreeMap<String, String> {
+        self.config_of(GuestKind::Lxc, vmid, true).await
+    }
+
+    /// `config?current=1` of a VM, as text values.
+    pub async fn vm_config(&self, vmid: u32) -> BTreeMap<String, String> {
+        self.config_of(GuestKind::Qemu, vmid, true).await
+    }
+
+    /// A guest's config, with (`current = false`) or without pending values.
+    pub async fn config_of(
+        &self,
+        kind: GuestKind,
+        vmid: u32,
+        current: bool,
+    ) -> BTreeMap<String, String> {
         let config = self
             .client
-            .guest_config(
-                &node(),
-                GuestKind::Lxc,
-                VmId::new(vmid).expect("vmid"),
-                true,
-            )
+            .guest_config(&node(), kind, VmId::new(vmid).expect("vmid"), current)
             .await
             .expect("guest config");
         config

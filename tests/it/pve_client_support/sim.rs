@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use atoll::proxmox::client::{
-    Auth, ClientSettings, CreateOutcome, LxcCreate, PowerAction, ProxmoxClient,
+    Auth, ClientSettings, CreateOutcome, GuestCreate, PowerAction, ProxmoxClient,
 };
 use atoll::proxmox::types::NodeName;
 
@@ -47,7 +47,7 @@ pub async fn start(yaml: &str) -> (Simulator, ProxmoxClient) {
     (sim, client)
 }
 
-pub fn create_request(id: u32) -> LxcCreate {
+pub fn create_request(id: u32) -> GuestCreate {
     let options: BTreeMap<String, String> = [
         ("ostemplate", format!("local:vztmpl/{DEFAULT_TEMPLATE}")),
         ("storage", "local-lvm".to_owned()),
@@ -58,7 +58,7 @@ pub fn create_request(id: u32) -> LxcCreate {
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
-    LxcCreate {
+    GuestCreate {
         vmid: vmid(id),
         options,
         password: Some("changeme-secret".to_owned().into()),
@@ -67,12 +67,21 @@ pub fn create_request(id: u32) -> LxcCreate {
 
 pub async fn create_running(client: &ProxmoxClient, id: u32) {
     let outcome = client
-        .lxc_create_and_wait(&pve(), &create_request(id))
+        .guest_create_and_wait(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            &create_request(id),
+        )
         .await
         .expect("create");
     assert!(matches!(outcome, CreateOutcome::Created(_)), "{outcome:?}");
     let upid = client
-        .lxc_power(&pve(), vmid(id), PowerAction::Start)
+        .guest_power(
+            &pve(),
+            atoll::proxmox::types::GuestKind::Lxc,
+            vmid(id),
+            PowerAction::Start,
+        )
         .await
         .expect("start");
     client.wait_task(&upid).await.expect("started");

@@ -20,6 +20,10 @@ pub(super) fn dy() -> Constraint {
 pub(super) fn ls() -> Constraint {
     Constraint::List(Box::new(Constraint::String))
 }
+/// A list of `inner` (bpg's `ipv4_addresses`: a list of lists of strings).
+pub(super) fn list_of(inner: Constraint) -> Constraint {
+    Constraint::List(Box::new(inner))
+}
 pub(super) fn ms() -> Constraint {
     Constraint::Map(Box::new(Constraint::String))
 }

@@ -8,6 +8,7 @@
 mod builders;
 mod container;
 mod utility;
+mod vm;
 
 use builders::*;
 use container::container;
@@ -16,6 +17,7 @@ use utility::{
     random_uuid, terraform_data, time_offset, time_rotating, time_sleep, time_static,
     tls_private_key,
 };
+use vm::vm;
 
 use super::types::Constraint;
 use super::value::Value;
@@ -109,6 +111,25 @@ pub enum Check {
     /// `h` (the provider's `stringvalidator.RegexMatches`), and at most `max_secs` seconds,
     /// atoll's bound: a pull request chooses how long an apply waits.
     Duration { max_secs: f64 },
+    /// A string matching `pattern` (SDKv2's `validation.StringMatch`); `expected` says what
+    /// it should be, in the diagnostic.
+    Matches {
+        pattern: &'static str,
+        expected: &'static str,
+    },
+    /// One of these strings, or one matching `pattern` (bpg's CPU type: a known model or
+    /// `custom-<name>`).
+    OneOfOrMatches {
+        allowed: &'static [&'static str],
+        pattern: &'static str,
+    },
+}
+
+impl Check {
+    /// Whether `text` matches a validator's pattern (anchored by the pattern itself).
+    pub fn pattern_matches(pattern: &str, text: &str) -> bool {
+        regex_automata::meta::Regex::new(pattern).is_ok_and(|re| re.is_match(text))
+    }
 }
 
 /// The longest an apply waits for `time_sleep` resources, in all: a pull request chooses it.
@@ -172,17 +193,53 @@ pub struct ResourceSchema {
     pub generated: bool,
 }
 
-/// What atoll knows it cannot do yet in a resource it supports, refused where it is written,
-/// so `validate` refuses exactly what `plan` would: the reason and the next step for one block
-/// of `type_name`.
-pub fn refusal(type_name: &str, block: &str) -> Option<&'static str> {
-    match (type_name, block) {
+/// What atoll cannot do (yet, or on principle) in a resource it supports, refused where it
+/// is written, so `validate` refuses exactly what `plan` would: the reason and the next step
+/// for one block or argument of `type_name` (`clone`, `kvm_arguments`, `disk.file_id`).
+pub fn refusal(type_name: &str, name: &str) -> Option<&'static str> {
+    const VM: &str = "proxmox_virtual_environment_vm";
+    match (type_name, name) {
+        (VM, "kvm_arguments") => Some(
+            "raw QEMU arguments (PVE's `args`) can be set only by root@pam, and a pull request \
+             must never choose what the hypervisor runs; remove the argument and use the VM's \
+             typed arguments instead",
+        ),
+        (VM, "amd_sev") => Some(
+            "AMD SEV can be set only by root@pam, and atoll works with an API token; remove \
+             the block, or set it once by hand on the node",
+        ),
+        (VM, "cpu.architecture") => Some(
+            "the CPU architecture can be set only by root@pam, and atoll works with an API \
+             token; remove the argument (PVE uses the node's architecture)",
+        ),
+        (VM, "disk.file_id") => Some(
+            "bpg imports this disk over SSH (`qm disk import`), which atoll never does; use \
+             `import_from` with the same file id, and Proxmox VE imports the image itself",
+        ),
         ("proxmox_virtual_environment_container", "clone") => {
             Some("cloning is not supported yet; use operating_system.template_file_id")
         }
         ("proxmox_virtual_environment_container", "idmap") => {
             Some("bpg writes idmap over SSH, which atoll never does; remove the idmap blocks")
         }
+        _ => None,
+    }
+}
+
+/// What atoll plans and applies but Proxmox VE may refuse for want of privileges: a warning
+/// where the block is written, with the reason and the way that needs none.
+pub fn caution(type_name: &str, name: &str) -> Option<&'static str> {
+    match (type_name, name) {
+        ("proxmox_virtual_environment_vm", "hostpci") => Some(
+            "passing a host PCI device through by its id (`id`) needs root@pam, so Proxmox VE \
+             refuses it from atoll's API token at apply; use a resource mapping (`mapping`), \
+             which needs only the Mapping.Use privilege on it",
+        ),
+        ("proxmox_virtual_environment_vm", "usb") => Some(
+            "passing a host USB device through by its id (`host`) needs root@pam, so Proxmox VE \
+             refuses it from atoll's API token at apply; use a resource mapping (`mapping`), \
+             which needs only the Mapping.Use privilege on it",
+        ),
         _ => None,
     }
 }
@@ -213,6 +270,7 @@ pub fn never(type_name: &str, data: bool) -> Option<&'static str> {
 pub fn resource(type_name: &str) -> Option<ResourceSchema> {
     match type_name {
         "proxmox_virtual_environment_container" => Some(container()),
+        "proxmox_virtual_environment_vm" => Some(vm()),
         "proxmox_download_file" => Some(download_file("proxmox_download_file")),
         "proxmox_virtual_environment_download_file" => {
             Some(download_file("proxmox_virtual_environment_download_file"))
@@ -274,6 +332,7 @@ pub fn planned(type_name: &str, attributes: Value) -> Value {
 /// Every resource type atoll supports.
 pub const SUPPORTED: &[&str] = &[
     "proxmox_virtual_environment_container",
+    "proxmox_virtual_environment_vm",
     "proxmox_download_file",
     "proxmox_virtual_environment_download_file",
     "random_password",
@@ -477,6 +536,6 @@ output "port" {
     fn download_file_is_known_under_both_names() {
         assert!(resource("proxmox_download_file").is_some());
         assert!(resource("proxmox_virtual_environment_download_file").is_some());
-        assert!(resource("proxmox_virtual_environment_vm").is_none());
+        assert!(resource("proxmox_virtual_environment_file").is_none());
     }
 }

@@ -144,8 +144,11 @@ impl Walker<'_> {
             return;
         };
         let refused = refused(r);
-        if !refused.is_empty() {
-            self.diags.extend(refused);
+        let stop = refused
+            .iter()
+            .any(|d| d.severity == crate::diag::Severity::Error);
+        self.diags.extend(refused);
+        if stop {
             env.resources.insert(key, Value::Unknown(Type::Dynamic));
             return;
         }

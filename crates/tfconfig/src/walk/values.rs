@@ -10,25 +10,49 @@ use super::super::expand::InstanceKey;
 use super::super::schema;
 use super::super::value::Value;
 
-/// "not supported by atoll's Proxmox engine", naming the type.
-/// The refusals of [`schema::refusal`] that apply to `r`'s blocks, each on the line where the
-/// block is written.
+/// The refusals of [`schema::refusal`] that apply to `r`: its top-level arguments and blocks,
+/// and the arguments of its top-level blocks (`disk.file_id`), each on the line where it is
+/// written.
 pub(super) fn refused(r: &Resource) -> Vec<Diagnostic> {
-    r.body
-        .blocks()
-        .filter_map(|block| {
-            let name = block.ident.as_str();
-            let why = schema::refusal(&r.rtype, name)?;
-            Some(Diagnostic::error(
-                "Not supported by atoll yet",
-                format!("The \"{name}\" block of {}: {why}.", r.rtype),
-                hcl_edit::Span::span(&block.ident).map(|range| crate::diag::Span {
-                    file: r.file,
-                    range,
-                }),
-            ))
+    let at = |span: Option<std::ops::Range<usize>>| {
+        span.map(|range| crate::diag::Span {
+            file: r.file,
+            range,
         })
-        .collect()
+    };
+    let refuse = |name: &str, what: &str, span| {
+        let why = schema::refusal(&r.rtype, name)?;
+        Some(Diagnostic::error(
+            "Not supported by atoll yet",
+            format!("The \"{name}\" {what} of {}: {why}.", r.rtype),
+            at(span),
+        ))
+    };
+    let mut out: Vec<Diagnostic> = r
+        .body
+        .attributes()
+        .filter_map(|a| refuse(a.key.as_str(), "argument", hcl_edit::Span::span(&a.key)))
+        .collect();
+    for block in r.body.blocks() {
+        let name = block.ident.as_str();
+        out.extend(refuse(name, "block", hcl_edit::Span::span(&block.ident)));
+        if let Some(why) = schema::caution(&r.rtype, name) {
+            let mut d = Diagnostic::error(
+                "Needs root on Proxmox VE",
+                format!("The \"{name}\" block of {}: {why}.", r.rtype),
+                at(hcl_edit::Span::span(&block.ident)),
+            );
+            d.severity = crate::diag::Severity::Warning;
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+        out.extend(block.body.attributes().filter_map(|a| {
+            let path = format!("{name}.{}", a.key.as_str());
+            refuse(&path, "argument", hcl_edit::Span::span(&a.key))
+        }));
+    }
+    out
 }
 
 pub(super) fn unsupported(r: &Resource) -> Diagnostic {
