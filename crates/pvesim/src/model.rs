@@ -69,6 +69,10 @@ pub(crate) struct Guest {
     pub(crate) booted: Option<std::time::Instant>,
     pub(crate) ha_managed: bool,
     pub(crate) events: Vec<GuestEvent>,
+    /// The guest OS ignores ACPI power-button events (a VM shutdown without agent times out).
+    pub(crate) ignores_acpi: bool,
+    /// The cloud-init keys the drive was last generated from (`PUT .../cloudinit`).
+    pub(crate) cloudinit_generated: Option<BTreeMap<String, String>>,
 }
 
 impl Guest {

@@ -1,6 +1,8 @@
-//! QEMU guests, far enough for self-discovery (`netN` MACs, status) and qemu-server's
-//! `vmconfig_hotplug_pending` rules (fast-plug keys, always-hot `cpuunits`/`cpulimit`/`balloon`,
-//! the `hotplug` feature list gating network/disk/memory/cpu/usb, everything else pending).
+//! QEMU config updates as qemu-server makes them: every change is written to the pending
+//! section first, then `vmconfig_hotplug_pending` (running VM) applies what it can live, and
+//! `vmconfig_apply_pending` (stopped VM, or a full stop+start) applies the rest. Each rule below
+//! names the qemu-server function it comes from. Also `netN` parsing and printing
+//! (`PVE::QemuServer::Network::parse_net`/`print_net`). It must not allocate or free volumes.
 
 use std::collections::BTreeSet;
 
@@ -13,6 +15,7 @@ const MODELS: &[&str] = &[
     "i82559er",
 ];
 
+/// `$fast_plug_option` in `vmconfig_hotplug_pending`: written at once, even while running.
 const FASTPLUG: &[&str] = &[
     "description",
     "hookscript",
@@ -35,6 +38,77 @@ const FASTPLUG: &[&str] = &[
     "searchdomain",
     "sshkeys",
 ];
+
+/// `$net_fmt` keys besides the model names.
+const NET_KEYS: &[&str] = &[
+    "model",
+    "macaddr",
+    "bridge",
+    "tag",
+    "trunks",
+    "rate",
+    "firewall",
+    "link_down",
+    "queues",
+    "mtu",
+];
+
+/// `parse_net`'s schema check: a known model (default key, or `model=MAC`), known options.
+pub(crate) fn check_net(value: &str) -> Result<String, String> {
+    let props =
+        propstr::parse(value, Some("model")).map_err(|e| format!("invalid format - {e}"))?;
+    if let Some(bad) = props
+        .keys()
+        .find(|k| !NET_KEYS.contains(&k.as_str()) && !MODELS.contains(&k.as_str()))
+    {
+        return Err(format!(
+            "invalid format - property string: unknown key '{bad}'"
+        ));
+    }
+    let model = props.get("model").cloned().or_else(|| {
+        MODELS
+            .iter()
+            .find(|m| props.contains_key(**m))
+            .map(|m| (*m).to_owned())
+    });
+    match model {
+        Some(m) if MODELS.contains(&m.as_str()) => Ok(value.to_owned()),
+        Some(m) => Err(format!(
+            "invalid format - model: value '{m}' does not have a value in the enumeration '{}'",
+            MODELS.join(", ")
+        )),
+        None => {
+            Err("invalid format - model: property is missing and it is not optional".to_owned())
+        }
+    }
+}
+
+/// `parse_net` + `print_net`: `<model>=<MAC>` first (a random `BC:24:11` MAC if none, or a
+/// new one with `new_mac`), then the other options sorted.
+pub(crate) fn print_net(value: &str, new_mac: bool) -> String {
+    let mut props = propstr::parse(value, Some("model")).unwrap_or_default();
+    let model = props
+        .remove("model")
+        .or_else(|| {
+            MODELS
+                .iter()
+                .find(|m| props.contains_key(**m))
+                .map(|m| (*m).to_owned())
+        })
+        .unwrap_or_else(|| "virtio".to_owned());
+    let mac = props.remove(&model).or_else(|| props.remove("macaddr"));
+    props.remove("macaddr");
+    let mac = match mac {
+        Some(m) if !new_mac => m,
+        _ => propstr::random_mac(),
+    };
+    let rest = propstr::print(&props, None, &[]);
+    if rest.is_empty() {
+        format!("{model}={mac}")
+    } else {
+        format!("{model}={mac},{rest}")
+    }
+}
 
 /// The MAC of a QEMU `netN` value (`virtio=BC:24:11:..,bridge=vmbr0` or `macaddr=`).
 pub(crate) fn net_mac(value: &str) -> Option<String> {
@@ -106,8 +180,11 @@ pub(crate) fn update(
     let features = hotplug_features(conf);
     let mut events = Vec::new();
     for key in conf.pending_delete().into_keys() {
-        if !running || FASTPLUG.contains(&key.as_str()) || hot_delete(&key, &features) {
-            conf.main.remove(&key);
+        if !running || FASTPLUG.contains(&key.as_str()) || hot_delete(&key, conf, &features) {
+            // `vmconfig_delete_or_detach_drive`: a detached volume is kept as `unusedN`
+            if let Some(old) = conf.main.remove(&key) {
+                detach(conf, &key, &old, None);
+            }
             conf.remove_from_pending_delete(&key);
             let applied = if running {
                 GuestEvent::HotApplied(key)
@@ -132,20 +209,35 @@ pub(crate) fn update(
         } else if FASTPLUG.contains(&key.as_str()) || key.starts_with("ipconfig") {
             Some(GuestEvent::Written(key.clone()))
         } else {
-            hot_set(
-                &key,
-                conf.main.get(&key).map(String::as_str),
-                &value,
-                &features,
-            )
+            hot_set(&key, conf, &value, &features)
         };
         if let Some(event) = event {
             conf.pending.remove(&key);
-            conf.main.insert(key, value);
+            if let Some(old) = conf.main.insert(key.clone(), value.clone()) {
+                detach(conf, &key, &old, Some(&value));
+            }
             events.push(event);
         }
     }
     events
+}
+
+/// `vmconfig_register_unused_drive`: a disk volume a drive key no longer points at (removed,
+/// or replaced by another volume) becomes `unusedN`; CD-ROMs and cloud-init drives do not.
+fn detach(conf: &mut Conf, key: &str, old: &str, new: Option<&str>) {
+    if !is_disk(key) {
+        return;
+    }
+    let Ok(props) = super::qemu_drive::parse(old) else {
+        return;
+    };
+    let file = props.get("file").cloned().unwrap_or_default();
+    let same = new
+        .and_then(|n| super::qemu_drive::parse(n).ok())
+        .is_some_and(|n| n.get("file") == Some(&file));
+    if !same && !super::qemu_drive::is_cdrom(&props) && file.contains(':') {
+        super::volumes::add_unused(conf, &file);
+    }
 }
 
 /// Everything goes to pending first (NICs without a MAC get one), then `cleanup_pending`.
@@ -154,8 +246,9 @@ fn queue(conf: &mut Conf, set: &[(String, String)], delete: &[String]) {
         conf.add_to_pending_delete(key);
     }
     for (key, value) in set {
-        let value = if is_net(key) && net_mac(value).is_none() {
-            with_mac(value)
+        // `update_vm`: `parse_net` + `print_net` (a MAC for a NIC that has none)
+        let value = if is_net(key) {
+            print_net(value, false)
         } else {
             value.clone()
         };
@@ -165,44 +258,107 @@ fn queue(conf: &mut Conf, set: &[(String, String)], delete: &[String]) {
     conf.cleanup_pending();
 }
 
-fn hot_delete(key: &str, features: &BTreeSet<String>) -> bool {
+/// `vmconfig_hotplug_pending`, the pending-delete loop: which removals apply live.
+fn hot_delete(key: &str, conf: &Conf, features: &BTreeSet<String>) -> bool {
     match key {
-        "cpuunits" | "cpulimit" | "balloon" => true,
+        // `$cgroup->change_cpu_shares(undef)` / `change_cpu_quota(undef, undef)`
+        "cpuunits" | "cpulimit" => true,
+        // reset to `memory`, unless the balloon device is disabled (`balloon: 0`)
+        "balloon" => conf.main.get("balloon").is_none_or(|b| b != "0"),
+        // toggling cpu/memory hotplug needs a restart
+        "hotplug" => conf
+            .main
+            .get("hotplug")
+            .is_none_or(|h| !h.contains("cpu") && !h.contains("memory")),
+        "tablet" => features.contains("usb"),
+        "vcpus" => features.contains("cpu"),
+        "memory" => features.contains("memory"),
+        k if k.starts_with("usb") => usb_hotplug(conf, features),
         k if is_net(k) => features.contains("network"),
-        k if is_disk(k) && !k.starts_with("ide") && !k.starts_with("sata") => {
+        k if is_disk(k) => {
             features.contains("disk")
+                && !["efidisk", "ide", "sata", "tpmstate"]
+                    .iter()
+                    .any(|p| k.starts_with(p))
         }
-        k if k.starts_with("usb") => features.contains("usb"),
         _ => false,
     }
 }
 
-fn hot_set(
+/// `$is_usb_hotplug_supported`: the `usb` feature, machine >= 7.1 (always, here) and an
+/// `ostype` of `l26` or Windows newer than 7.
+fn usb_hotplug(conf: &Conf, features: &BTreeSet<String>) -> bool {
+    features.contains("usb")
+        && conf
+            .main
+            .get("ostype")
+            .is_some_and(|o| matches!(o.as_str(), "l26" | "win8" | "win10" | "win11"))
+}
+
+/// `vmconfig_hotplug_pending`, the add/change loop: which new values apply live.
+fn hot_set(key: &str, conf: &Conf, new: &str, features: &BTreeSet<String>) -> Option<GuestEvent> {
+    let hot = |yes: bool| yes.then(|| GuestEvent::HotApplied(key.to_owned()));
+    let old = conf.main.get(key).map(String::as_str);
+    match key {
+        // `change_cpu_shares` / `change_cpu_quota` on the VM's cgroup: always live
+        "cpuunits" | "cpulimit" => hot(true),
+        // enabling or disabling the balloon device is not hotpluggable; a new target is
+        "balloon" => hot(old.is_none_or(|b| b != "0") == (new != "0")),
+        // `hotplug` itself: pending when cpu or memory hotplug is turned on or was on
+        "hotplug" => hot(!new.contains("cpu")
+            && !new.contains("memory")
+            && old.is_none_or(|h| !h.contains("cpu") && !h.contains("memory"))),
+        // `qemu_memory_hotplug` (DIMMs; needs NUMA in PVE) only with the `memory` feature
+        "memory" => hot(features.contains("memory")),
+        // `qemu_cpu_hotplug` only with the `cpu` feature
+        "vcpus" => hot(features.contains("cpu")),
+        // `vm_deviceplug` of the tablet only with the `usb` feature
+        "tablet" => hot(features.contains("usb")),
+        k if k.starts_with("usb") => hot(usb_hotplug(conf, features)),
+        // `vmconfig_update_agent`: only `fstrim_cloned_disks` changes live
+        "agent" => hot(old.is_some_and(|o| agent_core(o) == agent_core(new))),
+        k if is_net(k) => net_change(key, old, new, features),
+        // efidisk0/tpmstate0 always pending; the rest per `vmconfig_update_disk`
+        "efidisk0" | "tpmstate0" => None,
+        k if is_disk(k) => disk_change(key, old, new, features),
+        _ => None,
+    }
+}
+
+/// The agent options other than `fstrim_cloned_disks`, for `vmconfig_update_agent`.
+fn agent_core(value: &str) -> propstr::Props {
+    let mut p = propstr::parse(value, Some("enabled")).unwrap_or_default();
+    p.remove("fstrim_cloned_disks");
+    p
+}
+
+/// `vmconfig_update_disk`: a CD-ROM medium change and throttle changes on the same volume are
+/// live on any bus; aio/discard/iothread/queues/product/cache/ssd/vendor/ro changes stay
+/// pending; a new or replaced volume needs the `disk` feature and a bus other than ide/sata.
+fn disk_change(
     key: &str,
     old: Option<&str>,
     new: &str,
     features: &BTreeSet<String>,
 ) -> Option<GuestEvent> {
-    let hot = |feature: &str| {
-        features
-            .contains(feature)
-            .then(|| GuestEvent::HotApplied(key.to_owned()))
-    };
-    match key {
-        "cpuunits" | "cpulimit" | "balloon" => Some(GuestEvent::HotApplied(key.to_owned())),
-        "memory" => hot("memory"),
-        "vcpus" => hot("cpu"),
-        k if is_net(k) => net_change(key, old, new, features),
-        k if is_disk(k)
-            && !["ide", "sata", "efidisk", "tpmstate"]
-                .iter()
-                .any(|p| k.starts_with(p)) =>
-        {
-            hot("disk")
+    let hot = |yes: bool| yes.then(|| GuestEvent::HotApplied(key.to_owned()));
+    let b = super::qemu_drive::parse(new).unwrap_or_default();
+    if let Some(a) = old.and_then(|o| super::qemu_drive::parse(o).ok()) {
+        if super::qemu_drive::is_cdrom(&a) != super::qemu_drive::is_cdrom(&b) {
+            return None; // "unable to change media type"
         }
-        k if k.starts_with("usb") || k == "tablet" => hot("usb"),
-        _ => None,
+        if super::qemu_drive::is_cdrom(&a) {
+            return hot(true); // `change_medium`
+        }
+        if a.get("file") == b.get("file") {
+            let cold = [
+                "aio", "discard", "iothread", "queues", "product", "cache", "ssd", "vendor", "ro",
+            ];
+            return hot(!cold.iter().any(|k| a.get(*k) != b.get(*k)));
+        }
     }
+    let bus_ok = !key.starts_with("ide") && !key.starts_with("sata");
+    hot(features.contains("disk") && bus_ok)
 }
 
 /// `vmconfig_update_net`: bridge/tag/trunks/firewall/rate/link_down are always hot; a new NIC or

@@ -64,6 +64,9 @@ pub struct StorageSpec {
     /// ISO file names present (`iso`).
     #[serde(default)]
     pub isos: Vec<String>,
+    /// Disk images for `import-from` (`<id>:import/<name>`, 2 GiB each).
+    #[serde(default)]
+    pub imports: Vec<String>,
 }
 
 /// One existing guest.
@@ -87,6 +90,10 @@ pub struct GuestSpec {
     pub pending: BTreeMap<String, serde_yaml_ng::Value>,
     #[serde(default)]
     pub ha_managed: bool,
+    /// The guest OS ignores ACPI shutdown requests (QEMU: a shutdown without the guest agent
+    /// times out unless forced).
+    #[serde(default)]
+    pub ignores_acpi: bool,
 }
 
 fn default_node() -> String {
@@ -112,6 +119,7 @@ fn default_storages() -> Vec<StorageSpec> {
             shared: false,
             templates: vec![DEFAULT_TEMPLATE.to_owned()],
             isos: Vec::new(),
+            imports: Vec::new(),
         },
         StorageSpec {
             id: "local-lvm".to_owned(),
@@ -121,6 +129,7 @@ fn default_storages() -> Vec<StorageSpec> {
             shared: false,
             templates: Vec::new(),
             isos: Vec::new(),
+            imports: Vec::new(),
         },
     ]
 }
@@ -208,14 +217,23 @@ fn add_node(cluster: &mut Cluster, spec: &NodeSpec, index: u64) -> anyhow::Resul
             total,
             shared: s.shared,
             volumes: BTreeMap::new(),
+            linked: BTreeMap::new(),
         };
-        for (content, names) in [("vztmpl", &s.templates), ("iso", &s.isos)] {
+        for (content, names) in [
+            ("vztmpl", &s.templates),
+            ("iso", &s.isos),
+            ("import", &s.imports),
+        ] {
             for name in names {
                 let volid = format!("{}:{content}/{name}", s.id);
                 let volume = Volume {
                     volid: volid.clone(),
                     content: content.to_owned(),
-                    size: 120 << 20,
+                    size: if content == "import" {
+                        2 << 30
+                    } else {
+                        120 << 20
+                    },
                     vmid: None,
                     ctime: now(),
                 };
@@ -274,6 +292,8 @@ fn add_guest(cluster: &mut Cluster, spec: &GuestSpec) -> anyhow::Result<()> {
         booted: running.then(std::time::Instant::now),
         ha_managed: spec.ha_managed,
         events: Vec::new(),
+        ignores_acpi: spec.ignores_acpi,
+        cloudinit_generated: None,
     };
     cluster.guests.insert(vmid, guest);
     Ok(())

@@ -24,6 +24,8 @@ pub(crate) struct Storage {
     pub(crate) total: u64,
     pub(crate) shared: bool,
     pub(crate) volumes: BTreeMap<String, Volume>,
+    /// Linked clones: clone volume id → the base volume it was cloned from.
+    pub(crate) linked: BTreeMap<String, String>,
 }
 
 impl Storage {
@@ -179,6 +181,7 @@ mod tests {
             total,
             shared: false,
             volumes: BTreeMap::new(),
+            linked: BTreeMap::new(),
         }
     }
 

@@ -152,6 +152,8 @@ impl CreateJob {
             booted: None,
             ha_managed,
             events: Vec::new(),
+            ignores_acpi: false,
+            cloudinit_generated: None,
         };
         cluster.guests.insert(self.vmid, guest);
         Ok(())

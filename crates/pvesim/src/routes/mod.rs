@@ -12,6 +12,10 @@ mod lxc_net;
 mod lxc_status;
 mod params;
 mod qemu;
+mod qemu_clone;
+mod qemu_create;
+mod qemu_disk;
+mod qemu_power;
 mod storage;
 mod tasks;
 
@@ -93,15 +97,29 @@ fn qemu_routes() -> Router<Arc<Sim>> {
     let config = get(qemu::config)
         .put(qemu::update_config)
         .post(qemu::update_config_async);
+    let cloudinit = get(qemu_disk::cloudinit_pending).put(qemu_disk::cloudinit_update);
     Router::new()
-        .route("/nodes/{node}/qemu", get(qemu::list))
+        .route(
+            "/nodes/{node}/qemu",
+            get(qemu::list).post(qemu_create::create),
+        )
+        .route(vm, axum::routing::delete(qemu_disk::destroy))
         .route(&format!("{vm}/config"), config)
         .route(&format!("{vm}/pending"), get(qemu::pending))
+        .route(&format!("{vm}/clone"), post(qemu_clone::clone))
+        .route(&format!("{vm}/template"), post(qemu_clone::template))
+        .route(&format!("{vm}/resize"), put(qemu_disk::resize))
+        .route(&format!("{vm}/cloudinit"), cloudinit)
+        .route(
+            &format!("{vm}/cloudinit/dump"),
+            get(qemu_disk::cloudinit_dump),
+        )
         .route(&format!("{vm}/status/current"), get(qemu::current))
-        .route(&format!("{vm}/status/{{action}}"), post(qemu::action))
+        .route(&format!("{vm}/status/{{action}}"), post(qemu_power::action))
+        .route(&format!("{vm}/agent/ping"), post(qemu_power::agent_ping))
         .route(
             &format!("{vm}/agent/network-get-interfaces"),
-            get(qemu::agent_interfaces),
+            get(qemu_power::agent_interfaces),
         )
 }
 

@@ -1,6 +1,5 @@
-//! `/nodes/{node}/qemu[/{vmid}/...]`: list, config (GET; PUT sync / POST async), pending,
-//! status and power tasks (`qmstart`, `qmstop`, `qmshutdown`, `qmreboot`), and the guest agent's
-//! interface list ("agent not running" unless `agent: 1` and running).
+//! `/nodes/{node}/qemu[/{vmid}/...]`: list, config (GET; PUT sync / POST async, `update_vm`),
+//! pending and status. Create, clone, disks and power live in the sibling `qemu_*` files.
 
 use axum::Extension;
 use axum::extract::Path;
@@ -11,7 +10,8 @@ use super::{Params, SimState, data, parse_vmid};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::model::{GuestKind, now};
-use crate::{propstr, qemu, worker};
+use crate::qemu_alloc::{self, DiskEnv};
+use crate::{propstr, qemu};
 
 /// `GET /nodes/{node}/qemu`.
 pub(crate) async fn list(state: SimState, Path(node): Path<String>) -> ApiResult<Response> {
@@ -58,66 +58,134 @@ pub(crate) async fn pending(
     ))
 }
 
-fn apply_update(state: &SimState, node: &str, vmid: u32, params: &Params) -> ApiResult<()> {
-    let digest = params.get("digest")?.map(str::to_owned);
-    let mut set = Vec::new();
-    for key in params.keys().filter(|k| {
-        !matches!(
-            k.as_str(),
-            "delete" | "revert" | "digest" | "skiplock" | "background_delay"
-        )
-    }) {
-        if let Some(v) = params.get(key)? {
-            let v = if key == "cpuunits" {
-                crate::schema::clamp_cpuunits(v)
-            } else {
-                v.to_owned()
-            };
-            let v = if key == "tags" {
-                propstr::unique_tags(&v)
-            } else {
-                v
-            };
-            set.push((key.clone(), v));
-        }
+/// `update_vm_api`: schema check, root-only keys, `delete` rules, digest and lock, then the
+/// new disks are allocated at once (`create_disks`) and the change queued and hot-plugged.
+fn apply_update(
+    state: &SimState,
+    caller: &Caller,
+    node: &str,
+    vmid: u32,
+    params: &Params,
+) -> ApiResult<()> {
+    let extra = [
+        "delete",
+        "revert",
+        "digest",
+        "skiplock",
+        "background_delay",
+        "force",
+    ];
+    let mut set = super::qemu_create::config_params(params, &extra)?;
+    if let Some(units) = set.get_mut("cpuunits") {
+        *units = crate::schema::clamp_cpuunits(units);
     }
     let delete = params.list("delete");
-    if set.is_empty() && delete.is_empty() {
+    if set.is_empty() && delete.is_empty() && params.list("revert").is_empty() {
         return Err(ApiError::die("no options specified"));
     }
+    for key in &delete {
+        if set.contains_key(key) {
+            return Err(ApiError::param(
+                "delete",
+                format!("you can't use '-{key}' and -delete {key}' at the same time"),
+            ));
+        }
+        if !crate::qemu_schema::exists(key) {
+            return Err(ApiError::param("delete", format!("unknown option '{key}'")));
+        }
+    }
+    if let Some(keys) = set.get("sshkeys") {
+        crate::qemu_schema::check_ssh_keys(keys).map_err(ApiError::die)?;
+    }
+    super::qemu_create::check_root_only(caller, &set)?;
+    super::qemu_create::check_drive_param(&mut set)?;
+    let digest = params.get("digest")?.map(str::to_owned);
     let mut cluster = state.0.cluster();
+    super::qemu_create::check_storage_access(&cluster, node, &set, None)?;
     let guest = cluster.guest_at(node, GuestKind::Qemu, vmid)?;
-    guest.check_lock()?;
     if let Some(d) = digest
         && d != guest.conf.digest()
     {
         return Err(ApiError::die(
-            "detected modified configuration - file changed by other user? Try again.",
+            "checksum mismatch (file change by other user?)",
         ));
     }
-    let events = qemu::update(&mut guest.conf, guest.running, &set, &delete);
-    guest.events.extend(events);
+    guest.check_lock()?;
+    check_boot_order(&guest.conf, &set, &delete)?;
+    let (conf, running) = (guest.conf.clone(), guest.running);
+    let mut all = conf.main.clone();
+    all.extend(conf.pending.clone());
+    let mut env = DiskEnv {
+        node,
+        vmid,
+        storages: &mut cluster.storages,
+        default_storage: None,
+        now: now(),
+        cloudinit_at: qemu_alloc::cloudinit_key(&all),
+    };
+    let drives: std::collections::BTreeMap<String, String> = set
+        .iter()
+        .filter(|(k, _)| crate::qemu_drive::is_drive_key(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let created =
+        qemu_alloc::create_disks(&mut env, &drives, &mut Vec::new()).map_err(ApiError::die)?;
+    set.extend(created);
+    let set: Vec<(String, String)> = set.into_iter().collect();
+    if let Some(guest) = cluster.guests.get_mut(&vmid) {
+        let events = qemu::update(&mut guest.conf, running, &set, &delete);
+        guest.events.extend(events);
+    }
+    Ok(())
+}
+
+/// `update_vm_api` on `boot`: every device in `order=` must exist (current, pending or set now)
+/// and not be deleted in the same call.
+fn check_boot_order(
+    conf: &crate::conf::Conf,
+    set: &std::collections::BTreeMap<String, String>,
+    delete: &[String],
+) -> ApiResult<()> {
+    let Some(boot) = set.get("boot") else {
+        return Ok(());
+    };
+    let order = propstr::parse(boot, Some("legacy"))
+        .ok()
+        .and_then(|p| p.get("order").cloned())
+        .unwrap_or_default();
+    for dev in propstr::split_list(&order) {
+        let exists = conf.main.contains_key(&dev)
+            || conf.pending.contains_key(&dev)
+            || set.contains_key(&dev);
+        if !exists || delete.contains(&dev) {
+            return Err(ApiError::die(format!(
+                "invalid bootorder: device '{dev}' does not exist'"
+            )));
+        }
+    }
     Ok(())
 }
 
 /// `PUT .../config`: synchronous.
 pub(crate) async fn update_config(
     state: SimState,
+    Extension(caller): Extension<Caller>,
     Path((node, vmid)): Path<(String, String)>,
     params: Params,
 ) -> ApiResult<Response> {
     let vmid = parse_vmid(&vmid)?;
-    apply_update(&state, &node, vmid, &params)?;
+    apply_update(&state, &caller, &node, vmid, &params)?;
     Ok(data(Value::Null))
 }
 
 /// `POST .../config`: asynchronous in PVE; finished within `background_delay`, so `null`.
 pub(crate) async fn update_config_async(
     state: SimState,
+    caller: Extension<Caller>,
     Path((node, vmid)): Path<(String, String)>,
     params: Params,
 ) -> ApiResult<Response> {
-    update_config(state, Path((node, vmid)), params).await
+    update_config(state, caller, Path((node, vmid)), params).await
 }
 
 /// `GET .../status/current`.
@@ -130,103 +198,6 @@ pub(crate) async fn current(
     let guest = cluster.guest_at(&node, GuestKind::Qemu, vmid)?;
     let mut v = super::lxc_status::status_json(guest);
     v["qmpstatus"] = json!(if guest.running { "running" } else { "stopped" });
-    v["agent"] =
-        json!(u8::from(guest.conf.main.get("agent").is_some_and(
-            |a| a.starts_with('1') || a.contains("enabled=1")
-        )));
+    v["agent"] = json!(u8::from(super::qemu_power::agent_enabled(guest)));
     Ok(data(v))
-}
-
-/// `POST .../status/{start|stop|shutdown|reboot}`; any full stop+start applies pending.
-pub(crate) async fn action(
-    state: SimState,
-    Extension(caller): Extension<Caller>,
-    Path((node, vmid, action)): Path<(String, String, String)>,
-) -> ApiResult<Response> {
-    let vmid = parse_vmid(&vmid)?;
-    let sim = state.0;
-    let (upid, task_type) = {
-        let mut cluster = sim.cluster();
-        let guest = cluster.guest_at(&node, GuestKind::Qemu, vmid)?;
-        let task_type = match (action.as_str(), guest.running) {
-            ("start", true) => return Err(ApiError::die(format!("VM {vmid} already running"))),
-            ("stop" | "shutdown" | "reboot", false) => {
-                return Err(ApiError::die(format!("VM {vmid} not running")));
-            }
-            ("start", false) => "qmstart",
-            ("stop", true) => "qmstop",
-            ("shutdown", true) => "qmshutdown",
-            ("reboot", true) => "qmreboot",
-            _ => {
-                return Err(ApiError::not_implemented(
-                    "POST",
-                    &format!("/nodes/{node}/qemu/{vmid}/status/{action}"),
-                ));
-            }
-        };
-        (
-            cluster.new_task(&node, task_type, &vmid.to_string(), &caller.upid_user()),
-            task_type,
-        )
-    };
-    worker::spawn(
-        &sim,
-        upid.clone(),
-        task_type,
-        Some(vmid),
-        Box::new(move |cluster, _log, fail| {
-            let guest = cluster
-                .guests
-                .get_mut(&vmid)
-                .ok_or_else(|| format!("VM {vmid} does not exist"))?;
-            guest.check_lock().map_err(|e| e.message)?;
-            if let Some(msg) = fail {
-                return Err(msg);
-            }
-            if action == "start" || action == "reboot" {
-                let events = qemu::update(&mut guest.conf, false, &[], &[]);
-                guest.events.extend(events);
-            }
-            guest.running = action != "stop" && action != "shutdown";
-            guest.started_at = guest.running.then(now);
-            guest.pid = guest.running.then_some(20_000 + vmid);
-            guest.booted = guest.running.then(std::time::Instant::now);
-            Ok(0)
-        }),
-    );
-    Ok(data(json!(upid)))
-}
-
-/// `GET .../agent/network-get-interfaces`.
-pub(crate) async fn agent_interfaces(
-    state: SimState,
-    Path((node, vmid)): Path<(String, String)>,
-) -> ApiResult<Response> {
-    let vmid = parse_vmid(&vmid)?;
-    let mut cluster = state.0.cluster();
-    let guest = cluster.guest_at(&node, GuestKind::Qemu, vmid)?;
-    if !guest.running {
-        return Err(ApiError::die(format!("VM {vmid} is not running")));
-    }
-    if !guest
-        .conf
-        .main
-        .get("agent")
-        .is_some_and(|a| a.starts_with('1') || a.contains("enabled=1"))
-    {
-        return Err(ApiError::die("No QEMU guest agent configured"));
-    }
-    let mut result = Vec::new();
-    for (i, (_, value)) in guest
-        .conf
-        .main
-        .iter()
-        .filter(|(k, _)| k.starts_with("net"))
-        .enumerate()
-    {
-        let mac = qemu::net_mac(value).unwrap_or_default().to_lowercase();
-        result.push(json!({ "name": format!("eth{i}"), "hardware-address": mac,
-            "ip-addresses": [{ "ip-address": format!("10.{}.{}.{}", (vmid >> 8) & 0xff, vmid & 0xff, 10 + i), "ip-address-type": "ipv4", "prefix": 24 }] }));
-    }
-    Ok(data(json!({ "result": result })))
 }
