@@ -18,6 +18,8 @@ mod propstr;
 mod qemu;
 mod qemu_alloc;
 mod qemu_drive;
+mod qemu_format;
+mod qemu_net;
 mod qemu_schema;
 mod routes;
 mod scenario;

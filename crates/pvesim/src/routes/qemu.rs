@@ -114,7 +114,7 @@ fn apply_update(
     check_boot_order(&guest.conf, &set, &delete)?;
     let (conf, running) = (guest.conf.clone(), guest.running);
     let mut all = conf.main.clone();
-    all.extend(conf.pending.clone());
+    all.extend(conf.pending);
     let mut env = DiskEnv {
         node,
         vmid,

@@ -128,11 +128,11 @@ pub(crate) async fn clone(
         let mut cluster = sim.cluster();
         let job = load_and_check(&mut cluster, &node, vmid, newid, full, &params)?;
         // the worker writes `lock: clone` into the new config first thing
-        if !cluster.guests.contains_key(&newid) {
+        cluster.guests.entry(newid).or_insert_with(|| {
             let mut lock = Conf::default();
             lock.main.insert("lock".to_owned(), "clone".to_owned());
-            cluster.guests.insert(newid, new_guest(newid, &node, lock));
-        }
+            new_guest(newid, &node, lock)
+        });
         (
             cluster.new_task(&node, "qmclone", &vmid.to_string(), &caller.upid_user()),
             job,
