@@ -39,6 +39,7 @@ mod engine_requirements;
 mod engine_state;
 mod engine_truth;
 mod engine_vm;
+mod engine_vm_truth;
 mod forge_api;
 mod forge_errors;
 mod forge_webhooks;

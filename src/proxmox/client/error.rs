@@ -28,7 +28,9 @@ pub enum ConflictKind {
     Locked,
     /// `CT 100 already exists on node 'pve'` / `VM 100 already exists`.
     AlreadyExists,
-    /// `detected modified configuration - file changed by other user? Try again.`
+    /// `detected modified configuration - file changed by other user? Try again.` (pve-container),
+    /// `checksum mismatch (file change by other user?)` (qemu-server's
+    /// `PVE::Tools::assert_if_modified`).
     DigestMismatch,
     /// `CT 100 already running` / `CT 100 not running`.
     PowerState,
@@ -217,7 +219,7 @@ fn classify_detail(status: u16, detail: Detail, errors: BTreeMap<String, String>
         },
         _ if m.contains("is locked") => conflict(ConflictKind::Locked),
         _ if m.contains("already exists") => conflict(ConflictKind::AlreadyExists),
-        _ if m.contains("detected modified configuration") => {
+        _ if m.contains("detected modified configuration") || m.contains("checksum mismatch") => {
             conflict(ConflictKind::DigestMismatch)
         }
         _ if m.contains("already running") || m.ends_with("not running") => {
@@ -260,6 +262,20 @@ mod tests {
             e.to_string(),
             "PUT /nodes/pve/lxc/100/config: CT is locked (disk)"
         );
+    }
+
+    #[test]
+    fn a_vms_digest_mismatch_is_a_conflict_too() {
+        let body = br#"{"data":null}"#;
+        let status = "checksum mismatch (file change by other user?)";
+        let e = classify(op(), 500, Some(status), body);
+        assert!(matches!(
+            e,
+            PveError::Conflict {
+                kind: ConflictKind::DigestMismatch,
+                ..
+            }
+        ));
     }
 
     #[test]

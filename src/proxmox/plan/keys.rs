@@ -104,8 +104,8 @@ pub(crate) fn field_changes(
             split_fields(default_key, before, after)
                 .into_iter()
                 .map(|(field, b, a)| {
-                    let effect =
-                        qemu_field_effect(key, field.as_deref(), b.as_deref(), live, &hotplug);
+                    let (old, new) = (before.map(|_| b.as_deref()), after.map(|_| a.as_deref()));
+                    let effect = qemu_field_effect(key, field.as_deref(), old, new, live, &hotplug);
                     FieldChange {
                         key: key.to_owned(),
                         field,
@@ -119,21 +119,41 @@ pub(crate) fn field_changes(
     }
 }
 
-/// A drive on another storage is another disk: atoll does not move disks, so the plan says
-/// the guest is replaced rather than promising a move it will not make.
+/// The effect of one changed field of a VM key; `before`/`after` are `None` when the whole
+/// key is added or removed (and the field's old and new value otherwise).
+///
+/// Beyond [`classify_qemu`]'s rules: a drive on another storage is another disk (atoll does
+/// not move disks, so the plan says the guest is replaced rather than promising a move it will
+/// not make); a NIC added or removed leaves the others' links alone (hot-plugged with the
+/// `network` feature); turning the balloon device on or off (`balloon: 0`) waits for a restart
+/// (qemu-server `vmconfig_hotplug_pending` hot-applies only a new target size).
 fn qemu_field_effect(
     key: &str,
     field: Option<&str>,
-    before: Option<&str>,
+    before: Option<Option<&str>>,
+    after: Option<Option<&str>>,
     live: &LiveGuest,
     hotplug: &Hotplug,
 ) -> Effect {
+    let running = live.power == Power::Running;
     let moved = qemu_keys::is_drive(key)
         && field == Some("volume")
-        && before.is_some()
-        && !before.is_some_and(qemu_keys::is_cloud_init);
+        && before.flatten().is_some()
+        && !before.flatten().is_some_and(qemu_keys::is_cloud_init);
     if moved {
         return Effect::Replace;
+    }
+    let whole = before.is_none() || after.is_none();
+    if running && whole && super::normalize::indexed(key, "net").is_some() {
+        return if hotplug.has("network") {
+            Effect::Live
+        } else {
+            Effect::Restart
+        };
+    }
+    let off = |v: Option<Option<&str>>| matches!(v, None | Some(None | Some("0")));
+    if running && key == "balloon" && (off(before) || off(after)) {
+        return Effect::Restart;
     }
     classify_qemu(key, field, live.power, hotplug)
 }

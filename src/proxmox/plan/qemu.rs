@@ -48,6 +48,18 @@ pub struct Hotplug {
 }
 
 impl Hotplug {
+    /// Whether `feature` (`network`, `disk`, `usb`, `memory`, `cpu`) may be hot-plugged.
+    pub fn has(&self, feature: &str) -> bool {
+        match feature {
+            "network" => self.network,
+            "disk" => self.disk,
+            "usb" => self.usb,
+            "memory" => self.memory,
+            "cpu" => self.cpu,
+            _ => false,
+        }
+    }
+
     /// Parses PVE's `hotplug` value; absent means PVE's default `network,disk,usb`.
     pub fn parse(value: Option<&str>) -> Self {
         let value = match value.map(str::trim) {
@@ -101,7 +113,9 @@ pub fn classify_qemu(key: &str, field: Option<&str>, power: Power, hotplug: &Hot
         return hot(hotplug.usb, Effect::Live);
     }
     match key {
-        "cpuunits" | "cpulimit" | "balloon" | "agent" => Effect::Live,
+        "cpuunits" | "cpulimit" | "balloon" => Effect::Live,
+        // `vmconfig_hotplug_pending`: only the fstrim option of the agent changes live
+        "agent" if field == Some("fstrim_cloned_disks") => Effect::Live,
         "memory" => hot(hotplug.memory, Effect::Live),
         "vcpus" => hot(hotplug.cpu, Effect::Live),
         _ => Effect::Restart,
