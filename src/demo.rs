@@ -1,7 +1,10 @@
 //! `atoll demo`: the Proxmox simulator, a fake GitHub and the server on loopback, with SQLite
-//! in a temporary directory, playing a scripted PR (open, autoplan, approve, apply) and then a
-//! PR that touches atoll's own protected guest, which is blocked. Demo only: it wires the fake
-//! forge, which production paths never use.
+//! in a temporary directory, playing the incident atoll exists for. atoll runs in a VM that
+//! the same stack declares: PR #1 adds a container and a k3s VM (plan, approve, apply); PR #2
+//! changes `cpu.units` on atoll's own VM (applied live, no restart: blocked only as a live
+//! change on a protected guest); PR #3 adds a serial port to it (a restart: blocked, with the
+//! reason); PR #4 makes the same serial change on the k3s VM, applied with the restart its
+//! plan announced. Demo only: it wires the fake forge, which production paths never use.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,13 +22,32 @@ const DEMO_USER: &str = "demo";
 const DEMO_PASSWORD: &str = "demo";
 const REPO: &str = "acme/infra";
 const TEMPLATE: &str = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst";
-/// atoll's own guest in the simulated cluster, protected by the server's config.
-const SCENARIO: &str = "guests:\n  - vmid: 100\n    status: running\n    config:\n      hostname: atoll\n      tags: atoll\n      cores: 2\n      memory: 512\n      ostype: debian\n      rootfs: 'local-lvm:vm-100-disk-0,size=8G'\n      unprivileged: 1\n";
+/// atoll's own VM in the simulated cluster, protected by the server's config: the config
+/// qemu-server holds for what [`atoll_vm`] declares, so only a PR's change shows.
+const SCENARIO: &str = "guests:\n  - vmid: 100\n    type: qemu\n    status: running\n    config:\n      name: atoll\n      tags: atoll\n      acpi: 1\n      agent: 'enabled=0,fstrim_cloned_disks=0,type=virtio'\n      bios: seabios\n      boot: 'order=scsi0;net0'\n      cores: 2\n      cpu: qemu64\n      sockets: 1\n      numa: 0\n      memory: 2048\n      balloon: 0\n      protection: 0\n      keyboard: en-us\n      ostype: l26\n      scsihw: virtio-scsi-pci\n      onboot: 1\n      tablet: 1\n      scsi0: 'local-lvm:vm-100-disk-0,size=16G'\n      net0: 'virtio=BC:24:11:00:01:00,bridge=vmbr0,firewall=0'\n";
 
 fn container(name: &str, vm_id: u32, cores: u32) -> String {
     format!(
         "resource \"proxmox_virtual_environment_container\" \"{name}\" {{\n  node_name = \"pve\"\n  vm_id = {vm_id}\n  unprivileged = true\n  operating_system {{\n    template_file_id = \"{TEMPLATE}\"\n    type = \"debian\"\n  }}\n  disk {{\n    datastore_id = \"local-lvm\"\n    size = 8\n  }}\n  cpu {{\n    cores = {cores}\n  }}\n}}\n"
     )
+}
+
+/// A VM as the stack declares it; `cpu` goes into its `cpu` block, `serial` adds a serial port.
+fn vm(name: &str, vm_id: u32, cpu: &str, serial: bool) -> String {
+    let serial = if serial {
+        "  serial_device {\n    device = \"socket\"\n  }\n"
+    } else {
+        ""
+    };
+    format!(
+        "resource \"proxmox_virtual_environment_vm\" \"{name}\" {{\n  node_name = \"pve\"\n  vm_id = {vm_id}\n  name = \"{name}\"\n  cpu {{\n    cores = 2\n{cpu}  }}\n  memory {{\n    dedicated = 2048\n  }}\n  operating_system {{\n    type = \"l26\"\n  }}\n  disk {{\n    interface = \"scsi0\"\n    datastore_id = \"local-lvm\"\n    size = 16\n  }}\n  network_device {{\n    bridge = \"vmbr0\"\n  }}\n{serial}}}\n"
+    )
+}
+
+/// atoll's own VM (vm 100): `units` sets `cpu.units`.
+fn atoll_vm(units: Option<u32>, serial: bool) -> String {
+    let cpu = units.map_or_else(String::new, |u| format!("    units = {u}\n"));
+    vm("atoll", 100, &cpu, serial)
 }
 
 /// Runs the demo; with `exit`, returns after the script instead of serving until Ctrl-C.
@@ -85,38 +107,70 @@ async fn script(fake: &FakeForge) -> anyhow::Result<()> {
     fake.create_repo(REPO).await?;
     fake.set_permission(REPO, "alice", "write");
     fake.set_permission(REPO, "bob", "write");
-    println!("\n== PR #1: alice adds container web (vm 200) in envs/dev");
+    println!("\n== PR #1: alice adds container web (vm 200) and VM k3s (vm 201) in envs/dev");
+    let dev = format!("{}{}", container("web", 200, 2), vm("k3s", 201, "", false));
+    let pr = fake
+        .open_pr(REPO, "alice", "add-web", &[("envs/dev/main.tf", &dev)])
+        .await?;
+    apply(fake, pr).await?;
+    println!("== PR #1 merged");
+    fake.merge(REPO, pr).await?;
+
+    println!("\n== PR #2: alice changes cpu.units on atoll's own VM (vm 100, protected)");
     let pr = fake
         .open_pr(
             REPO,
             "alice",
-            "add-web",
-            &[("envs/dev/main.tf", &container("web", 200, 2))],
+            "atoll-cpu-units",
+            &[("infra/atoll/main.tf", &atoll_vm(Some(200), false))],
         )
         .await?;
+    let plan = wait_for(fake, pr, "Plan").await?;
+    println!("{plan}");
+    if !plan.contains("applied live, no restart") || !plan.contains("Blocked") {
+        bail!("the cpu.units plan on the protected VM was not live and blocked");
+    }
+    println!("== PR #2 closed");
+    fake.close(REPO, pr).await?;
+    wait_for(fake, pr, "Locks released").await?;
+
+    println!("\n== PR #3: alice adds a serial port to atoll's own VM (vm 100, protected)");
+    let pr = fake
+        .open_pr(
+            REPO,
+            "alice",
+            "atoll-serial",
+            &[("infra/atoll/main.tf", &atoll_vm(None, true))],
+        )
+        .await?;
+    let plan = wait_for(fake, pr, "Plan").await?;
+    println!("{plan}");
+    if !plan.contains("guest will be restarted") || !plan.contains("Blocked") {
+        bail!("the serial_device plan on the protected VM was not a blocked restart");
+    }
+
+    println!("\n== PR #4: the same serial port on VM k3s (vm 201), not protected");
+    let dev = format!("{}{}", container("web", 200, 2), vm("k3s", 201, "", true));
+    let pr = fake
+        .open_pr(REPO, "alice", "k3s-serial", &[("envs/dev/main.tf", &dev)])
+        .await?;
+    let applied = apply(fake, pr).await?;
+    if !applied.contains("restarted") {
+        bail!("the k3s VM was not restarted as its plan announced");
+    }
+    Ok(())
+}
+
+/// Waits for `pr`'s plan, approves it as bob, applies it as alice; the apply comment.
+async fn apply(fake: &FakeForge, pr: u64) -> anyhow::Result<String> {
     let plan = wait_for(fake, pr, "Plan:").await?;
     println!("{plan}");
     println!("== bob approves; alice comments `atlantis apply`");
     fake.review(REPO, pr, "bob", ReviewAction::Approve).await?;
     fake.comment(REPO, pr, "alice", "atlantis apply").await?;
-    println!("{}", wait_for(fake, pr, "Apply complete").await?);
-    println!("== PR #1 merged");
-    fake.merge(REPO, pr).await?;
-    println!("\n== PR #2: alice changes atoll's own guest (vm 100, protected)");
-    let pr = fake
-        .open_pr(
-            REPO,
-            "alice",
-            "resize-atoll",
-            &[("infra/atoll/main.tf", &container("atoll", 100, 4))],
-        )
-        .await?;
-    let blocked = wait_for(fake, pr, "Plan").await?;
-    println!("{blocked}");
-    if !blocked.contains("Blocked") {
-        bail!("the PR touching the protected guest was not blocked");
-    }
-    Ok(())
+    let applied = wait_for(fake, pr, "Apply complete").await?;
+    println!("{applied}");
+    Ok(applied)
 }
 
 /// The body of atoll's first comment on `pr` containing `needle`, within 60 s.

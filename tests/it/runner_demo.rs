@@ -30,4 +30,14 @@ fn demo_script_plays_to_the_end_and_blocks_the_protected_guest() {
         out.status
     );
     assert!(stdout.contains("Apply complete"), "{stdout}");
+    // the incident, played: a live change and a restart on atoll's own VM, both blocked
+    assert!(stdout.contains("(applied live, no restart)"), "{stdout}");
+    assert!(
+        stdout.contains("atoll refuses to restart (for serial_device[0].device)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("updated VM 201 and restarted it"),
+        "{stdout}"
+    );
 }
