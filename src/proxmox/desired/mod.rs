@@ -250,7 +250,7 @@ fn guest(
         vm_id,
         config,
         started,
-        lifecycle: lifecycle(&resource.lifecycle),
+        lifecycle: lifecycle(&resource.lifecycle, Some(attrs)),
         uses,
     })
 }
@@ -289,24 +289,45 @@ fn download(resource: &ResourceInstance) -> Result<DesiredDownload, DesiredError
         content_type: known(get("content_type"), "content_type")?,
         file_name: known(file_name, "file_name")?,
         arguments,
-        lifecycle: lifecycle(&resource.lifecycle),
+        lifecycle: lifecycle(&resource.lifecycle, None),
     })
 }
 
-/// Terraform's `ignore_changes` paths (`cpu[0].units`) as bpg paths (`cpu.units`).
-fn lifecycle(from: &tfconfig::Lifecycle) -> crate::proxmox::plan::Lifecycle {
+/// Terraform's `ignore_changes` paths (`cpu[0].units`) as the plan's paths (`cpu.units`): a
+/// single block loses its index; a VM's `disk[1]` becomes the disk's interface
+/// (`disk[scsi1]`), as the plan names drives by the key Proxmox VE gives them.
+fn lifecycle(
+    from: &tfconfig::Lifecycle,
+    attrs: Option<&values::Object>,
+) -> crate::proxmox::plan::Lifecycle {
     const SINGLE: &[&str] = &[
-        "cpu",
-        "memory",
-        "disk",
-        "features",
+        "agent",
+        "audio_device",
+        "cdrom",
+        "clone",
         "console",
-        "initialization",
+        "cpu",
         "dns",
-        "user_account",
+        "efi_disk",
+        "features",
+        "initialization",
+        "memory",
         "operating_system",
+        "smbios",
         "startup",
+        "tpm_state",
+        "user_account",
+        "vga",
+        "watchdog",
     ];
+    let interfaces: Vec<String> = attrs
+        .map(|attrs| {
+            values::blocks(attrs, "disk")
+                .iter()
+                .filter_map(|d| Marks::default().text(d.get("interface")))
+                .collect()
+        })
+        .unwrap_or_default();
     let ignore_changes = from
         .ignore_changes
         .iter()
@@ -314,6 +335,13 @@ fn lifecycle(from: &tfconfig::Lifecycle) -> crate::proxmox::plan::Lifecycle {
             let mut out = path.clone();
             for name in SINGLE {
                 out = out.replace(&format!("{name}[0]"), name);
+            }
+            if interfaces.is_empty() {
+                // a container's single `disk` block
+                out = out.replace("disk[0]", "disk");
+            }
+            for (i, interface) in interfaces.iter().enumerate() {
+                out = out.replace(&format!("disk[{i}]"), &format!("disk[{interface}]"));
             }
             out
         })
@@ -345,7 +373,46 @@ mod tests {
         assert!(!known[address]["id"].unmark().1);
     }
 
-    use super::{BTreeMap, GeneratedValues, file_name_from_url, known_values};
+    use super::{BTreeMap, GeneratedValues, file_name_from_url, known_values, lifecycle};
+
+    #[test]
+    fn ignore_changes_name_a_vms_disks_by_interface_and_single_blocks_without_index() {
+        let disk = |interface: &str| {
+            tfconfig::Value::Object(BTreeMap::from([(
+                "interface".to_owned(),
+                tfconfig::Value::string(interface),
+            )]))
+        };
+        let attrs = BTreeMap::from([(
+            "disk".to_owned(),
+            tfconfig::Value::Tuple(vec![disk("virtio0"), disk("scsi1")]),
+        )]);
+        let from = tfconfig::Lifecycle {
+            ignore_changes: vec![
+                "disk[1].size".to_owned(),
+                "initialization[0].user_account".to_owned(),
+                "network_device".to_owned(),
+            ],
+            ..Default::default()
+        };
+        let planned = lifecycle(&from, Some(&attrs));
+        assert_eq!(
+            planned.ignore_changes,
+            [
+                "disk[scsi1].size",
+                "initialization.user_account",
+                "network_device"
+            ]
+        );
+        let container = tfconfig::Lifecycle {
+            ignore_changes: vec!["disk[0].size".to_owned()],
+            ..Default::default()
+        };
+        assert_eq!(
+            lifecycle(&container, Some(&BTreeMap::new())).ignore_changes,
+            ["disk.size"]
+        );
+    }
 
     #[test]
     fn download_file_name_defaults_to_the_url_basename() {
