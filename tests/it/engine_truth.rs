@@ -8,8 +8,9 @@ use crate::engine_support;
 use std::collections::BTreeMap;
 
 use crate::support::TEMPLATE;
+use atoll::proxmox::types::GuestKind;
+use engine_support::truth::{agrees, observe, pending_keys};
 use engine_support::{Env, options, stdout, text};
-use pvesim::GuestEvent;
 
 const SCENARIO: &str = r#"
 nodes:
@@ -237,38 +238,6 @@ fn tf(changed: bool) -> String {
     all
 }
 
-/// What the simulator did to one guest during the change apply.
-fn observe(
-    events: &[GuestEvent],
-    pending: &[String],
-    changed_now: bool,
-    replaced: bool,
-) -> &'static str {
-    if replaced {
-        return "replace";
-    }
-    if !pending.is_empty() {
-        return "restart";
-    }
-    let relinked = events.iter().any(|e| {
-        matches!(
-            e,
-            GuestEvent::LinkRecreated(_) | GuestEvent::LinkReplugged(_)
-        )
-    });
-    if relinked {
-        return "link-reset";
-    }
-    if changed_now { "applied" } else { "nothing" }
-}
-
-fn agrees(predicted: &str, observed: &str) -> bool {
-    match predicted {
-        "live" | "deferred" => observed == "applied",
-        other => other == observed,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn predicted_effect_equals_what_the_simulator_did_for_every_attribute() {
     let env = Env::with_scenario(SCENARIO, options(10)).await;
@@ -309,7 +278,7 @@ async fn predicted_effect_equals_what_the_simulator_did_for_every_attribute() {
             (Vec::new(), Vec::new(), true)
         } else {
             let events = env.sim.guest_events(case.id)[*seen..].to_vec();
-            let pending = pending_keys(&env, case.id, &keys).await;
+            let pending = pending_keys(&env, GuestKind::Lxc, case.id, &keys).await;
             let now = env.live_config(case.id).await;
             let changed = keys.iter().any(|k| now.get(k) != config_before.get(k));
             (events, pending, changed)
@@ -326,22 +295,6 @@ async fn predicted_effect_equals_what_the_simulator_did_for_every_attribute() {
     // The restart ones apply once the guest restarts; then nothing is left.
     env.apply().await;
     assert!(env.plan().await.contains("No changes."));
-}
-
-async fn pending_keys(env: &Env, id: u32, keys: &[String]) -> Vec<String> {
-    let node = engine_support::node();
-    let vmid = atoll::proxmox::types::VmId::new(id).expect("vmid");
-    let pending = env
-        .client
-        .guest_pending(&node, atoll::proxmox::types::GuestKind::Lxc, vmid)
-        .await
-        .expect("pending");
-    pending
-        .into_iter()
-        .filter(|p| keys.contains(&p.key))
-        .filter(|p| p.pending.is_some() || p.delete.is_some_and(|d| d > 0))
-        .map(|p| p.key)
-        .collect()
 }
 
 fn print_table(rows: &[(&str, bool, String, &str)]) {

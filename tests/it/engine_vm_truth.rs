@@ -8,9 +8,9 @@ use crate::engine_support;
 
 use std::collections::BTreeMap;
 
-use atoll::proxmox::types::{GuestKind, VmId};
+use atoll::proxmox::types::GuestKind;
+use engine_support::truth::{agrees, observe, pending_keys};
 use engine_support::{Env, options, stdout, text};
-use pvesim::GuestEvent;
 
 const SCENARIO: &str = r#"
 nodes:
@@ -228,46 +228,6 @@ fn tf(changed: bool) -> String {
     all
 }
 
-/// What the simulator did to one VM during the change apply.
-fn observe(events: &[GuestEvent], pending: &[String], changed_now: bool) -> &'static str {
-    if !pending.is_empty() {
-        return "restart";
-    }
-    let relinked = events.iter().any(|e| {
-        matches!(
-            e,
-            GuestEvent::LinkRecreated(_) | GuestEvent::LinkReplugged(_)
-        )
-    });
-    if relinked {
-        return "link-reset";
-    }
-    if changed_now { "applied" } else { "nothing" }
-}
-
-fn agrees(predicted: &str, observed: &str) -> bool {
-    match predicted {
-        "live" | "deferred" => observed == "applied",
-        other => other == observed,
-    }
-}
-
-async fn pending_keys(env: &Env, id: u32, keys: &[String]) -> Vec<String> {
-    let node = engine_support::node();
-    let vmid = VmId::new(id).expect("vmid");
-    let pending = env
-        .client
-        .guest_pending(&node, GuestKind::Qemu, vmid)
-        .await
-        .expect("pending");
-    pending
-        .into_iter()
-        .filter(|p| keys.contains(&p.key))
-        .filter(|p| p.pending.is_some() || p.delete.is_some_and(|d| d > 0))
-        .map(|p| p.key)
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn predicted_effect_equals_what_qemu_server_did_for_every_vm_attribute() {
     let env = Env::with_scenario(SCENARIO, options(5)).await;
@@ -304,10 +264,10 @@ async fn predicted_effect_equals_what_qemu_server_did_for_every_vm_attribute() {
             .collect();
         let (seen, config_before) = &before[&case.id];
         let events = env.sim.guest_events(case.id)[*seen..].to_vec();
-        let pending = pending_keys(&env, case.id, &keys).await;
+        let pending = pending_keys(&env, GuestKind::Qemu, case.id, &keys).await;
         let now = env.vm_config(case.id).await;
         let changed = keys.iter().any(|k| now.get(k) != config_before.get(k));
-        let observed = observe(&events, &pending, changed);
+        let observed = observe(&events, &pending, changed, false);
         rows.push((
             case.attribute,
             case.running,

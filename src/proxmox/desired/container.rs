@@ -1,7 +1,7 @@
 //! `proxmox_virtual_environment_container` -> the PVE config keys it sends
 //! (reference/proxmox.md section 2), as [`DesiredValue`]s.
 
-use super::values::{Config, Marks, Object, bit, block, blocks, num, put};
+use super::values::{Config, Marks, Object, bit, block, blocks, num, put, tags};
 use super::{CONTAINER, DesiredError};
 
 /// The PVE config of one container, create-only keys included.
@@ -61,19 +61,7 @@ fn top_level(config: &mut Config, attrs: &Object) {
     put(config, "unprivileged", |m| {
         m.flag(attrs.get("unprivileged")).map(|f| bit(f).to_owned())
     });
-    put(config, "tags", |m| {
-        let mut tags: Vec<String> = std::iter::once(super::MARKER_TAG.to_owned())
-            .chain(
-                m.texts(attrs.get("tags"))
-                    .into_iter()
-                    .map(|t| t.trim().to_owned()),
-            )
-            .filter(|t| !t.is_empty())
-            .collect();
-        tags.sort();
-        tags.dedup();
-        Some(tags.join(";"))
-    });
+    put(config, "tags", |m| Some(tags(m, attrs)));
     put(config, "env", |m| {
         let vars = m.text_map(attrs.get("environment_variables"));
         let pairs: Vec<String> = vars.iter().map(|(k, v)| format!("{k}={v}")).collect();

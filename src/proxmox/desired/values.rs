@@ -114,6 +114,22 @@ impl Marks {
     }
 }
 
+/// A guest's `tags` as PVE stores them: trimmed, sorted, without duplicates, with atoll's
+/// marker tag (which lets a guest missing from state be adopted).
+pub(super) fn tags(m: &mut Marks, attrs: &Object) -> String {
+    let mut tags: Vec<String> = std::iter::once(super::MARKER_TAG.to_owned())
+        .chain(
+            m.texts(attrs.get("tags"))
+                .iter()
+                .map(|t| t.trim().to_owned()),
+        )
+        .filter(|t| !t.is_empty())
+        .collect();
+    tags.sort();
+    tags.dedup();
+    tags.join(";")
+}
+
 /// The attributes of a resource or block.
 pub(super) fn object(value: &Value) -> Option<&Object> {
     match value.unmark().0 {

@@ -8,8 +8,8 @@
 //! `vmid=9000,node=pve,storage=local-lvm,full=1`) and `template` (`1`: converted after
 //! create); changing either replaces the VM.
 
-use super::values::{Config, Marks, Object, bit, block, blocks, num, put};
-use super::{DesiredError, MARKER_TAG};
+use super::DesiredError;
+use super::values::{Config, Marks, Object, bit, block, blocks, num, put, tags};
 use crate::proxmox::plan::DesiredValue;
 
 /// bpg's block defaults, sent on create when the block is left out.
@@ -90,19 +90,7 @@ fn top_level(config: &mut Config, attrs: &Object, new: bool) {
     if let Some(hotplug) = marks.text(attrs.get("hotplug")).filter(|h| !h.is_empty()) {
         config.insert("hotplug".to_owned(), marks.finish(hotplug));
     }
-    put(config, "tags", |m| {
-        let mut tags: Vec<String> = std::iter::once(MARKER_TAG.to_owned())
-            .chain(
-                m.texts(attrs.get("tags"))
-                    .iter()
-                    .map(|t| t.trim().to_owned()),
-            )
-            .filter(|t| !t.is_empty())
-            .collect();
-        tags.sort();
-        tags.dedup();
-        Some(tags.join(";"))
-    });
+    put(config, "tags", |m| Some(tags(m, attrs)));
     put(config, "template", |m| {
         m.flag(attrs.get("template"))?.then(|| "1".to_owned())
     });

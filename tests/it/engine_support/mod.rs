@@ -17,6 +17,8 @@ use atoll::proxmox::types::{GuestKind, NodeName, VmId};
 use pvesim::{Scenario, SimOptions, Simulator};
 use tempfile::TempDir;
 
+pub mod truth;
+
 pub const TOKEN: &str = "root@pam!atoll=secret";
 
 pub struct Env {
