@@ -2,15 +2,19 @@
 //! v0.111: `proxmox_virtual_environment_container`, `proxmox_download_file` (and its deprecated
 //! name `proxmox_virtual_environment_download_file`), and the utility resources whose values
 //! atoll generates (`utility`: `random_*`, `tls_private_key`, `time_*`, `null_resource`,
-//! `terraform_data`). Each argument carries its provider's default and whether changing it
+//! `terraform_data`;) and the data sources atoll
+//! reads itself (`local`: `local_file`, `local_sensitive_file`). Each argument carries its provider's default and whether changing it
 //! forces replacement, for the plan engine.
 
 mod builders;
+mod check;
 mod container;
+mod local;
 mod utility;
 
 use builders::*;
 use container::container;
+pub use local::data_source;
 use utility::{
     null_resource, random, random_bytes, random_id, random_integer, random_pet, random_shuffle,
     random_uuid, terraform_data, time_offset, time_rotating, time_sleep, time_static,
@@ -109,6 +113,12 @@ pub enum Check {
     /// `h` (the provider's `stringvalidator.RegexMatches`), and at most `max_secs` seconds,
     /// atoll's bound: a pull request chooses how long an apply waits.
     Duration { max_secs: f64 },
+    /// Every element of a list of strings one of these (`listvalidator.ValueStringsAre` with
+    /// `stringvalidator.OneOf`).
+    EachOneOf(&'static [&'static str]),
+    /// Every element of a list of strings at least one character long
+    /// (`stringvalidator.LengthAtLeast(1)` on each).
+    EachNotEmpty,
 }
 
 /// The longest an apply waits for `time_sleep` resources, in all: a pull request chooses it.
@@ -195,6 +205,11 @@ pub fn never(type_name: &str, data: bool) -> Option<&'static str> {
         ("local_file" | "local_sensitive_file", false) => Some(
             "it writes a file on the machine that runs Terraform, and atoll never writes a pull \
              request's files on its server; expose the content as an output instead",
+        ),
+        ("local_command", true) => Some(
+            "it runs a command on the machine that runs Terraform, and nothing a pull request \
+             chooses runs on atoll's server; compute the value in Terraform's language or pass it \
+             as a variable",
         ),
         ("external", true) => Some(
             "it runs a program the configuration names, and nothing a pull request chooses runs \
