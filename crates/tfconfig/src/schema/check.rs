@@ -39,9 +39,9 @@ impl Check {
                 ))
             }
             (Check::Duration { max_secs }, Value::String(got)) => duration(name, *max_secs, got),
-            (Check::EachOneOf(allowed), Value::List(_, items)) => {
-                each_string(items, |i, got| one_of(&format!("{name}[{i}]"), allowed, got))
-            }
+            (Check::EachOneOf(allowed), Value::List(_, items)) => each_string(items, |i, got| {
+                one_of(&format!("{name}[{i}]"), allowed, got)
+            }),
             (Check::EachNotEmpty, Value::List(_, items)) => each_string(items, |i, got| {
                 if got.is_empty() {
                     Err(format!(

@@ -2,17 +2,20 @@
 //! v0.111: `proxmox_virtual_environment_container`, `proxmox_download_file` (and its deprecated
 //! name `proxmox_virtual_environment_download_file`), and the utility resources whose values
 //! atoll generates (`utility`: `random_*`, `tls_private_key`, `time_*`, `null_resource`,
-//! `terraform_data`;) and the data sources atoll
+//! `terraform_data`; `certs`: the tls provider's certificates), and the data sources atoll
 //! reads itself (`local`: `local_file`, `local_sensitive_file`). Each argument carries its provider's default and whether changing it
 //! forces replacement, for the plan engine.
 
 mod builders;
+mod certs;
 mod check;
 mod container;
 mod local;
 mod utility;
 
 use builders::*;
+pub use certs::{ALLOWED_USES, MAX_VALIDITY_HOURS};
+use certs::{tls_cert_request, tls_locally_signed_cert, tls_self_signed_cert};
 use container::container;
 pub use local::data_source;
 use utility::{
@@ -235,6 +238,9 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "random_password" => Some(random(true)),
         "random_string" => Some(random(false)),
         "tls_private_key" => Some(tls_private_key()),
+        "tls_self_signed_cert" => Some(tls_self_signed_cert()),
+        "tls_cert_request" => Some(tls_cert_request()),
+        "tls_locally_signed_cert" => Some(tls_locally_signed_cert()),
         "random_id" => Some(random_id()),
         "random_integer" => Some(random_integer()),
         "random_uuid" => Some(random_uuid()),
@@ -300,6 +306,9 @@ pub const SUPPORTED: &[&str] = &[
     "random_shuffle",
     "random_pet",
     "tls_private_key",
+    "tls_self_signed_cert",
+    "tls_cert_request",
+    "tls_locally_signed_cert",
     "time_static",
     "time_offset",
     "time_rotating",

@@ -207,7 +207,11 @@ output "token_sha" {
     fn an_unknown_sensitive_content_in_a_plain_output_is_refused() {
         let tf = "data \"local_sensitive_file\" \"t\" {\n  filename = \"t\"\n}\noutput \"t\" {\n  value = data.local_sensitive_file.t.content\n}\n";
         let loaded = load(&[("env/main.tf", tf), ("env/t", "x")]);
-        assert!(loaded.render_diagnostics().contains("Output refers to sensitive values"));
+        assert!(
+            loaded
+                .render_diagnostics()
+                .contains("Output refers to sensitive values")
+        );
     }
 
     #[test]
@@ -222,7 +226,10 @@ output "token_sha" {
             );
             let loaded = load(&[("env/main.tf", &tf)]);
             let text = loaded.render_diagnostics();
-            assert!(text.contains("Error: Read local file data source error"), "{text}");
+            assert!(
+                text.contains("Error: Read local file data source error"),
+                "{text}"
+            );
             assert!(text.contains("on main.tf line 2"), "{text}");
             assert!(text.contains(why), "{filename}: {text}");
         }
@@ -230,7 +237,8 @@ output "token_sha" {
 
     #[test]
     fn a_file_past_the_per_file_cap_is_refused_as_file_refuses_it() {
-        let big = "x".repeat(usize::try_from(crate::Limits::default().file_bytes).expect("fits") + 1);
+        let big =
+            "x".repeat(usize::try_from(crate::Limits::default().file_bytes).expect("fits") + 1);
         let tf = "data \"local_file\" \"f\" {\n  filename = \"big\"\n}\n";
         let loaded = load(&[("env/main.tf", tf), ("env/big", &big)]);
         let text = loaded.render_diagnostics();
@@ -242,8 +250,14 @@ output "token_sha" {
         let tf = "resource \"local_file\" \"f\" {\n  filename = \"x\"\n  content = \"y\"\n}\ndata \"local_command\" \"c\" {\n  command = \"id\"\n}\n";
         let loaded = load(&[("env/main.tf", tf)]);
         let text = loaded.render_diagnostics();
-        assert!(text.contains("expose the content as an output instead"), "{text}");
-        assert!(text.contains("Data source \"local_command\" is refused"), "{text}");
+        assert!(
+            text.contains("expose the content as an output instead"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Data source \"local_command\" is refused"),
+            "{text}"
+        );
     }
 
     #[test]
