@@ -15,6 +15,7 @@ mod request;
 mod sign;
 #[cfg(test)]
 mod tests;
+mod uses;
 
 use std::collections::BTreeMap;
 
