@@ -142,7 +142,7 @@ pub(super) fn state_show(state: &ProjectState, address: &str) -> Option<String> 
     let _ = writeln!(out, "# {address}\ntype   = {}", generated.resource_type);
     for (key, value) in &generated.arguments {
         match crate::proxmox::desired::shown_argument(&generated.resource_type, key, value) {
-            _ if !crate::proxmox::desired::is_stored_value(&generated.resource_type, key) => {
+            Some(_) if !crate::proxmox::desired::is_stored_value(&generated.resource_type, key) => {
                 let _ = writeln!(out, "{key} = {value:?}");
             }
             Some(shown) => {

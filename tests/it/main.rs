@@ -33,6 +33,7 @@ mod engine_generated;
 mod engine_generated_data;
 mod engine_generated_random;
 mod engine_generated_time;
+mod engine_generated_tls;
 mod engine_guard;
 mod engine_remote_module;
 mod engine_requirements;

@@ -206,18 +206,9 @@ fn eval_argument(
         }
     };
     if let Some(check) = &a.check
-        && let Err(detail) = check_value(a.name, check, &v)
+        && let Err(detail) = check.check(a.name, &v)
     {
-        let summary = match check {
-            super::schema::Check::OneOf(_) => "Invalid Attribute Value Match",
-            super::schema::Check::Between { .. } | super::schema::Check::AtLeast(_) => {
-                "Invalid Attribute Value"
-            }
-            super::schema::Check::Duration { .. }
-            | super::schema::Check::Matches { .. }
-            | super::schema::Check::OneOfOrMatches { .. } => "Invalid Attribute Value Match",
-        };
-        diags.push(s.error(summary, detail, attr.value.span()));
+        diags.push(s.error(check.summary(), detail, attr.value.span()));
         return Value::Unknown(a.ty.to_type());
     }
     if let Some(dep) = a.deprecated
@@ -232,74 +223,6 @@ fn eval_argument(
     }
     let v = if v.is_null() { fill(a) } else { v };
     v.mark(a.sensitive)
-}
-
-/// The provider's validator on a known value, in the plugin framework's words; an unknown or
-/// null value passes (it is checked once known).
-fn check_value(name: &str, check: &super::schema::Check, v: &Value) -> Result<(), String> {
-    match (check, v.unmark().0) {
-        (super::schema::Check::OneOf(allowed), Value::String(got)) => {
-            if allowed.contains(&got.as_str()) {
-                return Ok(());
-            }
-            let list: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
-            Err(format!(
-                "Attribute {name} value must be one of: {}; got: {got:?}.",
-                list.join(", ")
-            ))
-        }
-        (super::schema::Check::Between { min, max, why }, Value::Number(got)) => {
-            if got.fract() == 0.0 && (*min..=*max).contains(got) {
-                return Ok(());
-            }
-            let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
-            Err(format!(
-                "Attribute {name} value must be a whole number between {min} and {max}, got: {got}{why}."
-            ))
-        }
-        (super::schema::Check::AtLeast(min), Value::Number(got)) => {
-            if got.fract() == 0.0 && got >= min {
-                return Ok(());
-            }
-            Err(format!(
-                "Attribute {name} value must be at least {min}, got: {got}"
-            ))
-        }
-        (super::schema::Check::Duration { max_secs }, Value::String(got)) => {
-            match super::schema::sleep_secs(got) {
-                None => Err(format!(
-                    "Attribute {name} must be a number immediately followed by ms \
-                     (milliseconds), s (seconds), m (minutes), or h (hours). For example, \
-                     \"30s\" for 30 seconds., got: {got}"
-                )),
-                Some(secs) if secs > *max_secs => Err(format!(
-                    "Attribute {name} value must be at most {}m, got: {got} (atoll's bound: a \
-                     pull request chooses how long an apply waits)",
-                    max_secs / 60.0
-                )),
-                Some(_) => Ok(()),
-            }
-        }
-        (super::schema::Check::Matches { pattern, expected }, Value::String(got)) => {
-            if super::schema::Check::pattern_matches(pattern, got) {
-                return Ok(());
-            }
-            Err(format!(
-                "Attribute {name} must be {expected}, got: {got:?}."
-            ))
-        }
-        (super::schema::Check::OneOfOrMatches { allowed, pattern }, Value::String(got)) => {
-            if allowed.contains(&got.as_str())
-                || super::schema::Check::pattern_matches(pattern, got)
-            {
-                return Ok(());
-            }
-            Err(format!(
-                "Attribute {name} value must be a known CPU model (like \"host\", \"x86-64-v2-AES\" or \"qemu64\") or a custom model named \"custom-<name>\"; got: {got:?}."
-            ))
-        }
-        _ => Ok(()),
-    }
 }
 
 /// The planned value of an unset attribute: its default, `(known after apply)` when computed,

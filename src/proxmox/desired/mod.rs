@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use sha2::{Digest, Sha256};
 
 pub use generated::{
-    Generated, computed, due, follows_update, generate, is_dynamic, is_generated, is_number,
-    is_sensitive, is_stored_value, replaces, shown_argument, wait,
+    Generated, computed, due, follows_update, generate, is_bool, is_dynamic, is_generated,
+    is_number, is_sensitive, is_stored_value, replaces, shown_argument, wait,
 };
 
 use crate::proxmox::plan::{Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind};
@@ -45,6 +45,26 @@ pub enum DesiredError {
     MustBeKnown { address: String, attribute: String },
     #[error("{address}: {why}")]
     Invalid { address: String, why: String },
+    /// An argument the provider could not use (a PEM that does not parse), with the
+    /// provider's summary, said where the resource is declared, as Terraform says it.
+    #[error(
+        "{summary}\n\n  on {}, in resource {address}:\n\n{detail}",
+        location(declared_at)
+    )]
+    Refused {
+        address: String,
+        declared_at: String,
+        summary: &'static str,
+        detail: String,
+    },
+}
+
+/// `main.tf:12` as Terraform writes a location: `main.tf line 12`.
+fn location(declared_at: &str) -> String {
+    match declared_at.rsplit_once(':') {
+        Some((file, line)) => format!("{file} line {line}"),
+        None => declared_at.to_owned(),
+    }
 }
 
 /// The desired state of a project, ready for the plan engine.
@@ -105,6 +125,7 @@ pub fn known_values(
                 let secret = is_sensitive(resource_type, k);
                 let value = match v.parse::<f64>() {
                     Ok(n) if is_number(resource_type, k) => Value::Number(n),
+                    _ if is_bool(resource_type, k) => Value::Bool(v == "true"),
                     // A stored value of any type comes back with its type and marks; a corrupt
                     // one stays unknown (and sensitive, for all anyone can tell).
                     _ if is_stored_value(resource_type, k) => {
@@ -155,10 +176,7 @@ pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<Desired
                         });
                     }
                     Some(Ok(generated)) => state.generated.push(generated),
-                    Some(Err(why)) => errors.push(DesiredError::Invalid {
-                        address: resource.address.clone(),
-                        why,
-                    }),
+                    Some(Err(error)) => errors.push(error),
                     None => {}
                 }
                 continue;

@@ -178,7 +178,7 @@ fn renewal(desired: &Generated, stored: &GeneratedEntry) -> Option<bool> {
 }
 
 /// Why the stored value is made anew although the configuration asks for it still: a
-/// `time_rotating` whose rotation time has passed now.
+/// `time_rotating` whose rotation time has passed now, a certificate ready for renewal.
 fn due(stored: &GeneratedEntry) -> Option<String> {
     let values: BTreeMap<&str, &str> = stored
         .values
@@ -189,6 +189,7 @@ fn due(stored: &GeneratedEntry) -> Option<String> {
     desired::due(
         &stored.resource_type,
         &values,
+        &stored.arguments,
         time::OffsetDateTime::now_utc(),
     )
 }

@@ -99,7 +99,7 @@ impl Sandbox {
         }
     }
 
-    fn read(&self, given: &str) -> Result<Rc<Vec<u8>>, String> {
+    pub(crate) fn read(&self, given: &str) -> Result<Rc<Vec<u8>>, String> {
         let path = self.resolve(given)?;
         self.reader.read_shared(&path).map_err(|e| match e {
             ReadError::NotFound => no_file(given),

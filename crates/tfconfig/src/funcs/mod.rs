@@ -6,7 +6,7 @@ mod collections;
 mod crypto;
 mod datetime;
 mod decode;
-mod encoding;
+pub(crate) mod encoding;
 pub mod file;
 mod format;
 mod gzip;

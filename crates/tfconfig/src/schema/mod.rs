@@ -2,16 +2,23 @@
 //! v0.111: `proxmox_virtual_environment_container`, `proxmox_download_file` (and its deprecated
 //! name `proxmox_virtual_environment_download_file`), and the utility resources whose values
 //! atoll generates (`utility`: `random_*`, `tls_private_key`, `time_*`, `null_resource`,
-//! `terraform_data`). Each argument carries its provider's default and whether changing it
+//! `terraform_data`; `certs`: the tls provider's certificates), and the data sources atoll
+//! reads itself (`local`: `local_file`, `local_sensitive_file`). Each argument carries its provider's default and whether changing it
 //! forces replacement, for the plan engine.
 
 mod builders;
+mod certs;
+mod check;
 mod container;
+mod local;
 mod utility;
 mod vm;
 
 use builders::*;
+pub use certs::{ALLOWED_USES, MAX_VALIDITY_HOURS};
+use certs::{tls_cert_request, tls_locally_signed_cert, tls_self_signed_cert};
 use container::container;
+pub use local::data_source;
 use utility::{
     null_resource, random, random_bytes, random_id, random_integer, random_pet, random_shuffle,
     random_uuid, terraform_data, time_offset, time_rotating, time_sleep, time_static,
@@ -123,13 +130,12 @@ pub enum Check {
         allowed: &'static [&'static str],
         pattern: &'static str,
     },
-}
-
-impl Check {
-    /// Whether `text` matches a validator's pattern (anchored by the pattern itself).
-    pub fn pattern_matches(pattern: &str, text: &str) -> bool {
-        regex_automata::meta::Regex::new(pattern).is_ok_and(|re| re.is_match(text))
-    }
+    /// Every element of a list of strings one of these (`listvalidator.ValueStringsAre` with
+    /// `stringvalidator.OneOf`).
+    EachOneOf(&'static [&'static str]),
+    /// Every element of a list of strings at least one character long
+    /// (`stringvalidator.LengthAtLeast(1)` on each).
+    EachNotEmpty,
 }
 
 /// The longest an apply waits for `time_sleep` resources, in all: a pull request chooses it.
@@ -253,6 +259,11 @@ pub fn never(type_name: &str, data: bool) -> Option<&'static str> {
             "it writes a file on the machine that runs Terraform, and atoll never writes a pull \
              request's files on its server; expose the content as an output instead",
         ),
+        ("local_command", true) => Some(
+            "it runs a command on the machine that runs Terraform, and nothing a pull request \
+             chooses runs on atoll's server; compute the value in Terraform's language or pass it \
+             as a variable",
+        ),
         ("external", true) => Some(
             "it runs a program the configuration names, and nothing a pull request chooses runs \
              on atoll's server; compute the value in Terraform's language or pass it as a \
@@ -278,6 +289,9 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "random_password" => Some(random(true)),
         "random_string" => Some(random(false)),
         "tls_private_key" => Some(tls_private_key()),
+        "tls_self_signed_cert" => Some(tls_self_signed_cert()),
+        "tls_cert_request" => Some(tls_cert_request()),
+        "tls_locally_signed_cert" => Some(tls_locally_signed_cert()),
         "random_id" => Some(random_id()),
         "random_integer" => Some(random_integer()),
         "random_uuid" => Some(random_uuid()),
@@ -344,6 +358,9 @@ pub const SUPPORTED: &[&str] = &[
     "random_shuffle",
     "random_pet",
     "tls_private_key",
+    "tls_self_signed_cert",
+    "tls_cert_request",
+    "tls_locally_signed_cert",
     "time_static",
     "time_offset",
     "time_rotating",

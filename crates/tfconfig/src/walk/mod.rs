@@ -2,6 +2,7 @@
 //! against their schema), module calls (arguments checked against the child's variables, then
 //! the child walked per instance) and outputs.
 
+mod data;
 mod values;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -138,6 +139,9 @@ impl Walker<'_> {
         } else {
             format!("{}.{}", r.rtype, r.name)
         };
+        if let Some(schema) = schema::data_source(&r.rtype).filter(|_| r.data) {
+            return self.data_source(env, r, &schema, key);
+        }
         let Some(schema) = schema::resource(&r.rtype).filter(|_| !r.data) else {
             self.diags.push(unsupported(r));
             env.resources.insert(key, Value::Unknown(Type::Dynamic));

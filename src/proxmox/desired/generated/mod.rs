@@ -1,6 +1,7 @@
 //! Values atoll generates at apply time, as the utility providers do: `random_password`,
 //! `random_string`, `random_id`, `random_integer`, `random_uuid`, `random_bytes`,
-//! `random_shuffle` (`random`), `random_pet` (`pet`), `tls_private_key` (`tls`), `time_static`
+//! `random_shuffle` (`random`), `random_pet` (`pet`), `tls_private_key`, `tls_self_signed_cert`,
+//! `tls_cert_request` and `tls_locally_signed_cert` (`tls`), `time_static`
 //! and `time_offset` (`time`), `time_rotating` and `time_sleep` (`rotating`), and Terraform's
 //! built-in `terraform_data` (`terraform`). Which types these are, and their arguments, come from their
 //! schemas in `tfconfig::schema`. Their arguments come from the configuration; the values live
@@ -12,6 +13,7 @@
 
 use std::collections::BTreeMap;
 
+use super::DesiredError;
 use super::values::{Marks, object};
 use tfconfig::ResourceInstance;
 
@@ -64,6 +66,9 @@ pub fn is_sensitive(resource_type: &str, attribute: &str) -> bool {
 pub fn computed(resource_type: &str) -> &'static [&'static str] {
     match resource_type {
         "tls_private_key" => tls::COMPUTED,
+        "tls_self_signed_cert" => tls::SELF_SIGNED_COMPUTED,
+        "tls_locally_signed_cert" => tls::LOCALLY_SIGNED_COMPUTED,
+        "tls_cert_request" => tls::REQUEST_COMPUTED,
         "time_static" => time::COMPUTED,
         "time_offset" => time::OFFSET_COMPUTED,
         "time_rotating" => rotating::ROTATING_COMPUTED,
@@ -109,12 +114,15 @@ pub fn is_dynamic(resource_type: &str, attribute: &str) -> bool {
 }
 
 /// Whether the attribute's text is a stored value (`tfconfig::Value::to_stored`): one of any
-/// type, a list, set or object (`random_shuffle.input`); a map of strings (`keepers`) is kept
-/// as JSON text.
+/// type, a list, set or object (`random_shuffle.input`), or a nested block (a certificate's
+/// `subject`); a map of strings (`keepers`) is kept as JSON text.
 pub fn is_stored_value(resource_type: &str, attribute: &str) -> bool {
     use tfconfig::types::Constraint;
     tfconfig::schema::resource(resource_type)
         .and_then(|schema| {
+            if schema.body.block(attribute).is_some() {
+                return Some(true);
+            }
             schema.body.attr(attribute).map(|a| {
                 matches!(
                     a.ty,
@@ -130,9 +138,13 @@ pub fn is_stored_value(resource_type: &str, attribute: &str) -> bool {
 }
 
 /// An argument's stored text as the plan and `atoll state show` show it: maps (`keepers`) as
-/// the maps they are, a value of any type as itself; `None` when it holds a sensitive value,
-/// which is never shown.
+/// the maps they are, a value of any type as itself; `None` when it holds a sensitive value or
+/// the schema says it is sensitive (a certificate's `private_key_pem`), which is never shown.
 pub fn shown_argument(resource_type: &str, name: &str, text: &str) -> Option<serde_json::Value> {
+    let schema = tfconfig::schema::resource(resource_type);
+    if schema.and_then(|s| s.body.attr(name).map(|a| a.sensitive)) == Some(true) {
+        return None;
+    }
     if is_stored_value(resource_type, name) {
         let value = tfconfig::Value::from_stored(text).ok()?;
         return (!value.contains_sensitive()).then(|| value.to_json("(sensitive value)", ""));
@@ -146,19 +158,31 @@ pub fn shown_argument(resource_type: &str, name: &str, text: &str) -> Option<ser
 /// Whether the attribute is a number in the provider's schema (`random_integer.result`,
 /// `time_static.unix`): its stored text is given to the configuration as a number.
 pub fn is_number(resource_type: &str, attribute: &str) -> bool {
+    has_type(
+        resource_type,
+        attribute,
+        &tfconfig::types::Constraint::Number,
+    )
+}
+
+/// Whether the attribute is a bool in the provider's schema (a certificate's
+/// `ready_for_renewal`): its stored text is given to the configuration as a bool.
+pub fn is_bool(resource_type: &str, attribute: &str) -> bool {
+    has_type(resource_type, attribute, &tfconfig::types::Constraint::Bool)
+}
+
+fn has_type(resource_type: &str, attribute: &str, ty: &tfconfig::types::Constraint) -> bool {
     tfconfig::schema::resource(resource_type)
-        .and_then(|schema| {
-            schema
-                .body
-                .attr(attribute)
-                .map(|a| a.ty == tfconfig::types::Constraint::Number)
-        })
+        .and_then(|schema| schema.body.attr(attribute).map(|a| a.ty == *ty))
         .unwrap_or(false)
 }
 
 /// The generated resource an instance declares: every argument its schema has (maps such as
-/// `keepers` and `triggers` as JSON), checked; `None` for other resource types.
-pub(super) fn from_instance(resource: &ResourceInstance) -> Option<Result<Generated, String>> {
+/// `keepers` and `triggers` as JSON, nested blocks in their stored form), checked; `None` for
+/// other resource types.
+pub(super) fn from_instance(
+    resource: &ResourceInstance,
+) -> Option<Result<Generated, DesiredError>> {
     let schema = tfconfig::schema::resource(&resource.resource_type).filter(|s| s.generated)?;
     let attrs = object(&resource.attributes)?;
     let mut marks = Marks::default();
@@ -188,13 +212,38 @@ pub(super) fn from_instance(resource: &ResourceInstance) -> Option<Result<Genera
             arguments.insert(attr.name.to_owned(), text);
         }
     }
+    for block in &schema.body.blocks {
+        match attrs.get(block.name) {
+            Some(value) if value.contains_unknown() => pending.push(block.name.to_owned()),
+            Some(value) if matches!(value.unmark().0, tfconfig::Value::List(_, items) if !items.is_empty()) =>
+            {
+                arguments.extend(value.to_stored().map(|text| (block.name.to_owned(), text)));
+            }
+            _ => {}
+        }
+    }
     let generated = Generated {
         address: resource.address.clone(),
         resource_type: resource.resource_type.clone(),
         arguments,
         pending,
     };
-    Some(check(&generated).map(|()| generated))
+    let checked = if tls::is_certificate(&generated.resource_type) {
+        tls::check_certificate(&generated.resource_type, &generated.arguments).map_err(|refusal| {
+            DesiredError::Refused {
+                address: resource.address.clone(),
+                declared_at: resource.declared_at.clone(),
+                summary: refusal.summary,
+                detail: refusal.detail,
+            }
+        })
+    } else {
+        check(&generated).map_err(|why| DesiredError::Invalid {
+            address: resource.address.clone(),
+            why,
+        })
+    };
+    Some(checked.map(|()| generated))
 }
 
 /// Why the project asks for more key generation, or more waiting, than one apply may spend, if
@@ -265,6 +314,7 @@ fn check(generated: &Generated) -> Result<(), String> {
 pub fn generate(resource: &Generated) -> Result<BTreeMap<String, String>, String> {
     match resource.resource_type.as_str() {
         "tls_private_key" => tls::generate(tls::KeySpec::parse(&resource.arguments)?),
+        kind if tls::is_certificate(kind) => tls::generate_certificate(kind, &resource.arguments),
         "time_static" => time::generate(&resource.arguments),
         "time_offset" => time::offset(&resource.arguments),
         "time_rotating" => rotating::rotating(&resource.arguments),
@@ -276,15 +326,18 @@ pub fn generate(resource: &Generated) -> Result<BTreeMap<String, String>, String
 }
 
 /// Why a stored generated value is due to be made anew although its arguments are unchanged:
-/// a `time_rotating` whose rotation time has passed at `now`.
+/// a `time_rotating` whose rotation time has passed at `now`, a certificate ready for renewal.
 pub fn due(
     resource_type: &str,
     values: &BTreeMap<&str, &str>,
+    arguments: &BTreeMap<String, String>,
     now: ::time::OffsetDateTime,
 ) -> Option<String> {
-    (resource_type == "time_rotating")
-        .then(|| rotating::due(values, now))
-        .flatten()
+    match resource_type {
+        "time_rotating" => rotating::due(values, now),
+        "tls_self_signed_cert" | "tls_locally_signed_cert" => tls::due(values, arguments, now),
+        _ => None,
+    }
 }
 
 /// How long the apply waits after making this value (`time_sleep.create_duration`), or before

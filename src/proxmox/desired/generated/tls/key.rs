@@ -25,7 +25,7 @@ use ssh_key::private::{EcdsaKeypair, Ed25519Keypair, KeypairData, RsaKeypair};
 use ssh_key::{HashAlg, PrivateKey};
 
 /// What a key computes, in name order.
-pub(super) const COMPUTED: &[&str] = &[
+pub(crate) const COMPUTED: &[&str] = &[
     "id",
     "private_key_openssh",
     "private_key_pem",
@@ -42,14 +42,14 @@ const MAX_RSA_BITS: u64 = tfconfig::schema::RSA_BITS.1 as u64;
 
 /// What to generate, checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum KeySpec {
+pub(crate) enum KeySpec {
     Rsa(usize),
     Ecdsa(Curve),
     Ed25519,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Curve {
+pub(crate) enum Curve {
     P224,
     P256,
     P384,
@@ -59,7 +59,7 @@ pub(super) enum Curve {
 impl KeySpec {
     /// From the resource's arguments (`algorithm`, `rsa_bits` default 2048, `ecdsa_curve`
     /// default `P224`, as the provider's schema has them); why not, in the provider's words.
-    pub(super) fn parse(arguments: &BTreeMap<String, String>) -> Result<Self, String> {
+    pub(crate) fn parse(arguments: &BTreeMap<String, String>) -> Result<Self, String> {
         let algorithm = arguments.get("algorithm").map_or("", String::as_str);
         match algorithm {
             "RSA" => {
@@ -94,12 +94,12 @@ impl KeySpec {
 
 /// How much key generation one project may ask of one apply, in RSA-2048 keys (about 50 ms
 /// each on one core; an RSA-8192 key costs 256 of them).
-pub(super) const BUDGET: u64 = 1024;
+pub(crate) const BUDGET: u64 = 1024;
 
 impl KeySpec {
     /// This key's generation time in RSA-2048 keys, at least one (ECDSA and ED25519 keys take
     /// far less, but each still counts, so the budget bounds how many keys too).
-    pub(super) fn cost(self) -> u64 {
+    pub(crate) fn cost(self) -> u64 {
         match self {
             Self::Rsa(bits) => (bits as u64 / 1024).pow(4) / 16,
             Self::Ecdsa(_) | Self::Ed25519 => 0,
@@ -119,7 +119,7 @@ struct Encoded {
 }
 
 /// Generates the key and every computed attribute.
-pub(super) fn generate(spec: KeySpec) -> Result<BTreeMap<String, String>, String> {
+pub(crate) fn generate(spec: KeySpec) -> Result<BTreeMap<String, String>, String> {
     let encoded = match spec {
         KeySpec::Rsa(bits) => rsa_key(bits),
         KeySpec::Ecdsa(curve) => ecdsa_key(curve),
@@ -167,7 +167,7 @@ pub(super) fn generate(spec: KeySpec) -> Result<BTreeMap<String, String>, String
 /// (Go's `strings.TrimSpace`, here over the DER bytes as the provider passes them: ASCII
 /// spaces, and the Unicode spaces a valid UTF-8 sequence at either end may spell, such as
 /// U+0085 or U+00A0; a byte that is not valid UTF-8 is never a space).
-fn state_id(der: &[u8]) -> String {
+pub(crate) fn state_id(der: &[u8]) -> String {
     let mut start = 0;
     while let Some((c, len)) = first_char(&der[start..]) {
         if !c.is_whitespace() {
