@@ -195,3 +195,65 @@ async fn what_atoll_refuses_is_an_error_where_it_is_written_and_nothing_reaches_
         text(&out)
     );
 }
+
+/// A running VM that ignores ACPI shutdown requests, with the config qemu-server holds for
+/// [`stubborn`] (so only a pull request's change shows).
+const STUBBORN: &str = r#"
+nodes:
+  - name: pve
+    bridges: {vmbr0: 1500}
+    storages:
+      - {id: local-lvm, type: lvmthin, content: [images], total: 4T}
+guests:
+  - vmid: 300
+    type: qemu
+    status: running
+    ignores_acpi: true
+    config:
+      name: stubborn
+      tags: atoll
+      acpi: 1
+      agent: 'enabled=0,fstrim_cloned_disks=0,type=virtio'
+      bios: seabios
+      boot: 'order=scsi0;net0'
+      cores: 1
+      cpu: qemu64
+      sockets: 1
+      numa: 0
+      memory: 512
+      balloon: 0
+      protection: 0
+      keyboard: en-us
+      ostype: other
+      scsihw: virtio-scsi-pci
+      onboot: 1
+      tablet: 1
+      scsi0: 'local-lvm:vm-300-disk-0,size=8G'
+      net0: 'virtio=BC:24:11:00:03:00,bridge=vmbr0,firewall=0'
+"#;
+
+fn stubborn(serial: bool) -> String {
+    let serial = if serial { "  serial_device {}\n" } else { "" };
+    format!(
+        "resource \"proxmox_virtual_environment_vm\" \"s\" {{\n  node_name = \"pve\"\n  vm_id = 300\n  name = \"stubborn\"\n  disk {{\n    interface = \"scsi0\"\n    size = 8\n  }}\n  network_device {{}}\n{serial}}}\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vm_that_ignores_acpi_is_never_stopped_hard_and_the_change_waits_pending() {
+    let env = Env::with_scenario(STUBBORN, options(20)).await;
+    env.write_tf(&stubborn(false));
+    let again = env.atoll(&["plan", "--detailed-exitcode"]).await;
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    env.write_tf(&stubborn(true));
+    let out = env.atoll(&["apply", "--auto-approve"]).await;
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("never stops a guest hard"), "{said}");
+    assert!(said.contains("restart it yourself"), "{said}");
+    assert_eq!(stops(&env, 300), 0, "never stopped");
+    let pending = env
+        .config_of(atoll::proxmox::types::GuestKind::Qemu, 300, false)
+        .await;
+    assert_eq!(pending.get("serial0").map(String::as_str), Some("socket"));
+}

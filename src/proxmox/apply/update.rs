@@ -145,7 +145,12 @@ impl Run<'_> {
                     let reboot = PowerAction::Reboot {
                         timeout: Some(self.exec.settings.shutdown_timeout),
                     };
-                    self.power(node, kind, id, reboot).await.map(|()| true)
+                    // A clean restart only: PVE shuts the guest down (guest agent or ACPI)
+                    // and starts it; a guest that does not go down is never stopped hard.
+                    self.power(node, kind, id, reboot)
+                        .await
+                        .map(|()| true)
+                        .map_err(|e| not_restarted(kind, id, &e))
                 } else {
                     Ok(false)
                 }
@@ -184,4 +189,22 @@ impl Run<'_> {
             .cloned()
             .collect())
     }
+}
+
+/// Why a restart the plan announced did not happen, and what now: the change is written and
+/// waits in the guest's pending config; atoll never stops a guest hard to apply it.
+fn not_restarted(kind: GuestKind, id: u32, error: &str) -> String {
+    let hint = match kind {
+        GuestKind::Qemu => {
+            "the VM did not shut down cleanly (a guest without the QEMU guest agent must \
+             handle ACPI shutdown requests; enable agent.enabled with qemu-guest-agent \
+             installed), and atoll never stops a guest hard to apply a change"
+        }
+        GuestKind::Lxc => "atoll never stops a container hard to apply a change",
+    };
+    format!(
+        "{error}; {hint}. The change is written and waits in Proxmox VE's pending config until \
+         {} {id} restarts: restart it yourself, then plan again",
+        kind.noun()
+    )
 }
