@@ -282,6 +282,7 @@ impl Run<'_> {
             full: fields.get("full") != Some(&"0"),
             storage: fields.get("storage").map(|s| (*s).to_owned()),
             name: request.options.get("name").cloned(),
+            pool: request.options.get("pool").cloned(),
             target: (source_node != *node).then(|| node.to_string()),
         };
         let upid = api.qemu_clone(&source_node, source_id, &clone).await?;

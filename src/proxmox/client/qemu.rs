@@ -16,6 +16,8 @@ pub struct QemuClone {
     /// Where the new disks go (full clones only); the source's storage when `None`.
     pub storage: Option<String>,
     pub name: Option<String>,
+    /// The pool the new VM joins.
+    pub pool: Option<String>,
     /// The node the clone lands on, when not the source's (shared storage only).
     pub target: Option<String>,
 }
@@ -43,6 +45,7 @@ impl ProxmoxClient {
         .param("full", u8::from(req.full))
         .param_opt("storage", req.storage.as_ref())
         .param_opt("name", req.name.as_ref())
+        .param_opt("pool", req.pool.as_ref())
         .param_opt("target", req.target.as_ref());
         self.transport.execute(&call).await
     }
