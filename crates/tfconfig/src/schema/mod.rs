@@ -7,6 +7,7 @@
 
 mod builders;
 mod container;
+mod data;
 mod utility;
 mod vm;
 
@@ -18,6 +19,8 @@ use utility::{
     tls_private_key,
 };
 use vm::vm;
+
+pub use data::{DATA_SOURCES, DataSourceSchema, data_source};
 
 use super::types::Constraint;
 use super::value::Value;

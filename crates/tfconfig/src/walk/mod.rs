@@ -2,6 +2,7 @@
 //! against their schema), module calls (arguments checked against the child's variables, then
 //! the child walked per instance) and outputs.
 
+mod data;
 mod values;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -36,6 +37,10 @@ pub(crate) struct Walker<'c> {
     pub(crate) tally: Tally,
     /// Diagnostics dropped past [`MAX_DIAGNOSTICS`].
     pub(crate) omitted: usize,
+    /// Data source instances with known arguments and no answer yet.
+    pub(crate) data_reads: Vec<crate::data::DataRead>,
+    /// Addresses of data source instances without an answer: what reads them waits.
+    pub(crate) unanswered: BTreeSet<String>,
 }
 
 /// Most diagnostics one load keeps: an error repeated for every instance says no more after
@@ -138,7 +143,11 @@ impl Walker<'_> {
         } else {
             format!("{}.{}", r.rtype, r.name)
         };
-        let Some(schema) = schema::resource(&r.rtype).filter(|_| !r.data) else {
+        if r.data {
+            self.data_source(env, r);
+            return;
+        }
+        let Some(schema) = schema::resource(&r.rtype) else {
             self.diags.push(unsupported(r));
             env.resources.insert(key, Value::Unknown(Type::Dynamic));
             return;
@@ -152,35 +161,10 @@ impl Walker<'_> {
             env.resources.insert(key, Value::Unknown(Type::Dynamic));
             return;
         }
-        env.take_recorded();
-        let insts = {
-            let names = InstanceNames {
-                env,
-                each: None,
-                count: None,
-            };
-            let scope = Scope::new(self.ctx, &names, r.file);
-            instances(
-                &scope,
-                r.count.as_ref(),
-                r.for_each.as_ref(),
-                Repeated::Resource,
-            )
+        let Some((insts, mut shared)) = self.expand(env, r) else {
+            env.resources.insert(key, Value::Unknown(Type::Dynamic));
+            return;
         };
-        let insts = match insts.and_then(|i| self.tally.resources(i.len(), &r.span).map(|()| i)) {
-            Ok(i) => i,
-            Err(d) => {
-                self.diags.push(d);
-                env.resources.insert(key, Value::Unknown(Type::Dynamic));
-                return;
-            }
-        };
-        let mut shared = env.take_recorded();
-        shared.extend(
-            r.depends_on
-                .iter()
-                .map(|(t, _)| format!("{}{t}", env.prefix)),
-        );
         shared.extend(extra_deps.iter().cloned());
         let mut values: Vec<(InstanceKey, Value)> = Vec::with_capacity(insts.len());
         for inst in insts {
