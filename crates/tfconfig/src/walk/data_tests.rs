@@ -207,3 +207,15 @@ fn data_source_arguments_are_checked_against_the_schema() {
         "{read_only:?}"
     );
 }
+
+#[test]
+fn validate_without_a_cluster_shows_data_source_values_as_known_after_apply() {
+    let loaded = load(TEMPLATE_BY_NAME, &Known::new());
+    let text = crate::cli::to_text(&loaded);
+    assert!(
+        text.contains("Success! The configuration is valid"),
+        "{text}"
+    );
+    assert!(text.contains("template_id = (known after apply)"), "{text}");
+    assert!(text.contains("input  = (known after apply)"), "{text}");
+}
