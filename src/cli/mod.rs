@@ -281,7 +281,7 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
     let report = executor.execute(&plan, &desired).await;
     print!("{}", output::apply_text(&report));
     if !report.failed() {
-        let outputs = evaluate_outputs(&opened.state, &input).await?;
+        let outputs = evaluate_outputs(&opened.state, &input, &prepared.data).await?;
         if !outputs.is_empty() {
             print!("\nOutputs:\n\n{}", render::outputs_text(&outputs));
         }
@@ -297,13 +297,15 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
 async fn evaluate_outputs(
     state: &StateHandle,
     input: &Input,
+    data: &tfconfig::Known,
 ) -> anyhow::Result<std::collections::BTreeMap<String, tfconfig::OutputValue>> {
     let now = state.load().await?;
-    let input = input.clone();
-    let desired =
-        tokio::task::spawn_blocking(move || crate::proxmox::engine::load_desired(&input, &now))
-            .await
-            .context("evaluating the outputs")??;
+    let (input, data) = (input.clone(), data.clone());
+    let desired = tokio::task::spawn_blocking(move || {
+        crate::proxmox::engine::load_desired_with(&input, &now, &data)
+    })
+    .await
+    .context("evaluating the outputs")??;
     Ok(desired.outputs)
 }
 
@@ -316,7 +318,7 @@ async fn run_output(args: OutputArgs) -> anyhow::Result<ExitCode> {
     );
     input.limits = opened.settings.limits.clone();
     install_modules(&opened.settings, &mut input).await?;
-    let outputs = evaluate_outputs(&opened.state, &input).await?;
+    let outputs = evaluate_outputs(&opened.state, &input, &tfconfig::Known::new()).await?;
     match (&args.name, args.json) {
         (Some(name), json) => {
             let Some(one) = outputs.get(name) else {

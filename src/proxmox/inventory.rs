@@ -79,6 +79,8 @@ pub async fn refresh(
 pub struct Partial {
     inventory: Inventory,
     detailed: BTreeSet<u32>,
+    /// `cluster/resources` as listed, for what reads it whole (the data sources).
+    cluster: Vec<ClusterGuest>,
 }
 
 /// Reads `cluster/resources` and the guests atoll's state names, so it can run while the
@@ -91,6 +93,7 @@ pub async fn refresh_state(
     let mut partial = Partial {
         inventory: Inventory::default(),
         detailed: BTreeSet::new(),
+        cluster: Vec::new(),
     };
     for guest in &cluster {
         partial
@@ -100,6 +103,7 @@ pub async fn refresh_state(
     }
     let wanted = wanted_vmids(state, &[]);
     partial.read(api, &cluster, &wanted).await?;
+    partial.cluster = cluster;
     Ok(partial)
 }
 
@@ -173,6 +177,11 @@ impl Partial {
 
     pub fn inventory(&self) -> &Inventory {
         &self.inventory
+    }
+
+    /// Every guest as `cluster/resources` listed it.
+    pub fn cluster(&self) -> &[ClusterGuest] {
+        &self.cluster
     }
 
     pub fn into_inventory(self) -> Inventory {

@@ -283,7 +283,7 @@ async fn apply_one(
     let outputs = if report.failed() {
         String::new()
     } else {
-        project::outputs(&state, &input).await
+        project::outputs(&state, &input, &prepared.data).await
     };
     let done = ApplyEnd {
         failed: report.failed(),

@@ -283,15 +283,16 @@ pub(super) async fn prepare(
 const MAX_OUTPUT_CHARS: usize = 16_000;
 
 /// The root module's outputs after an apply, rendered (`name = value` lines, secrets
-/// `<sensitive>`), evaluated with the state the apply left; empty when there are none or when
+/// `<sensitive>`), evaluated with the state the apply left and the data sources the plan read; empty when there are none or when
 /// they cannot be evaluated (the apply's own result stands; the reason goes to the log).
-pub(super) async fn outputs(state: &StateHandle, input: &Input) -> String {
+pub(super) async fn outputs(state: &StateHandle, input: &Input, data: &tfconfig::Known) -> String {
     let evaluated = async {
         let now = state.load().await?;
-        let input = input.clone();
-        let desired =
-            tokio::task::spawn_blocking(move || crate::proxmox::engine::load_desired(&input, &now))
-                .await??;
+        let (input, data) = (input.clone(), data.clone());
+        let desired = tokio::task::spawn_blocking(move || {
+            crate::proxmox::engine::load_desired_with(&input, &now, &data)
+        })
+        .await??;
         anyhow::Ok(desired.outputs)
     };
     match evaluated.await {

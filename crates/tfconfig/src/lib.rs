@@ -19,12 +19,13 @@
 //! oracle's `divergences.txt` lists where that shows); override files, provider-defined
 //! functions, `moved`/`import`/`removed`/`check` blocks and `dynamic` blocks in `.tf.json`
 //! are reported as unsupported; data sources and resource types other than the schemas in
-//! [`schema`] are diagnostics, not evaluated.
+//! [`schema`] are diagnostics, not evaluated. Data sources are read by the caller ([`data`]).
 
 mod body;
 pub mod checkout;
 pub mod cli;
 mod config;
+pub mod data;
 pub mod diag;
 pub mod eval;
 pub mod expand;
@@ -106,6 +107,9 @@ pub struct OutputValue {
 pub struct Loaded {
     pub resources: Vec<ResourceInstance>,
     pub outputs: BTreeMap<String, OutputValue>,
+    /// The data source instances to read before the configuration can be planned: known
+    /// arguments, no answer in [`Known`] yet (see [`data`]).
+    pub data_reads: Vec<data::DataRead>,
     pub diagnostics: Vec<Diagnostic>,
     /// The files read, for rendering diagnostics.
     pub sources: SourceMap,
@@ -138,7 +142,9 @@ impl Loaded {
 }
 
 /// Values of computed attributes known before evaluation, by instance address and attribute
-/// name (`random_password.db` -> `result`); they replace the attribute's unknown value.
+/// name (`random_password.db` -> `result`); they replace the attribute's unknown value. A data
+/// source instance's answer ([`data::answer`]) goes under its address
+/// (`data.proxmox_virtual_environment_vms.templates` -> `vms`).
 pub type Known = BTreeMap<String, BTreeMap<String, Value>>;
 
 /// Loads and evaluates a project. Never panics on bad input; problems become diagnostics.
@@ -155,6 +161,7 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
         return Loaded {
             resources: Vec::new(),
             outputs: BTreeMap::new(),
+            data_reads: Vec::new(),
             diagnostics: diags,
             sources,
         };
@@ -177,6 +184,8 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
         pending: Vec::new(),
         tally: expand::Tally::new(limits.module_instances, limits.resource_instances),
         omitted: 0,
+        data_reads: Vec::new(),
+        unanswered: Default::default(),
     };
     let walked = walker.module(&mut env, &Default::default());
     let mut resources = walker.resources;
@@ -198,6 +207,7 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
     Loaded {
         resources,
         outputs: walked.outputs,
+        data_reads: walker.data_reads,
         diagnostics,
         sources: ctx.sources.into_inner(),
     }

@@ -38,6 +38,16 @@ pub enum EngineError {
     /// A value atoll generates (a `tls_private_key`, a `random_password`) could not be made.
     #[error("generating {address} failed: {why}")]
     Generate { address: String, why: String },
+    /// The configuration reads a data source, and it is being evaluated without the cluster
+    /// (the outputs after an apply): only a plan reads data sources. Plan instead.
+    #[error(
+        "the configuration reads {address} ({declared_at}) from the cluster, and only a plan \
+         reads data sources: run a plan to see values that depend on it"
+    )]
+    DataSource {
+        address: String,
+        declared_at: String,
+    },
     /// The evaluation stopped before it answered (a panic in the evaluator, or shutdown).
     #[error("evaluating the configuration stopped unexpectedly: {0}")]
     Interrupted(String),

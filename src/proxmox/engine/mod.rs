@@ -3,6 +3,7 @@
 //! runner are thin adapters over [`Engine`]; nothing else calls the planner, the guard or the
 //! executor. Its futures are `Send`, so the runner drives them in the job's own task.
 
+mod data;
 mod error;
 mod settings;
 
@@ -109,6 +110,9 @@ pub struct Prepared {
     pub protected: ProtectedSet,
     /// What the refresh read.
     pub inventory: Inventory,
+    /// The data sources' answers the configuration was evaluated with, by address; apply
+    /// evaluates it again with the same.
+    pub data: tfconfig::Known,
 }
 
 impl Prepared {
@@ -130,9 +134,21 @@ impl Prepared {
 /// but those that follow the update ([`desired::follows_update`]). What reads a changed value
 /// may change in turn (a keeper that reads a replaced password): evaluated again until no more
 /// change, at most once per generated resource.
+///
+/// Without the cluster, a configuration that reads data sources is refused
+/// ([`EngineError::DataSource`]); [`load_desired_with`] takes their answers.
 pub fn load_desired(input: &Input, state: &ProjectState) -> Result<DesiredState, EngineError> {
+    load_desired_with(input, state, &tfconfig::Known::new())
+}
+
+/// [`load_desired`] with the data sources' answers, by address.
+pub fn load_desired_with(
+    input: &Input,
+    state: &ProjectState,
+    answers: &tfconfig::Known,
+) -> Result<DesiredState, EngineError> {
     let mut generated = state.generated_values();
-    let mut desired = evaluate(input, &generated)?;
+    let mut desired = evaluate(input, &generated, answers)?;
     let mut seen = BTreeMap::new();
     for _ in 0..=state.generated.len() {
         let changed = changed_generated(&desired, state);
@@ -148,7 +164,7 @@ pub fn load_desired(input: &Input, state: &ProjectState) -> Result<DesiredState,
                 }
             }
         }
-        desired = evaluate(input, &generated)?;
+        desired = evaluate(input, &generated, answers)?;
         seen = changed;
     }
     Ok(desired)
@@ -261,13 +277,25 @@ fn changed_arguments<'a>(desired: &'a Generated, stored: &'a GeneratedEntry) -> 
 fn evaluate(
     input: &Input,
     generated: &BTreeMap<String, GeneratedValues>,
+    answers: &tfconfig::Known,
 ) -> Result<DesiredState, EngineError> {
-    let first = tfconfig::load_with_known(input, &desired::known_values(&[], generated));
+    let with_answers = |mut known: tfconfig::Known| {
+        known.extend(answers.iter().map(|(k, v)| (k.clone(), v.clone())));
+        known
+    };
+    let first =
+        tfconfig::load_with_known(input, &with_answers(desired::known_values(&[], generated)));
     if first.has_errors() {
         return Err(EngineError::Config(first.render_diagnostics()));
     }
+    if let Some(read) = first.data_reads.first() {
+        return Err(EngineError::DataSource {
+            address: read.address.clone(),
+            declared_at: read.declared_at.clone(),
+        });
+    }
     // Download ids are known before apply: evaluate again with them when anything uses one.
-    let known = desired::known_values(&first.resources, generated);
+    let known = with_answers(desired::known_values(&first.resources, generated));
     let needs_second = first.resources.iter().any(|r| {
         r.depends_on
             .iter()
@@ -303,10 +331,24 @@ async fn prepare(
         tokio::task::spawn_blocking(move || load_desired(&input, &known))
     };
     let refreshed = refresh_state(api, &project_state.entries).await;
-    let desired = loading
+    let loaded = loading
         .await
-        .map_err(|e| EngineError::Interrupted(e.to_string()))??;
+        .map_err(|e| EngineError::Interrupted(e.to_string()))?;
     let mut refreshed = refreshed?;
+    let (desired, data) = match loaded {
+        Err(EngineError::DataSource { .. }) => {
+            let guests = data::guests(refreshed.cluster());
+            let (input, known) = (input.clone(), project_state.clone());
+            tokio::task::spawn_blocking(move || {
+                let generated = desired::known_values(&[], &known.generated_values());
+                let answers = data::answer_all(&input, &generated, &guests)?;
+                Ok((load_desired_with(&input, &known, &answers)?, answers))
+            })
+            .await
+            .map_err(|e| EngineError::Interrupted(e.to_string()))?
+        }
+        loaded => loaded.map(|desired| (desired, tfconfig::Known::new())),
+    }?;
     refreshed
         .complete(api, &project_state.entries, &desired.resources)
         .await?;
@@ -336,6 +378,7 @@ async fn prepare(
         plan,
         protected,
         inventory,
+        data,
     })
 }
 
@@ -646,7 +689,7 @@ async fn settle_state(
             break;
         }
         stored = state.load().await?;
-        desired = load_desired(input, &stored)?;
+        desired = load_desired_with(input, &stored, &prepared.data)?;
     }
     if let Some(waiting) = desired.generated.iter().find(|g| !g.pending.is_empty()) {
         return Err(EngineError::Generate {

@@ -17,8 +17,8 @@ const LOCAL_FILE_CHECKSUMS: &[&str] = &[
     "id",
 ];
 
-/// The schema of a data source atoll reads, if it reads it.
-pub fn data_source(type_name: &str) -> Option<ResourceSchema> {
+/// The schema of a data source atoll reads from the checkout itself, if it is one.
+pub fn local_data_source(type_name: &str) -> Option<ResourceSchema> {
     let (type_name, sensitive) = match type_name {
         "local_file" => ("local_file", false),
         "local_sensitive_file" => ("local_sensitive_file", true),

@@ -10,6 +10,7 @@ mod builders;
 mod certs;
 mod check;
 mod container;
+mod data;
 mod local;
 mod utility;
 mod vm;
@@ -18,13 +19,15 @@ use builders::*;
 pub use certs::{ALLOWED_USES, MAX_VALIDITY_HOURS};
 use certs::{tls_cert_request, tls_locally_signed_cert, tls_self_signed_cert};
 use container::container;
-pub use local::data_source;
+pub use local::local_data_source;
 use utility::{
     null_resource, random, random_bytes, random_id, random_integer, random_pet, random_shuffle,
     random_uuid, terraform_data, time_offset, time_rotating, time_sleep, time_static,
     tls_private_key,
 };
 use vm::vm;
+
+pub use data::{DATA_SOURCES, DataSourceSchema, data_source};
 
 use super::types::Constraint;
 use super::value::Value;

@@ -1,33 +1,84 @@
-//! The data sources atoll reads while it evaluates (`schema::data_source`): `local_file` and
-//! `local_sensitive_file` read a file of the checkout through the load's sandbox, the one
-//! `file()` reads through (the same confinement, caps and per-load budget), when their
-//! `filename` is known; a file refused or missing is an error on the `filename` line. They make
-//! no resource instance: nothing of them is planned or applied.
+//! `data` blocks: each instance evaluated against its data source's schema. One the caller
+//! answered (its address in [`crate::Known`]) takes the answer's attributes; one whose
+//! arguments are known is listed as a [`DataRead`] for the caller to answer; one that waits on
+//! another data source's answer stays unknown; any other unknown argument is an error, since
+//! atoll reads data sources before it plans.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use base64::Engine as _;
 use hcl_edit::Span as _;
 
 use super::Walker;
-use crate::body;
+use super::values::{collect, unsupported};
 use crate::config::Resource;
+use crate::data::DataRead;
+use crate::diag::{Diagnostic, Span};
 use crate::eval::Scope;
-use crate::expand::{InstanceKey, Repeated, instances};
-use crate::funcs::encoding::{base64_digest, digest};
+use crate::expand::{Instance, InstanceKey, Repeated, instances};
 use crate::module::{Env, InstanceNames};
-use crate::schema::ResourceSchema;
+use crate::schema::{self, DataSourceSchema};
 use crate::value::{Type, Value};
+use crate::{body, dependency_covers};
 
 impl Walker<'_> {
-    /// Reads every instance of the data source `r` into `env` under `key`.
-    pub(super) fn data_source(
+    pub(super) fn data_source(&mut self, env: &mut Env<'_>, r: &Resource) {
+        let key = format!("data.{}.{}", r.rtype, r.name);
+        if let Some(schema) = schema::local_data_source(&r.rtype) {
+            return self.local_data_source(env, r, &schema, key);
+        }
+        let Some(schema) = schema::data_source(&r.rtype) else {
+            self.diags.push(unsupported(r));
+            env.resources.insert(key, Value::Unknown(Type::Dynamic));
+            return;
+        };
+        if let Some(message) = schema.deprecated {
+            let d = Diagnostic::warning("Deprecated Resource", message, Some(r.type_span.clone()));
+            if !self.diags.contains(&d) {
+                self.diags.push(d);
+            }
+        }
+        let Some((insts, shared)) = self.expand(env, r) else {
+            env.resources.insert(key, Value::Unknown(Type::Dynamic));
+            return;
+        };
+        let mut values: Vec<(InstanceKey, Value)> = Vec::with_capacity(insts.len());
+        for inst in insts {
+            if self.ctx.exhausted() {
+                break;
+            }
+            let names = InstanceNames {
+                env,
+                each: inst.each.clone(),
+                count: inst.count,
+            };
+            let scope = Scope::new(self.ctx, &names, r.file);
+            let open = r.open.range.clone();
+            let attrs = body::eval_body(&scope, &r.body, &schema.body, true, open, &mut self.diags);
+            self.bound_diagnostics();
+            let mut deps = env.take_recorded();
+            deps.extend(shared.iter().cloned());
+            let address = format!("{}{key}{}", env.prefix, inst.key);
+            let attrs = match self.known.get(&address) {
+                Some(answer) => answered(attrs, answer),
+                None => {
+                    self.ask(r, &schema, &address, &attrs, &deps);
+                    attrs
+                }
+            };
+            values.push((inst.key, attrs));
+        }
+        let value = collect(r.for_each.is_some(), r.count.is_some(), values);
+        env.resources.insert(key, value);
+    }
+
+    /// The instances of a `resource` or `data` block and what their `count` or `for_each`
+    /// (and `depends_on`) depend on; `None` after a diagnostic.
+    pub(super) fn expand(
         &mut self,
-        env: &mut Env<'_>,
+        env: &Env<'_>,
         r: &Resource,
-        schema: &ResourceSchema,
-        key: String,
-    ) {
+    ) -> Option<(Vec<Instance>, BTreeSet<String>)> {
+        env.take_recorded();
         let insts = {
             let names = InstanceNames {
                 env,
@@ -42,240 +93,129 @@ impl Walker<'_> {
                 Repeated::Resource,
             )
         };
-        let insts = match insts.and_then(|i| self.tally.resources(i.len(), &r.span).map(|()| i)) {
+        let insts = insts.and_then(|i| self.tally.resources(i.len(), &r.span).map(|()| i));
+        let insts = match insts {
             Ok(i) => i,
             Err(d) => {
                 self.diags.push(d);
-                env.resources.insert(key, Value::Unknown(Type::Dynamic));
-                return;
+                return None;
             }
         };
-        let mut values: Vec<(InstanceKey, Value)> = Vec::with_capacity(insts.len());
-        for inst in insts {
-            let names = InstanceNames {
-                env,
-                each: inst.each.clone(),
-                count: inst.count,
-            };
-            let scope = Scope::new(self.ctx, &names, r.file);
-            let open = r.open.range.clone();
-            let attrs = body::eval_body(&scope, &r.body, &schema.body, true, open, &mut self.diags);
-            let attrs = self.read_local_file(&scope, r, schema, attrs);
-            self.bound_diagnostics();
-            values.push((inst.key, attrs));
-        }
-        let value = super::collect(r.for_each.is_some(), r.count.is_some(), values);
-        env.resources.insert(key, value);
+        let mut shared = env.take_recorded();
+        shared.extend(
+            r.depends_on
+                .iter()
+                .map(|(t, _)| format!("{}{t}", env.prefix)),
+        );
+        Some((insts, shared))
     }
 
-    /// `local_file`'s computed attributes, from the file `filename` names; left unknown while
-    /// `filename` is.
-    fn read_local_file(
+    /// Lists the read of an unanswered instance, or says why it cannot be read at plan.
+    fn ask(
         &mut self,
-        s: &Scope<'_>,
         r: &Resource,
-        schema: &ResourceSchema,
-        attrs: Value,
-    ) -> Value {
-        let Value::Object(mut fields) = attrs else {
-            return attrs;
-        };
-        let filename = fields.get("filename").map(|v| v.unmark().0.clone());
-        let Some(Value::String(filename)) = filename else {
-            return Value::Object(fields);
-        };
-        let bytes = match self.ctx.sandbox.read(&filename) {
-            Ok(bytes) => bytes,
-            Err(why) => {
-                let span = r
-                    .body
-                    .get_attribute("filename")
-                    .and_then(|a| a.value.span());
-                self.diags.push(s.error(
-                    "Read local file data source error",
-                    format!("The file at given path cannot be read: {why}."),
-                    span,
-                ));
-                return Value::Object(fields);
+        schema: &DataSourceSchema,
+        address: &str,
+        attrs: &Value,
+        deps: &BTreeSet<String>,
+    ) {
+        let waiting = deps
+            .iter()
+            .any(|dep| self.unanswered.iter().any(|u| dependency_covers(dep, u)));
+        self.unanswered.insert(address.to_owned());
+        let unknown = unknown_argument(r, schema, attrs);
+        match unknown {
+            None => {
+                let declared_at = self
+                    .ctx
+                    .sources
+                    .borrow()
+                    .locate(&r.span)
+                    .map(|(f, l, _)| format!("{f}:{l}"))
+                    .unwrap_or_default();
+                self.data_reads.push(DataRead {
+                    data_type: r.rtype.clone(),
+                    address: address.to_owned(),
+                    arguments: arguments(schema, attrs),
+                    subject: r.type_span.clone(),
+                    declared_at,
+                });
             }
-        };
-        let sensitive = |name: &str| schema.body.attr(name).is_some_and(|a| a.sensitive);
-        for (name, value) in contents(&bytes) {
-            fields.insert(name.to_owned(), Value::string(value).mark(sensitive(name)));
+            Some(_) if waiting => {}
+            Some((name, subject)) => self.diags.push(Diagnostic::error(
+                "Data source argument known only after apply",
+                format!(
+                    "The \"{name}\" argument of {address} depends on a value known only after \
+                     apply. atoll reads data sources from the cluster before it plans, so their \
+                     arguments must be known then: use a literal, a variable or another data \
+                     source's attribute instead of a resource's computed attribute."
+                ),
+                Some(subject),
+            )),
         }
-        Value::Object(fields)
     }
 }
 
-/// What the local provider computes from a file's bytes (`genFileChecksums`): its content (as
-/// Go's `string(content)` reaches Terraform: bytes that are not UTF-8 become U+FFFD), its
-/// base64, and its checksums; `id` is the SHA-1.
-fn contents(bytes: &[u8]) -> BTreeMap<&'static str, String> {
-    let sha1 = digest("filesha1", bytes);
-    BTreeMap::from([
-        ("content", String::from_utf8_lossy(bytes).into_owned()),
-        (
-            "content_base64",
-            base64::engine::general_purpose::STANDARD.encode(bytes),
-        ),
-        ("content_md5", digest("filemd5", bytes)),
-        ("content_sha1", sha1.clone()),
-        ("content_sha256", digest("filesha256", bytes)),
-        ("content_sha512", digest("filesha512", bytes)),
-        (
-            "content_base64sha256",
-            base64_digest("filebase64sha256", bytes),
-        ),
-        (
-            "content_base64sha512",
-            base64_digest("filebase64sha512", bytes),
-        ),
-        ("id", sha1),
-    ])
+/// The first argument written in the block whose value is not wholly known, with where it is
+/// written.
+fn unknown_argument(
+    r: &Resource,
+    schema: &DataSourceSchema,
+    attrs: &Value,
+) -> Option<(String, Span)> {
+    let at = |range: Option<std::ops::Range<usize>>| Span {
+        file: r.file,
+        range: range.unwrap_or_else(|| r.type_span.range.clone()),
+    };
+    let unknown = |name: &str| attrs.get_attr(name).is_some_and(Value::contains_unknown);
+    let written = r
+        .body
+        .attributes()
+        .filter(|a| schema.body.attr(a.key.as_str()).is_some())
+        .map(|a| (a.key.to_string(), at(a.value.span())));
+    let blocks = r.body.blocks().filter_map(|b| {
+        let name = match b.ident.as_str() {
+            "dynamic" => b.labels.first()?.to_string(),
+            name => name.to_owned(),
+        };
+        schema.body.block(&name)?;
+        Some((name, at(b.ident.span())))
+    });
+    let found = written.chain(blocks).find(|(name, _)| unknown(name));
+    found.or_else(|| {
+        attrs
+            .as_map()?
+            .iter()
+            .find(|(name, v)| {
+                let argument = schema.body.attr(name).is_some_and(|a| !a.computed)
+                    || schema.body.block(name).is_some();
+                argument && v.contains_unknown()
+            })
+            .map(|(name, _)| (name.clone(), at(None)))
+    })
+}
+
+/// The arguments of an instance: every attribute but those only the read sets.
+fn arguments(schema: &DataSourceSchema, attrs: &Value) -> Value {
+    let Some(fields) = attrs.as_map() else {
+        return attrs.clone();
+    };
+    let kept = fields
+        .iter()
+        .filter(|(name, _)| schema.body.attr(name).is_none_or(|a| !a.read_only))
+        .map(|(name, v)| (name.clone(), v.clone()));
+    Value::Object(kept.collect())
+}
+
+/// The instance's attributes with what the read set.
+fn answered(attrs: Value, answer: &BTreeMap<String, Value>) -> Value {
+    let Value::Object(mut fields) = attrs else {
+        return attrs;
+    };
+    fields.extend(answer.iter().map(|(k, v)| (k.clone(), v.clone())));
+    Value::Object(fields)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Loads `files` (path, text) as a checkout whose project is `env/`.
-    fn load(files: &[(&str, &str)]) -> crate::Loaded {
-        let dir = tempfile::tempdir().expect("temp dir");
-        for (path, text) in files {
-            let path = dir.path().join(path);
-            std::fs::create_dir_all(path.parent().expect("a parent")).expect("dirs");
-            std::fs::write(path, text).expect("file");
-        }
-        crate::load_with_known(
-            &crate::Input {
-                checkout: dir.path().to_path_buf(),
-                project_dir: "env".into(),
-                workspace: "default".to_owned(),
-                vars: Vec::new(),
-                limits: crate::Limits::default(),
-                modules: Default::default(),
-            },
-            &crate::Known::new(),
-        )
-    }
-
-    const READS: &str = r#"
-data "local_file" "motd" {
-  filename = "${path.module}/files/motd.txt"
-}
-data "local_sensitive_file" "token" {
-  filename = "files/token"
-}
-output "motd" {
-  value = data.local_file.motd.content
-}
-output "motd_id" {
-  value = data.local_file.motd.id
-}
-output "token" {
-  value     = data.local_sensitive_file.token.content
-  sensitive = true
-}
-output "token_sha" {
-  value = data.local_sensitive_file.token.content_sha256
-}
-"#;
-
-    #[test]
-    fn local_file_reads_the_checkout_and_the_sensitive_one_marks_its_content() {
-        let loaded = load(&[
-            ("env/main.tf", READS),
-            ("env/files/motd.txt", "hello\n"),
-            ("env/files/token", "s3cret"),
-        ]);
-        assert!(!loaded.has_errors(), "{}", loaded.render_diagnostics());
-        let out = |name: &str| loaded.outputs[name].value.unmark().0.clone();
-        assert_eq!(out("motd"), Value::string("hello\n"));
-        assert_eq!(
-            out("motd_id"),
-            Value::string("f572d396fae9206628714fb2ce00f72e94f2258f")
-        );
-        assert_eq!(out("token"), Value::string("s3cret"));
-        assert!(loaded.outputs["token"].value.contains_sensitive());
-        // A checksum of a sensitive file is not sensitive, as in the provider's schema.
-        assert!(!loaded.outputs["token_sha"].value.contains_sensitive());
-        // A data source is read, never planned.
-        assert!(loaded.resources.is_empty());
-    }
-
-    #[test]
-    fn an_unknown_sensitive_content_in_a_plain_output_is_refused() {
-        let tf = "data \"local_sensitive_file\" \"t\" {\n  filename = \"t\"\n}\noutput \"t\" {\n  value = data.local_sensitive_file.t.content\n}\n";
-        let loaded = load(&[("env/main.tf", tf), ("env/t", "x")]);
-        assert!(
-            loaded
-                .render_diagnostics()
-                .contains("Output refers to sensitive values")
-        );
-    }
-
-    #[test]
-    fn a_missing_file_or_one_outside_the_checkout_is_an_error_on_the_filename_line() {
-        for (filename, why) in [
-            ("files/absent.txt", "no file exists at"),
-            ("../../etc/passwd", "leaves the"),
-            ("/etc/passwd", "is absolute"),
-        ] {
-            let tf = format!(
-                "data \"local_file\" \"f\" {{\n  filename = \"{filename}\"\n}}\noutput \"o\" {{\n  value = data.local_file.f.content\n}}\n"
-            );
-            let loaded = load(&[("env/main.tf", &tf)]);
-            let text = loaded.render_diagnostics();
-            assert!(
-                text.contains("Error: Read local file data source error"),
-                "{text}"
-            );
-            assert!(text.contains("on main.tf line 2"), "{text}");
-            assert!(text.contains(why), "{filename}: {text}");
-        }
-    }
-
-    #[test]
-    fn a_file_past_the_per_file_cap_is_refused_as_file_refuses_it() {
-        let big =
-            "x".repeat(usize::try_from(crate::Limits::default().file_bytes).expect("fits") + 1);
-        let tf = "data \"local_file\" \"f\" {\n  filename = \"big\"\n}\n";
-        let loaded = load(&[("env/main.tf", tf), ("env/big", &big)]);
-        let text = loaded.render_diagnostics();
-        assert!(text.contains("larger than"), "{text}");
-    }
-
-    #[test]
-    fn the_local_file_resource_and_local_command_stay_refused_with_their_reasons() {
-        let tf = "resource \"local_file\" \"f\" {\n  filename = \"x\"\n  content = \"y\"\n}\ndata \"local_command\" \"c\" {\n  command = \"id\"\n}\n";
-        let loaded = load(&[("env/main.tf", tf)]);
-        let text = loaded.render_diagnostics();
-        assert!(
-            text.contains("expose the content as an output instead"),
-            "{text}"
-        );
-        assert!(
-            text.contains("Data source \"local_command\" is refused"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn checksums_are_the_local_providers() {
-        let c = contents(b"hello\n");
-        assert_eq!(c["id"], "f572d396fae9206628714fb2ce00f72e94f2258f");
-        assert_eq!(c["content_sha1"], c["id"]);
-        assert_eq!(c["content_md5"], "b1946ac92492d2347c6235b4d2611184");
-        assert_eq!(
-            c["content_sha256"],
-            "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
-        );
-        assert_eq!(
-            c["content_base64sha256"],
-            "WJG1tSLV3whtD/CxEPvZ0hu0/HFjrzTQgoai6Eb2vgM="
-        );
-        assert_eq!(c["content_base64"], "aGVsbG8K");
-        assert_eq!(c["content"], "hello\n");
-        assert_eq!(contents(b"a\xffb")["content"], "a\u{fffd}b");
-    }
-}
+#[path = "data_tests.rs"]
+mod tests;

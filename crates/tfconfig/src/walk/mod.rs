@@ -3,6 +3,7 @@
 //! the child walked per instance) and outputs.
 
 mod data;
+mod local;
 mod values;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,6 +38,10 @@ pub(crate) struct Walker<'c> {
     pub(crate) tally: Tally,
     /// Diagnostics dropped past [`MAX_DIAGNOSTICS`].
     pub(crate) omitted: usize,
+    /// Data source instances with known arguments and no answer yet.
+    pub(crate) data_reads: Vec<crate::data::DataRead>,
+    /// Addresses of data source instances without an answer: what reads them waits.
+    pub(crate) unanswered: BTreeSet<String>,
 }
 
 /// Most diagnostics one load keeps: an error repeated for every instance says no more after
@@ -139,10 +144,11 @@ impl Walker<'_> {
         } else {
             format!("{}.{}", r.rtype, r.name)
         };
-        if let Some(schema) = schema::data_source(&r.rtype).filter(|_| r.data) {
-            return self.data_source(env, r, &schema, key);
+        if r.data {
+            self.data_source(env, r);
+            return;
         }
-        let Some(schema) = schema::resource(&r.rtype).filter(|_| !r.data) else {
+        let Some(schema) = schema::resource(&r.rtype) else {
             self.diags.push(unsupported(r));
             env.resources.insert(key, Value::Unknown(Type::Dynamic));
             return;
@@ -156,35 +162,10 @@ impl Walker<'_> {
             env.resources.insert(key, Value::Unknown(Type::Dynamic));
             return;
         }
-        env.take_recorded();
-        let insts = {
-            let names = InstanceNames {
-                env,
-                each: None,
-                count: None,
-            };
-            let scope = Scope::new(self.ctx, &names, r.file);
-            instances(
-                &scope,
-                r.count.as_ref(),
-                r.for_each.as_ref(),
-                Repeated::Resource,
-            )
+        let Some((insts, mut shared)) = self.expand(env, r) else {
+            env.resources.insert(key, Value::Unknown(Type::Dynamic));
+            return;
         };
-        let insts = match insts.and_then(|i| self.tally.resources(i.len(), &r.span).map(|()| i)) {
-            Ok(i) => i,
-            Err(d) => {
-                self.diags.push(d);
-                env.resources.insert(key, Value::Unknown(Type::Dynamic));
-                return;
-            }
-        };
-        let mut shared = env.take_recorded();
-        shared.extend(
-            r.depends_on
-                .iter()
-                .map(|(t, _)| format!("{}{t}", env.prefix)),
-        );
         shared.extend(extra_deps.iter().cloned());
         let mut values: Vec<(InstanceKey, Value)> = Vec::with_capacity(insts.len());
         for inst in insts {

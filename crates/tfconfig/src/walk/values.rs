@@ -63,6 +63,11 @@ pub(super) fn unsupported(r: &Resource) -> Diagnostic {
     };
     let detail = match schema::never(&r.rtype, r.data) {
         Some(why) => format!("{what} \"{}\" is refused: {why}.", r.rtype),
+        None if r.data => format!(
+            "{what} \"{}\" is not supported by atoll's Proxmox engine, which reads only: {}. Remove it from this project, or manage it in a stack that Terraform applies.",
+            r.rtype,
+            schema::DATA_SOURCES.join(", ")
+        ),
         None => format!(
             "{what} \"{}\" is not supported by atoll's Proxmox engine, which manages only: {}. Remove it from this project, or manage it in a stack that Terraform applies.",
             r.rtype,

@@ -1,0 +1,137 @@
+//! Data source schemas, pinned to bpg/proxmox v0.111: `proxmox_virtual_environment_vm` (one VM
+//! by node and VMID, deprecated by bpg in favour of `proxmox_vm`) and
+//! `proxmox_virtual_environment_vms` (the VMs matching tags and `filter` blocks). What each
+//! reads is [`crate::data`]'s.
+
+use super::builders::*;
+use super::{BlockSchema, BodySchema};
+use crate::types::Constraint;
+
+/// A data source type's schema.
+#[derive(Clone, Debug)]
+pub struct DataSourceSchema {
+    pub type_name: &'static str,
+    /// Arguments (required or optional) and what the read sets (computed).
+    pub body: BodySchema,
+    /// The provider deprecated the whole data source: writing one is a warning with this
+    /// message, where it is written.
+    pub deprecated: Option<&'static str>,
+}
+
+/// Every data source atoll reads.
+pub const DATA_SOURCES: &[&str] = &[
+    "proxmox_virtual_environment_vm",
+    "proxmox_virtual_environment_vms",
+    "local_file",
+    "local_sensitive_file",
+];
+
+/// bpg's message on the data sources its `proxmox_*` names replace
+/// (`fwprovider/migration/migration.go`).
+const MOVED_TO_VM: &str =
+    "Use \"proxmox_vm\" instead. This resource / data source will be removed in v1.0.";
+
+/// The schema of a data source, if atoll reads it.
+pub fn data_source(type_name: &str) -> Option<DataSourceSchema> {
+    match type_name {
+        "proxmox_virtual_environment_vm" => Some(DataSourceSchema {
+            type_name: "proxmox_virtual_environment_vm",
+            body: BodySchema {
+                attrs: vm_attrs(true),
+                blocks: Vec::new(),
+            },
+            deprecated: Some(MOVED_TO_VM),
+        }),
+        "proxmox_virtual_environment_vms" => Some(DataSourceSchema {
+            type_name: "proxmox_virtual_environment_vms",
+            body: BodySchema {
+                attrs: vec![
+                    opt("node_name", s()),
+                    opt("tags", ls()),
+                    ro("vms", list_of(vm_object())),
+                ],
+                blocks: vec![filter()],
+            },
+            deprecated: None,
+        }),
+        _ => None,
+    }
+}
+
+/// The singular data source's attributes: `node_name` and `vm_id` identify the VM (required
+/// when it is read alone), the rest the read sets. bpg declares `template` and `status`
+/// optional, but the read overwrites them.
+fn vm_attrs(alone: bool) -> Vec<super::AttrSchema> {
+    let key = |name, ty| if alone { req(name, ty) } else { ro(name, ty) };
+    vec![
+        key("node_name", s()),
+        key("vm_id", n()),
+        ro("name", s()),
+        ro("tags", ls()),
+        oc("template", b()),
+        oc("status", s()),
+    ]
+}
+
+/// One element of `vms`: the singular data source's attributes as an object.
+fn vm_object() -> Constraint {
+    Constraint::Object(
+        vm_attrs(false)
+            .into_iter()
+            .map(|a| {
+                let attr = crate::types::ObjectAttr {
+                    ty: a.ty,
+                    optional: false,
+                    default: None,
+                };
+                (a.name.to_owned(), attr)
+            })
+            .collect(),
+    )
+}
+
+/// `filter { name = "template", values = ["true"], regex = false }`.
+fn filter() -> BlockSchema {
+    block(
+        "filter",
+        None,
+        vec![req("name", s()), req("values", ls()), db("regex", false)],
+        Vec::new(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::data_source;
+
+    #[test]
+    fn singular_vm_data_source_needs_node_and_vmid_and_is_deprecated() {
+        let vm = data_source("proxmox_virtual_environment_vm").expect("schema");
+        let required: Vec<&str> = vm
+            .body
+            .attrs
+            .iter()
+            .filter(|a| a.required)
+            .map(|a| a.name)
+            .collect();
+        assert_eq!(required, ["node_name", "vm_id"]);
+        assert!(vm.deprecated.is_some_and(|m| m.contains("proxmox_vm")));
+        assert!(vm.body.attr("tags").is_some_and(|a| a.read_only));
+    }
+
+    #[test]
+    fn vms_data_source_takes_filters_and_gives_a_computed_list() {
+        let vms = data_source("proxmox_virtual_environment_vms").expect("schema");
+        assert!(vms.deprecated.is_none());
+        assert!(vms.body.attrs.iter().all(|a| !a.required));
+        assert!(vms.body.attr("vms").is_some_and(|a| a.read_only));
+        let filter = vms.body.block("filter").expect("filter block");
+        assert!(
+            filter
+                .body
+                .attr("regex")
+                .is_some_and(|a| a.default.is_some())
+        );
+        assert!(data_source("proxmox_virtual_environment_nodes").is_none());
+    }
+}
