@@ -257,3 +257,17 @@ async fn a_vm_that_ignores_acpi_is_never_stopped_hard_and_the_change_waits_pendi
         .await;
     assert_eq!(pending.get("serial0").map(String::as_str), Some("socket"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_template_and_the_vms_cloned_from_it_apply_together() {
+    let env = Env::with_scenario(SCENARIO, options(20)).await;
+    env.write_tf(&k3s(100, false).replace(
+        "    vm_id = 9000\n  }",
+        "    vm_id = proxmox_virtual_environment_vm.template.vm_id\n  }",
+    ));
+    let out = env.apply().await;
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(env.vm_config(203).await["cores"], "2");
+    let again = env.atoll(&["plan", "--detailed-exitcode"]).await;
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+}

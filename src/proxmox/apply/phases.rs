@@ -102,27 +102,49 @@ impl Run<'_> {
     }
 
     /// Guests, each on its own within the per-node limit; one failing stops only itself and
-    /// the guests that use what it failed to make.
+    /// the guests that use what it failed to make. A guest that uses another guest of this
+    /// run (a VM cloned from a template made in the same apply) waits for it: the guests go
+    /// in waves, each of those whose used guests are done.
     pub(super) async fn guests(&self, work: &Work<'_>, results: &mut BTreeMap<String, Outcome>) {
-        let guests = work
+        let mut todo: Vec<(&str, &Vec<StepOp>)> = work
             .steps
             .iter()
-            .filter(|(a, _)| work.changes[*a].kind.is_some());
-        let done = join_all(guests.map(|(address, ops)| {
-            let change = work.changes[address];
-            let failed_use = change.uses.iter().find(|used| {
-                results
-                    .get(used.as_str())
-                    .is_some_and(|o| !matches!(o, Outcome::Changed { .. }))
-            });
-            let guest = match work.desired.get(address) {
-                Some(Desired::Guest(guest)) => Some(guest),
-                _ => None,
+            .filter(|(a, _)| work.changes[*a].kind.is_some())
+            .map(|(a, ops)| (*a, ops))
+            .collect();
+        while !todo.is_empty() {
+            let waiting = |address: &str, results: &BTreeMap<String, Outcome>| {
+                work.changes[address].uses.iter().any(|used| {
+                    used != address
+                        && work.steps.contains_key(used.as_str())
+                        && !results.contains_key(used.as_str())
+                })
             };
-            self.guest(change, ops, guest, failed_use.cloned())
-        }))
-        .await;
-        results.extend(done);
+            let (ready, rest): (Vec<_>, Vec<_>) =
+                todo.into_iter().partition(|(a, _)| !waiting(a, results));
+            // a cycle cannot come from a configuration, but never loop on one
+            let (ready, rest) = if ready.is_empty() {
+                (rest, Vec::new())
+            } else {
+                (ready, rest)
+            };
+            let done = join_all(ready.into_iter().map(|(address, ops)| {
+                let change = work.changes[address];
+                let failed_use = change.uses.iter().find(|used| {
+                    results
+                        .get(used.as_str())
+                        .is_some_and(|o| !matches!(o, Outcome::Changed { .. }))
+                });
+                let guest = match work.desired.get(address) {
+                    Some(Desired::Guest(guest)) => Some(guest),
+                    _ => None,
+                };
+                self.guest(change, ops, guest, failed_use.cloned())
+            }))
+            .await;
+            results.extend(done);
+            todo = rest;
+        }
     }
 
     /// Downloads no longer declared, once nothing uses them.

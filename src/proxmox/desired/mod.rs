@@ -193,10 +193,39 @@ pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<Desired
             why,
         }),
     );
+    link_clone_sources(&mut state.resources);
     if errors.is_empty() {
         Ok(state)
     } else {
         Err(errors)
+    }
+}
+
+/// A VM cloned from another guest of the same configuration uses it: apply makes the
+/// source first (a template created in the same apply), and skips the clone if that failed.
+fn link_clone_sources(resources: &mut [Desired]) {
+    let by_id: BTreeMap<u32, String> = resources
+        .iter()
+        .filter_map(|r| match r {
+            Desired::Guest(g) => Some((g.vm_id?, g.address.clone())),
+            Desired::Download(_) => None,
+        })
+        .collect();
+    for resource in resources.iter_mut() {
+        let Desired::Guest(guest) = resource else {
+            continue;
+        };
+        let Some(DesiredValue::Known(clone)) = guest.config.get("clone") else {
+            continue;
+        };
+        let source = clone
+            .split(',')
+            .find_map(|f| f.strip_prefix("vmid="))
+            .and_then(|id| id.parse::<u32>().ok())
+            .and_then(|id| by_id.get(&id));
+        if let Some(source) = source.filter(|s| **s != guest.address && !guest.uses.contains(s)) {
+            guest.uses.push(source.clone());
+        }
     }
 }
 
