@@ -116,11 +116,14 @@ impl Partial {
     ) -> Result<(), InventoryError> {
         // Collected first, and the reads boxed: a stream built from borrowing closures makes
         // the whole refresh future `!Send` for some lifetimes (rustc issue 102211).
-        let todo: Vec<ClusterGuest> = cluster
-            .iter()
-            .filter(|g| wanted.contains(&g.vmid.get()) && !self.detailed.contains(&g.vmid.get()))
-            .cloned()
-            .collect();
+        let todo = across_nodes(
+            cluster
+                .iter()
+                .filter(|g| {
+                    wanted.contains(&g.vmid.get()) && !self.detailed.contains(&g.vmid.get())
+                })
+                .cloned(),
+        );
         let reads: Vec<_> = todo
             .into_iter()
             .map(|guest| read_guest(api, guest).boxed())
@@ -190,6 +193,27 @@ impl Partial {
 }
 
 /// The `cluster/resources` entry a summary was made from.
+/// The guests in turn from each node (node A's first, node B's first, node A's second, ...):
+/// each node serves only a few requests at a time (PVE's three workers), so the reads in
+/// flight are spread over the nodes instead of queueing on one while the others sit idle.
+fn across_nodes(guests: impl Iterator<Item = ClusterGuest>) -> Vec<ClusterGuest> {
+    let mut by_node: BTreeMap<String, std::collections::VecDeque<ClusterGuest>> = BTreeMap::new();
+    for guest in guests {
+        by_node
+            .entry(guest.node.to_string())
+            .or_default()
+            .push_back(guest);
+    }
+    let mut out = Vec::new();
+    while !by_node.is_empty() {
+        by_node.retain(|_, queue| {
+            out.extend(queue.pop_front());
+            !queue.is_empty()
+        });
+    }
+    out
+}
+
 fn cluster_entry(guest: &LiveGuest) -> Option<ClusterGuest> {
     Some(ClusterGuest {
         kind: guest.kind,
@@ -337,4 +361,38 @@ pub(crate) fn parse<T: std::str::FromStr<Err = types::PropertyError>>(
             value: value.to_owned(),
             detail: e.to_string(),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guest(node: &str, vmid: u32) -> ClusterGuest {
+        ClusterGuest {
+            kind: types::GuestKind::Qemu,
+            vmid: types::VmId::new(vmid).expect("vmid"),
+            node: node.parse().expect("node"),
+            name: None,
+            status: RunState::Running,
+            template: false,
+            tags: None,
+            lock: None,
+        }
+    }
+
+    #[test]
+    fn reads_take_the_nodes_in_turn() {
+        let cluster = [
+            guest("pve1", 100),
+            guest("pve1", 101),
+            guest("pve1", 102),
+            guest("pve2", 200),
+            guest("pve2", 201),
+        ];
+        let order: Vec<u32> = across_nodes(cluster.into_iter())
+            .iter()
+            .map(|g| g.vmid.get())
+            .collect();
+        assert_eq!(order, [100, 200, 101, 201, 102]);
+    }
 }
