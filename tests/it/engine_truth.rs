@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::support::TEMPLATE;
 use atoll::proxmox::types::GuestKind;
-use engine_support::truth::{agrees, observe, pending_keys};
+use engine_support::truth::{observe, pending_keys, print_table};
 use engine_support::{Env, options, stdout, text};
 
 const SCENARIO: &str = r#"
@@ -284,10 +284,9 @@ async fn predicted_effect_equals_what_the_simulator_did_for_every_attribute() {
             (events, pending, changed)
         };
         let observed = observe(&events, &pending, changed_now, replaced);
-        rows.push((case.attribute, case.running, predicted, observed));
+        rows.push((case.attribute, case.running, "", predicted, observed));
     }
-    print_table(&rows);
-    let disagreements: Vec<_> = rows.iter().filter(|(_, _, p, o)| !agrees(p, o)).collect();
+    let disagreements = print_table(&rows);
     assert!(
         disagreements.is_empty(),
         "disagreements: {disagreements:#?}"
@@ -295,26 +294,4 @@ async fn predicted_effect_equals_what_the_simulator_did_for_every_attribute() {
     // The restart ones apply once the guest restarts; then nothing is left.
     env.apply().await;
     assert!(env.plan().await.contains("No changes."));
-}
-
-fn print_table(rows: &[(&str, bool, String, &str)]) {
-    println!(
-        "\n{:<40} {:<8} {:<11} {:<11} agree",
-        "attribute", "guest", "predicted", "observed"
-    );
-    for (attribute, running, predicted, observed) in rows {
-        let power = if *running { "running" } else { "stopped" };
-        let ok = if agrees(predicted, observed) {
-            "yes"
-        } else {
-            "NO"
-        };
-        println!("{attribute:<40} {power:<8} {predicted:<11} {observed:<11} {ok}");
-    }
-    let agreed = rows.iter().filter(|(_, _, p, o)| agrees(p, o)).count();
-    println!(
-        "agreement: {agreed}/{} ({}%)",
-        rows.len(),
-        agreed * 100 / rows.len().max(1)
-    );
 }

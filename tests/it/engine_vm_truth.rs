@@ -9,7 +9,7 @@ use crate::engine_support;
 use std::collections::BTreeMap;
 
 use atoll::proxmox::types::GuestKind;
-use engine_support::truth::{agrees, observe, pending_keys};
+use engine_support::truth::{observe, pending_keys, print_table};
 use engine_support::{Env, options, stdout, text};
 
 const SCENARIO: &str = r#"
@@ -276,22 +276,7 @@ async fn predicted_effect_equals_what_qemu_server_did_for_every_vm_attribute() {
             observed,
         ));
     }
-    println!(
-        "\n{:<40} {:<8} {:<28} {:<11} {:<11} agree",
-        "attribute", "vm", "hotplug", "predicted", "observed"
-    );
-    for (attribute, running, hotplug, predicted, observed) in &rows {
-        let power = if *running { "running" } else { "stopped" };
-        let ok = if agrees(predicted, observed) {
-            "yes"
-        } else {
-            "NO"
-        };
-        println!("{attribute:<40} {power:<8} {hotplug:<28} {predicted:<11} {observed:<11} {ok}");
-    }
-    let agreed = rows.iter().filter(|r| agrees(&r.3, r.4)).count();
-    println!("agreement: {agreed}/{}", rows.len());
-    let disagreements: Vec<_> = rows.iter().filter(|r| !agrees(&r.3, r.4)).collect();
+    let disagreements = print_table(&rows);
     assert!(
         disagreements.is_empty(),
         "disagreements: {disagreements:#?}"

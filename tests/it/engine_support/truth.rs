@@ -55,3 +55,28 @@ pub async fn pending_keys(env: &Env, kind: GuestKind, id: u32, keys: &[String]) 
         .map(|p| p.key)
         .collect()
 }
+
+/// One row of a truth table: an attribute changed on a running or stopped guest under a
+/// setting (a VM's `hotplug`; empty for containers), what the plan predicted and what
+/// happened.
+pub type Row = (&'static str, bool, &'static str, String, &'static str);
+
+/// Prints the table and its agreement; returns the rows that disagree.
+pub fn print_table(rows: &[Row]) -> Vec<&Row> {
+    println!(
+        "\n{:<40} {:<8} {:<28} {:<11} {:<11} agree",
+        "attribute", "guest", "setting", "predicted", "observed"
+    );
+    for (attribute, running, setting, predicted, observed) in rows {
+        let power = if *running { "running" } else { "stopped" };
+        let ok = if agrees(predicted, observed) {
+            "yes"
+        } else {
+            "NO"
+        };
+        println!("{attribute:<40} {power:<8} {setting:<28} {predicted:<11} {observed:<11} {ok}");
+    }
+    let disagree: Vec<&Row> = rows.iter().filter(|r| !agrees(&r.3, r.4)).collect();
+    println!("agreement: {}/{}", rows.len() - disagree.len(), rows.len());
+    disagree
+}

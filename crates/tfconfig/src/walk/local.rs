@@ -14,7 +14,7 @@ use super::Walker;
 use crate::body;
 use crate::config::Resource;
 use crate::eval::Scope;
-use crate::expand::{InstanceKey, Repeated, instances};
+use crate::expand::InstanceKey;
 use crate::funcs::encoding::{base64_digest, digest};
 use crate::module::{Env, InstanceNames};
 use crate::schema::ResourceSchema;
@@ -29,30 +29,15 @@ impl Walker<'_> {
         schema: &ResourceSchema,
         key: String,
     ) {
-        let insts = {
-            let names = InstanceNames {
-                env,
-                each: None,
-                count: None,
-            };
-            let scope = Scope::new(self.ctx, &names, r.file);
-            instances(
-                &scope,
-                r.count.as_ref(),
-                r.for_each.as_ref(),
-                Repeated::Resource,
-            )
-        };
-        let insts = match insts.and_then(|i| self.tally.resources(i.len(), &r.span).map(|()| i)) {
-            Ok(i) => i,
-            Err(d) => {
-                self.diags.push(d);
-                env.resources.insert(key, Value::Unknown(Type::Dynamic));
-                return;
-            }
+        let Some((insts, _)) = self.expand(env, r) else {
+            env.resources.insert(key, Value::Unknown(Type::Dynamic));
+            return;
         };
         let mut values: Vec<(InstanceKey, Value)> = Vec::with_capacity(insts.len());
         for inst in insts {
+            if self.ctx.exhausted() {
+                break;
+            }
             let names = InstanceNames {
                 env,
                 each: inst.each.clone(),
