@@ -85,6 +85,7 @@ pub(super) fn state_list(state: &ProjectState) -> String {
                 volid,
                 ..
             } => format!("{address}\tnode={node}\tvolid={volid}"),
+            StateEntry::Object { address, id, .. } => format!("{address}\t{}", id.describe()),
         };
         out.push_str(&line);
         out.push('\n');
@@ -133,6 +134,26 @@ pub(super) fn state_show(state: &ProjectState, address: &str) -> Option<String> 
                 );
                 for (key, value) in arguments {
                     let _ = writeln!(out, "{key} = {value:?}");
+                }
+            }
+            StateEntry::Object {
+                resource_type,
+                id,
+                fields,
+                entries,
+                ..
+            } => {
+                let _ = writeln!(
+                    out,
+                    "type   = {resource_type}\nobject = {}\npath   = {}",
+                    id.describe(),
+                    id.path()
+                );
+                for (key, value) in fields {
+                    let _ = writeln!(out, "{key} = {value:?}");
+                }
+                for (i, entry) in entries.iter().flatten().enumerate() {
+                    let _ = writeln!(out, "entry[{i}] = {entry:?}");
                 }
             }
         }

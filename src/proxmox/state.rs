@@ -10,7 +10,8 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::proxmox::plan::{GuestKind, StateEntry, StateValue};
+use crate::proxmox::plan::{GuestKind, ObjectEntry, StateEntry, StateValue};
+use crate::proxmox::types::ObjectId;
 use crate::store::{ManagedResource, Secrets, StateScope, Store, StoreError};
 
 pub use crate::store::StateScope as Scope;
@@ -28,6 +29,12 @@ enum Document {
     },
     Generated {
         arguments: BTreeMap<String, String>,
+    },
+    Object {
+        object: ObjectId,
+        fields: BTreeMap<String, String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        entries: Option<Vec<ObjectEntry>>,
     },
 }
 
@@ -142,7 +149,7 @@ impl StateHandle {
         Ok(state)
     }
 
-    /// Records (or replaces) a guest or download entry.
+    /// Records (or replaces) a guest, download or object entry.
     pub async fn record(&self, entry: &StateEntry) -> Result<(), StateError> {
         let row = match entry {
             StateEntry::Guest {
@@ -181,6 +188,25 @@ impl StateHandle {
                 volid: Some(volid.clone()),
                 attributes: document_json(&Document::Download {
                     arguments: arguments.clone(),
+                }),
+                secrets: Secrets::default(),
+            },
+            StateEntry::Object {
+                address,
+                resource_type,
+                id,
+                fields,
+                entries,
+            } => ManagedResource {
+                address: address.clone(),
+                resource_type: resource_type.clone(),
+                node: id.scope.node().map(ToString::to_string).unwrap_or_default(),
+                vm_id: None,
+                volid: Some(id.path()),
+                attributes: document_json(&Document::Object {
+                    object: id.clone(),
+                    fields: fields.clone(),
+                    entries: entries.clone(),
                 }),
                 secrets: Secrets::default(),
             },
@@ -247,6 +273,17 @@ fn to_entry(row: ManagedResource, document: Document) -> Result<Loaded, StateErr
             resource_type: row.resource_type,
             node: row.node,
             arguments,
+        }),
+        Document::Object {
+            object,
+            fields,
+            entries,
+        } => Loaded::Entry(StateEntry::Object {
+            address: row.address,
+            resource_type: row.resource_type,
+            id: object,
+            fields,
+            entries,
         }),
         Document::Generated { arguments } => Loaded::Generated(GeneratedEntry {
             address: row.address,

@@ -153,6 +153,21 @@ fn guest_lines(change: &ResourceChange) -> Vec<String> {
         lines.push(format!("BLOCKED: {}", blocked.reason));
     }
     lines.extend(change.notes.iter().map(|note| format!("({note})")));
+    if let Some(object) = &change.object {
+        if object.kind == crate::proxmox::types::ObjectKind::Pool {
+            return lines;
+        }
+        let dropping = change.paths_with(Effect::LinkReset);
+        if !dropping.is_empty() {
+            lines.push(format!(
+                "(can drop traffic that flows today: {})",
+                joined(&dropping)
+            ));
+        } else if change.actions == [Action::Update] {
+            lines.push("(applied at once; drops nothing that flows today)".to_owned());
+        }
+        return lines;
+    }
     if change.kind.is_none() || change.actions != [Action::Update] {
         return lines;
     }

@@ -27,7 +27,7 @@ fn config(tf: &str) -> BTreeMap<String, DesiredValue> {
     let state = load(tf).expect("desired");
     match &state.resources[0] {
         Desired::Guest(guest) => guest.config.clone(),
-        Desired::Download(_) => panic!("expected a guest"),
+        _ => panic!("expected a guest"),
     }
 }
 
@@ -217,4 +217,92 @@ resource "proxmox_download_file" "t" {
         panic!("expected a download");
     };
     assert_eq!(file.volid(), "local:vztmpl/alpine-3.20.tar.xz");
+}
+
+fn object(tf: &str) -> atoll::proxmox::plan::DesiredObject {
+    let state = load(tf).expect("desired");
+    match &state.resources[0] {
+        Desired::Object(object) => object.clone(),
+        _ => panic!("expected a pool or firewall object"),
+    }
+}
+
+#[test]
+fn firewall_rules_become_pve_rule_parameters_in_order_with_group_insertions() {
+    let rules = object(
+        r#"
+resource "proxmox_virtual_environment_firewall_rules" "r" {
+  node_name    = "pve"
+  container_id = 101
+  rule {
+    security_group = "webserver"
+    iface          = "net0"
+  }
+  rule {
+    type    = "in"
+    action  = "DROP"
+    proto   = "tcp"
+    dport   = "25"
+    enabled = false
+  }
+}
+"#,
+    );
+    assert_eq!(rules.id.path(), "/nodes/pve/lxc/101/firewall/rules");
+    let entries = rules.entries.expect("entries");
+    let pairs = |e: &BTreeMap<String, String>| {
+        e.iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    assert_eq!(
+        pairs(&entries[0]),
+        "action=webserver,enable=1,iface=net0,type=group"
+    );
+    assert_eq!(
+        pairs(&entries[1]),
+        "action=DROP,dport=25,enable=0,proto=tcp,type=in"
+    );
+}
+
+#[test]
+fn firewall_options_send_every_argument_with_bpgs_defaults_under_pves_names() {
+    let options = object(
+        r#"
+resource "proxmox_virtual_environment_firewall_options" "o" {
+  node_name = "pve"
+  vm_id     = 100
+  enabled   = true
+}
+"#,
+    );
+    assert_eq!(options.id.path(), "/nodes/pve/qemu/100/firewall/options");
+    let fields: Vec<String> = options
+        .fields
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    assert_eq!(
+        fields.join(","),
+        "dhcp=0,enable=1,ipfilter=0,log_level_in=nolog,log_level_out=nolog,macfilter=1,ndp=0,\
+         policy_in=DROP,policy_out=ACCEPT,radv=1"
+    );
+    assert_eq!(options.labels["policy_in"], "input_policy");
+}
+
+#[test]
+fn an_object_named_as_pve_would_refuse_is_an_error_before_any_request() {
+    let errors = load(
+        r#"
+resource "proxmox_virtual_environment_firewall_alias" "a" {
+  name = "1-bad/../name"
+  cidr = "10.0.0.1"
+}
+"#,
+    )
+    .expect_err("refused");
+    let said = errors[0].to_string();
+    assert!(said.contains("alias name"), "{said}");
+    assert!(said.contains("1-bad/../name"), "{said}");
 }

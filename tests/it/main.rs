@@ -29,6 +29,7 @@ mod engine_crash;
 mod engine_data_vm;
 mod engine_desired;
 mod engine_faults;
+mod engine_firewall;
 mod engine_fresh;
 mod engine_generated;
 mod engine_generated_data;

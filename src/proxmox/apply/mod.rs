@@ -8,6 +8,7 @@
 
 mod body;
 mod guest;
+mod object;
 mod phases;
 mod preflight;
 mod update;
@@ -153,6 +154,7 @@ impl Executor<'_> {
         run.generated(&work, &mut results).await;
         run.downloads(&work, &mut results).await;
         run.guests(&work, &mut results).await;
+        run.removed_objects(&work, &mut results).await;
         run.removed_downloads(&work, &mut results).await;
         run.blocked(plan, &mut results);
         let results = plan

@@ -1,9 +1,10 @@
 //! The phases of one run, in order: generated values (with a destroyed `time_sleep`'s wait),
-//! downloads, guests, removed downloads, and what the guard blocked.
+//! downloads, guests with the pools and firewall objects made or changed, removed objects,
+//! removed downloads, and what the guard blocked.
 
 use std::collections::BTreeMap;
 
-use futures::future::join_all;
+use futures::future::{Either, join_all};
 
 use super::{ApplyEvent, Outcome, Run};
 use crate::proxmox::desired::{DesiredState, is_generated};
@@ -41,7 +42,10 @@ impl<'p> Work<'p> {
         self.steps
             .iter()
             .filter(move |(a, ops)| {
-                self.changes[*a].kind.is_none() && ops.contains(&StepOp::Create) == creating
+                let change = self.changes[*a];
+                change.kind.is_none()
+                    && change.object.is_none()
+                    && ops.contains(&StepOp::Create) == creating
             })
             .map(|(a, _)| *a)
     }
@@ -101,15 +105,21 @@ impl Run<'_> {
         results.extend(done);
     }
 
-    /// Guests, each on its own within the per-node limit; one failing stops only itself and
-    /// the guests that use what it failed to make. A guest that uses another guest of this
-    /// run (a VM cloned from a template made in the same apply) waits for it: the guests go
-    /// in waves, each of those whose used guests are done.
+    /// Guests and the pools and firewall objects made or changed, each on its own within the
+    /// per-node limit; one failing stops only itself and what uses what it failed to make.
+    /// What uses another resource of this run (a VM cloned from a template made in the same
+    /// apply, a guest's firewall rules, a guest in a new pool) waits for it: they go in
+    /// waves, each of those whose used resources are done.
     pub(super) async fn guests(&self, work: &Work<'_>, results: &mut BTreeMap<String, Outcome>) {
         let mut todo: Vec<(&str, &Vec<StepOp>)> = work
             .steps
             .iter()
-            .filter(|(a, _)| work.changes[*a].kind.is_some())
+            .filter(|(a, ops)| {
+                let change = work.changes[*a];
+                change.kind.is_some()
+                    || (change.object.is_some() && ops.contains(&StepOp::Create))
+                    || (change.object.is_some() && ops.contains(&StepOp::Update))
+            })
             .map(|(a, ops)| (*a, ops))
             .collect();
         while !todo.is_empty() {
@@ -135,15 +145,74 @@ impl Run<'_> {
                         .get(used.as_str())
                         .is_some_and(|o| !matches!(o, Outcome::Changed { .. }))
                 });
-                let guest = match work.desired.get(address) {
-                    Some(Desired::Guest(guest)) => Some(guest),
-                    _ => None,
-                };
-                self.guest(change, ops, guest, failed_use.cloned())
+                match (work.desired.get(address), &change.object) {
+                    (desired, Some(_)) => {
+                        let object = match desired {
+                            Some(Desired::Object(object)) => Some(object),
+                            _ => None,
+                        };
+                        Either::Left(self.object_after(change, ops, object, failed_use.cloned()))
+                    }
+                    (desired, None) => {
+                        let guest = match desired {
+                            Some(Desired::Guest(guest)) => Some(guest),
+                            _ => None,
+                        };
+                        Either::Right(self.guest(change, ops, guest, failed_use.cloned()))
+                    }
+                }
             }))
             .await;
             results.extend(done);
             todo = rest;
+        }
+    }
+
+    /// An object, unless something it uses failed.
+    async fn object_after(
+        &self,
+        change: &ResourceChange,
+        ops: &[StepOp],
+        object: Option<&crate::proxmox::plan::DesiredObject>,
+        failed_use: Option<String>,
+    ) -> (String, Outcome) {
+        if let Some(used) = failed_use {
+            let reason = format!("not attempted: {used} failed");
+            return (change.address.clone(), Outcome::Skipped { reason });
+        }
+        self.object(change, ops, object).await
+    }
+
+    /// Pools and firewall objects no longer declared, after the guests (a pool must be
+    /// empty), rule lists before the groups and sets they name, pools last.
+    pub(super) async fn removed_objects(
+        &self,
+        work: &Work<'_>,
+        results: &mut BTreeMap<String, Outcome>,
+    ) {
+        let mut todo: Vec<&ResourceChange> = work
+            .steps
+            .iter()
+            .filter(|(a, ops)| {
+                !results.contains_key(**a)
+                    && work.changes[*a].object.is_some()
+                    && ops.as_slice() == [StepOp::Delete]
+            })
+            .map(|(a, _)| work.changes[a])
+            .collect();
+        let rank = |c: &ResourceChange| {
+            use crate::proxmox::types::ObjectKind as K;
+            match c.object.as_ref().map(|o| o.kind) {
+                Some(K::FirewallRules | K::FirewallOptions | K::NodeDns | K::NodeTime) => 0,
+                Some(K::SecurityGroup) => 1,
+                Some(K::Alias | K::IpSet) => 2,
+                Some(K::Pool) | None => 3,
+            }
+        };
+        todo.sort_by_key(|c| rank(c));
+        for change in todo {
+            let (address, outcome) = self.object(change, &[StepOp::Delete], None).await;
+            results.insert(address, outcome);
         }
     }
 

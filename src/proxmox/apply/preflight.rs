@@ -102,14 +102,14 @@ pub fn adopt(state: &[StateEntry], desired: &[Desired], inventory: &Inventory) -
         .iter()
         .filter_map(|e| match e {
             StateEntry::Guest { vm_id, .. } => Some(*vm_id),
-            StateEntry::Download { .. } => None,
+            StateEntry::Download { .. } | StateEntry::Object { .. } => None,
         })
         .collect();
     desired
         .iter()
         .filter_map(|d| match d {
             Desired::Guest(guest) => Some(guest),
-            Desired::Download(_) => None,
+            Desired::Download(_) | Desired::Object(_) => None,
         })
         .filter(|guest| !known_addresses.contains(guest.address.as_str()))
         .filter_map(|guest| {

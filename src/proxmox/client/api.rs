@@ -8,10 +8,12 @@ use super::model::{
     GuestInterface, GuestStatus, NodeInfo, PendingEntry, PowerAction, StorageStatus, StorageVolume,
     TaskOutcome, Version,
 };
+use super::objects::{ObjectTarget, ObjectWrite};
 use super::qemu::QemuClone;
 use super::tasks::CreateOutcome;
 use super::{ProxmoxClient, PveError};
-use crate::proxmox::types::{GuestKind, NodeName, StorageId, Upid, VmId};
+use crate::proxmox::types::{GuestKind, NodeName, ObjectId, StorageId, Upid, VmId};
+use serde_json::Value as Json;
 
 /// The Proxmox VE operations atoll's engine needs.
 #[async_trait]
@@ -102,6 +104,16 @@ pub trait ProxmoxApi: Send + Sync + std::fmt::Debug {
         req: &DownloadUrl,
     ) -> Result<Upid, PveError>;
     async fn wait_task(&self, upid: &Upid) -> Result<TaskOutcome, PveError>;
+    /// `GET` of a pool's or a firewall object's path ([`ObjectTarget`]).
+    async fn object_read(&self, id: &ObjectId, target: &ObjectTarget) -> Result<Json, PveError>;
+    /// Creates, changes or deletes (part of) a pool or a firewall object.
+    async fn object_write(
+        &self,
+        id: &ObjectId,
+        target: &ObjectTarget,
+        write: ObjectWrite,
+        params: &[(String, String)],
+    ) -> Result<(), PveError>;
     /// Waits (bounded) until the guest holds no lock; see [`ProxmoxClient::wait_unlocked`].
     async fn wait_unlocked(
         &self,
@@ -238,6 +250,18 @@ impl ProxmoxApi for ProxmoxClient {
     }
     async fn wait_task(&self, upid: &Upid) -> Result<TaskOutcome, PveError> {
         ProxmoxClient::wait_task(self, upid).await
+    }
+    async fn object_read(&self, id: &ObjectId, target: &ObjectTarget) -> Result<Json, PveError> {
+        ProxmoxClient::object_read(self, id, target).await
+    }
+    async fn object_write(
+        &self,
+        id: &ObjectId,
+        target: &ObjectTarget,
+        write: ObjectWrite,
+        params: &[(String, String)],
+    ) -> Result<(), PveError> {
+        ProxmoxClient::object_write(self, id, target, write, params).await
     }
     async fn wait_unlocked(
         &self,

@@ -11,6 +11,7 @@ mod guest_lock;
 mod guests;
 mod metrics;
 mod model;
+mod objects;
 mod qemu;
 mod settings;
 mod tasks;
@@ -28,6 +29,7 @@ pub use model::{
     GuestInterface, GuestStatus, NodeInfo, PendingEntry, PowerAction, RunState, StorageStatus,
     StorageVolume, TaskLogLine, TaskOutcome, TaskStatus, TaskSummary, Version,
 };
+pub use objects::{ObjectTarget, ObjectWrite};
 pub use qemu::QemuClone;
 pub use settings::{Auth, ClientSettings, RetryPolicy, TaskPolling, Tls};
 pub use tasks::CreateOutcome;

@@ -6,6 +6,7 @@
 
 mod container;
 mod generated;
+mod object;
 mod values;
 mod vm;
 
@@ -160,6 +161,7 @@ pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<Desired
         let built = match resource.resource_type.as_str() {
             CONTAINER | VM => guest(resource, resources).map(Desired::Guest),
             t if is_download(t) => download(resource).map(Desired::Download),
+            t if object::is_object(t) => object::build(resource).map(Desired::Object),
             _ => {
                 match generated::from_instance(resource) {
                     Some(Ok(generated))
@@ -194,6 +196,7 @@ pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<Desired
         }),
     );
     link_clone_sources(&mut state.resources);
+    link_objects(&mut state.resources);
     if errors.is_empty() {
         Ok(state)
     } else {
@@ -208,7 +211,7 @@ fn link_clone_sources(resources: &mut [Desired]) {
         .iter()
         .filter_map(|r| match r {
             Desired::Guest(g) => Some((g.vm_id?, g.address.clone())),
-            Desired::Download(_) => None,
+            Desired::Download(_) | Desired::Object(_) => None,
         })
         .collect();
     for resource in resources.iter_mut() {
@@ -225,6 +228,68 @@ fn link_clone_sources(resources: &mut [Desired]) {
             .and_then(|id| by_id.get(&id));
         if let Some(source) = source.filter(|s| **s != guest.address && !guest.uses.contains(s)) {
             guest.uses.push(source.clone());
+        }
+    }
+}
+
+/// A guest's firewall object uses the guest (made first, deleted with it), a guest in a pool
+/// uses the pool, and a rule list inserting a security group of the configuration uses it.
+fn link_objects(resources: &mut [Desired]) {
+    use crate::proxmox::types::ObjectKind;
+    let mut guests: BTreeMap<u32, String> = BTreeMap::new();
+    let mut named: BTreeMap<(ObjectKind, String), String> = BTreeMap::new();
+    for resource in resources.iter() {
+        match resource {
+            Desired::Guest(g) => {
+                if let Some(id) = g.vm_id {
+                    guests.insert(id, g.address.clone());
+                }
+            }
+            Desired::Object(o) => {
+                if let Some(name) = &o.id.name {
+                    named.insert((o.id.kind, name.clone()), o.address.clone());
+                }
+            }
+            Desired::Download(_) => {}
+        }
+    }
+    for resource in resources.iter_mut() {
+        let (address, used): (&str, Vec<&String>) = match resource {
+            Desired::Guest(g) => {
+                let pool = match g.config.get("pool") {
+                    Some(DesiredValue::Known(pool)) => named.get(&(ObjectKind::Pool, pool.clone())),
+                    _ => None,
+                };
+                (g.address.as_str(), pool.into_iter().collect())
+            }
+            Desired::Object(o) => {
+                let guest = o.id.guest().and_then(|id| guests.get(&id.get()));
+                let groups = o.entries.iter().flatten().filter_map(|e| {
+                    (e.get("type").map(String::as_str) == Some("group"))
+                        .then(|| named.get(&(ObjectKind::SecurityGroup, e.get("action")?.clone())))
+                        .flatten()
+                });
+                (
+                    o.address.as_str(),
+                    guest.into_iter().chain(groups).collect(),
+                )
+            }
+            Desired::Download(_) => continue,
+        };
+        let used: Vec<String> = used
+            .into_iter()
+            .filter(|u| u.as_str() != address)
+            .cloned()
+            .collect();
+        let uses = match resource {
+            Desired::Guest(g) => &mut g.uses,
+            Desired::Object(o) => &mut o.uses,
+            Desired::Download(_) => continue,
+        };
+        for u in used {
+            if !uses.contains(&u) {
+                uses.push(u);
+            }
         }
     }
 }

@@ -604,6 +604,7 @@ fn generated_change(
         drift: Drift::default(),
         uses: Vec::new(),
         notes: Vec::new(),
+        object: None,
     }
 }
 

@@ -4,6 +4,7 @@
 //! applied to a plan at plan time and again before apply. It is pure: callers pass the
 //! inventory, the desired guests and local MACs in; it must not do I/O.
 
+mod firewall;
 mod identity;
 mod rules;
 

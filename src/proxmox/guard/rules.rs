@@ -27,8 +27,8 @@ pub struct GuardRefusal {
 pub fn check(plan: &mut Plan, protected: &ProtectedSet, policy: GuardPolicy, desired: &[Desired]) {
     let guests = by_address(desired);
     for change in &mut plan.resource_changes {
-        let desired = guests.get(change.address.as_str()).copied();
-        change.blocked = evaluate(change, protected, policy, desired);
+        let guest = guests.get(change.address.as_str()).copied();
+        change.blocked = evaluate(change, protected, policy, guest, desired);
     }
     plan.recount();
 }
@@ -49,8 +49,8 @@ pub fn recheck(
         .iter()
         .filter(|change| change.blocked.is_none())
         .filter_map(|change| {
-            let desired = guests.get(change.address.as_str()).copied();
-            let blocked = evaluate(change, protected, policy, desired)?;
+            let guest = guests.get(change.address.as_str()).copied();
+            let blocked = evaluate(change, protected, policy, guest, desired)?;
             Some((change.address.clone(), blocked))
         })
         .collect();
@@ -67,7 +67,7 @@ fn by_address(desired: &[Desired]) -> BTreeMap<&str, &DesiredGuest> {
         .iter()
         .filter_map(|d| match d {
             Desired::Guest(guest) => Some((guest.address.as_str(), guest)),
-            Desired::Download(_) => None,
+            Desired::Download(_) | Desired::Object(_) => None,
         })
         .collect()
 }
@@ -78,8 +78,15 @@ fn evaluate(
     protected: &ProtectedSet,
     policy: GuardPolicy,
     desired: Option<&DesiredGuest>,
+    all: &[Desired],
 ) -> Option<Blocked> {
-    if change.is_no_op() || change.kind.is_none() {
+    if change.is_no_op() {
+        return None;
+    }
+    if change.object.is_some() {
+        return super::firewall::check(change, protected, all);
+    }
+    if change.kind.is_none() {
         return None;
     }
     own_rules(change, protected, policy)
@@ -189,7 +196,7 @@ fn violation(change: &ResourceChange, policy: GuardPolicy) -> Option<(GuardRule,
 
 /// `100 (db) on node pve`; what the guest entry does not know is taken from `change`, the
 /// change to that same guest.
-fn describe(guest: &ProtectedGuest, change: Option<&ResourceChange>) -> String {
+pub(super) fn describe(guest: &ProtectedGuest, change: Option<&ResourceChange>) -> String {
     let vm_id = guest
         .vm_id
         .or(change.and_then(|c| c.vm_id))
@@ -209,7 +216,7 @@ fn describe(guest: &ProtectedGuest, change: Option<&ResourceChange>) -> String {
     }
 }
 
-fn why(guest: &ProtectedGuest) -> String {
+pub(super) fn why(guest: &ProtectedGuest) -> String {
     match &guest.by {
         ProtectedBy::Configured => "it is listed under protect.guests".to_owned(),
         ProtectedBy::Discovered { mac } => {

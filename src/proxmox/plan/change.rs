@@ -7,6 +7,7 @@ use serde_json::Value as Json;
 
 use super::effect::{Effect, Power};
 use super::model::{GuestKind, PlanSource};
+use crate::proxmox::types::ObjectId;
 
 /// What happens to a resource. A replace is `["delete", "create"]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -131,6 +132,10 @@ pub struct ResourceChange {
     /// Addresses this resource uses (apply orders them first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uses: Vec<String>,
+    /// The Proxmox VE object it changes, when it is neither a guest nor a volume (a pool, a
+    /// firewall rule list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<ObjectId>,
     /// What else the change does or why it happens, shown under its header: an apply that will
     /// wait (`time_sleep`), a rotation that is due (`time_rotating`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -6,7 +6,6 @@ use serde_json::Value as Json;
 
 use super::attrs::{self, IGNORED, change};
 use super::change::{Action, AttributeChange, Drift, Plan, ResourceChange};
-use super::download;
 use super::effect::{Effect, Power};
 use super::keys::attr_path;
 use super::model::{
@@ -14,6 +13,7 @@ use super::model::{
     StateValue,
 };
 use super::paths::typed;
+use super::{download, object};
 
 /// Everything a plan is computed from.
 #[derive(Debug, Clone, Copy)]
@@ -41,6 +41,15 @@ pub enum PlanError {
         other: String,
         vm_id: u32,
     },
+    #[error(
+        "{address} and {other} both manage {what}; each would undo the other's changes at every \
+         apply: keep one of them"
+    )]
+    DuplicateObject {
+        address: String,
+        other: String,
+        what: String,
+    },
 }
 
 /// All errors found in one plan run.
@@ -56,12 +65,14 @@ pub fn plan(input: PlanInput<'_>) -> Result<Plan, PlanErrors> {
         .map(|entry| (entry.address(), entry))
         .collect();
     let mut errors = duplicate_vm_ids(input.desired);
+    errors.extend(duplicate_objects(input.desired));
     let mut changes = Vec::new();
     for desired in input.desired {
         let prior = state.get(desired.address()).copied();
         let resource = match desired {
             Desired::Guest(guest) => guest_change(guest, prior, input.inventory),
             Desired::Download(file) => download::change_for(file, prior, input.inventory),
+            Desired::Object(object) => object::change_for(object, prior, input.inventory),
         };
         if resource.is_replace() && prevent_destroy(desired) {
             let address = desired.address().to_owned();
@@ -74,9 +85,10 @@ pub fn plan(input: PlanInput<'_>) -> Result<Plan, PlanErrors> {
     }
     let wanted: BTreeSet<&str> = input.desired.iter().map(Desired::address).collect();
     for entry in input.state.iter().filter(|e| !wanted.contains(e.address())) {
-        changes.push(match entry {
-            StateEntry::Guest { .. } => guest_delete(entry, input.inventory),
-            StateEntry::Download { .. } => download::delete(entry),
+        changes.extend(match entry {
+            StateEntry::Guest { .. } => Some(guest_delete(entry, input.inventory)),
+            StateEntry::Download { .. } => Some(download::delete(entry)),
+            StateEntry::Object { .. } => object::delete(entry),
         });
     }
     if !errors.is_empty() {
@@ -87,10 +99,25 @@ pub fn plan(input: PlanInput<'_>) -> Result<Plan, PlanErrors> {
 }
 
 fn prevent_destroy(desired: &Desired) -> bool {
-    match desired {
-        Desired::Guest(guest) => guest.lifecycle.prevent_destroy,
-        Desired::Download(file) => file.lifecycle.prevent_destroy,
+    desired.lifecycle().prevent_destroy
+}
+
+fn duplicate_objects(desired: &[Desired]) -> Vec<PlanError> {
+    let mut seen: BTreeMap<String, &str> = BTreeMap::new();
+    let mut errors = Vec::new();
+    for object in desired.iter().filter_map(|d| match d {
+        Desired::Object(object) => Some(object),
+        _ => None,
+    }) {
+        if let Some(other) = seen.insert(object.id.path(), &object.address) {
+            errors.push(PlanError::DuplicateObject {
+                address: object.address.clone(),
+                other: other.to_owned(),
+                what: object.id.describe(),
+            });
+        }
     }
+    errors
 }
 
 fn duplicate_vm_ids(desired: &[Desired]) -> Vec<PlanError> {
@@ -98,7 +125,7 @@ fn duplicate_vm_ids(desired: &[Desired]) -> Vec<PlanError> {
     let mut errors = Vec::new();
     for guest in desired.iter().filter_map(|d| match d {
         Desired::Guest(guest) => Some(guest),
-        Desired::Download(_) => None,
+        Desired::Download(_) | Desired::Object(_) => None,
     }) {
         let Some(vm_id) = guest.vm_id else { continue };
         if let Some(other) = seen.insert(vm_id, &guest.address) {
@@ -134,6 +161,7 @@ fn empty_change(
         drift: Drift::default(),
         uses: Vec::new(),
         notes: Vec::new(),
+        object: None,
     }
 }
 

@@ -23,6 +23,7 @@ fn base(address: &str, resource_type: &str, node: &str) -> ResourceChange {
         drift: Drift::default(),
         uses: Vec::new(),
         notes: Vec::new(),
+        object: None,
     }
 }
 
@@ -139,6 +140,12 @@ pub(crate) fn delete(entry: &StateEntry) -> ResourceChange {
             vm_id,
             ..
         } => (address, resource_type, node, vm_id.to_string()),
+        StateEntry::Object {
+            address,
+            resource_type,
+            id,
+            ..
+        } => (address, resource_type, address, id.path()),
     };
     let mut resource = base(address, resource_type, node);
     resource.actions = vec![Action::Delete];

@@ -12,6 +12,7 @@ mod effect;
 mod keys;
 mod model;
 mod normalize;
+mod object;
 mod observed;
 mod order;
 mod paths;
@@ -26,9 +27,9 @@ pub use change::{
 pub use diff::{PlanError, PlanErrors, PlanInput, plan};
 pub use effect::{Effect, FieldChange, Power, classify_lxc, worst_lxc};
 pub use model::{
-    Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind, Inventory, Lifecycle,
-    LiveGuest, PendingEntry, PlanSource, Secret, StateEntry, StateValue, config_from_json,
-    pending_from_json,
+    Desired, DesiredDownload, DesiredGuest, DesiredObject, DesiredValue, GuestKind, Inventory,
+    Lifecycle, LiveGuest, LiveObject, ObjectEntry, PendingEntry, PlanSource, Secret, StateEntry,
+    StateValue, config_from_json, pending_from_json,
 };
 pub use observed::{
     Difference, GuestDiff, ObservedGuest, ObservedLive, Refreshed, differences, observe,

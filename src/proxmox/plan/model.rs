@@ -8,6 +8,7 @@ use std::fmt;
 use sha2::{Digest, Sha256};
 
 use super::effect::Power;
+use crate::proxmox::types::ObjectId;
 
 /// A secret value from the configuration (password, key). `Debug` never prints it.
 #[derive(Clone, PartialEq, Eq)]
@@ -100,11 +101,33 @@ impl DesiredDownload {
     }
 }
 
+/// One entry of an object's list (a firewall rule, an IP set entry): PVE parameters by name.
+pub type ObjectEntry = BTreeMap<String, String>;
+
+/// A Proxmox VE object the configuration declares that is neither a guest nor a volume: a
+/// pool, firewall options, a rule list, an alias, an IP set, a security group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DesiredObject {
+    pub address: String,
+    pub resource_type: String,
+    pub id: ObjectId,
+    /// The PVE parameters the configuration sets, by PVE name (`policy_in`).
+    pub fields: BTreeMap<String, String>,
+    /// The entries, in order, for kinds that have them ([`ObjectId::entries`]).
+    pub entries: Option<Vec<ObjectEntry>>,
+    /// The bpg name of each PVE parameter (`policy_in` -> `input_policy`), for the plan.
+    pub labels: BTreeMap<String, String>,
+    pub lifecycle: Lifecycle,
+    /// Addresses of resources this object uses (the guest whose firewall it is).
+    pub uses: Vec<String>,
+}
+
 /// A resource the configuration declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Desired {
     Guest(DesiredGuest),
     Download(DesiredDownload),
+    Object(DesiredObject),
 }
 
 impl Desired {
@@ -112,6 +135,15 @@ impl Desired {
         match self {
             Self::Guest(guest) => &guest.address,
             Self::Download(download) => &download.address,
+            Self::Object(object) => &object.address,
+        }
+    }
+
+    pub fn lifecycle(&self) -> &Lifecycle {
+        match self {
+            Self::Guest(guest) => &guest.lifecycle,
+            Self::Download(download) => &download.lifecycle,
+            Self::Object(object) => &object.lifecycle,
         }
     }
 }
@@ -143,14 +175,32 @@ pub enum StateEntry {
         volid: String,
         arguments: BTreeMap<String, String>,
     },
+    Object {
+        address: String,
+        resource_type: String,
+        id: ObjectId,
+        /// The PVE parameters atoll last set.
+        fields: BTreeMap<String, String>,
+        entries: Option<Vec<ObjectEntry>>,
+    },
 }
 
 impl StateEntry {
     pub fn address(&self) -> &str {
         match self {
-            Self::Guest { address, .. } | Self::Download { address, .. } => address,
+            Self::Guest { address, .. }
+            | Self::Download { address, .. }
+            | Self::Object { address, .. } => address,
         }
     }
+}
+
+/// An object as the cluster holds it now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiveObject {
+    /// Its parameters, as text, without PVE's bookkeeping (`digest`, `pos`).
+    pub fields: BTreeMap<String, String>,
+    pub entries: Option<Vec<ObjectEntry>>,
 }
 
 /// One entry of `GET .../pending`.
@@ -182,6 +232,8 @@ pub struct Inventory {
     pub guests: BTreeMap<u32, LiveGuest>,
     /// Volume ids present, per node.
     pub volumes: BTreeMap<String, Vec<String>>,
+    /// The objects the plan compares, by [`ObjectId::path`]; one that does not exist is absent.
+    pub objects: BTreeMap<String, LiveObject>,
 }
 
 /// Where a plan came from, recorded in the JSON plan (`source`).

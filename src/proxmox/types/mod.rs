@@ -6,6 +6,7 @@
 mod features;
 mod ids;
 mod net;
+mod object;
 mod propstring;
 mod startup;
 mod upid;
@@ -17,6 +18,7 @@ mod roundtrip_tests;
 pub use features::Features;
 pub use ids::{GuestKind, NodeName, StorageId, VmId};
 pub use net::{IpConfig, LxcNet, Mac, Rate, qemu_net_mac};
+pub use object::{Entries, ObjectId, ObjectKind, Scope};
 pub use propstring::DiskSize;
 pub use startup::Startup;
 pub use upid::Upid;

@@ -144,7 +144,7 @@ impl World {
     pub fn guest_mut(&mut self) -> &mut DesiredGuest {
         match &mut self.desired[0] {
             Desired::Guest(guest) => guest,
-            Desired::Download(_) => unreachable!("the first desired resource is the guest"),
+            _ => unreachable!("the first desired resource is the guest"),
         }
     }
 

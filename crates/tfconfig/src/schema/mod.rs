@@ -11,6 +11,7 @@ mod certs;
 mod check;
 mod container;
 mod data;
+mod firewall;
 mod local;
 mod utility;
 mod vm;
@@ -19,6 +20,10 @@ use builders::*;
 pub use certs::{ALLOWED_USES, MAX_VALIDITY_HOURS};
 use certs::{tls_cert_request, tls_locally_signed_cert, tls_self_signed_cert};
 use container::container;
+use firewall::{
+    cluster_firewall, dns, firewall_alias, firewall_ipset, firewall_options, firewall_rules,
+    node_firewall, pool, security_group, time,
+};
 pub use local::local_data_source;
 use utility::{
     null_resource, random, random_bytes, random_id, random_integer, random_pet, random_shuffle,
@@ -288,6 +293,19 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "proxmox_download_file" => Some(download_file("proxmox_download_file")),
         "proxmox_virtual_environment_download_file" => {
             Some(download_file("proxmox_virtual_environment_download_file"))
+        }
+        "proxmox_virtual_environment_pool" => Some(pool()),
+        "proxmox_virtual_environment_firewall_alias" => Some(firewall_alias()),
+        "proxmox_virtual_environment_firewall_ipset" => Some(firewall_ipset()),
+        "proxmox_virtual_environment_firewall_options" => Some(firewall_options()),
+        "proxmox_virtual_environment_firewall_rules" => Some(firewall_rules()),
+        "proxmox_virtual_environment_cluster_firewall" => Some(cluster_firewall()),
+        "proxmox_virtual_environment_cluster_firewall_security_group" => Some(security_group()),
+        "proxmox_node_firewall" => Some(node_firewall("proxmox_node_firewall")),
+        "proxmox_virtual_environment_dns" => Some(dns()),
+        "proxmox_virtual_environment_time" => Some(time()),
+        "proxmox_virtual_environment_node_firewall" => {
+            Some(node_firewall("proxmox_virtual_environment_node_firewall"))
         }
         "random_password" => Some(random(true)),
         "random_string" => Some(random(false)),

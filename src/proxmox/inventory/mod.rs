@@ -1,9 +1,11 @@
 //! `proxmox::inventory` refreshes what the plan needs from the cluster: `cluster/resources`
 //! once, then `config?current=1` and `pending` for each guest atoll manages (or may adopt) or
-//! protects, once any lock on it has cleared, and the storage content lists of the downloads'
-//! storages. Requests run concurrently; the
-//! client's per-node limit keeps each node within PVE's worker count. It must not decide
+//! protects, once any lock on it has cleared, the storage content lists of the downloads'
+//! storages, and the pools and firewall objects declared or in state. Requests run
+//! concurrently; the client's per-node limit keeps each node within PVE's worker count. It must not decide
 //! anything about the plan.
+
+mod objects;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -37,11 +39,11 @@ pub enum InventoryError {
 fn wanted_vmids(state: &[StateEntry], desired: &[Desired]) -> BTreeSet<u32> {
     let in_state = state.iter().filter_map(|entry| match entry {
         StateEntry::Guest { vm_id, .. } => Some(*vm_id),
-        StateEntry::Download { .. } => None,
+        StateEntry::Download { .. } | StateEntry::Object { .. } => None,
     });
     let declared = desired.iter().filter_map(|d| match d {
         Desired::Guest(guest) => guest.vm_id,
-        Desired::Download(_) => None,
+        Desired::Download(_) | Desired::Object(_) => None,
     });
     in_state.chain(declared).collect()
 }
@@ -53,13 +55,32 @@ fn wanted_storages(state: &[StateEntry], desired: &[Desired]) -> BTreeSet<(Strin
             let storage = volid.split_once(':')?.0;
             Some((node.clone(), storage.to_owned()))
         }
-        StateEntry::Guest { .. } => None,
+        StateEntry::Guest { .. } | StateEntry::Object { .. } => None,
     });
     let declared = desired.iter().filter_map(|d| match d {
         Desired::Download(file) => Some((file.node.clone(), file.datastore.clone())),
-        Desired::Guest(_) => None,
+        Desired::Guest(_) | Desired::Object(_) => None,
     });
     from_state.chain(declared).collect()
+}
+
+/// The pools and firewall objects the plan compares: those in state and those declared.
+fn wanted_objects(state: &[StateEntry], desired: &[Desired]) -> Vec<types::ObjectId> {
+    let from_state = state.iter().filter_map(|entry| match entry {
+        StateEntry::Object { id, .. } => Some(id.clone()),
+        _ => None,
+    });
+    let declared = desired.iter().filter_map(|d| match d {
+        Desired::Object(object) => Some(object.id.clone()),
+        _ => None,
+    });
+    let mut ids: Vec<types::ObjectId> = Vec::new();
+    for id in from_state.chain(declared) {
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids
 }
 
 /// Reads the cluster for one plan.
@@ -157,6 +178,7 @@ impl Partial {
             .collect();
         self.read(api, &missing, &wanted).await?;
         self.inventory.volumes = read_volumes(api, wanted_storages(state, desired)).await?;
+        self.inventory.objects = objects::read_objects(api, wanted_objects(state, desired)).await?;
         Ok(())
     }
 

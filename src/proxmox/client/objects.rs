@@ -1,0 +1,85 @@
+//! Objects that are neither guests nor volumes (pools, the firewall): read, create, change and
+//! delete by the paths their [`ObjectId`] names. Synchronous in PVE: no tasks to wait for.
+
+use reqwest::Method;
+use serde_json::Value as Json;
+
+use super::transport::Call;
+use super::{Detail, ProxmoxClient, PveError, seg};
+use crate::proxmox::types::ObjectId;
+
+/// Which path of an object a request goes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ObjectTarget {
+    /// The object itself ([`ObjectId::path`]): its fields, or its entries' list.
+    Object,
+    /// Where it is created and listed ([`ObjectId::collection`]).
+    Collection,
+    /// One of its entries, by position or by key (percent-encoded here).
+    Entry(String),
+}
+
+/// A request that changes an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectWrite {
+    Post,
+    Put,
+    Delete,
+}
+
+fn call(id: &ObjectId, target: &ObjectTarget, method: Method) -> Result<Call, PveError> {
+    let path = match target {
+        ObjectTarget::Object => id.path(),
+        ObjectTarget::Entry(key) => format!("{}/{}", id.path(), seg(key)),
+        ObjectTarget::Collection => match id.collection() {
+            Some((path, _)) => path,
+            None => {
+                let detail = Detail {
+                    op: format!("{method} {}", id.path()),
+                    message: format!("{} has no collection", id.describe()),
+                };
+                return Err(PveError::Validation {
+                    detail,
+                    errors: Default::default(),
+                });
+            }
+        },
+    };
+    let node = id.scope.node().map(|n| n.as_str().to_owned());
+    Ok(Call::new(method, path, node.as_deref()))
+}
+
+impl ProxmoxClient {
+    /// `GET` of one of an object's paths: PVE's `data`, as JSON.
+    pub async fn object_read(
+        &self,
+        id: &ObjectId,
+        target: &ObjectTarget,
+    ) -> Result<Json, PveError> {
+        self.transport
+            .execute(&call(id, target, Method::GET)?)
+            .await
+    }
+
+    /// A change to an object, with its parameters. A `PUT` sets the same values again when
+    /// repeated, so it may be retried after an unknown outcome; a `POST` or `DELETE` may not.
+    pub async fn object_write(
+        &self,
+        id: &ObjectId,
+        target: &ObjectTarget,
+        write: ObjectWrite,
+        params: &[(String, String)],
+    ) -> Result<(), PveError> {
+        let method = match write {
+            ObjectWrite::Post => Method::POST,
+            ObjectWrite::Put => Method::PUT,
+            ObjectWrite::Delete => Method::DELETE,
+        };
+        let mut call = call(id, target, method)?.idempotent(write == ObjectWrite::Put);
+        for (key, value) in params {
+            call = call.param(key, value);
+        }
+        let _: Json = self.transport.execute(&call).await?;
+        Ok(())
+    }
+}

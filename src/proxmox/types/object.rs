@@ -1,0 +1,280 @@
+//! Proxmox VE objects that are neither guests nor volumes: pools and the firewall's options,
+//! rule lists, aliases, IP sets and security groups. An [`ObjectId`] names one, checked as PVE
+//! checks its name, and knows the API paths that read, create, change and delete it.
+
+use serde::{Deserialize, Serialize};
+
+use super::{GuestKind, NodeName, PropertyError, VmId};
+
+/// What sort of object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ObjectKind {
+    /// `/pools/{poolid}`.
+    Pool,
+    /// The firewall options of the cluster, a node or a guest: always there, only changed.
+    FirewallOptions,
+    /// The ordered rule list of the cluster, a node or a guest: always there.
+    FirewallRules,
+    /// A named address (`/firewall/aliases/{name}`).
+    Alias,
+    /// A named set of addresses, whose entries are kept by address.
+    IpSet,
+    /// A cluster security group, whose rules are kept in order.
+    SecurityGroup,
+    /// A node's DNS settings (`/nodes/{node}/dns`): always there, only changed.
+    NodeDns,
+    /// A node's time zone (`/nodes/{node}/time`): always there, only changed.
+    NodeTime,
+}
+
+/// Where a firewall object lives.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "at", rename_all = "lowercase")]
+pub enum Scope {
+    Cluster,
+    Node {
+        node: NodeName,
+    },
+    Guest {
+        node: NodeName,
+        kind: GuestKind,
+        vm_id: VmId,
+    },
+}
+
+impl Scope {
+    /// The API path the scope's `/firewall/...` paths hang from.
+    fn base(&self) -> String {
+        match self {
+            Self::Cluster => "/cluster".to_owned(),
+            Self::Node { node } => format!("/nodes/{node}"),
+            Self::Guest { node, kind, vm_id } => {
+                format!("/nodes/{node}/{}/{vm_id}", kind.path())
+            }
+        }
+    }
+
+    /// The node a change is made on; `None` for the cluster.
+    pub fn node(&self) -> Option<&NodeName> {
+        match self {
+            Self::Cluster => None,
+            Self::Node { node } | Self::Guest { node, .. } => Some(node),
+        }
+    }
+}
+
+/// How an object's entries are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entries {
+    /// In order, addressed by position (`.../rules/{pos}`).
+    Ordered,
+    /// As a set, addressed by this field (`.../ipset/{name}/{cidr}`).
+    Keyed(&'static str),
+}
+
+/// One object: its kind, where it lives and its name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "RawObjectId")]
+pub struct ObjectId {
+    pub kind: ObjectKind,
+    pub scope: Scope,
+    /// Checked as PVE checks it; `None` for options and rule lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// An [`ObjectId`] as stored, checked again when read back.
+#[derive(Deserialize)]
+struct RawObjectId {
+    kind: ObjectKind,
+    scope: Scope,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+impl TryFrom<RawObjectId> for ObjectId {
+    type Error = PropertyError;
+    fn try_from(raw: RawObjectId) -> Result<Self, Self::Error> {
+        Self::new(raw.kind, raw.scope, raw.name.as_deref())
+    }
+}
+
+impl ObjectId {
+    /// An object named `name` (which PVE's pattern for the kind must accept); options and rule
+    /// lists take none.
+    pub fn new(kind: ObjectKind, scope: Scope, name: Option<&str>) -> Result<Self, PropertyError> {
+        let name = match (kind.name_rule(), name) {
+            (None, _) => None,
+            (Some(_), None) => return Err(PropertyError::new(kind.noun(), "a name is required")),
+            (Some((what, max, check)), Some(name)) => {
+                if name.len() > max || !check(name.as_bytes()) {
+                    return Err(PropertyError::new(
+                        what,
+                        format!("'{name}' does not match PVE's format (at most {max} characters)"),
+                    ));
+                }
+                Some(name.to_owned())
+            }
+        };
+        Ok(Self { kind, scope, name })
+    }
+
+    /// The path that reads (and changes, and deletes) the object itself.
+    pub fn path(&self) -> String {
+        let name = self.name.as_deref().unwrap_or_default();
+        let base = self.scope.base();
+        match self.kind {
+            ObjectKind::Pool => format!("/pools/{name}"),
+            ObjectKind::FirewallOptions => format!("{base}/firewall/options"),
+            ObjectKind::FirewallRules => format!("{base}/firewall/rules"),
+            ObjectKind::Alias => format!("{base}/firewall/aliases/{name}"),
+            ObjectKind::IpSet => format!("{base}/firewall/ipset/{name}"),
+            ObjectKind::SecurityGroup => format!("/cluster/firewall/groups/{name}"),
+            ObjectKind::NodeDns => format!("{base}/dns"),
+            ObjectKind::NodeTime => format!("{base}/time"),
+        }
+    }
+
+    /// Where the object is created (`POST`) and listed, with the parameter naming it; `None`
+    /// for what always exists (options, rule lists).
+    pub fn collection(&self) -> Option<(String, &'static str)> {
+        let base = self.scope.base();
+        match self.kind {
+            ObjectKind::Pool => Some(("/pools".to_owned(), "poolid")),
+            ObjectKind::Alias => Some((format!("{base}/firewall/aliases"), "name")),
+            ObjectKind::IpSet => Some((format!("{base}/firewall/ipset"), "name")),
+            ObjectKind::SecurityGroup => Some(("/cluster/firewall/groups".to_owned(), "group")),
+            ObjectKind::FirewallOptions
+            | ObjectKind::FirewallRules
+            | ObjectKind::NodeDns
+            | ObjectKind::NodeTime => None,
+        }
+    }
+
+    /// Settings that always exist and are never deleted: atoll stops managing them and leaves
+    /// them as they are (firewall options, a node's DNS and time zone).
+    pub fn is_setting(&self) -> bool {
+        matches!(
+            self.kind,
+            ObjectKind::FirewallOptions | ObjectKind::NodeDns | ObjectKind::NodeTime
+        )
+    }
+
+    /// How the object's entries are kept, and where (`path()` lists them); `None` when it
+    /// has no entries.
+    pub fn entries(&self) -> Option<Entries> {
+        match self.kind {
+            ObjectKind::FirewallRules | ObjectKind::SecurityGroup => Some(Entries::Ordered),
+            ObjectKind::IpSet => Some(Entries::Keyed("cidr")),
+            _ => None,
+        }
+    }
+
+    /// The object's own fields are read from its collection's listing (an IP set's or a
+    /// security group's comment), not from `path()`, which lists its entries.
+    pub fn fields_from_listing(&self) -> bool {
+        matches!(self.kind, ObjectKind::IpSet | ObjectKind::SecurityGroup)
+    }
+
+    /// The guest the object belongs to, if any.
+    pub fn guest(&self) -> Option<VmId> {
+        match &self.scope {
+            Scope::Guest { vm_id, .. } => Some(*vm_id),
+            _ => None,
+        }
+    }
+
+    /// For people: `firewall rules of VM 100`, `pool web`, `alias lan of the cluster`.
+    pub fn describe(&self) -> String {
+        let at = match &self.scope {
+            Scope::Cluster => "the cluster".to_owned(),
+            Scope::Node { node } => format!("node {node}"),
+            Scope::Guest { kind, vm_id, .. } => format!("{} {vm_id}", kind.noun()),
+        };
+        match (&self.kind, &self.name) {
+            (ObjectKind::Pool, Some(name)) => format!("pool {name}"),
+            (ObjectKind::SecurityGroup, Some(name)) => format!("security group {name}"),
+            (kind, Some(name)) => format!("{} {name} of {at}", kind.noun()),
+            (kind, None) => format!("{} of {at}", kind.noun()),
+        }
+    }
+}
+
+type NameCheck = fn(&[u8]) -> bool;
+
+impl ObjectKind {
+    pub fn noun(self) -> &'static str {
+        match self {
+            Self::Pool => "pool",
+            Self::FirewallOptions => "firewall options",
+            Self::FirewallRules => "firewall rules",
+            Self::Alias => "firewall alias",
+            Self::IpSet => "IP set",
+            Self::SecurityGroup => "security group",
+            Self::NodeDns => "DNS settings",
+            Self::NodeTime => "time zone",
+        }
+    }
+
+    /// PVE's format for the name: what it is called, its longest length, and its pattern.
+    fn name_rule(self) -> Option<(&'static str, usize, NameCheck)> {
+        // pve-firewall: `[A-Za-z][A-Za-z0-9\-\_]+` for aliases, IP sets and groups
+        fn firewall_name(b: &[u8]) -> bool {
+            b.len() >= 2
+                && b[0].is_ascii_alphabetic()
+                && b.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || b"-_".contains(c))
+        }
+        // pve-access-control's pool id: `[A-Za-z0-9\.\-_]+`, not `.` or `..`
+        fn pool_name(b: &[u8]) -> bool {
+            !b.is_empty()
+                && b != b"."
+                && b != b".."
+                && b.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c))
+        }
+        match self {
+            Self::Pool => Some(("pool id", 64, pool_name)),
+            Self::Alias => Some(("alias name", 64, firewall_name)),
+            Self::IpSet => Some(("IP set name", 64, firewall_name)),
+            Self::SecurityGroup => Some(("security group name", 18, firewall_name)),
+            Self::FirewallOptions | Self::FirewallRules | Self::NodeDns | Self::NodeTime => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node() -> NodeName {
+        "pve".parse().expect("a node name")
+    }
+
+    #[test]
+    fn objects_know_their_paths_and_refuse_names_pve_refuses() {
+        let guest = Scope::Guest {
+            node: node(),
+            kind: GuestKind::Qemu,
+            vm_id: VmId::new(100).expect("a vmid"),
+        };
+        let rules = ObjectId::new(ObjectKind::FirewallRules, guest.clone(), None).expect("ok");
+        assert_eq!(rules.path(), "/nodes/pve/qemu/100/firewall/rules");
+        assert_eq!(rules.describe(), "firewall rules of VM 100");
+        let set = ObjectId::new(ObjectKind::IpSet, Scope::Cluster, Some("lan")).expect("ok");
+        assert_eq!(set.path(), "/cluster/firewall/ipset/lan");
+        assert_eq!(
+            set.collection(),
+            Some(("/cluster/firewall/ipset".to_owned(), "name"))
+        );
+        let pool = ObjectId::new(ObjectKind::Pool, Scope::Cluster, Some("web.prod")).expect("ok");
+        assert_eq!(pool.path(), "/pools/web.prod");
+        for bad in ["1lan", "a", "lan/../x", "a b"] {
+            assert!(ObjectId::new(ObjectKind::Alias, Scope::Cluster, Some(bad)).is_err());
+        }
+        assert!(ObjectId::new(ObjectKind::Pool, Scope::Cluster, Some("..")).is_err());
+        let long = "g".repeat(19);
+        assert!(ObjectId::new(ObjectKind::SecurityGroup, Scope::Cluster, Some(&long)).is_err());
+    }
+}
