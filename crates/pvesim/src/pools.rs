@@ -202,7 +202,11 @@ pub(crate) fn create(cluster: &mut Cluster, params: &Params) -> ApiResult<()> {
 }
 
 /// `PUT /pools` and `PUT /pools/{poolid}`: `poolid` comes in `params` or the path.
-pub(crate) fn update(cluster: &mut Cluster, params: &Params, path_id: Option<&str>) -> ApiResult<()> {
+pub(crate) fn update(
+    cluster: &mut Cluster,
+    params: &Params,
+    path_id: Option<&str>,
+) -> ApiResult<()> {
     let mut fields = UPDATE.to_vec();
     if path_id.is_some() {
         fields.retain(|f| f.name != "poolid");
@@ -257,7 +261,11 @@ fn update_vm(
         if !member {
             return Err(format!("VM {vmid} is not a pool member"));
         }
-        pools.entry(poolid.to_owned()).or_default().vms.remove(&vmid);
+        pools
+            .entry(poolid.to_owned())
+            .or_default()
+            .vms
+            .remove(&vmid);
         return Ok(());
     }
     if member {
@@ -281,7 +289,11 @@ fn update_vm(
 
 /// `DELETE /pools?poolid=` and `DELETE /pools/{poolid}`: only an empty pool (members that no
 /// longer exist do not count).
-pub(crate) fn delete(cluster: &mut Cluster, params: &Params, path_id: Option<&str>) -> ApiResult<()> {
+pub(crate) fn delete(
+    cluster: &mut Cluster,
+    params: &Params,
+    path_id: Option<&str>,
+) -> ApiResult<()> {
     let poolid = match path_id {
         Some(id) => {
             spec::check(params, &[])?;

@@ -35,9 +35,7 @@ fn split_cidr(s: &str) -> Option<(IpAddr, u8, Option<u32>)> {
     let version = ip_version(ip)?;
     let len = match len {
         None => None,
-        Some(l) if !l.is_empty() && l.chars().all(|c| c.is_ascii_digit()) => {
-            Some(l.parse().ok()?)
-        }
+        Some(l) if !l.is_empty() && l.chars().all(|c| c.is_ascii_digit()) => Some(l.parse().ok()?),
         Some(_) => return None,
     };
     Some((addr, version, len))
@@ -100,9 +98,7 @@ pub(crate) fn clean_cidr(s: &str) -> String {
     }
     let clean = match addr {
         IpAddr::V4(a) => IpAddr::from((u32::from(a) & (u32::MAX << (32 - len))).to_be_bytes()),
-        IpAddr::V6(a) => {
-            IpAddr::from((u128::from(a) & (u128::MAX << (128 - len))).to_be_bytes())
-        }
+        IpAddr::V6(a) => IpAddr::from((u128::from(a) & (u128::MAX << (128 - len))).to_be_bytes()),
     };
     format!("{clean}/{len}")
 }
@@ -117,7 +113,9 @@ fn net_ip(elem: &str) -> Result<u8, String> {
                 let (x, y) = (a.parse::<IpAddr>(), b.parse::<IpAddr>());
                 match (x, y) {
                     (Ok(x), Ok(y)) if x <= y => Ok(va),
-                    _ => Err(format!("Begin address is greater than End address {a} - {b}")),
+                    _ => Err(format!(
+                        "Begin address is greater than End address {a} - {b}"
+                    )),
                 }
             }
             _ => Err(format!("Invalid IP address {elem}")),
@@ -274,8 +272,7 @@ pub(crate) fn verify_iface(s: &str) -> Result<(), String> {
     let name_ok = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && (2..=21).contains(&name.len())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    let suffix_ok =
-        suffix.is_none_or(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()));
+    let suffix_ok = suffix.is_none_or(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()));
     if name_ok && suffix_ok {
         Ok(())
     } else {
@@ -323,8 +320,14 @@ mod tests {
             parse_ports("90:80", false),
             Err("backwards range '90:80' not allowed, did you mean '80:90'?".to_owned())
         );
-        assert_eq!(parse_ports("70000", false), Err("invalid port '70000'".to_owned()));
-        assert_eq!(parse_ports("nosuch", false), Err("invalid port 'nosuch'".to_owned()));
+        assert_eq!(
+            parse_ports("70000", false),
+            Err("invalid port '70000'".to_owned())
+        );
+        assert_eq!(
+            parse_ports("nosuch", false),
+            Err("invalid port 'nosuch'".to_owned())
+        );
         assert_eq!(
             parse_ports("echo-request,22", true),
             Err("ICMP ports not allowed in port range".to_owned())

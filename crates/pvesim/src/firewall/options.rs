@@ -119,7 +119,10 @@ fn conntrack_helpers(list: &str) -> Result<(), String> {
 /// `GET .../options`: the options set, plus `digest`.
 pub(crate) fn get(fw: &Firewall, scope: &Scope, params: &Params) -> ApiResult<Value> {
     spec::check(params, &[])?;
-    let mut options = fw.conf(scope).map(|c| c.options.clone()).unwrap_or_default();
+    let mut options = fw
+        .conf(scope)
+        .map(|c| c.options.clone())
+        .unwrap_or_default();
     // an anti-lockout timestamp older than a minute reads back as disabled
     if matches!(scope, Scope::Cluster)
         && let Some(enable) = options.get_mut("enable")
@@ -146,10 +149,7 @@ pub(crate) fn set(fw: &mut Firewall, scope: &Scope, params: &Params) -> ApiResul
     if let Some(list) = p.get("delete") {
         for opt in crate::propstr::split_list(list) {
             if !known.iter().any(|f| f.name == opt) {
-                return Err(ApiError::param(
-                    "delete",
-                    format!("no such option '{opt}'"),
-                ));
+                return Err(ApiError::param("delete", format!("no such option '{opt}'")));
             }
             conf.options.remove(&opt);
         }

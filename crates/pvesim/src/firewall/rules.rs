@@ -26,9 +26,7 @@ const RULE_FIELDS: &[Field] = &[
     Field::str("action").pattern(addr::is_name).len(2, 20),
     Field::str("macro").max_len(128),
     Field::str("iface").format(addr::verify_iface).len(2, 20),
-    Field::str("source")
-        .format(address_spec)
-        .max_len(512),
+    Field::str("source").format(address_spec).max_len(512),
     Field::str("dest").format(address_spec).max_len(512),
     Field::str("proto").format(addr::verify_protocol),
     Field::int("enable", Some(0), None),
@@ -41,8 +39,19 @@ const RULE_FIELDS: &[Field] = &[
 
 /// The fields a rule keeps (`pos` and `digest` are request-only).
 const STORED: &[&str] = &[
-    "type", "action", "macro", "iface", "source", "dest", "proto", "enable", "log", "sport",
-    "dport", "comment", "icmp-type",
+    "type",
+    "action",
+    "macro",
+    "iface",
+    "source",
+    "dest",
+    "proto",
+    "enable",
+    "log",
+    "sport",
+    "dport",
+    "comment",
+    "icmp-type",
 ];
 
 fn address_spec(s: &str) -> Result<(), String> {
@@ -120,7 +129,10 @@ fn copy_rule_data(rule: &mut Entry, params: &spec::Checked) {
 /// `POST .../rules`: the new rule goes to position 0.
 pub(crate) fn create(fw: &mut Firewall, scope: &Scope, params: &Params) -> ApiResult<()> {
     let mut fields = RULE_FIELDS.to_vec();
-    for f in fields.iter_mut().filter(|f| ["type", "action"].contains(&f.name)) {
+    for f in fields
+        .iter_mut()
+        .filter(|f| ["type", "action"].contains(&f.name))
+    {
         *f = f.required();
     }
     let p = spec::check(params, &fields)?;
@@ -214,13 +226,23 @@ pub(crate) fn delete(
 fn as_stored(mut rule: Entry, scope: &Scope) -> Entry {
     let group = rule.get("type").is_some_and(|t| t == "group");
     let enabled = rule.get("enable").is_none_or(|e| e != "0");
-    rule.insert("enable".to_owned(), if enabled { "1" } else { "0" }.to_owned());
+    rule.insert(
+        "enable".to_owned(),
+        if enabled { "1" } else { "0" }.to_owned(),
+    );
     if !allows_iface(scope) {
         rule.remove("iface");
     }
     if group {
         for key in [
-            "source", "dest", "proto", "dport", "sport", "log", "icmp-type", "ipversion",
+            "source",
+            "dest",
+            "proto",
+            "dport",
+            "sport",
+            "log",
+            "icmp-type",
+            "ipversion",
         ] {
             rule.remove(key);
         }
@@ -276,7 +298,10 @@ fn verify(rule: &mut Entry, fw: &Firewall, scope: &Scope) -> ApiResult<()> {
         }
     } else {
         if ty == "forward" && action == "REJECT" {
-            return Err(fail("action", "cannot define REJECT rules on forward chain"));
+            return Err(fail(
+                "action",
+                "cannot define REJECT rules on forward chain",
+            ));
         }
         if !["ACCEPT", "DROP", "REJECT"].contains(&action.as_str()) {
             return Err(fail("action", format!("unknown action '{action}'")));
@@ -298,7 +323,8 @@ fn verify(rule: &mut Entry, fw: &Firewall, scope: &Scope) -> ApiResult<()> {
         }
     }
     if let Some(name) = get("macro") {
-        let m = macros::find(&name).ok_or_else(|| fail("macro", format!("unknown macro '{name}'")))?;
+        let m =
+            macros::find(&name).ok_or_else(|| fail("macro", format!("unknown macro '{name}'")))?;
         rule.insert("macro".to_owned(), m.name.to_owned());
     }
     let version = verify_match(rule, fw, scope)?;
@@ -340,7 +366,10 @@ fn verify_match(rule: &Entry, fw: &Firewall, scope: &Scope) -> ApiResult<Option<
             ));
         }
         if !addr::has_ports(&proto) && !(dport && is_icmp) {
-            return Err(fail(key, format!("protocol '{proto}' does not support ports")));
+            return Err(fail(
+                key,
+                format!("protocol '{proto}' does not support ports"),
+            ));
         }
     }
     for key in ["source", "dest"] {
@@ -355,7 +384,9 @@ fn verify_match(rule: &Entry, fw: &Firewall, scope: &Scope) -> ApiResult<Option<
 
 fn set_version(current: &mut Option<u8>, new: Option<u8>) -> Result<(), String> {
     match (*current, new) {
-        (Some(a), Some(b)) if a != b => Err("detected mixed ipv4/ipv6 addresses in rule".to_owned()),
+        (Some(a), Some(b)) if a != b => {
+            Err("detected mixed ipv4/ipv6 addresses in rule".to_owned())
+        }
         (_, Some(b)) => {
             *current = Some(b);
             Ok(())
@@ -416,11 +447,19 @@ fn check_reference(fw: &Firewall, scope: &Scope, key: &str, value: &str) -> ApiR
         return Ok(None);
     };
     let lc = name.to_lowercase();
-    let in_cluster = cluster.and_then(|c| c.aliases.get(&lc));
-    let in_local = local.and_then(|c| c.aliases.get(&lc));
-    if in_cluster.is_none() && in_local.is_none() {
+    let found = |c: Option<&FwConf>| c.is_some_and(|c| c.aliases.contains_key(&lc));
+    if !found(cluster) && !found(local) {
         return Err(fail(key, format!("no such alias '{value}'")));
     }
+    // the version as PVE finds it re-reading the file (the cluster file is then its own
+    // cluster configuration)
+    let local = match scope {
+        Scope::Cluster => Some(&fw.cluster),
+        Scope::Group(_) => None,
+        _ => fw.conf(scope),
+    };
+    let in_cluster = fw.cluster.aliases.get(&lc);
+    let in_local = local.and_then(|c| c.aliases.get(&lc));
     let scoped = match prefix {
         "dc/" => in_cluster,
         "guest/" => in_local,

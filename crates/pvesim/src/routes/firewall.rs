@@ -109,38 +109,77 @@ async fn macros(params: Params) -> ApiResult<Response> {
     Ok(data(objects::macros()))
 }
 
-async fn options_get(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn options_get(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     with_fw(&state.0, &p, &uri, |fw, s| options::get(fw, s, &params)).map(data)
 }
 
-async fn options_set(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn options_set(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     with_fw(&state.0, &p, &uri, |fw, s| options::set(fw, s, &params))?;
     Ok(data(Value::Null))
 }
 
-async fn rules_list(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn rules_list(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     with_fw(&state.0, &p, &uri, |fw, s| rules::list(fw, s, &params)).map(data)
 }
 
-async fn rule_create(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn rule_create(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     with_fw(&state.0, &p, &uri, |fw, s| rules::create(fw, s, &params))?;
     Ok(data(Value::Null))
 }
 
-async fn rule_get(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn rule_get(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     let pos = pos_of(&p)?;
     with_fw(&state.0, &p, &uri, |fw, s| rules::get(fw, s, pos, &params)).map(data)
 }
 
-async fn rule_update(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn rule_update(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     let pos = pos_of(&p)?;
-    with_fw(&state.0, &p, &uri, |fw, s| rules::update(fw, s, pos, &params))?;
+    with_fw(&state.0, &p, &uri, |fw, s| {
+        rules::update(fw, s, pos, &params)
+    })?;
     Ok(data(Value::Null))
 }
 
-async fn rule_delete(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn rule_delete(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     let pos = pos_of(&p)?;
-    with_fw(&state.0, &p, &uri, |fw, s| rules::delete(fw, s, pos, &params))?;
+    with_fw(&state.0, &p, &uri, |fw, s| {
+        rules::delete(fw, s, pos, &params)
+    })?;
     Ok(data(Value::Null))
 }
 

@@ -47,49 +47,107 @@ fn done(result: ApiResult<()>) -> ApiResult<Response> {
     result.map(|()| data(Value::Null))
 }
 
-async fn aliases_list(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
-    with_fw(&state.0, &p, &uri, |fw, s| objects::list_aliases(fw, s, &params)).map(data)
+async fn aliases_list(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
+    with_fw(&state.0, &p, &uri, |fw, s| {
+        objects::list_aliases(fw, s, &params)
+    })
+    .map(data)
 }
 
-async fn alias_create(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
-    done(with_fw(&state.0, &p, &uri, |fw, s| objects::create_alias(fw, s, &params)))
+async fn alias_create(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
+    done(with_fw(&state.0, &p, &uri, |fw, s| {
+        objects::create_alias(fw, s, &params)
+    }))
 }
 
-async fn alias_get(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn alias_get(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     let name = arg(&p, "name");
-    with_fw(&state.0, &p, &uri, |fw, s| objects::get_alias(fw, s, name, &params)).map(data)
+    with_fw(&state.0, &p, &uri, |fw, s| {
+        objects::get_alias(fw, s, name, &params)
+    })
+    .map(data)
 }
 
-async fn alias_update(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn alias_update(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     let name = arg(&p, "name");
     done(with_fw(&state.0, &p, &uri, |fw, s| {
         objects::update_alias(fw, s, name, &params)
     }))
 }
 
-async fn alias_delete(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn alias_delete(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     let name = arg(&p, "name");
     done(with_fw(&state.0, &p, &uri, |fw, s| {
         objects::delete_alias(fw, s, name, &params)
     }))
 }
 
-async fn sets_list(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
-    with_fw(&state.0, &p, &uri, |fw, s| ipsets::list_sets(fw, s, &params)).map(data)
+async fn sets_list(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
+    with_fw(&state.0, &p, &uri, |fw, s| {
+        ipsets::list_sets(fw, s, &params)
+    })
+    .map(data)
 }
 
-async fn set_create(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
-    done(with_fw(&state.0, &p, &uri, |fw, s| ipsets::create_set(fw, s, &params)))
+async fn set_create(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
+    done(with_fw(&state.0, &p, &uri, |fw, s| {
+        ipsets::create_set(fw, s, &params)
+    }))
 }
 
-async fn set_delete(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn set_delete(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     let name = arg(&p, "name");
     done(with_fw(&state.0, &p, &uri, |fw, s| {
         ipsets::delete_set(fw, s, name, &params)
     }))
 }
 
-async fn entries_list(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn entries_list(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     let name = arg(&p, "name");
     with_fw(&state.0, &p, &uri, |fw, s| {
         ipsets::list_entries(fw, s, name, &params)
@@ -97,14 +155,24 @@ async fn entries_list(state: SimState, Path(p): PathMap, uri: Uri, params: Param
     .map(data)
 }
 
-async fn entry_add(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn entry_add(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     let name = arg(&p, "name");
     done(with_fw(&state.0, &p, &uri, |fw, s| {
         ipsets::add_entry(fw, s, name, &params)
     }))
 }
 
-async fn entry_get(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn entry_get(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     let (name, cidr) = (arg(&p, "name"), arg(&p, "cidr"));
     with_fw(&state.0, &p, &uri, |fw, s| {
         ipsets::get_entry(fw, s, name, cidr, &params)
@@ -112,14 +180,24 @@ async fn entry_get(state: SimState, Path(p): PathMap, uri: Uri, params: Params) 
     .map(data)
 }
 
-async fn entry_update(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn entry_update(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     let (name, cidr) = (arg(&p, "name"), arg(&p, "cidr"));
     done(with_fw(&state.0, &p, &uri, |fw, s| {
         ipsets::update_entry(fw, s, name, cidr, &params)
     }))
 }
 
-async fn entry_remove(state: SimState, Path(p): PathMap, uri: Uri, params: Params) -> ApiResult<Response> {
+async fn entry_remove(
+    state: SimState,
+    Path(p): PathMap,
+    uri: Uri,
+    params: Params,
+) -> ApiResult<Response> {
     let (name, cidr) = (arg(&p, "name"), arg(&p, "cidr"));
     done(with_fw(&state.0, &p, &uri, |fw, s| {
         ipsets::remove_entry(fw, s, name, cidr, &params)

@@ -44,7 +44,12 @@ pub(crate) async fn read(
         &[spec::Field::one_of("type", &["qemu", "lxc", "storage"])],
     )?;
     let poolid = spec::check_path(&pools::POOLID, &poolid)?;
-    pools::read(&state.0.cluster(), &poolid, p.get("type").map(String::as_str)).map(data)
+    pools::read(
+        &state.0.cluster(),
+        &poolid,
+        p.get("type").map(String::as_str),
+    )
+    .map(data)
 }
 
 /// `PUT /pools/{poolid}`.
