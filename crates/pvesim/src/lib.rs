@@ -11,9 +11,11 @@ pub mod cli;
 mod conf;
 mod error;
 mod faults;
+mod firewall;
 mod model;
 mod netconf;
 mod pending;
+mod pools;
 mod propstr;
 mod qemu;
 mod qemu_alloc;
@@ -33,5 +35,5 @@ mod worker;
 
 pub use faults::{FaultSettings, Faults, TaskFailure};
 pub use model::{GuestEvent, GuestKind};
-pub use scenario::{DEFAULT_TEMPLATE, GuestSpec, NodeSpec, Scenario, StorageSpec};
+pub use scenario::{DEFAULT_TEMPLATE, GuestSpec, NodeSpec, PoolSpec, Scenario, StorageSpec};
 pub use server::{SimOptions, Simulator};

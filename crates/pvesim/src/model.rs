@@ -156,6 +156,10 @@ pub(crate) struct Cluster {
     /// What each container was created from (`ostemplate`, `ssh-public-keys`, ...; never the
     /// password): PVE writes these into the guest, out of the API's sight. For tests.
     pub(crate) created_from: BTreeMap<u32, BTreeMap<String, String>>,
+    /// Resource pools by id.
+    pub(crate) pools: BTreeMap<String, super::pools::Pool>,
+    /// The firewall configuration (cluster, nodes, guests).
+    pub(crate) firewall: super::firewall::Firewall,
 }
 
 /// Seconds since the epoch.

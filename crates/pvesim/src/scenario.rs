@@ -28,6 +28,24 @@ pub struct Scenario {
     /// Users `user@realm` → password for ticket login; default `root@pam` = `secret`.
     #[serde(default)]
     pub users: BTreeMap<String, String>,
+    /// Resource pools that exist from the start.
+    #[serde(default)]
+    pub pools: Vec<PoolSpec>,
+}
+
+/// One resource pool (`poolid` may be nested, `a/b`: its parent must be listed before it).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolSpec {
+    pub poolid: String,
+    #[serde(default)]
+    pub comment: Option<String>,
+    /// Member guests.
+    #[serde(default)]
+    pub vms: Vec<u32>,
+    /// Member storage ids.
+    #[serde(default)]
+    pub storage: Vec<String>,
 }
 
 /// One node.
@@ -182,6 +200,14 @@ impl Scenario {
         }
         for guest in &self.guests {
             add_guest(&mut cluster, guest)?;
+        }
+        for pool in &self.pools {
+            let p = crate::pools::Pool {
+                comment: pool.comment.clone(),
+                vms: pool.vms.iter().copied().collect(),
+                storage: pool.storage.iter().cloned().collect(),
+            };
+            cluster.pools.insert(pool.poolid.clone(), p);
         }
         Ok(cluster)
     }

@@ -97,12 +97,13 @@ fn resource_list(sim: &Sim, filter: Option<&str>) -> Value {
     let cluster = sim.cluster();
     let mut out = Vec::new();
     if filter.is_none_or(|t| t == "vm") {
-        out.extend(
-            cluster
-                .guests
-                .values()
-                .map(|g| guest_resource(g, !sim.faults.is_offline(&g.node))),
-        );
+        out.extend(cluster.guests.values().map(|g| {
+            let mut v = guest_resource(g, !sim.faults.is_offline(&g.node));
+            if let Some(pool) = crate::pools::pool_of(&cluster, g.vmid) {
+                v["pool"] = json!(pool);
+            }
+            v
+        }));
     }
     if filter.is_none_or(|t| t == "node") {
         for n in cluster.nodes.values() {

@@ -47,7 +47,9 @@ pub(crate) async fn create(
     let sim = state.0;
     let (upid, vmid) = {
         let mut cluster = sim.cluster();
+        crate::pools::check_exists(&cluster, params.get("pool")?)?;
         job.reserve(&mut cluster, ha_managed)?;
+        crate::pools::add_vm(&mut cluster, job.vmid, params.get("pool")?);
         // What PVE writes into the guest out of the API's sight, kept for tests.
         let mut created_from = BTreeMap::from([("ostemplate".to_owned(), job.ostemplate.clone())]);
         for key in ["ssh-public-keys", "pool", "storage"] {

@@ -5,12 +5,15 @@
 mod access;
 mod cluster;
 mod download;
+mod firewall;
+mod firewall_objects;
 mod lxc;
 mod lxc_create;
 mod lxc_disk;
 mod lxc_net;
 mod lxc_status;
 mod params;
+mod pools;
 mod qemu;
 mod qemu_clone;
 mod qemu_create;
@@ -28,6 +31,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 
+pub(crate) use cluster::guest_resource;
 pub(crate) use params::Params;
 
 use super::error::{ApiError, ApiResult};
@@ -67,6 +71,21 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
         )
         .merge(lxc_routes())
         .merge(qemu_routes())
+        // pools and the firewall (helper-sim)
+        .route(
+            "/pools",
+            get(pools::index)
+                .post(pools::create)
+                .put(pools::update)
+                .delete(pools::delete),
+        )
+        .route(
+            "/pools/{poolid}",
+            get(pools::read)
+                .put(pools::update_one)
+                .delete(pools::delete_one),
+        )
+        .merge(firewall::routes())
         .fallback(not_implemented)
         .method_not_allowed_fallback(not_implemented)
         .layer(middleware::from_fn_with_state(sim.clone(), pipeline))

@@ -69,7 +69,9 @@ pub(crate) async fn create(
         }
         let mut conf = Conf::default();
         conf.main.insert("lock".to_owned(), "create".to_owned());
+        crate::pools::check_exists(&cluster, params.get("pool")?)?;
         cluster.guests.insert(vmid, new_guest(vmid, &node, conf));
+        crate::pools::add_vm(&mut cluster, vmid, params.get("pool")?);
         cluster.new_task(&node, "qmcreate", &vmid.to_string(), &caller.upid_user())
     };
     let body = Box::new(
