@@ -215,11 +215,14 @@ async fn the_guard_refuses_a_firewall_change_that_can_drop_a_protected_guests_tr
     assert!(env.apply().await.status.success());
     env.write_config("protect:\n  discover: false\n  guests:\n    - vm_id: 300\n");
 
-    // an accepting rule is additive: allowed
+    // an accepting rule is additive: allowed, and applied
     env.write_tf(&stack(HTTPS_ALT, "DROP", "web servers"));
     let plan = env.plan_json().await;
     let rules = change(&plan, "proxmox_virtual_environment_firewall_rules.app");
     assert!(rules["blocked"].is_null(), "{rules}");
+    let shown = env.plan().await;
+    assert!(shown.contains("drops nothing that flows today"), "{shown}");
+    assert!(env.apply().await.status.success());
 
     // a dropping rule, a policy that drops more: refused, and nothing reaches the cluster
     env.write_tf(&stack(DROP_SMTP, "REJECT", "web servers"));
@@ -233,10 +236,11 @@ async fn the_guard_refuses_a_firewall_change_that_can_drop_a_protected_guests_tr
         let reason = blocked["reason"].as_str().expect("a reason");
         assert!(reason.contains("protected guest 300"), "{reason}");
     }
-    let out = env.apply().await;
+    let out = env.atoll(&["apply", "--auto-approve"]).await;
     assert!(!out.status.success(), "{}", text(&out));
     let rules = get(&env, "/nodes/pve/qemu/300/firewall/rules").await;
-    assert_eq!(rules.as_array().map(Vec::len), Some(2), "{rules}");
+    assert_eq!(rules.as_array().map(Vec::len), Some(3), "{rules}");
+    assert_eq!(rules[2]["dport"], "8443", "{rules}");
     let options = get(&env, "/nodes/pve/qemu/300/firewall/options").await;
     assert_eq!(options["policy_in"], "DROP", "{options}");
 }

@@ -94,7 +94,12 @@ impl Run<'_> {
             .record(&entry)
             .await
             .map_err(|e| (format!("{} is set, but {e}", object.id.describe()), true))?;
-        Ok(format!("{} set", object.id.describe()))
+        let done = match (creating, object.id.collection()) {
+            (true, Some(_)) => "created",
+            _ if object.id.is_setting() => "set",
+            _ => "changed",
+        };
+        Ok(format!("{done} {}", object.id.describe()))
     }
 
     /// The object as atoll last applied it (a replace deletes the old one, not the new one).
@@ -123,7 +128,7 @@ impl Run<'_> {
             }
             // an IP set's or a security group's comment changes through its collection:
             // `rename` to its own name (PVE's documented way)
-            (Some((_, name_key)), false) if id.fields_from_listing() => {
+            (Some((_, name_key)), false) if id.entries().is_some() => {
                 let name = id.name.clone().unwrap_or_default();
                 let mut p = vec![
                     (name_key.to_owned(), name.clone()),

@@ -81,6 +81,9 @@ async fn read_object(
         };
         live.fields = text(found);
         live.fields.remove(name_key);
+        if id.entries().is_none() {
+            return Ok(Some(live));
+        }
     }
     let value = match api.object_read(id, &ObjectTarget::Object).await {
         Ok(value) => value,

@@ -121,17 +121,15 @@ pub(crate) fn delete(entry: &StateEntry) -> Option<ResourceChange> {
     resource.actions = vec![Action::Delete];
     resource.attributes = fields
         .iter()
-        .map(|(k, v)| change(k.clone(), k, Json::from(v.clone()), Json::Null))
+        .map(|(k, v)| change(k.clone(), k, shown(k, Some(v)), Json::Null))
         .collect();
-    if let Some(entries) = entries {
-        resource
-            .attributes
-            .extend(entries.iter().enumerate().map(|(i, e)| {
-                let mut c = change(format!("entry[{i}]"), "entries", entry_json(e), Json::Null);
-                // rules taken away can drop what they let through
-                c.effect = Some(Effect::LinkReset);
-                c
-            }));
+    for (i, entry) in entries.iter().flatten().enumerate() {
+        // rules taken away can drop what they let through
+        let gone = entry_fields(&format!("entry[{i}]"), Some(entry), None);
+        resource.attributes.extend(gone.into_iter().map(|mut c| {
+            c.effect = Some(Effect::LinkReset);
+            c
+        }));
     }
     if id.is_setting() {
         resource.notes.push(format!(
@@ -143,17 +141,66 @@ pub(crate) fn delete(entry: &StateEntry) -> Option<ResourceChange> {
     Some(resource)
 }
 
-fn entry_json(entry: &ObjectEntry) -> Json {
-    Json::Object(
-        entry
-            .iter()
-            .map(|(k, v)| (k.clone(), Json::from(v.clone())))
-            .collect(),
-    )
-}
-
 fn label<'a>(object: &'a DesiredObject, key: &'a str) -> &'a str {
     object.labels.get(key).map_or(key, String::as_str)
+}
+
+/// PVE's boolean parameters (`1`/`0`), shown as bpg's `true`/`false`.
+const FLAGS: &[&str] = &[
+    "enable",
+    "dhcp",
+    "ipfilter",
+    "macfilter",
+    "ndp",
+    "radv",
+    "ebtables",
+    "nftables",
+    "nosmurfs",
+    "tcpflags",
+    "nomatch",
+];
+
+/// A PVE value as the plan shows it: a flag as a boolean.
+fn shown(key: &str, value: Option<&String>) -> Json {
+    match value {
+        None => Json::Null,
+        Some(v) if FLAGS.contains(&key) => Json::Bool(v == "1"),
+        Some(v) => Json::from(v.clone()),
+    }
+}
+
+/// An entry's parameter by bpg's name: a rule's `enable` is `enabled`, an IP set entry's
+/// `cidr` its `name`.
+fn entry_label(key: &str) -> &str {
+    match key {
+        "enable" => "enabled",
+        "cidr" => "name",
+        other => other,
+    }
+}
+
+/// The changes between two versions of entry `name[i]`, field by field.
+fn entry_fields(
+    path: &str,
+    before: Option<&ObjectEntry>,
+    after: Option<&ObjectEntry>,
+) -> Vec<AttributeChange> {
+    let keys: std::collections::BTreeSet<&String> = before
+        .into_iter()
+        .chain(after)
+        .flat_map(|e| e.keys())
+        .collect();
+    keys.into_iter()
+        .filter(|k| before.and_then(|e| e.get(*k)) != after.and_then(|e| e.get(*k)))
+        .map(|k| {
+            change(
+                format!("{path}.{}", entry_label(k)),
+                "entries",
+                shown(k, before.and_then(|e| e.get(k))),
+                shown(k, after.and_then(|e| e.get(k))),
+            )
+        })
+        .collect()
 }
 
 fn created(object: &DesiredObject) -> Vec<AttributeChange> {
@@ -165,18 +212,13 @@ fn created(object: &DesiredObject) -> Vec<AttributeChange> {
                 label(object, k).to_owned(),
                 k,
                 Json::Null,
-                Json::from(v.clone()),
+                shown(k, Some(v)),
             )
         })
         .collect();
     let name = label(object, "entries");
     for (i, entry) in object.entries.iter().flatten().enumerate() {
-        out.push(change(
-            format!("{name}[{i}]"),
-            "entries",
-            Json::Null,
-            entry_json(entry),
-        ));
+        out.extend(entry_fields(&format!("{name}[{i}]"), None, Some(entry)));
     }
     out
 }
@@ -194,12 +236,11 @@ fn updated(object: &DesiredObject, live: &LiveObject) -> Vec<AttributeChange> {
         if have == Some(want) || (have.is_none() && want.is_empty()) {
             continue;
         }
-        let before = have.map_or(Json::Null, |h| Json::from(h.clone()));
         let mut c = change(
             label(object, key).to_owned(),
             key,
-            before,
-            Json::from(want.clone()),
+            shown(key, have),
+            shown(key, Some(want)),
         );
         c.effect = Some(field_effect(
             object.id.kind,
@@ -277,9 +318,8 @@ fn entry_changes(
         .into_iter()
         .enumerate()
         .filter(|(_, (before, after))| before != after)
-        .map(|(i, (before, after))| {
-            let json = |e: Option<&ObjectEntry>| e.map_or(Json::Null, entry_json);
-            let mut c = change(format!("{name}[{i}]"), "entries", json(before), json(after));
+        .flat_map(|(i, (before, after))| entry_fields(&format!("{name}[{i}]"), before, after))
+        .map(|mut c| {
             c.effect = Some(effect);
             c
         })

@@ -171,10 +171,14 @@ impl ObjectId {
         }
     }
 
-    /// The object's own fields are read from its collection's listing (an IP set's or a
-    /// security group's comment), not from `path()`, which lists its entries.
+    /// The object's own fields are read from its collection's listing (an alias, an IP set's
+    /// or a security group's comment): `path()` lists the entries of a set or a group, and
+    /// PVE answers a missing alias with a parameter error rather than "not found".
     pub fn fields_from_listing(&self) -> bool {
-        matches!(self.kind, ObjectKind::IpSet | ObjectKind::SecurityGroup)
+        matches!(
+            self.kind,
+            ObjectKind::Alias | ObjectKind::IpSet | ObjectKind::SecurityGroup
+        )
     }
 
     /// The guest the object belongs to, if any.
