@@ -244,3 +244,45 @@ async fn the_guard_refuses_a_firewall_change_that_can_drop_a_protected_guests_tr
     let options = get(&env, "/nodes/pve/qemu/300/firewall/options").await;
     assert_eq!(options["policy_in"], "DROP", "{options}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nodes_dns_and_time_zone_are_set_and_left_alone_when_no_longer_declared() {
+    let env = Env::with_scenario(SCENARIO, options(20)).await;
+    let settings = |domain: &str| {
+        format!(
+            r#"
+resource "proxmox_virtual_environment_dns" "pve" {{
+  node_name = "pve"
+  domain    = "{domain}"
+  servers   = ["1.1.1.1", "9.9.9.9"]
+}}
+
+resource "proxmox_virtual_environment_time" "pve" {{
+  node_name = "pve"
+  time_zone = "Europe/Berlin"
+}}
+"#
+        )
+    };
+    env.write_tf(&settings("lab.example"));
+    let out = env.apply().await;
+    assert!(out.status.success(), "{}", text(&out));
+    let dns = get(&env, "/nodes/pve/dns").await;
+    assert_eq!(dns["search"], "lab.example", "{dns}");
+    assert_eq!(dns["dns2"], "9.9.9.9", "{dns}");
+    assert_eq!(get(&env, "/nodes/pve/time").await["timezone"], "Europe/Berlin");
+    let again = env.atoll(&["plan", "--detailed-exitcode"]).await;
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+
+    env.write_tf(&settings("home.example"));
+    let plan = env.plan_json().await;
+    let dns = change(&plan, "proxmox_virtual_environment_dns.pve");
+    assert_eq!(dns["attributes"][0]["path"], "domain", "{dns}");
+    assert_eq!(dns["attributes"][0]["before"], "lab.example", "{dns}");
+    assert!(env.apply().await.status.success());
+
+    env.write_tf("");
+    let out = env.apply().await;
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(get(&env, "/nodes/pve/dns").await["search"], "home.example");
+}

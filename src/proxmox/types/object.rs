@@ -114,7 +114,12 @@ impl ObjectId {
                         format!("'{name}' does not match PVE's format (at most {max} characters)"),
                     ));
                 }
-                Some(name.to_owned())
+                // pve-firewall keeps IP set and group names in lower case
+                if matches!(kind, ObjectKind::IpSet | ObjectKind::SecurityGroup) {
+                    Some(name.to_ascii_lowercase())
+                } else {
+                    Some(name.to_owned())
+                }
             }
         };
         Ok(Self { kind, scope, name })
