@@ -13,6 +13,7 @@ mod error;
 mod faults;
 mod model;
 mod netconf;
+mod node_settings;
 mod pending;
 mod propstr;
 mod qemu;

@@ -142,6 +142,8 @@ pub(crate) struct Node {
     pub(crate) online: bool,
     pub(crate) bridges: BTreeMap<String, u32>,
     pub(crate) pstart: u64,
+    /// DNS, hosts and time zone (`/nodes/{node}/dns`, `hosts`, `time`).
+    pub(crate) settings: super::node_settings::NodeSettings,
 }
 
 /// The whole simulated cluster.
@@ -156,6 +158,8 @@ pub(crate) struct Cluster {
     /// What each container was created from (`ostemplate`, `ssh-public-keys`, ...; never the
     /// password): PVE writes these into the guest, out of the API's sight. For tests.
     pub(crate) created_from: BTreeMap<u32, BTreeMap<String, String>>,
+    /// Resource pools by id, as the scenario gives them (read-only for now).
+    pub(crate) pools: BTreeMap<String, super::routes::PoolSpec>,
 }
 
 /// Seconds since the epoch.

@@ -28,6 +28,9 @@ pub struct Scenario {
     /// Users `user@realm` → password for ticket login; default `root@pam` = `secret`.
     #[serde(default)]
     pub users: BTreeMap<String, String>,
+    /// Resource pools (read by `GET /pools`).
+    #[serde(default)]
+    pub pools: Vec<super::routes::PoolSpec>,
 }
 
 /// One node.
@@ -43,6 +46,9 @@ pub struct NodeSpec {
     pub storages: Option<Vec<StorageSpec>>,
     #[serde(default)]
     pub offline: bool,
+    /// DNS, `/etc/hosts` and time zone; defaults of a fresh install.
+    #[serde(default)]
+    pub settings: Option<super::node_settings::NodeSettingsSpec>,
 }
 
 /// One storage on a node.
@@ -166,11 +172,15 @@ impl Scenario {
     /// Builds the cluster state, or says which entry is wrong.
     pub(crate) fn build(&self) -> anyhow::Result<Cluster> {
         let mut cluster = Cluster::default();
+        for pool in &self.pools {
+            cluster.pools.insert(pool.poolid.clone(), pool.clone());
+        }
         let default_node = [NodeSpec {
             name: "pve".to_owned(),
             bridges: BTreeMap::new(),
             storages: None,
             offline: false,
+            settings: None,
         }];
         let nodes = if self.nodes.is_empty() {
             &default_node[..]
@@ -197,6 +207,11 @@ fn add_node(cluster: &mut Cluster, spec: &NodeSpec, index: u64) -> anyhow::Resul
         online: !spec.offline,
         bridges,
         pstart: 0x12C3D4 + index * 0x1000,
+        settings: super::node_settings::NodeSettings::new(
+            &spec.name,
+            index,
+            spec.settings.as_ref(),
+        ),
     };
     cluster.nodes.insert(spec.name.clone(), node);
     for s in spec.storages.clone().unwrap_or_else(default_storages) {

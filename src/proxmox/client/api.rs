@@ -9,6 +9,7 @@ use super::model::{
     TaskOutcome, Version,
 };
 use super::qemu::QemuClone;
+use super::reads::ClusterRead;
 use super::tasks::CreateOutcome;
 use super::{ProxmoxClient, PveError};
 use crate::proxmox::types::{GuestKind, NodeName, StorageId, Upid, VmId};
@@ -89,6 +90,8 @@ pub trait ProxmoxApi: Send + Sync + std::fmt::Debug {
     async fn qemu_template(&self, node: &NodeName, vmid: VmId) -> Result<Option<Upid>, PveError>;
     async fn qemu_cloudinit(&self, node: &NodeName, vmid: VmId) -> Result<(), PveError>;
     async fn storages(&self, node: &NodeName) -> Result<Vec<StorageStatus>, PveError>;
+    /// PVE's raw `data` for a data source's read ([`ClusterRead`]).
+    async fn cluster_read(&self, read: &ClusterRead) -> Result<serde_json::Value, PveError>;
     async fn storage_content(
         &self,
         node: &NodeName,
@@ -216,6 +219,9 @@ impl ProxmoxApi for ProxmoxClient {
     }
     async fn qemu_cloudinit(&self, node: &NodeName, vmid: VmId) -> Result<(), PveError> {
         ProxmoxClient::qemu_cloudinit(self, node, vmid).await
+    }
+    async fn cluster_read(&self, read: &ClusterRead) -> Result<serde_json::Value, PveError> {
+        ProxmoxClient::cluster_read(self, read).await
     }
     async fn storages(&self, node: &NodeName) -> Result<Vec<StorageStatus>, PveError> {
         ProxmoxClient::storages(self, node).await

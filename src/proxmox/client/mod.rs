@@ -12,6 +12,7 @@ mod guests;
 mod metrics;
 mod model;
 mod qemu;
+mod reads;
 mod settings;
 mod tasks;
 mod transport;
@@ -29,6 +30,7 @@ pub use model::{
     StorageVolume, TaskLogLine, TaskOutcome, TaskStatus, TaskSummary, Version,
 };
 pub use qemu::QemuClone;
+pub use reads::ClusterRead;
 pub use settings::{Auth, ClientSettings, RetryPolicy, TaskPolling, Tls};
 pub use tasks::CreateOutcome;
 

@@ -10,7 +10,9 @@ mod lxc_create;
 mod lxc_disk;
 mod lxc_net;
 mod lxc_status;
+mod node_read;
 mod params;
+mod pools_read;
 mod qemu;
 mod qemu_clone;
 mod qemu_create;
@@ -29,6 +31,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 
 pub(crate) use params::Params;
+pub(crate) use pools_read::PoolSpec;
 
 use super::error::{ApiError, ApiResult};
 use super::faults::Injected;
@@ -65,6 +68,12 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
             "/nodes/{node}/query-url-metadata",
             get(storage::query_url_metadata),
         )
+        // Read-only node settings and pools, for data sources.
+        .route("/nodes/{node}/status", get(node_read::status))
+        .route("/nodes/{node}/dns", get(node_read::dns))
+        .route("/nodes/{node}/hosts", get(node_read::hosts))
+        .route("/nodes/{node}/time", get(node_read::time))
+        .route("/pools", get(pools_read::index))
         .merge(lxc_routes())
         .merge(qemu_routes())
         .fallback(not_implemented)
