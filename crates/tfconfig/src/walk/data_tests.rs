@@ -185,7 +185,7 @@ fn other_data_sources_are_refused_naming_those_atoll_reads() {
     );
     assert!(
         refused[0].contains(
-            "reads only these data sources: proxmox_virtual_environment_vm, proxmox_virtual_environment_vms"
+            "is a bpg/proxmox type atoll's Proxmox engine does not evaluate yet. atoll reads only these data sources: proxmox_virtual_environment_vm, proxmox_virtual_environment_vms"
         )
     );
 }

@@ -73,15 +73,28 @@ fn diagnostic(blocks: &[&Resource], sources: &SourceMap) -> Diagnostic {
             } else {
                 ("manages only these resource types", schema::SUPPORTED)
             };
+            let why = if provider == "proxmox" {
+                "is a bpg/proxmox type atoll's Proxmox engine does not evaluate yet".to_owned()
+            } else {
+                format!(
+                    "comes from provider \"{provider}\", which atoll's Proxmox engine does not \
+                     evaluate: it evaluates only the bpg/proxmox provider and the utility \
+                     providers random, tls, time, null, local and terraform"
+                )
+            };
+            let blocks = if blocks.len() == 1 {
+                "the block"
+            } else {
+                "those blocks"
+            };
             format!(
-                "{what} \"{}\" (provider \"{provider}\") is not supported by atoll's Proxmox engine, \
-                 which evaluates the bpg/proxmox provider and the utility providers random, tls, \
-                 time, null, local and terraform, and {verb}: {}. It is used {places}. Remove \
-                 those blocks from this project, or move them to a separate project that atoll \
-                 does not plan (exclude its directory in the server's repo rules) and apply that \
-                 one with Terraform yourself.",
+                "{what} \"{}\" {why}. atoll {verb}: {}. It is used {places}. Remove {blocks} \
+                 from this project, or move {them} to a separate project that atoll does not plan \
+                 (exclude its directory in the server's repo rules) and apply that one with \
+                 Terraform yourself.",
                 first.rtype,
                 listed.join(", "),
+                them = if blocks == "the block" { "it" } else { "them" },
             )
         }
     };

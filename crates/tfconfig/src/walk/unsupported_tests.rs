@@ -60,7 +60,11 @@ resource "vault_generic_secret" "b" {
         "{}",
         said[0]
     );
-    assert!(said[0].contains("(provider \"vault\")"), "{}", said[0]);
+    assert!(
+        said[0].contains("comes from provider \"vault\""),
+        "{}",
+        said[0]
+    );
     assert!(
         said[0].contains("in 2 blocks: main.tf:2, main.tf:7"),
         "{}",
@@ -73,7 +77,7 @@ resource "vault_generic_secret" "b" {
         said[0]
     );
     assert!(
-        said[0].contains("Remove those blocks from this project"),
+        said[0].contains("Remove those blocks from this project, or move them"),
         "{}",
         said[0]
     );
@@ -85,7 +89,7 @@ fn unsupported_types_with_count_zero_are_diagnosed_like_any_other() {
     let said = unsupported(&load(&[("main.tf", root)]));
     assert_eq!(said.len(), 1, "{said:#?}");
     assert!(
-        said[0].contains("\"ansible_host\" (provider \"ansible\")"),
+        said[0].contains("\"ansible_host\" comes from provider \"ansible\""),
         "{}",
         said[0]
     );
