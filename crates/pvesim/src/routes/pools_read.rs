@@ -70,7 +70,7 @@ pub(crate) async fn index(state: SimState, params: Params) -> ApiResult<Response
                 "parameter 'type' requires parameter 'poolid'",
             ));
         }
-        let list: Vec<Value> = cluster.pools.values().map(|p| summary(p)).collect();
+        let list: Vec<Value> = cluster.pools.values().map(summary).collect();
         return Ok(data(Value::Array(list)));
     };
     check_poolid(poolid)?;

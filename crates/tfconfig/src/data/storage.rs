@@ -151,14 +151,15 @@ pub(super) fn files(read: &DataRead, facts: &Facts) -> Result<Attributes, ReadEr
         })?;
     let pattern = read
         .optional("file_name_regex")
-        .map(|p| Regex::new(&p))
-        .transpose()
-        .map_err(|e| {
-            ReadError::detailed(
-                "Unable to Read Files",
-                format!("Invalid file_name_regex: {e}"),
-            )
-        })?;
+        .map(|p| {
+            Regex::new(&p).map_err(|e| {
+                ReadError::detailed(
+                    "Unable to Read Files",
+                    format!("Invalid file_name_regex: {e}"),
+                )
+            })
+        })
+        .transpose()?;
     let entries = items(listed).iter().filter_map(|f| {
         let volid = text(f, "volid").unwrap_or_default();
         let name = file_name(&volid).unwrap_or_default().to_owned();
@@ -166,7 +167,7 @@ pub(super) fn files(read: &DataRead, facts: &Facts) -> Result<Attributes, ReadEr
             return None;
         }
         Some(object([
-            ("id", Value::String(volid.clone())),
+            ("id", Value::String(volid)),
             (
                 "content_type",
                 Value::String(text(f, "content").unwrap_or_default()),
