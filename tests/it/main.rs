@@ -26,6 +26,7 @@ mod config_forge_output;
 mod config_loading;
 mod engine_adopt;
 mod engine_crash;
+mod engine_data_cluster;
 mod engine_data_vm;
 mod engine_desired;
 mod engine_faults;

@@ -142,6 +142,8 @@ pub(crate) struct Node {
     pub(crate) online: bool,
     pub(crate) bridges: BTreeMap<String, u32>,
     pub(crate) pstart: u64,
+    /// DNS, hosts and time zone (`/nodes/{node}/dns`, `hosts`, `time`).
+    pub(crate) settings: super::node_settings::NodeSettings,
 }
 
 /// The whole simulated cluster.

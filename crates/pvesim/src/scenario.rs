@@ -61,6 +61,9 @@ pub struct NodeSpec {
     pub storages: Option<Vec<StorageSpec>>,
     #[serde(default)]
     pub offline: bool,
+    /// DNS, `/etc/hosts` and time zone; defaults of a fresh install.
+    #[serde(default)]
+    pub settings: Option<super::node_settings::NodeSettingsSpec>,
 }
 
 /// One storage on a node.
@@ -189,6 +192,7 @@ impl Scenario {
             bridges: BTreeMap::new(),
             storages: None,
             offline: false,
+            settings: None,
         }];
         let nodes = if self.nodes.is_empty() {
             &default_node[..]
@@ -223,6 +227,11 @@ fn add_node(cluster: &mut Cluster, spec: &NodeSpec, index: u64) -> anyhow::Resul
         online: !spec.offline,
         bridges,
         pstart: 0x12C3D4 + index * 0x1000,
+        settings: super::node_settings::NodeSettings::new(
+            &spec.name,
+            index,
+            spec.settings.as_ref(),
+        ),
     };
     cluster.nodes.insert(spec.name.clone(), node);
     for s in spec.storages.clone().unwrap_or_else(default_storages) {

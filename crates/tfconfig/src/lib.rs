@@ -175,6 +175,7 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
         eval::Budget::new(limits.eval_values, limits.eval_memory_bytes),
     );
     let mut env = root_env(&ctx, &tree, &root, input, &mut diags);
+    diags.extend(walk::unsupported_types(&tree, &ctx.sources.borrow()));
     let mut walker = walk::Walker {
         ctx: &ctx,
         known,

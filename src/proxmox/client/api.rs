@@ -10,6 +10,7 @@ use super::model::{
 };
 use super::objects::{ObjectTarget, ObjectWrite};
 use super::qemu::QemuClone;
+use super::reads::ClusterRead;
 use super::tasks::CreateOutcome;
 use super::{ProxmoxClient, PveError};
 use crate::proxmox::types::{GuestKind, NodeName, ObjectId, StorageId, Upid, VmId};
@@ -91,6 +92,8 @@ pub trait ProxmoxApi: Send + Sync + std::fmt::Debug {
     async fn qemu_template(&self, node: &NodeName, vmid: VmId) -> Result<Option<Upid>, PveError>;
     async fn qemu_cloudinit(&self, node: &NodeName, vmid: VmId) -> Result<(), PveError>;
     async fn storages(&self, node: &NodeName) -> Result<Vec<StorageStatus>, PveError>;
+    /// PVE's raw `data` for a data source's read ([`ClusterRead`]).
+    async fn cluster_read(&self, read: &ClusterRead) -> Result<serde_json::Value, PveError>;
     async fn storage_content(
         &self,
         node: &NodeName,
@@ -228,6 +231,9 @@ impl ProxmoxApi for ProxmoxClient {
     }
     async fn qemu_cloudinit(&self, node: &NodeName, vmid: VmId) -> Result<(), PveError> {
         ProxmoxClient::qemu_cloudinit(self, node, vmid).await
+    }
+    async fn cluster_read(&self, read: &ClusterRead) -> Result<serde_json::Value, PveError> {
+        ProxmoxClient::cluster_read(self, read).await
     }
     async fn storages(&self, node: &NodeName) -> Result<Vec<StorageStatus>, PveError> {
         ProxmoxClient::storages(self, node).await

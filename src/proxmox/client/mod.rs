@@ -13,6 +13,7 @@ mod metrics;
 mod model;
 mod objects;
 mod qemu;
+mod reads;
 mod settings;
 mod tasks;
 mod transport;
@@ -31,6 +32,7 @@ pub use model::{
 };
 pub use objects::{ObjectTarget, ObjectWrite};
 pub use qemu::QemuClone;
+pub use reads::ClusterRead;
 pub use settings::{Auth, ClientSettings, RetryPolicy, TaskPolling, Tls};
 pub use tasks::CreateOutcome;
 

@@ -338,10 +338,10 @@ async fn prepare(
     let (desired, data) = match loaded {
         Err(EngineError::DataSource { .. }) => {
             let guests = data::guests(refreshed.cluster());
+            let generated = desired::known_values(&[], &project_state.generated_values());
+            let answers = data::answer_all(api, input, &generated, guests).await?;
             let (input, known) = (input.clone(), project_state.clone());
             tokio::task::spawn_blocking(move || {
-                let generated = desired::known_values(&[], &known.generated_values());
-                let answers = data::answer_all(&input, &generated, &guests)?;
                 Ok((load_desired_with(&input, &known, &answers)?, answers))
             })
             .await

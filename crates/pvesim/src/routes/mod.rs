@@ -12,6 +12,7 @@ mod lxc_create;
 mod lxc_disk;
 mod lxc_net;
 mod lxc_status;
+mod node_read;
 mod params;
 mod pools;
 mod qemu;
@@ -69,6 +70,11 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
             "/nodes/{node}/query-url-metadata",
             get(storage::query_url_metadata),
         )
+        // Read-only node settings, for data sources.
+        .route("/nodes/{node}/status", get(node_read::status))
+        .route("/nodes/{node}/dns", get(node_read::dns))
+        .route("/nodes/{node}/hosts", get(node_read::hosts))
+        .route("/nodes/{node}/time", get(node_read::time))
         .merge(lxc_routes())
         .merge(qemu_routes())
         // pools and the firewall (helper-sim)

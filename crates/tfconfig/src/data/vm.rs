@@ -1,19 +1,33 @@
-//! `proxmox_virtual_environment_vm` and `proxmox_virtual_environment_vms`, read as bpg reads
-//! them (`proxmoxtf/datasource/vm.go`, `vms.go`), from the cluster's guest list.
+//! `proxmox_virtual_environment_vm`, `_vms`, `_container` and `_containers`, read as bpg reads
+//! them (`proxmoxtf/datasource/vm.go`, `vms.go`, `container.go`, `containers.go`), from the
+//! cluster's guest list.
 
 use std::collections::BTreeMap;
 
 use regex_automata::meta::Regex;
 
-use super::{ClusterGuest, DataRead, ReadError};
+use super::{Attributes, ClusterGuest, DataRead, Facts, ReadError};
 use crate::value::{Type, Value};
 
-/// One VM by node and VMID: its `name` (or `""`), `tags` (split on `;`, trimmed, sorted),
-/// `template` and `status`.
-pub(super) fn one(
-    read: &DataRead,
-    guests: &[ClusterGuest],
-) -> Result<BTreeMap<String, Value>, ReadError> {
+pub(super) fn one_vm(read: &DataRead, facts: &Facts) -> Result<Attributes, ReadError> {
+    one(read, &facts.guests, true)
+}
+
+pub(super) fn many_vms(read: &DataRead, facts: &Facts) -> Result<Attributes, ReadError> {
+    many(read, &facts.guests, true)
+}
+
+pub(super) fn one_container(read: &DataRead, facts: &Facts) -> Result<Attributes, ReadError> {
+    one(read, &facts.guests, false)
+}
+
+pub(super) fn many_containers(read: &DataRead, facts: &Facts) -> Result<Attributes, ReadError> {
+    many(read, &facts.guests, false)
+}
+
+/// One VM (`qemu`) or container by node and VMID: its `name` (or `""`), `tags` (split on `;`,
+/// trimmed, sorted), `template` and `status`.
+fn one(read: &DataRead, guests: &[ClusterGuest], qemu: bool) -> Result<Attributes, ReadError> {
     let node = read
         .argument("node_name")
         .and_then(Value::as_str)
@@ -24,8 +38,8 @@ pub(super) fn one(
         .unwrap_or(-1.0);
     let found = guests
         .iter()
-        .find(|g| g.qemu && f64::from(g.vm_id) == vm_id && g.node == node)
-        .ok_or_else(|| ReadError(format!("VM {vm_id} not found on node {node:?}")))?;
+        .find(|g| g.qemu == qemu && f64::from(g.vm_id) == vm_id && g.node == node)
+        .ok_or_else(|| not_found(node, vm_id, qemu))?;
     let mut tags: Vec<String> = split_tags(found.tags.as_deref())
         .map(|t| t.trim().to_owned())
         .filter(|t| !t.is_empty())
@@ -42,12 +56,20 @@ pub(super) fn one(
     ]))
 }
 
-/// The VMs on `node_name` (or every node) that carry all of `tags` and pass every `filter`
-/// block, ordered by node, then VMID.
-pub(super) fn many(
-    read: &DataRead,
-    guests: &[ClusterGuest],
-) -> Result<BTreeMap<String, Value>, ReadError> {
+/// bpg's error for a guest that is not there: its own for a VM; for a container, PVE's
+/// (`status/current` fails on the missing config file) after bpg's context.
+fn not_found(node: &str, vm_id: f64, qemu: bool) -> ReadError {
+    if qemu {
+        return ReadError::new(format!("VM {vm_id} not found on node {node:?}"));
+    }
+    ReadError::new(format!(
+        "error retrieving container status: Configuration file 'nodes/{node}/lxc/{vm_id}.conf' does not exist"
+    ))
+}
+
+/// The VMs (`qemu`) or containers on `node_name` (or every node) that carry all of `tags` and
+/// pass every `filter` block, ordered by node, then VMID, under `vms` or `containers`.
+fn many(read: &DataRead, guests: &[ClusterGuest], qemu: bool) -> Result<Attributes, ReadError> {
     let node = read.argument("node_name").and_then(Value::as_str);
     let mut wanted: Vec<&str> = read
         .argument("tags")
@@ -62,7 +84,7 @@ pub(super) fn many(
     let filters = filters(read)?;
     let mut listed: Vec<&ClusterGuest> = guests
         .iter()
-        .filter(|g| g.qemu && node.is_none_or(|n| g.node == n))
+        .filter(|g| g.qemu == qemu && node.is_none_or(|n| g.node == n))
         .collect();
     listed.sort_by(|a, b| (&a.node, a.vm_id).cmp(&(&b.node, b.vm_id)));
     let mut vms = Vec::new();
@@ -76,8 +98,9 @@ pub(super) fn many(
             vms.push(vm_object(guest, tags));
         }
     }
+    let key = if qemu { "vms" } else { "containers" };
     Ok(BTreeMap::from([(
-        "vms".to_owned(),
+        key.to_owned(),
         Value::List(vm_type(), vms),
     )]))
 }
@@ -182,7 +205,7 @@ fn filter(block: &Value) -> Result<Filter, ReadError> {
         "status" => Field::Status,
         "node_name" => Field::NodeName,
         other => {
-            return Err(ReadError(format!(
+            return Err(ReadError::new(format!(
                 "unknown filter name '{other}', should be one of [name, template, status, node_name]"
             )));
         }
@@ -202,7 +225,7 @@ fn filter(block: &Value) -> Result<Filter, ReadError> {
                 return Ok(Match::Exact(value.to_owned()));
             }
             Regex::new(value).map(Match::Pattern).map_err(|e| {
-                ReadError(format!(
+                ReadError::new(format!(
                     "error interpreting filter '{name}' value '{value}' as regex: {e}"
                 ))
             })

@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use super::super::{ClusterGuest, DataRead, ReadError, answer};
+use super::super::{ClusterGuest, DataRead, Facts, ReadError, answer};
 use crate::diag::Span;
 use crate::value::{Type, Value};
 
@@ -16,7 +16,14 @@ fn guest(vm_id: u32, node: &str, name: &str, tags: &str, template: bool) -> Clus
     }
 }
 
-fn cluster() -> Vec<ClusterGuest> {
+fn cluster() -> Facts {
+    Facts {
+        guests: guests(),
+        readings: BTreeMap::new(),
+    }
+}
+
+fn guests() -> Vec<ClusterGuest> {
     let mut container = guest(150, "pve", "ct", "web", false);
     container.qemu = false;
     vec![
@@ -118,7 +125,7 @@ fn one_vm_on_another_node_or_a_container_is_not_found_in_bpgs_words() {
     };
     assert_eq!(
         on("pve2", 9000.0),
-        Err(ReadError("VM 9000 not found on node \"pve2\"".to_owned()))
+        Err(ReadError::new("VM 9000 not found on node \"pve2\""))
     );
     assert!(on("pve", 150.0).is_err(), "a container is not a VM");
     assert!(on("pve", 999.0).is_err());
@@ -177,15 +184,14 @@ fn unknown_filter_names_and_bad_patterns_fail_the_read() {
     let vmid = filters(vec![filter("vm_id", &["201"], false)]);
     assert_eq!(
         found(vec![vmid]),
-        Err(ReadError(
+        Err(ReadError::new(
             "unknown filter name 'vm_id', should be one of [name, template, status, node_name]"
-                .to_owned()
         ))
     );
     let bad = filters(vec![filter("name", &["(unclosed"], true)]);
     let err = found(vec![bad]).expect_err("a bad pattern");
     assert!(
-        err.0
+        err.summary
             .starts_with("error interpreting filter 'name' value '(unclosed' as regex"),
         "{err}"
     );
@@ -205,4 +211,35 @@ fn vms_elements_carry_every_attribute_of_one_vm() {
     assert_eq!(vm.get_attr("template"), Some(&Value::Bool(false)));
     assert_eq!(vm.get_attr("status"), Some(&Value::string("running")));
     assert_eq!(vm.get_attr("name"), Some(&Value::string("k3s-b")));
+}
+
+#[test]
+fn containers_are_read_like_vms_but_only_from_the_lxc_guests() {
+    let got = answer(
+        &read("proxmox_virtual_environment_containers", vec![]),
+        &cluster(),
+    )
+    .expect("read");
+    let listed = got["containers"].as_seq().expect("a list");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].get_attr("vm_id"), Some(&Value::Number(150.0)));
+    assert_eq!(listed[0].get_attr("tags"), Some(&strings(&["web"])));
+
+    let one = |id: f64| {
+        let args = vec![
+            ("node_name", Value::string("pve")),
+            ("vm_id", Value::Number(id)),
+        ];
+        answer(
+            &read("proxmox_virtual_environment_container", args),
+            &cluster(),
+        )
+    };
+    assert_eq!(one(150.0).expect("found")["name"], Value::string("ct"));
+    assert_eq!(
+        one(201.0),
+        Err(ReadError::new(
+            "error retrieving container status: Configuration file 'nodes/pve/lxc/201.conf' does not exist"
+        ))
+    );
 }

@@ -1,7 +1,8 @@
-//! Data source schemas, pinned to bpg/proxmox v0.111: `proxmox_virtual_environment_vm` (one VM
-//! by node and VMID, deprecated by bpg in favour of `proxmox_vm`) and
-//! `proxmox_virtual_environment_vms` (the VMs matching tags and `filter` blocks). What each
-//! reads is [`crate::data`]'s.
+//! Data source schemas, pinned to bpg/proxmox v0.111: the guest ones here
+//! (`proxmox_virtual_environment_vm`, one VM by node and VMID, deprecated by bpg in favour of
+//! `proxmox_vm`; `_vms`, the VMs matching tags and `filter` blocks; `_container` and
+//! `_containers`, the same for containers), the rest in `data_cluster`. What each reads is
+//! [`crate::data`]'s.
 
 use super::builders::*;
 use super::{BlockSchema, BodySchema};
@@ -18,10 +19,27 @@ pub struct DataSourceSchema {
     pub deprecated: Option<&'static str>,
 }
 
-/// Every data source atoll reads.
+/// Every data source atoll reads: from the cluster (both names of those bpg renamed to
+/// `proxmox_*`), then from the checkout.
 pub const DATA_SOURCES: &[&str] = &[
     "proxmox_virtual_environment_vm",
     "proxmox_virtual_environment_vms",
+    "proxmox_virtual_environment_container",
+    "proxmox_virtual_environment_containers",
+    "proxmox_virtual_environment_nodes",
+    "proxmox_virtual_environment_node",
+    "proxmox_version",
+    "proxmox_virtual_environment_version",
+    "proxmox_virtual_environment_dns",
+    "proxmox_virtual_environment_hosts",
+    "proxmox_virtual_environment_time",
+    "proxmox_datastores",
+    "proxmox_virtual_environment_datastores",
+    "proxmox_file",
+    "proxmox_virtual_environment_file",
+    "proxmox_files",
+    "proxmox_virtual_environment_pools",
+    "proxmox_virtual_environment_pool",
     "local_file",
     "local_sensitive_file",
 ];
@@ -30,31 +48,91 @@ pub const DATA_SOURCES: &[&str] = &[
 /// (`fwprovider/migration/migration.go`).
 const MOVED_TO_VM: &str =
     "Use \"proxmox_vm\" instead. This resource / data source will be removed in v1.0.";
+const MOVED_TO_VERSION: &str =
+    "Use \"proxmox_version\" instead. This resource / data source will be removed in v1.0.";
+const MOVED_TO_DATASTORES: &str =
+    "Use \"proxmox_datastores\" instead. This resource / data source will be removed in v1.0.";
+const MOVED_TO_FILE: &str =
+    "Use \"proxmox_file\" instead. This resource / data source will be removed in v1.0.";
 
 /// The schema of a data source, if atoll reads it.
 pub fn data_source(type_name: &str) -> Option<DataSourceSchema> {
-    match type_name {
-        "proxmox_virtual_environment_vm" => Some(DataSourceSchema {
-            type_name: "proxmox_virtual_environment_vm",
-            body: BodySchema {
-                attrs: vm_attrs(true),
-                blocks: Vec::new(),
-            },
-            deprecated: Some(MOVED_TO_VM),
-        }),
-        "proxmox_virtual_environment_vms" => Some(DataSourceSchema {
-            type_name: "proxmox_virtual_environment_vms",
-            body: BodySchema {
-                attrs: vec![
-                    opt("node_name", s()),
-                    opt("tags", ls()),
-                    ro("vms", list_of(vm_object())),
-                ],
-                blocks: vec![filter()],
-            },
-            deprecated: None,
-        }),
-        _ => None,
+    use super::data_cluster as c;
+    let (type_name, body, deprecated) = match type_name {
+        "proxmox_virtual_environment_vm" => (
+            "proxmox_virtual_environment_vm",
+            guest_body(),
+            Some(MOVED_TO_VM),
+        ),
+        "proxmox_virtual_environment_vms" => {
+            ("proxmox_virtual_environment_vms", guests_body("vms"), None)
+        }
+        "proxmox_virtual_environment_container" => {
+            ("proxmox_virtual_environment_container", guest_body(), None)
+        }
+        "proxmox_virtual_environment_containers" => (
+            "proxmox_virtual_environment_containers",
+            guests_body("containers"),
+            None,
+        ),
+        "proxmox_virtual_environment_nodes" => {
+            ("proxmox_virtual_environment_nodes", c::nodes(), None)
+        }
+        "proxmox_virtual_environment_node" => ("proxmox_virtual_environment_node", c::node(), None),
+        "proxmox_version" => ("proxmox_version", c::version(), None),
+        "proxmox_virtual_environment_version" => (
+            "proxmox_virtual_environment_version",
+            c::version(),
+            Some(MOVED_TO_VERSION),
+        ),
+        "proxmox_virtual_environment_dns" => ("proxmox_virtual_environment_dns", c::dns(), None),
+        "proxmox_virtual_environment_hosts" => {
+            ("proxmox_virtual_environment_hosts", c::hosts(), None)
+        }
+        "proxmox_virtual_environment_time" => ("proxmox_virtual_environment_time", c::time(), None),
+        "proxmox_datastores" => ("proxmox_datastores", c::datastores(), None),
+        "proxmox_virtual_environment_datastores" => (
+            "proxmox_virtual_environment_datastores",
+            c::datastores(),
+            Some(MOVED_TO_DATASTORES),
+        ),
+        "proxmox_file" => ("proxmox_file", c::file(), None),
+        "proxmox_virtual_environment_file" => (
+            "proxmox_virtual_environment_file",
+            c::file(),
+            Some(MOVED_TO_FILE),
+        ),
+        "proxmox_files" => ("proxmox_files", c::files(), None),
+        "proxmox_virtual_environment_pools" => {
+            ("proxmox_virtual_environment_pools", c::pools(), None)
+        }
+        "proxmox_virtual_environment_pool" => ("proxmox_virtual_environment_pool", c::pool(), None),
+        _ => return None,
+    };
+    Some(DataSourceSchema {
+        type_name,
+        body,
+        deprecated,
+    })
+}
+
+/// One VM or container by node and VMID.
+fn guest_body() -> BodySchema {
+    BodySchema {
+        attrs: vm_attrs(true),
+        blocks: Vec::new(),
+    }
+}
+
+/// The VMs or containers matching tags and `filter` blocks, under `list`.
+fn guests_body(list: &'static str) -> BodySchema {
+    BodySchema {
+        attrs: vec![
+            opt("node_name", s()),
+            opt("tags", ls()),
+            ro(list, list_of(vm_object())),
+        ],
+        blocks: vec![filter()],
     }
 }
 
@@ -132,6 +210,6 @@ mod tests {
                 .attr("regex")
                 .is_some_and(|a| a.default.is_some())
         );
-        assert!(data_source("proxmox_virtual_environment_nodes").is_none());
+        assert!(data_source("proxmox_virtual_environment_users").is_none());
     }
 }

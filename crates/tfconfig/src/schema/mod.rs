@@ -11,6 +11,7 @@ mod certs;
 mod check;
 mod container;
 mod data;
+mod data_cluster;
 mod firewall;
 mod local;
 mod utility;

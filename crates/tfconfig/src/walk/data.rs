@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use hcl_edit::Span as _;
 
 use super::Walker;
-use super::values::{collect, unsupported};
+use super::values::collect;
 use crate::config::Resource;
 use crate::data::DataRead;
 use crate::diag::{Diagnostic, Span};
@@ -26,8 +26,8 @@ impl Walker<'_> {
         if let Some(schema) = schema::local_data_source(&r.rtype) {
             return self.local_data_source(env, r, &schema, key);
         }
+        // An unsupported type was diagnosed once for the project (`unsupported_types`).
         let Some(schema) = schema::data_source(&r.rtype) else {
-            self.diags.push(unsupported(r));
             env.resources.insert(key, Value::Unknown(Type::Dynamic));
             return;
         };

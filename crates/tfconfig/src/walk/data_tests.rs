@@ -174,7 +174,7 @@ data "proxmox_virtual_environment_vm" "x" {
 
 #[test]
 fn other_data_sources_are_refused_naming_those_atoll_reads() {
-    let tf = "data \"proxmox_virtual_environment_nodes\" \"all\" {}\n";
+    let tf = "data \"proxmox_virtual_environment_acme_accounts\" \"all\" {}\n";
     let loaded = load(tf, &Known::new());
     let refused = errors(&loaded);
     assert_eq!(refused.len(), 1, "{refused:?}");
@@ -185,7 +185,7 @@ fn other_data_sources_are_refused_naming_those_atoll_reads() {
     );
     assert!(
         refused[0].contains(
-            "reads only: proxmox_virtual_environment_vm, proxmox_virtual_environment_vms"
+            "is a bpg/proxmox type atoll's Proxmox engine does not evaluate yet. atoll reads only these data sources: proxmox_virtual_environment_vm, proxmox_virtual_environment_vms"
         )
     );
 }

@@ -4,11 +4,13 @@
 
 mod data;
 mod local;
+mod unsupported;
 mod values;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use values::{collect, refused, take_instance, unsupported, with_known};
+pub(crate) use unsupported::diagnose as unsupported_types;
+use values::{collect, refused, take_instance, with_known};
 
 use super::config::{ModuleCall, Output, Resource};
 use super::diag::{Diagnostic, did_you_mean};
@@ -148,8 +150,8 @@ impl Walker<'_> {
             self.data_source(env, r);
             return;
         }
+        // An unsupported type was diagnosed once for the project ([`unsupported_types`]).
         let Some(schema) = schema::resource(&r.rtype) else {
-            self.diags.push(unsupported(r));
             env.resources.insert(key, Value::Unknown(Type::Dynamic));
             return;
         };

@@ -1,6 +1,5 @@
 //! The values a walk builds from instances: the reference value of a repeated object, an
-//! instance moved out of its module's map, known computed values filled in, and the
-//! diagnostic for an unsupported resource type.
+//! instance moved out of its module's map, known computed values filled in.
 
 use std::collections::BTreeMap;
 
@@ -53,32 +52,6 @@ pub(super) fn refused(r: &Resource) -> Vec<Diagnostic> {
         }));
     }
     out
-}
-
-pub(super) fn unsupported(r: &Resource) -> Diagnostic {
-    let what = if r.data {
-        "Data source"
-    } else {
-        "Resource type"
-    };
-    let detail = match schema::never(&r.rtype, r.data) {
-        Some(why) => format!("{what} \"{}\" is refused: {why}.", r.rtype),
-        None if r.data => format!(
-            "{what} \"{}\" is not supported by atoll's Proxmox engine, which reads only: {}. Remove it from this project, or manage it in a stack that Terraform applies.",
-            r.rtype,
-            schema::DATA_SOURCES.join(", ")
-        ),
-        None => format!(
-            "{what} \"{}\" is not supported by atoll's Proxmox engine, which manages only: {}. Remove it from this project, or manage it in a stack that Terraform applies.",
-            r.rtype,
-            schema::SUPPORTED.join(", ")
-        ),
-    };
-    Diagnostic::error(
-        format!("Unsupported {}", what.to_lowercase()),
-        detail,
-        Some(r.type_span.clone()),
-    )
 }
 
 /// The reference value of a repeated object: the single instance, an object keyed by
