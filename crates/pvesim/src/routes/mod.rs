@@ -6,6 +6,7 @@ mod access;
 mod cluster;
 mod download;
 mod lxc;
+mod lxc_clone;
 mod lxc_create;
 mod lxc_disk;
 mod lxc_net;
@@ -87,6 +88,8 @@ fn lxc_routes() -> Router<Arc<Sim>> {
         )
         .route(&format!("{ct}/pending"), get(lxc::pending))
         .route(&format!("{ct}/resize"), put(lxc_disk::resize))
+        .route(&format!("{ct}/clone"), post(lxc_clone::clone))
+        .route(&format!("{ct}/template"), post(lxc_clone::template))
         .route(&format!("{ct}/interfaces"), get(lxc_net::interfaces))
         .route(&format!("{ct}/status/current"), get(lxc_status::current))
         .route(&format!("{ct}/status/{{action}}"), post(lxc_status::action))
