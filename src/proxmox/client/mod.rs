@@ -14,6 +14,7 @@ mod model;
 mod qemu;
 mod settings;
 mod tasks;
+mod template;
 mod transport;
 
 use std::sync::Arc;
@@ -28,9 +29,9 @@ pub use model::{
     GuestInterface, GuestStatus, NodeInfo, PendingEntry, PowerAction, RunState, StorageStatus,
     StorageVolume, TaskLogLine, TaskOutcome, TaskStatus, TaskSummary, Version,
 };
-pub use qemu::QemuClone;
 pub use settings::{Auth, ClientSettings, RetryPolicy, TaskPolling, Tls};
 pub use tasks::CreateOutcome;
+pub use template::GuestClone;
 
 use settings::TaskPolling as Polling;
 use transport::Transport;
