@@ -63,7 +63,7 @@ async fn assert_no_changes(env: &Env) {
     assert!(stdout(&again).contains("No changes."), "{}", text(&again));
 }
 
-fn change_of<'p>(plan: &'p serde_json::Value, vmid: u32) -> &'p serde_json::Value {
+fn change_of(plan: &serde_json::Value, vmid: u32) -> &serde_json::Value {
     plan["resource_changes"]
         .as_array()
         .expect("changes")
