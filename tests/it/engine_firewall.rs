@@ -270,7 +270,10 @@ resource "proxmox_virtual_environment_time" "pve" {{
     let dns = get(&env, "/nodes/pve/dns").await;
     assert_eq!(dns["search"], "lab.example", "{dns}");
     assert_eq!(dns["dns2"], "9.9.9.9", "{dns}");
-    assert_eq!(get(&env, "/nodes/pve/time").await["timezone"], "Europe/Berlin");
+    assert_eq!(
+        get(&env, "/nodes/pve/time").await["timezone"],
+        "Europe/Berlin"
+    );
     let again = env.atoll(&["plan", "--detailed-exitcode"]).await;
     assert_eq!(again.status.code(), Some(0), "{}", text(&again));
 

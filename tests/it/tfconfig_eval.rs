@@ -229,8 +229,8 @@ resource "random_password" "db" {
     );
 }
 
-/// A block atoll cannot apply yet (`clone`, `idmap`) is refused by the loader where it is
-/// written, so `validate` refuses exactly what `plan` would.
+/// A block atoll cannot apply (`idmap`) is refused by the loader where it is written, so
+/// `validate` refuses exactly what `plan` would; `clone` is accepted.
 #[test]
 fn blocks_atoll_cannot_apply_are_refused_where_they_are_written() {
     let loaded = load_main(
@@ -246,25 +246,14 @@ resource "proxmox_virtual_environment_container" "ct" {
     size         = 65536
     type         = "uid"
   }
-  operating_system {
-    template_file_id = "local:vztmpl/debian.tar.zst"
-  }
 }
 "#,
     );
     let text = loaded.render_diagnostics();
     assert!(loaded.has_errors(), "{text}");
-    assert_eq!(
-        text.matches("Not supported by atoll yet").count(),
-        2,
-        "{text}"
-    );
-    assert!(text.contains("on main.tf line 4"), "{text}");
-    assert!(
-        text.contains("use operating_system.template_file_id"),
-        "{text}"
-    );
+    assert_eq!(text.matches("Not supported by atoll").count(), 1, "{text}");
     assert!(text.contains("on main.tf line 7"), "{text}");
+    assert!(text.contains("lxc.idmap"), "{text}");
 }
 
 /// An argument bpg has deprecated is a warning as Terraform prints it (SDKv2's summary, the

@@ -38,8 +38,9 @@ pub(super) struct CreateBody {
     pub(super) grow: Vec<(String, String)>,
 }
 
-/// Keys of a VM's desired config that are not create options: done by other calls.
-const QEMU_NOT_OPTIONS: &[&str] = &["clone", "template"];
+/// Keys of a guest's desired config that are not create options: done by other calls (the
+/// clone request, the conversion to a template after create).
+const NOT_OPTIONS: &[&str] = &["clone", "template"];
 
 pub(super) fn create_options(guest: &DesiredGuest) -> Result<CreateBody, StillUnknown> {
     let mut body = CreateBody::default();
@@ -53,9 +54,7 @@ pub(super) fn create_options(guest: &DesiredGuest) -> Result<CreateBody, StillUn
             DesiredValue::Sensitive(secret) => secret.expose().to_owned(),
             DesiredValue::Unknown => return Err(StillUnknown { key: key.clone() }),
         };
-        if text.is_empty()
-            || (guest.kind == GuestKind::Qemu && QEMU_NOT_OPTIONS.contains(&key.as_str()))
-        {
+        if text.is_empty() || NOT_OPTIONS.contains(&key.as_str()) {
             continue;
         }
         if key == password_key {
@@ -155,10 +154,11 @@ pub(super) fn update_body(
     let mut body = UpdateBody::default();
     body.change.digest = live.digest.clone();
     for key in keys {
-        let create_only = match guest.kind {
-            GuestKind::Lxc => CREATE_ONLY.contains(&key.as_str()),
-            GuestKind::Qemu => QEMU_NOT_OPTIONS.contains(&key.as_str()) || key == "pool",
-        };
+        let create_only = NOT_OPTIONS.contains(&key.as_str())
+            || match guest.kind {
+                GuestKind::Lxc => CREATE_ONLY.contains(&key.as_str()),
+                GuestKind::Qemu => key == "pool",
+            };
         if create_only || matches!(key.as_str(), "started" | "node" | "vmid") {
             continue;
         }
@@ -172,7 +172,9 @@ pub(super) fn update_body(
         match want.filter(|w| !w.is_empty()) {
             None if have.is_some() => body.change.delete.push(key.clone()),
             None => {}
-            Some(want) if key == "rootfs" => drive(&mut body, key, &want, have.as_deref()),
+            Some(want) if key == "rootfs" || (is_mount_point(key) && have.is_some()) => {
+                drive(&mut body, key, &want, have.as_deref());
+            }
             Some(want) if guest.kind == GuestKind::Qemu && is_qemu_drive(key) && have.is_some() => {
                 drive(&mut body, key, &want, have.as_deref());
             }
@@ -189,7 +191,13 @@ pub(super) fn update_body(
     Ok(body)
 }
 
-/// A `netN` keeps its live MAC unless one is set; an existing `mpN` keeps its volume.
+/// Whether `key` is a container mount point (`mp0` .. `mp255`).
+fn is_mount_point(key: &str) -> bool {
+    key.strip_prefix("mp")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A `netN` keeps its live MAC unless one is set (an existing `mpN` goes through [`drive`]).
 fn keep_live_parts(key: &str, want: &str, have: Option<&str>) -> String {
     let Some(have) = have else {
         return want.to_owned();
@@ -202,17 +210,6 @@ fn keep_live_parts(key: &str, want: &str, have: Option<&str>) -> String {
             fields.insert("hwaddr".to_owned(), mac);
         }
         return print(None, &fields);
-    }
-    if key.starts_with("mp") {
-        let mut fields = fields(want, "volume");
-        let live = self::fields(have, "volume");
-        if let Some(volume) = live.get("volume") {
-            fields.insert("volume".to_owned(), volume.clone());
-        }
-        if let Some(size) = live.get("size") {
-            fields.insert("size".to_owned(), size.clone());
-        }
-        return print(Some("volume"), &fields);
     }
     want.to_owned()
 }
@@ -240,24 +237,17 @@ fn keep_qemu_mac(want: &str, have: Option<&str>) -> String {
     }
 }
 
-/// A disk that exists (a container's root disk, a VM drive): growth through `resize`,
-/// option changes written on the live volume.
+/// A disk that exists (a container's root disk or mount point, a VM drive): growth through
+/// `resize`, option changes written on the live volume.
 fn drive(body: &mut UpdateBody, key: &str, want: &str, have: Option<&str>) {
     let want_fields = fields(want, "volume");
     let Some(have) = have else { return };
     let have_fields = fields(have, "volume");
-    let want_gb = want_fields
-        .get("volume")
-        .and_then(|v| v.split_once(':'))
-        .and_then(|(_, gb)| gb.parse::<f64>().ok());
     let have_bytes = have_fields.get("size").and_then(|s| size_bytes(s));
-    if let (Some(gb), Some(bytes)) = (want_gb, have_bytes)
-        && (gb * f64::from(1u32 << 30)) as u64 > bytes
+    if let (Some((size, bytes)), Some(have_bytes)) = (wanted_size(&want_fields), have_bytes)
+        && bytes > have_bytes
     {
-        body.grow.push((
-            key.to_owned(),
-            format!("{}G", tfconfig::value::format_number(gb)),
-        ));
+        body.grow.push((key.to_owned(), size));
     }
     let options = |f: &BTreeMap<String, String>| {
         f.iter()
@@ -266,7 +256,10 @@ fn drive(body: &mut UpdateBody, key: &str, want: &str, have: Option<&str>) {
             .collect::<BTreeMap<_, _>>()
     };
     let normalise = |f: BTreeMap<String, String>| -> BTreeMap<String, String> {
-        f.into_iter().filter(|(_, v)| v != "0").collect()
+        // off flags equal absent ones, except `replicate`, which is on unless written off
+        f.into_iter()
+            .filter(|(k, v)| if k == "replicate" { v != "1" } else { v != "0" })
+            .collect()
     };
     if normalise(options(&want_fields)) != normalise(options(&have_fields)) {
         let mut fields = options(&want_fields);
@@ -279,6 +272,21 @@ fn drive(body: &mut UpdateBody, key: &str, want: &str, have: Option<&str>) {
             .set
             .insert(key.to_owned(), print(Some("volume"), &fields));
     }
+}
+
+/// The size a disk is asked to have, as `resize` takes it (`12G`) and in bytes: from an
+/// allocation (`local-lvm:12`), else from a `size` field (an existing volume, `...,size=12G`).
+fn wanted_size(fields: &BTreeMap<String, String>) -> Option<(String, u64)> {
+    let allocated = fields
+        .get("volume")
+        .and_then(|v| v.split_once(':'))
+        .and_then(|(_, gb)| gb.parse::<f64>().ok());
+    if let Some(gb) = allocated {
+        let size = format!("{}G", tfconfig::value::format_number(gb));
+        return Some((size, (gb * f64::from(1u32 << 30)) as u64));
+    }
+    let size = fields.get("size")?;
+    Some((size.clone(), size_bytes(size)?))
 }
 
 #[cfg(test)]
@@ -345,6 +353,18 @@ mod tests {
         let body = update_body(&desired, &keys(&["rootfs"]), &have).expect("body");
         assert_eq!(body.grow, [("rootfs".to_owned(), "12G".to_owned())]);
         assert!(body.change.set.is_empty());
+    }
+
+    #[test]
+    fn larger_mount_point_is_a_resize_keeping_the_live_volume() {
+        let desired = guest(&[("mp0", "local-lvm:3,mp=/mnt/data,backup=1")]);
+        let have = live(&[("mp0", "local-lvm:vm-100-disk-1,mp=/mnt/data,size=1G")]);
+        let body = update_body(&desired, &keys(&["mp0"]), &have).expect("body");
+        assert_eq!(body.grow, [("mp0".to_owned(), "3G".to_owned())]);
+        assert_eq!(
+            body.change.set["mp0"],
+            "local-lvm:vm-100-disk-1,backup=1,mp=/mnt/data,size=1G"
+        );
     }
 
     #[test]

@@ -3,12 +3,10 @@
 //! written after each completed step; a create is recorded just before its request, so a
 //! crash can never lead to the same guest being created twice.
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use super::body::{create_options, update_body};
+use super::body::create_options;
 use super::{ApplyEvent, Outcome, Run};
 use crate::proxmox::client::{
-    ConflictKind, DeleteOptions, GuestCreate, PowerAction, PveError, QemuClone, RunState,
+    ConflictKind, DeleteOptions, GuestCreate, PowerAction, PveError, RunState,
 };
 use crate::proxmox::plan::{
     DesiredGuest, DesiredValue, ResourceChange, StateEntry, StateValue, StepOp,
@@ -186,7 +184,7 @@ impl Run<'_> {
             let api = self.exec.api;
             let created = match guest.config.get("clone") {
                 Some(DesiredValue::Known(source)) => {
-                    self.clone_vm(guest, source, &node, &request).await
+                    self.clone_guest(guest, source, &node, &request).await
                 }
                 _ => api
                     .guest_create_and_wait(&node, kind, &request)
@@ -228,10 +226,7 @@ impl Run<'_> {
             api.wait_task(&upid).await.map_err(grow)?;
         }
         if matches!(guest.config.get("template"), Some(DesiredValue::Known(t)) if t == "1") {
-            let convert = |e: PveError| format!("converting VM {id} to a template: {e}");
-            if let Some(upid) = api.qemu_template(&node, vmid).await.map_err(convert)? {
-                api.wait_task(&upid).await.map_err(convert)?;
-            }
+            self.convert_to_template(&node, kind, vmid).await?;
         }
         if guest.started {
             self.power(&node, kind, id, PowerAction::Start).await?;
@@ -242,85 +237,6 @@ impl Run<'_> {
             "created"
         };
         Ok(format!("{how} {noun} {id} on {node}"))
-    }
-
-    /// A VM cloned from `source` (`vmid=9000,node=pve,storage=local-lvm,full=1`), then brought
-    /// to the configuration with one config update (what differs from what it inherited: its
-    /// disks grown, its NICs keeping their new MACs) and the cloud-init drive regenerated.
-    async fn clone_vm(
-        &self,
-        guest: &DesiredGuest,
-        source: &str,
-        node: &NodeName,
-        request: &GuestCreate,
-    ) -> Result<(), PveError> {
-        let api = self.exec.api;
-        let fields: BTreeMap<&str, &str> = source
-            .split(',')
-            .filter_map(|item| item.split_once('='))
-            .collect();
-        let invalid = |why: String| PveError::Validation {
-            detail: crate::proxmox::client::Detail {
-                op: "clone".into(),
-                message: why,
-            },
-            errors: BTreeMap::new(),
-        };
-        let source_id = fields
-            .get("vmid")
-            .and_then(|v| v.parse::<u32>().ok())
-            .and_then(|v| VmId::new(v).ok())
-            .ok_or_else(|| invalid(format!("clone source '{source}' has no valid vm_id")))?;
-        let source_node = match fields.get("node") {
-            Some(n) => n
-                .parse::<NodeName>()
-                .map_err(|e| invalid(format!("clone.node_name: {e}")))?,
-            None => node.clone(),
-        };
-        let clone = QemuClone {
-            newid: request.vmid,
-            full: fields.get("full") != Some(&"0"),
-            storage: fields.get("storage").map(|s| (*s).to_owned()),
-            name: request.options.get("name").cloned(),
-            pool: request.options.get("pool").cloned(),
-            target: (source_node != *node).then(|| node.to_string()),
-        };
-        let upid = api.qemu_clone(&source_node, source_id, &clone).await?;
-        api.wait_task(&upid).await?;
-        let live = api
-            .guest_config(node, GuestKind::Qemu, request.vmid, false)
-            .await?;
-        let keys: BTreeSet<String> = guest
-            .config
-            .iter()
-            .filter(|(key, value)| match value {
-                DesiredValue::Known(want) => crate::proxmox::plan::differs(
-                    GuestKind::Qemu,
-                    key,
-                    want,
-                    live.get(key).as_deref(),
-                ),
-                _ => true,
-            })
-            .map(|(key, _)| key.clone())
-            .collect();
-        let body = update_body(guest, &keys, &live).map_err(|e| invalid(e.to_string()))?;
-        for (disk, size) in &body.grow {
-            let upid = api
-                .guest_resize(node, GuestKind::Qemu, request.vmid, disk, size, None)
-                .await?;
-            api.wait_task(&upid).await?;
-        }
-        let mut change = body.change;
-        change.digest = None;
-        if !change.set.is_empty() || !change.delete.is_empty() {
-            api.guest_update_config(node, GuestKind::Qemu, request.vmid, &change)
-                .await?;
-        }
-        if keys.iter().any(|k| is_cloud_init_key(k)) {
-            api.qemu_cloudinit(node, request.vmid).await?;
-        }
-        Ok(())
     }
 
     pub(super) async fn power(
@@ -399,19 +315,4 @@ impl Run<'_> {
             .map_err(|e| e.to_string())?;
         Ok(format!("destroyed {noun} {id} on {node}"))
     }
-}
-
-/// Cloud-init keys: a change needs the drive regenerated (`PUT .../cloudinit`).
-fn is_cloud_init_key(key: &str) -> bool {
-    matches!(
-        key,
-        "ciuser"
-            | "cipassword"
-            | "citype"
-            | "ciupgrade"
-            | "cicustom"
-            | "sshkeys"
-            | "nameserver"
-            | "searchdomain"
-    ) || key.starts_with("ipconfig")
 }

@@ -7,6 +7,7 @@
 //! format user-facing text.
 
 mod body;
+mod clone;
 mod guest;
 mod object;
 mod phases;

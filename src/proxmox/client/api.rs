@@ -9,9 +9,9 @@ use super::model::{
     TaskOutcome, Version,
 };
 use super::objects::{ObjectTarget, ObjectWrite};
-use super::qemu::QemuClone;
 use super::reads::ClusterRead;
 use super::tasks::CreateOutcome;
+use super::template::GuestClone;
 use super::{ProxmoxClient, PveError};
 use crate::proxmox::types::{GuestKind, NodeName, ObjectId, StorageId, Upid, VmId};
 use serde_json::Value as Json;
@@ -83,13 +83,19 @@ pub trait ProxmoxApi: Send + Sync + std::fmt::Debug {
         size: &str,
         digest: Option<&str>,
     ) -> Result<Upid, PveError>;
-    async fn qemu_clone(
+    async fn guest_clone(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         source: VmId,
-        req: &QemuClone,
+        req: &GuestClone,
     ) -> Result<Upid, PveError>;
-    async fn qemu_template(&self, node: &NodeName, vmid: VmId) -> Result<Option<Upid>, PveError>;
+    async fn guest_template(
+        &self,
+        node: &NodeName,
+        kind: GuestKind,
+        vmid: VmId,
+    ) -> Result<Option<Upid>, PveError>;
     async fn qemu_cloudinit(&self, node: &NodeName, vmid: VmId) -> Result<(), PveError>;
     async fn storages(&self, node: &NodeName) -> Result<Vec<StorageStatus>, PveError>;
     /// PVE's raw `data` for a data source's read ([`ClusterRead`]).
@@ -218,16 +224,22 @@ impl ProxmoxApi for ProxmoxClient {
     ) -> Result<Upid, PveError> {
         ProxmoxClient::guest_resize(self, node, kind, vmid, disk, size, digest).await
     }
-    async fn qemu_clone(
+    async fn guest_clone(
         &self,
         node: &NodeName,
+        kind: GuestKind,
         source: VmId,
-        req: &QemuClone,
+        req: &GuestClone,
     ) -> Result<Upid, PveError> {
-        ProxmoxClient::qemu_clone(self, node, source, req).await
+        ProxmoxClient::guest_clone(self, node, kind, source, req).await
     }
-    async fn qemu_template(&self, node: &NodeName, vmid: VmId) -> Result<Option<Upid>, PveError> {
-        ProxmoxClient::qemu_template(self, node, vmid).await
+    async fn guest_template(
+        &self,
+        node: &NodeName,
+        kind: GuestKind,
+        vmid: VmId,
+    ) -> Result<Option<Upid>, PveError> {
+        ProxmoxClient::guest_template(self, node, kind, vmid).await
     }
     async fn qemu_cloudinit(&self, node: &NodeName, vmid: VmId) -> Result<(), PveError> {
         ProxmoxClient::qemu_cloudinit(self, node, vmid).await

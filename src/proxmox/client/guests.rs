@@ -11,7 +11,7 @@ use super::transport::{Call, Param};
 use super::{Detail, ProxmoxClient, PveError, seg};
 use crate::proxmox::types::{GuestKind, NodeName, Upid, VmId};
 
-fn guest_path(node: &NodeName, kind: GuestKind, vmid: VmId) -> String {
+pub(super) fn guest_path(node: &NodeName, kind: GuestKind, vmid: VmId) -> String {
     format!("/nodes/{}/{}/{vmid}", seg(node.as_str()), kind.path())
 }
 

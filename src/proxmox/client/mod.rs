@@ -16,6 +16,7 @@ mod qemu;
 mod reads;
 mod settings;
 mod tasks;
+mod template;
 mod transport;
 
 use std::sync::Arc;
@@ -31,10 +32,10 @@ pub use model::{
     StorageVolume, TaskLogLine, TaskOutcome, TaskStatus, TaskSummary, Version,
 };
 pub use objects::{ObjectTarget, ObjectWrite};
-pub use qemu::QemuClone;
 pub use reads::ClusterRead;
 pub use settings::{Auth, ClientSettings, RetryPolicy, TaskPolling, Tls};
 pub use tasks::CreateOutcome;
+pub use template::GuestClone;
 
 use settings::TaskPolling as Polling;
 use transport::Transport;

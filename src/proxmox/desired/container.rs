@@ -1,18 +1,30 @@
 //! `proxmox_virtual_environment_container` -> the PVE config keys it sends
 //! (reference/proxmox.md section 2), as [`DesiredValue`]s.
+//!
+//! A clone (`clone { vm_id }`, bpg's `containerCreateClone`) holds the pseudo key `clone`
+//! (`vmid=9000,node=pve,storage=local-lvm,full=1`, sent as the clone request) instead of the
+//! create-only keys of a new container (`ostemplate`, `storage`), and keeps its template's root
+//! disk: `disk` only grows it (a size other than bpg's default 4).
 
 use super::values::{Config, Marks, Object, bit, block, blocks, num, put, tags};
 use super::{CONTAINER, DesiredError};
 
+/// bpg's `disk.size` default: a clone keeps its template's size unless another is set.
+const DEFAULT_DISK_GB: f64 = 4.0;
+
 /// The PVE config of one container, create-only keys included.
 pub(super) fn config(attrs: &Object, address: &str) -> Result<Config, DesiredError> {
     refuse_unsupported(attrs, address)?;
+    let clone = block(attrs, "clone");
     let mut config = Config::new();
-    top_level(&mut config, attrs);
+    if let Some(source) = clone {
+        clone_source(&mut config, source);
+    }
+    top_level(&mut config, attrs, clone.is_none());
     cpu_memory_console(&mut config, attrs);
     features_startup(&mut config, attrs);
     initialization(&mut config, attrs);
-    disk(&mut config, attrs);
+    disk(&mut config, attrs, clone.is_none());
     networks(&mut config, attrs);
     mount_points(&mut config, attrs);
     devices(&mut config, attrs);
@@ -20,24 +32,50 @@ pub(super) fn config(attrs: &Object, address: &str) -> Result<Config, DesiredErr
 }
 
 /// A safety net behind the loader, which refuses the same blocks where they are written
-/// (`tfconfig::schema::refusal`).
+/// (`tfconfig::schema::refusal`); and what a clone cannot have: the root password and SSH
+/// keys, which Proxmox VE sets only when it creates a container from an OS template.
 fn refuse_unsupported(attrs: &Object, address: &str) -> Result<(), DesiredError> {
-    for name in ["clone", "idmap"] {
+    let unsupported = |what: &str, why: &str| DesiredError::Unsupported {
+        address: address.to_owned(),
+        what: what.to_owned(),
+        why: why.to_owned(),
+    };
+    for name in ["idmap"] {
         let Some(why) = tfconfig::schema::refusal(CONTAINER, name) else {
             continue;
         };
         if !blocks(attrs, name).is_empty() {
-            return Err(DesiredError::Unsupported {
-                address: address.to_owned(),
-                what: name.to_owned(),
-                why: why.to_owned(),
-            });
+            return Err(unsupported(name, why));
         }
+    }
+    let account = block(attrs, "initialization").and_then(|i| block(i, "user_account"));
+    if block(attrs, "clone").is_some() && account.is_some() {
+        return Err(unsupported(
+            "initialization.user_account",
+            "Proxmox VE sets a container's root password and SSH keys only when it creates \
+             it from an OS template; a clone keeps its template's. Remove user_account, or \
+             create the container from operating_system.template_file_id",
+        ));
     }
     Ok(())
 }
 
-fn top_level(config: &mut Config, attrs: &Object) {
+/// The clone request's source, as the `clone` pseudo key.
+fn clone_source(config: &mut Config, source: &Object) {
+    put(config, "clone", |m| {
+        let mut fields = vec![format!("vmid={}", num(m.number(source.get("vm_id"))?))];
+        if let Some(node) = m.text(source.get("node_name")).filter(|n| !n.is_empty()) {
+            fields.push(format!("node={node}"));
+        }
+        if let Some(ds) = m.text(source.get("datastore_id")).filter(|d| !d.is_empty()) {
+            fields.push(format!("storage={ds}"));
+        }
+        fields.push(format!("full={}", bit(m.flag(source.get("full"))?)));
+        Some(fields.join(","))
+    });
+}
+
+fn top_level(config: &mut Config, attrs: &Object, new: bool) {
     put(config, "description", |m| {
         let text = m.text(attrs.get("description"))?;
         Some(text.replace("\r\n", "\n").trim().to_owned())
@@ -58,8 +96,10 @@ fn top_level(config: &mut Config, attrs: &Object) {
     put(config, "template", |m| {
         m.flag(attrs.get("template")).map(|f| bit(f).to_owned())
     });
+    // a clone inherits its template's; bpg's default (false) must not ask to replace it
     put(config, "unprivileged", |m| {
-        m.flag(attrs.get("unprivileged")).map(|f| bit(f).to_owned())
+        let flag = m.flag(attrs.get("unprivileged"))?;
+        (new || flag).then(|| bit(flag).to_owned())
     });
     put(config, "tags", |m| Some(tags(m, attrs)));
     put(config, "env", |m| {
@@ -68,7 +108,9 @@ fn top_level(config: &mut Config, attrs: &Object) {
         Some(pairs.join("\0"))
     });
     if let Some(os) = block(attrs, "operating_system") {
-        put(config, "ostemplate", |m| m.text(os.get("template_file_id")));
+        if new {
+            put(config, "ostemplate", |m| m.text(os.get("template_file_id")));
+        }
         put(config, "ostype", |m| m.text(os.get("type")));
     }
 }
@@ -169,17 +211,30 @@ fn initialization(config: &mut Config, attrs: &Object) {
     }
 }
 
-fn disk(config: &mut Config, attrs: &Object) {
+fn disk(config: &mut Config, attrs: &Object, new: bool) {
     let Some(disk) = block(attrs, "disk") else {
         return;
     };
-    put(config, "storage", |m| m.text(disk.get("datastore_id")));
+    if new {
+        put(config, "storage", |m| m.text(disk.get("datastore_id")));
+    }
     put(config, "rootfs", |m| {
-        let datastore = m.text(disk.get("datastore_id"))?;
         let size = m.number(disk.get("size"))?;
-        let mut value = format!("{datastore}:{}", num(size));
+        let mut value = if new {
+            format!("{}:{}", m.text(disk.get("datastore_id"))?, num(size))
+        } else if size != DEFAULT_DISK_GB {
+            // the cloned volume, grown: `normalize_desired` puts the live volume in
+            format!("size={}G", num(size))
+        } else {
+            String::new()
+        };
         volume_flags(m, disk, &mut value, &[("acl", "acl"), ("quota", "quota")]);
-        Some(value)
+        // bpg sends `replicate` only when set; off, PVE's default (replicate) stays
+        if m.flag(disk.get("replicate")) == Some(true) {
+            value.push_str(",replicate=1");
+        }
+        let value = value.trim_start_matches(',').to_owned();
+        (!value.is_empty()).then_some(value)
     });
 }
 

@@ -3,6 +3,7 @@
 //! runner are thin adapters over [`Engine`]; nothing else calls the planner, the guard or the
 //! executor. Its futures are `Send`, so the runner drives them in the job's own task.
 
+mod computed;
 mod data;
 mod error;
 mod settings;
@@ -335,7 +336,7 @@ async fn prepare(
         .await
         .map_err(|e| EngineError::Interrupted(e.to_string()))?;
     let mut refreshed = refreshed?;
-    let (desired, data) = match loaded {
+    let (mut desired, mut data) = match loaded {
         Err(EngineError::DataSource { .. }) => {
             let guests = data::guests(refreshed.cluster());
             let generated = desired::known_values(&[], &project_state.generated_values());
@@ -353,6 +354,18 @@ async fn prepare(
         .complete(api, &project_state.entries, &desired.resources)
         .await?;
     let (inventory, protected) = protected_inventory(api, protect, refreshed).await?;
+    if computed::has_unknowns(&desired) {
+        let addresses =
+            computed::container_addresses(api, &project_state.entries, &inventory).await?;
+        if !addresses.is_empty() {
+            data.extend(addresses);
+            let (input, known, answers) = (input.clone(), project_state.clone(), data.clone());
+            desired =
+                tokio::task::spawn_blocking(move || load_desired_with(&input, &known, &answers))
+                    .await
+                    .map_err(|e| EngineError::Interrupted(e.to_string()))??;
+        }
+    }
     let adopted = adopt(&project_state.entries, &desired.resources, &inventory);
     let mut entries = project_state.entries.clone();
     entries.extend(adopted.iter().cloned());

@@ -287,6 +287,7 @@ fn guest_update(
         Some(_) => vec![Action::Update],
     };
     resource.disruption = worst;
+    resource.notes = attrs::shrink_notes(&attributes);
     resource.attributes = attributes;
     resource
 }

@@ -68,6 +68,7 @@ const LXC_REPLACE_KEYS: &[&str] = &[
     "ssh-public-keys",
     "pool",
     "template",
+    "clone",
     "node",
     "vmid",
 ];

@@ -9,8 +9,9 @@ use super::paths::{Kind, bpg_path};
 use super::qemu::{Hotplug, classify_qemu};
 use super::{normalize, qemu_keys};
 
-/// LXC keys that exist only in the create request: compared with state, never with the guest.
-const LXC_CREATE_ONLY: &[&str] = &["ostemplate", "password", "ssh-public-keys", "pool"];
+/// LXC keys that exist only in the create request: compared with state, never with the guest
+/// (`clone` is the source a container was cloned from).
+const LXC_CREATE_ONLY: &[&str] = &["ostemplate", "password", "ssh-public-keys", "pool", "clone"];
 /// QEMU keys that exist only in the create request: the clone source, the template
 /// conversion, the pool (set through the pools API afterwards).
 const QEMU_CREATE_ONLY: &[&str] = &["clone", "template", "pool"];

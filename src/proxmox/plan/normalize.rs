@@ -43,7 +43,7 @@ pub(crate) fn prop_default_key(key: &str) -> Option<Option<&'static str>> {
         Some(Some("path"))
     } else if key == "startup" {
         Some(Some("order"))
-    } else if key == "features" || indexed(key, "net").is_some() {
+    } else if key == "features" || key == "clone" || indexed(key, "net").is_some() {
         Some(None)
     } else {
         None
@@ -150,6 +150,9 @@ pub(crate) fn normalize_desired(
     {
         want.fields.insert(field.to_owned(), value.to_owned());
     }
+    if key == "rootfs" {
+        keep_live_root_parts(&mut want, &have, desired);
+    }
     if let (Some(volume), Some(live_volume)) = (want.get("volume"), have.get("volume"))
         && let Some((storage, gigabytes)) = allocation(volume)
         && volume_storage(live_volume) == Some(storage)
@@ -168,6 +171,24 @@ pub(crate) fn normalize_desired(
     }
     // once more through the kind's rules: a VM's EFI disk has no size to compare
     keys::canonical(kind, key, &want.print())
+}
+
+/// A container's root disk keeps what the configuration does not say: a clone's volume (its
+/// `disk` names no storage), and `replicate` when the raw value has none (bpg sends the flag
+/// only when it is on, and then the canonical form has dropped it as PVE's default).
+fn keep_live_root_parts(want: &mut PropString, have: &PropString, desired: &str) {
+    if want.get("volume").is_none()
+        && let Some(volume) = have.get("volume")
+    {
+        want.fields.insert("volume".to_owned(), volume.to_owned());
+    }
+    let raw = PropString::parse(desired, Some("volume"));
+    if raw.get("replicate").is_none()
+        && let Some(replicate) = have.get("replicate")
+    {
+        want.fields
+            .insert("replicate".to_owned(), replicate.to_owned());
+    }
 }
 
 /// `local-lvm:8` -> (`local-lvm`, 8): a volume PVE allocates at create.

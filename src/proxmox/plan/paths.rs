@@ -52,6 +52,13 @@ pub(crate) fn bpg_path(key: &str, field: Option<&str>) -> (String, Kind) {
             };
             (format!("startup.{name}"), Kind::Number)
         }
+        ("clone", Some(f)) => match f {
+            "vmid" => ("clone.vm_id".to_owned(), Kind::Number),
+            "node" => ("clone.node_name".to_owned(), Kind::Text),
+            "storage" => ("clone.datastore_id".to_owned(), Kind::Text),
+            "full" => ("clone.full".to_owned(), Kind::Bool),
+            other => (format!("clone.{other}"), Kind::Text),
+        },
         _ => plain_path(key),
     }
 }

@@ -8,6 +8,7 @@ mod download;
 mod firewall;
 mod firewall_objects;
 mod lxc;
+mod lxc_clone;
 mod lxc_create;
 mod lxc_disk;
 mod lxc_net;
@@ -70,11 +71,17 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
             "/nodes/{node}/query-url-metadata",
             get(storage::query_url_metadata),
         )
-        // Read-only node settings, for data sources.
+        // A node's settings.
         .route("/nodes/{node}/status", get(node_read::status))
-        .route("/nodes/{node}/dns", get(node_read::dns))
+        .route(
+            "/nodes/{node}/dns",
+            get(node_read::dns).put(node_read::update_dns),
+        )
         .route("/nodes/{node}/hosts", get(node_read::hosts))
-        .route("/nodes/{node}/time", get(node_read::time))
+        .route(
+            "/nodes/{node}/time",
+            get(node_read::time).put(node_read::update_time),
+        )
         .merge(lxc_routes())
         .merge(qemu_routes())
         // pools and the firewall (helper-sim)
@@ -112,6 +119,8 @@ fn lxc_routes() -> Router<Arc<Sim>> {
         )
         .route(&format!("{ct}/pending"), get(lxc::pending))
         .route(&format!("{ct}/resize"), put(lxc_disk::resize))
+        .route(&format!("{ct}/clone"), post(lxc_clone::clone))
+        .route(&format!("{ct}/template"), post(lxc_clone::template))
         .route(&format!("{ct}/interfaces"), get(lxc_net::interfaces))
         .route(&format!("{ct}/status/current"), get(lxc_status::current))
         .route(&format!("{ct}/status/{{action}}"), post(lxc_status::action))

@@ -1,12 +1,12 @@
-//! A node's read-only endpoints (pve-manager `PVE/API2/Nodes.pm`): `status`, `dns`, `hosts`
-//! and `time`, each refusing an unknown node as pveproxy does.
+//! A node's settings (pve-manager `PVE/API2/Nodes.pm`): `status`, `dns`, `hosts` and `time`
+//! to read, `dns` and `time` to write, each refusing an unknown node as pveproxy does.
 
 use axum::extract::Path;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use super::{SimState, data};
-use crate::error::ApiResult;
+use super::{Params, SimState, data};
+use crate::error::{ApiError, ApiResult};
 use crate::model::now;
 
 /// `GET /nodes/{node}/status`: CPU, memory, uptime and versions (a fixed plausible machine).
@@ -67,4 +67,75 @@ pub(crate) async fn time(state: SimState, Path(node): Path<String>) -> ApiResult
         "time": utc,
         "localtime": utc.saturating_add(settings.utc_offset),
     })))
+}
+
+/// `PUT /nodes/{node}/dns` (`update_dns`): `search` is required; `dns1`..`dns3` are IP
+/// addresses, and those not given are removed (PVE rewrites `resolv.conf` from the request).
+pub(crate) async fn update_dns(
+    state: SimState,
+    Path(node): Path<String>,
+    params: Params,
+) -> ApiResult<Response> {
+    let mut errors = std::collections::BTreeMap::new();
+    let search = params.get("search")?.map(str::to_owned);
+    if search.is_none() {
+        errors.insert(
+            "search".to_owned(),
+            "property is missing and it is not optional".to_owned(),
+        );
+    }
+    let mut servers = Vec::new();
+    for key in ["dns1", "dns2", "dns3"] {
+        if let Some(server) = params.get(key)? {
+            if server.parse::<std::net::IpAddr>().is_err() {
+                errors.insert(
+                    key.to_owned(),
+                    format!("value '{server}' does not look like a valid IP address"),
+                );
+            }
+            servers.push(server.to_owned());
+        }
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::params(errors));
+    }
+    let mut cluster = state.0.cluster();
+    cluster.node(&node)?;
+    if let Some(node) = cluster.nodes.get_mut(&node) {
+        node.settings.search = search;
+        node.settings.dns = servers;
+    }
+    Ok(data(Value::Null))
+}
+
+/// `PUT /nodes/{node}/time` (`set_timezone`): a zone from the node's zoneinfo list. The
+/// simulator has no zone data: a name shaped like one (`UTC`, `Europe/Berlin`) is taken, and
+/// its offset stays what the scenario gave.
+pub(crate) async fn update_time(
+    state: SimState,
+    Path(node): Path<String>,
+    params: Params,
+) -> ApiResult<Response> {
+    let Some(zone) = params.get("timezone")?.map(str::to_owned) else {
+        return Err(ApiError::param(
+            "timezone",
+            "property is missing and it is not optional",
+        ));
+    };
+    let part = |p: &str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_+-".contains(c))
+    };
+    let shaped =
+        zone.split('/').all(part) && zone.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+    if !shaped {
+        return Err(ApiError::param("timezone", "No such timezone"));
+    }
+    let mut cluster = state.0.cluster();
+    cluster.node(&node)?;
+    if let Some(node) = cluster.nodes.get_mut(&node) {
+        node.settings.timezone = zone;
+    }
+    Ok(data(Value::Null))
 }

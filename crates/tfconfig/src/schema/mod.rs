@@ -231,12 +231,12 @@ pub fn refusal(type_name: &str, name: &str) -> Option<&'static str> {
             "bpg imports this disk over SSH (`qm disk import`), which atoll never does; use \
              `import_from` with the same file id, and Proxmox VE imports the image itself",
         ),
-        ("proxmox_virtual_environment_container", "clone") => {
-            Some("cloning is not supported yet; use operating_system.template_file_id")
-        }
-        ("proxmox_virtual_environment_container", "idmap") => {
-            Some("bpg writes idmap over SSH, which atoll never does; remove the idmap blocks")
-        }
+        ("proxmox_virtual_environment_container", "idmap") => Some(
+            "idmap blocks are raw `lxc.idmap` entries, which Proxmox VE's API never writes, \
+             not even for root@pam (bpg edits /etc/pve/lxc/<vm_id>.conf over SSH, which atoll \
+             never does); remove the idmap blocks and add the `lxc.idmap:` lines to that file \
+             by hand as root: atoll leaves raw lxc entries alone",
+        ),
         _ => None,
     }
 }
