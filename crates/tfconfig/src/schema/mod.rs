@@ -371,6 +371,17 @@ pub const SUPPORTED: &[&str] = &[
     "proxmox_virtual_environment_vm",
     "proxmox_download_file",
     "proxmox_virtual_environment_download_file",
+    "proxmox_virtual_environment_pool",
+    "proxmox_virtual_environment_firewall_alias",
+    "proxmox_virtual_environment_firewall_ipset",
+    "proxmox_virtual_environment_firewall_options",
+    "proxmox_virtual_environment_firewall_rules",
+    "proxmox_virtual_environment_cluster_firewall",
+    "proxmox_virtual_environment_cluster_firewall_security_group",
+    "proxmox_node_firewall",
+    "proxmox_virtual_environment_node_firewall",
+    "proxmox_virtual_environment_dns",
+    "proxmox_virtual_environment_time",
     "random_password",
     "random_string",
     "random_id",
@@ -569,6 +580,13 @@ output "port" {
         );
         assert!(loaded.has_errors());
         assert!(loaded.render_diagnostics().contains("read-only"));
+    }
+
+    #[test]
+    fn every_type_named_supported_has_a_schema() {
+        for name in SUPPORTED {
+            assert!(resource(name).is_some(), "{name}");
+        }
     }
 
     #[test]
