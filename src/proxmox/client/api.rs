@@ -3,6 +3,7 @@
 
 use async_trait::async_trait;
 
+use super::files::{StorageConfig, Upload};
 use super::model::{
     ClusterGuest, ConfigChange, DeleteOptions, DownloadUrl, GuestConfig, GuestCreate,
     GuestInterface, GuestStatus, NodeInfo, PendingEntry, PowerAction, StorageStatus, StorageVolume,
@@ -101,6 +102,19 @@ pub trait ProxmoxApi: Send + Sync + std::fmt::Debug {
         storage: &StorageId,
         req: &DownloadUrl,
     ) -> Result<Upid, PveError>;
+    async fn upload(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        req: &Upload,
+    ) -> Result<Upid, PveError>;
+    async fn storage_config(&self, storage: &StorageId) -> Result<StorageConfig, PveError>;
+    async fn delete_volume(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        volid: &str,
+    ) -> Result<Option<Upid>, PveError>;
     async fn wait_task(&self, upid: &Upid) -> Result<TaskOutcome, PveError>;
     /// Waits (bounded) until the guest holds no lock; see [`ProxmoxClient::wait_unlocked`].
     async fn wait_unlocked(
@@ -235,6 +249,25 @@ impl ProxmoxApi for ProxmoxClient {
         req: &DownloadUrl,
     ) -> Result<Upid, PveError> {
         ProxmoxClient::download_url(self, node, storage, req).await
+    }
+    async fn upload(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        req: &Upload,
+    ) -> Result<Upid, PveError> {
+        ProxmoxClient::upload(self, node, storage, req).await
+    }
+    async fn storage_config(&self, storage: &StorageId) -> Result<StorageConfig, PveError> {
+        ProxmoxClient::storage_config(self, storage).await
+    }
+    async fn delete_volume(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        volid: &str,
+    ) -> Result<Option<Upid>, PveError> {
+        ProxmoxClient::delete_volume(self, node, storage, volid).await
     }
     async fn wait_task(&self, upid: &Upid) -> Result<TaskOutcome, PveError> {
         ProxmoxClient::wait_task(self, upid).await

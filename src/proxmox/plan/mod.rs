@@ -27,8 +27,8 @@ pub use diff::{PlanError, PlanErrors, PlanInput, plan};
 pub use effect::{Effect, FieldChange, Power, classify_lxc, worst_lxc};
 pub use model::{
     Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind, Inventory, Lifecycle,
-    LiveGuest, PendingEntry, PlanSource, Secret, StateEntry, StateValue, config_from_json,
-    pending_from_json,
+    LiveGuest, PendingEntry, PlanSource, Secret, StateEntry, StateValue, VolumeSource,
+    config_from_json, pending_from_json,
 };
 pub use observed::{
     Difference, GuestDiff, ObservedGuest, ObservedLive, Refreshed, differences, observe,

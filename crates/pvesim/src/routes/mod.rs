@@ -18,6 +18,7 @@ mod qemu_disk;
 mod qemu_power;
 mod storage;
 mod tasks;
+mod upload;
 
 use std::sync::Arc;
 
@@ -65,6 +66,7 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
             "/nodes/{node}/query-url-metadata",
             get(storage::query_url_metadata),
         )
+        .merge(upload_routes())
         .merge(lxc_routes())
         .merge(qemu_routes())
         .fallback(not_implemented)
@@ -74,6 +76,20 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
     Router::new()
         .nest("/api2/json", api)
         .fallback(not_implemented)
+}
+
+/// Files put in a storage through the API (`routes/upload.rs`).
+fn upload_routes() -> Router<Arc<Sim>> {
+    Router::new()
+        .route(
+            "/nodes/{node}/storage/{storage}/upload",
+            post(upload::upload).layer(axum::extract::DefaultBodyLimit::max(64 << 20)),
+        )
+        .route(
+            "/nodes/{node}/storage/{storage}/content/{volume}",
+            axum::routing::delete(upload::delete),
+        )
+        .route("/storage/{storage}", get(upload::config))
 }
 
 fn lxc_routes() -> Router<Arc<Sim>> {

@@ -11,6 +11,7 @@ mod certs;
 mod check;
 mod container;
 mod data;
+mod file;
 mod local;
 mod utility;
 mod vm;
@@ -19,6 +20,8 @@ use builders::*;
 pub use certs::{ALLOWED_USES, MAX_VALIDITY_HOURS};
 use certs::{tls_cert_request, tls_locally_signed_cert, tls_self_signed_cert};
 use container::container;
+pub use file::FILE_TYPES;
+use file::file;
 pub use local::local_data_source;
 use utility::{
     null_resource, random, random_bytes, random_id, random_integer, random_pet, random_shuffle,
@@ -289,6 +292,8 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "proxmox_virtual_environment_download_file" => {
             Some(download_file("proxmox_virtual_environment_download_file"))
         }
+        "proxmox_virtual_environment_file" => Some(file("proxmox_virtual_environment_file")),
+        "proxmox_file" => Some(file("proxmox_file")),
         "random_password" => Some(random(true)),
         "random_string" => Some(random(false)),
         "tls_private_key" => Some(tls_private_key()),
@@ -556,6 +561,7 @@ output "port" {
     fn download_file_is_known_under_both_names() {
         assert!(resource("proxmox_download_file").is_some());
         assert!(resource("proxmox_virtual_environment_download_file").is_some());
-        assert!(resource("proxmox_virtual_environment_file").is_none());
+        assert!(resource("proxmox_virtual_environment_file").is_some());
+        assert!(resource("proxmox_file").is_some());
     }
 }
