@@ -14,11 +14,11 @@ use tempfile::TempDir;
 
 const SSHD: &str = "/usr/sbin/sshd";
 
-pub struct Sshd {
+pub(crate) struct Sshd {
     child: Child,
-    pub dir: TempDir,
-    pub port: u16,
-    pub user: String,
+    pub(crate) dir: TempDir,
+    pub(crate) port: u16,
+    pub(crate) user: String,
 }
 
 impl Drop for Sshd {
@@ -51,7 +51,7 @@ fn free_port() -> u16 {
 
 impl Sshd {
     /// Starts sshd, or `None` (skip) when it is not installed and `CI` is not set.
-    pub fn start() -> Option<Self> {
+    pub(crate) fn start() -> Option<Self> {
         if !Path::new(SSHD).exists() {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -82,7 +82,8 @@ impl Sshd {
         let child = Command::new(SSHD)
             .arg("-f")
             .arg(d.join("sshd_config"))
-            .args(["-D", "-e"])
+            .args(["-D", "-E"])
+            .arg(d.join("sshd.log"))
             .stdin(Stdio::null())
             .spawn()
             .expect("starting sshd");
@@ -108,12 +109,12 @@ impl Sshd {
         }
     }
 
-    pub fn private_key(&self) -> PathBuf {
+    pub(crate) fn private_key(&self) -> PathBuf {
         self.dir.path().join("id_ed25519")
     }
 
     /// The host key's public line (`ssh-ed25519 AAAA... atoll-test`).
-    pub fn host_public_key(&self) -> String {
+    pub(crate) fn host_public_key(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("host_key.pub"))
             .expect("host key")
             .trim()
@@ -121,7 +122,7 @@ impl Sshd {
     }
 
     /// The host key's `SHA256:...` fingerprint, as `ssh-keygen -l` prints it.
-    pub fn host_fingerprint(&self) -> String {
+    pub(crate) fn host_fingerprint(&self) -> String {
         let out = Command::new("ssh-keygen")
             .arg("-lf")
             .arg(self.dir.path().join("host_key.pub"))
@@ -135,7 +136,7 @@ impl Sshd {
     }
 
     /// Writes a known-hosts file holding `line` for this server's address; returns its path.
-    pub fn known_hosts(&self, key_line: &str) -> PathBuf {
+    pub(crate) fn known_hosts(&self, key_line: &str) -> PathBuf {
         let path = self.dir.path().join("known_hosts");
         std::fs::write(&path, format!("[127.0.0.1]:{} {key_line}\n", self.port))
             .expect("known_hosts");
@@ -143,7 +144,7 @@ impl Sshd {
     }
 
     /// A key line of another host (a different key than this server's).
-    pub fn other_host_key(&self) -> String {
+    pub(crate) fn other_host_key(&self) -> String {
         let path = self.dir.path().join("other_host_key");
         keygen(&path);
         std::fs::read_to_string(path.with_extension("pub"))
@@ -153,7 +154,7 @@ impl Sshd {
     }
 
     /// The `proxmox.ssh` settings for node `pve` reaching this server.
-    pub fn settings_yaml(&self, known_hosts: &Path) -> String {
+    pub(crate) fn settings_yaml(&self, known_hosts: &Path) -> String {
         format!(
             "proxmox:\n  ssh:\n    user: {}\n    private_key_file: {}\n    known_hosts_file: {}\n    nodes:\n      pve: 127.0.0.1:{}\nprotect:\n  discover: false\n",
             self.user,

@@ -115,7 +115,7 @@ pub(super) fn file(resource: &ResourceInstance) -> Result<DesiredDownload, Desir
     }
     let mut arguments = BTreeMap::from([("content_sha256".to_owned(), bytes.sha256())]);
     if let Some(mode) = text(attrs, "file_mode").filter(|m| !m.is_empty()) {
-        if u32::from_str_radix(&mode, 8).map_or(true, |m| m > 0o7777) {
+        if !u32::from_str_radix(&mode, 8).is_ok_and(|m| m <= 0o7777) {
             return Err(invalid(
                 address,
                 format!("file_mode {mode:?} is not an octal mode such as \"0700\" or \"644\""),
