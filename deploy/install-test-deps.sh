@@ -10,6 +10,8 @@ command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
 # Generated tls_private_key values are checked with OpenSSH's ssh-keygen and OpenSSL.
 command -v ssh-keygen >/dev/null || need+=(openssh-client)
+# Snippets are written over SFTP; tests/it/engine_files.rs starts a real sshd on loopback.
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v openssl >/dev/null || need+=(openssl)
 # The Terraform oracle (tests/oracle) runs Terraform as a Python library in a virtualenv.
 command -v python3 >/dev/null || need+=(python3)

@@ -126,7 +126,7 @@ fn engine(settings: &Settings) -> anyhow::Result<Engine> {
         );
     };
     let api = Arc::new(ProxmoxClient::new(proxmox)?);
-    Ok(Engine::new(api, settings.protect.clone()))
+    Ok(Engine::new(api, settings.protect.clone()).with_sftp(settings.sftp.clone()))
 }
 
 /// The input of a load of `dir` (relative to its checkout).

@@ -22,6 +22,8 @@ pub struct Settings {
     pub limits: tfconfig::Limits,
     /// Where remote module sources may come from (`modules:`).
     pub modules: crate::workdir::modules::ModuleSettings,
+    /// SSH access to the nodes, for snippets (`proxmox.ssh`).
+    pub sftp: Option<crate::proxmox::sftp::SftpSettings>,
 }
 
 /// Reads the settings from `config` (if given) and the process environment, logging the
@@ -62,6 +64,11 @@ pub(super) fn from_sources<'a>(
     Ok(Settings {
         store_url: settings.store.url,
         proxmox: settings.proxmox.as_ref().map(ClientSettings::from),
+        sftp: settings
+            .proxmox
+            .as_ref()
+            .and_then(|p| p.ssh.as_ref())
+            .map(Into::into),
         protect: Protect::from(&settings.protect),
         limits: settings.limits.tfconfig(),
         modules: settings.modules,

@@ -10,6 +10,7 @@ mod limits;
 mod proxmox;
 mod sections;
 mod server;
+mod ssh;
 mod tree;
 mod web;
 
@@ -22,6 +23,7 @@ use secrecy::SecretString;
 pub use limits::LimitsSettings;
 pub use proxmox::{GuestSelector, ProtectSettings, ProxmoxAuth, ProxmoxSettings};
 pub use server::{ServerSettings, WebhookBodySettings};
+pub use ssh::SshSettings;
 pub use web::{ApiSettings, WebSettings};
 
 /// The whole settings tree. Components receive their own section, never all of it.

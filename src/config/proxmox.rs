@@ -34,6 +34,8 @@ pub struct ProxmoxSettings {
     /// `proxmox.lock_wait_secs`: how long the engine waits for a guest's lock (a running
     /// task) to clear before it reads or changes the guest.
     pub lock_wait: Duration,
+    /// `proxmox.ssh`: SSH access to the nodes, for snippets; `None`: snippets are refused.
+    pub ssh: Option<super::ssh::SshSettings>,
 }
 
 #[derive(Debug, Clone)]
@@ -88,6 +90,7 @@ pub(super) fn read_proxmox(r: &mut Reader<'_>) -> Option<ProxmoxSettings> {
         .opt_string("proxmox.proxy")
         .map(|proxy| check_proxy(r, &proxy));
     let lock_wait = Duration::from_secs(r.uint("proxmox.lock_wait_secs", 600, 0, 86_400));
+    let ssh = super::ssh::read_ssh(r);
     if let Some(path) = ca_file.as_ref().filter(|p| !p.is_file()) {
         r.problem(
             "proxmox.ca_file",
@@ -139,6 +142,7 @@ pub(super) fn read_proxmox(r: &mut Reader<'_>) -> Option<ProxmoxSettings> {
         ca_file,
         proxy,
         lock_wait,
+        ssh,
     })
 }
 

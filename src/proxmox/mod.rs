@@ -18,6 +18,7 @@ pub mod engine;
 pub mod guard;
 pub mod inventory;
 pub mod plan;
+pub mod sftp;
 pub mod state;
 pub mod types;
 

@@ -33,7 +33,10 @@ impl Runner {
             store,
             workdir: Workdir::new(&settings.data_dir),
             rules: settings.repo_rules.clone(),
-            engine: proxmox.map(|api| Engine::new(api, Protect::from(&settings.protect))),
+            engine: proxmox.map(|api| {
+                let ssh = settings.proxmox.as_ref().and_then(|p| p.ssh.as_ref());
+                Engine::new(api, Protect::from(&settings.protect)).with_sftp(ssh.map(Into::into))
+            }),
             executable: settings.commands.executable_name.clone(),
             public_url: settings.server.public_url.clone(),
             policy: super::Policy {

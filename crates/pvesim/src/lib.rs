@@ -28,6 +28,7 @@ mod routes;
 mod scenario;
 mod schema;
 mod server;
+mod snippets;
 mod storage;
 mod tasks;
 mod tls;

@@ -88,6 +88,10 @@ pub struct StorageSpec {
     /// Disk images for `import-from` (`<id>:import/<name>`, 2 GiB each).
     #[serde(default)]
     pub imports: Vec<String>,
+    /// A real directory that stands for the storage's path (reported by `GET /storage/{id}`);
+    /// the files in its `snippets` subdirectory are the storage's snippets.
+    #[serde(default)]
+    pub path: Option<std::path::PathBuf>,
 }
 
 /// One existing guest.
@@ -141,6 +145,7 @@ fn default_storages() -> Vec<StorageSpec> {
             templates: vec![DEFAULT_TEMPLATE.to_owned()],
             isos: Vec::new(),
             imports: Vec::new(),
+            path: None,
         },
         StorageSpec {
             id: "local-lvm".to_owned(),
@@ -151,6 +156,7 @@ fn default_storages() -> Vec<StorageSpec> {
             templates: Vec::new(),
             isos: Vec::new(),
             imports: Vec::new(),
+            path: None,
         },
     ]
 }
@@ -253,6 +259,7 @@ fn add_node(cluster: &mut Cluster, spec: &NodeSpec, index: u64) -> anyhow::Resul
             shared: s.shared,
             volumes: BTreeMap::new(),
             linked: BTreeMap::new(),
+            dir: s.path.clone(),
         };
         for (content, names) in [
             ("vztmpl", &s.templates),

@@ -26,6 +26,9 @@ pub(crate) struct Storage {
     pub(crate) volumes: BTreeMap<String, Volume>,
     /// Linked clones: clone volume id → the base volume it was cloned from.
     pub(crate) linked: BTreeMap<String, String>,
+    /// A real directory standing for the storage's path (`path:` in the scenario): its
+    /// `snippets` subdirectory holds the storage's snippets.
+    pub(crate) dir: Option<std::path::PathBuf>,
 }
 
 impl Storage {
@@ -182,6 +185,7 @@ mod tests {
             shared: false,
             volumes: BTreeMap::new(),
             linked: BTreeMap::new(),
+            dir: None,
         }
     }
 

@@ -93,6 +93,32 @@ pub struct ResourceInstance {
     pub depends_on: Vec<String>,
     /// `file:line` of the resource block, relative to the project directory.
     pub declared_at: String,
+    /// The bytes a file resource uploads (`source_file`), read from the checkout through the
+    /// same sandbox as `file()`; `None` for every other resource, or while the path is unknown.
+    pub source: Option<SourceBytes>,
+}
+
+/// A file's bytes read from the checkout for a resource to upload. `Debug` shows the size and
+/// the SHA-256, never the content.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SourceBytes(pub std::sync::Arc<Vec<u8>>);
+
+impl SourceBytes {
+    /// The SHA-256 of the bytes, lowercase hex.
+    pub fn sha256(&self) -> String {
+        funcs::encoding::digest("filesha256", &self.0)
+    }
+}
+
+impl std::fmt::Debug for SourceBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "SourceBytes({} bytes, sha256 {})",
+            self.0.len(),
+            self.sha256()
+        )
+    }
 }
 
 /// A root module output.

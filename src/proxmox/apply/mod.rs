@@ -8,6 +8,7 @@
 
 mod body;
 mod clone;
+mod files;
 mod guest;
 mod object;
 mod phases;
@@ -26,7 +27,10 @@ pub use preflight::{ClusterChanges, Now, PreflightError, adopt, check_fresh};
 use crate::proxmox::client::{DownloadUrl, ProxmoxApi};
 use crate::proxmox::desired::DesiredState;
 use crate::proxmox::inventory::parse;
-use crate::proxmox::plan::{Action, Desired, DesiredDownload, Plan, ResourceChange, StateEntry};
+use crate::proxmox::plan::{
+    Action, Desired, DesiredDownload, Plan, ResourceChange, StateEntry, VolumeSource,
+};
+use crate::proxmox::sftp::SftpSettings;
 use crate::proxmox::state::StateHandle;
 
 /// What apply does when a change needs a restart (`restart: auto | never`).
@@ -115,6 +119,8 @@ pub struct Executor<'a> {
     pub state: &'a StateHandle,
     pub settings: ApplySettings,
     pub events: &'a (dyn Fn(&ApplyEvent) + Send + Sync),
+    /// SSH access to the nodes, for snippets (`proxmox.ssh`).
+    pub sftp: Option<&'a SftpSettings>,
 }
 
 impl std::fmt::Debug for Executor<'_> {
@@ -218,8 +224,20 @@ impl Run<'_> {
             address: address.clone(),
             step: "download",
         });
-        let outcome = match self.fetch(file).await {
-            Ok(()) => self.done(&address, format!("downloaded {}", file.volid()), Vec::new()),
+        let replacing = change.actions.contains(&Action::Delete);
+        let (outcome, verb) = match &file.source {
+            VolumeSource::Url => (self.fetch(file).await, "downloaded"),
+            VolumeSource::Bytes(bytes) => {
+                let put = self.put_file(file, bytes, replacing).await;
+                (put, "uploaded")
+            }
+        };
+        let outcome = match outcome {
+            Ok(()) => self.record_volume(file).await,
+            Err(error) => Err(error),
+        };
+        let outcome = match outcome {
+            Ok(()) => self.done(&address, format!("{verb} {}", file.volid()), Vec::new()),
             Err(error) => self.failed(&address, error, false),
         };
         (address, outcome)
@@ -250,6 +268,11 @@ impl Run<'_> {
         api.wait_task(&upid)
             .await
             .map_err(|e| format!("downloading {}: {e}", file.volid()))?;
+        Ok(())
+    }
+
+    /// Records a volume put in its storage.
+    async fn record_volume(&self, file: &DesiredDownload) -> Result<(), String> {
         let entry = StateEntry::Download {
             address: file.address.clone(),
             resource_type: file.resource_type.clone(),
@@ -261,10 +284,24 @@ impl Run<'_> {
             .state
             .record(&entry)
             .await
-            .map_err(|e| format!("downloaded {}, but {e}", file.volid()))
+            .map_err(|e| format!("{} is in its storage, but {e}", file.volid()))
     }
 
-    async fn forget_download(&self, address: &str) -> Outcome {
+    async fn forget_download(&self, change: &ResourceChange) -> Outcome {
+        let address = change.address.as_str();
+        if tfconfig::schema::FILE_TYPES.contains(&change.resource_type.as_str()) {
+            let volid = change.attributes.iter().find(|a| a.path == "id");
+            let volid = volid.and_then(|a| a.before.as_str());
+            if let Some(volid) = volid {
+                if let Err(error) = self.delete_file(&change.node, volid).await {
+                    return self.failed(address, error, false);
+                }
+                return match self.exec.state.forget(address).await {
+                    Ok(_) => self.done(address, format!("deleted {volid}"), Vec::new()),
+                    Err(e) => self.failed(address, format!("deleted {volid}, but {e}"), true),
+                };
+            }
+        }
         match self.exec.state.forget(address).await {
             Ok(_) => self.done(
                 address,

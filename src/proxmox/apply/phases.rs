@@ -227,7 +227,8 @@ impl Run<'_> {
             .filter(|a| !results.contains_key(*a))
             .collect();
         for address in todo {
-            results.insert(address.to_owned(), self.forget_download(address).await);
+            let outcome = self.forget_download(work.changes[address]).await;
+            results.insert(address.to_owned(), outcome);
         }
     }
 

@@ -3,6 +3,7 @@
 
 use async_trait::async_trait;
 
+use super::files::{StorageConfig, Upload};
 use super::model::{
     ClusterGuest, ConfigChange, DeleteOptions, DownloadUrl, GuestConfig, GuestCreate,
     GuestInterface, GuestStatus, NodeInfo, PendingEntry, PowerAction, StorageStatus, StorageVolume,
@@ -112,6 +113,19 @@ pub trait ProxmoxApi: Send + Sync + std::fmt::Debug {
         storage: &StorageId,
         req: &DownloadUrl,
     ) -> Result<Upid, PveError>;
+    async fn upload(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        req: &Upload,
+    ) -> Result<Upid, PveError>;
+    async fn storage_config(&self, storage: &StorageId) -> Result<StorageConfig, PveError>;
+    async fn delete_volume(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        volid: &str,
+    ) -> Result<Option<Upid>, PveError>;
     async fn wait_task(&self, upid: &Upid) -> Result<TaskOutcome, PveError>;
     /// `GET` of a pool's or a firewall object's path ([`ObjectTarget`]).
     async fn object_read(&self, id: &ObjectId, target: &ObjectTarget) -> Result<Json, PveError>;
@@ -265,6 +279,25 @@ impl ProxmoxApi for ProxmoxClient {
         req: &DownloadUrl,
     ) -> Result<Upid, PveError> {
         ProxmoxClient::download_url(self, node, storage, req).await
+    }
+    async fn upload(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        req: &Upload,
+    ) -> Result<Upid, PveError> {
+        ProxmoxClient::upload(self, node, storage, req).await
+    }
+    async fn storage_config(&self, storage: &StorageId) -> Result<StorageConfig, PveError> {
+        ProxmoxClient::storage_config(self, storage).await
+    }
+    async fn delete_volume(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        volid: &str,
+    ) -> Result<Option<Upid>, PveError> {
+        ProxmoxClient::delete_volume(self, node, storage, volid).await
     }
     async fn wait_task(&self, upid: &Upid) -> Result<TaskOutcome, PveError> {
         ProxmoxClient::wait_task(self, upid).await

@@ -7,6 +7,7 @@ mod api;
 mod auth;
 mod cluster;
 mod error;
+mod files;
 mod guest_lock;
 mod guests;
 mod metrics;
@@ -25,6 +26,7 @@ use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 
 pub use api::ProxmoxApi;
 pub use error::{ConflictKind, Detail, PveError};
+pub use files::{StorageConfig, Upload};
 pub use metrics::{EndpointClass, Outcome, ProxmoxMetrics};
 pub use model::{
     ClusterGuest, ConfigChange, DeleteOptions, DownloadUrl, GuestConfig, GuestCreate,

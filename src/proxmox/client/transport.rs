@@ -42,6 +42,8 @@ pub(crate) struct Call {
     pub(crate) params: Vec<(String, Param)>,
     /// Repeating it after an unknown outcome does no harm.
     pub(crate) idempotent: bool,
+    /// A file sent as `multipart/form-data` after the params (PVE's upload): name and bytes.
+    pub(crate) file: Option<(String, Bytes)>,
 }
 
 impl Call {
@@ -53,7 +55,14 @@ impl Call {
             node: node.map(str::to_owned),
             params: Vec::new(),
             idempotent,
+            file: None,
         }
+    }
+
+    /// Sends the params and then `bytes` as the form's `filename` file field.
+    pub(crate) fn file(mut self, name: &str, bytes: Bytes) -> Self {
+        self.file = Some((name.to_owned(), bytes));
+        self
     }
 
     pub(crate) fn param(mut self, key: &str, value: impl ToString) -> Self {
@@ -246,6 +255,14 @@ impl Transport {
         let mut request = self.http.request(call.method.clone(), url).headers(headers);
         request = if call.method == Method::GET || call.method == Method::DELETE {
             request.query(&pairs)
+        } else if let Some((name, bytes)) = &call.file {
+            let boundary = format!("atoll-{:032x}", rand::random::<u128>());
+            request
+                .header(
+                    reqwest::header::CONTENT_TYPE,
+                    format!("multipart/form-data; boundary={boundary}"),
+                )
+                .body(multipart(&boundary, &pairs, name, bytes))
         } else {
             request.form(&pairs)
         };
@@ -282,6 +299,32 @@ impl Transport {
         }
         Ok(body)
     }
+}
+
+/// A `multipart/form-data` body: the params, then the file as field `filename` (PVE reads the
+/// file last).
+fn multipart(boundary: &str, pairs: &[(&str, &str)], name: &str, bytes: &[u8]) -> Vec<u8> {
+    let quoted = |s: &str| s.replace(['"', '\r', '\n'], "_");
+    let mut body = Vec::with_capacity(bytes.len() + 512);
+    for (key, value) in pairs {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{}\"\r\n\r\n{value}\r\n",
+                quoted(key)
+            )
+            .as_bytes(),
+        );
+    }
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"filename\"; filename=\"{}\"\r\nContent-Type: application/octet-stream\r\n\r\n",
+            quoted(name)
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(bytes);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    body
 }
 
 /// PVE's success envelope.

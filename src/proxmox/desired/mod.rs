@@ -5,6 +5,7 @@
 //! sensitive value anywhere but a [`Secret`](crate::proxmox::plan::Secret).
 
 mod container;
+mod file;
 mod generated;
 mod object;
 mod values;
@@ -19,7 +20,9 @@ pub use generated::{
     is_number, is_sensitive, is_stored_value, replaces, shown_argument, wait,
 };
 
-use crate::proxmox::plan::{Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind};
+use crate::proxmox::plan::{
+    Desired, DesiredDownload, DesiredGuest, DesiredValue, GuestKind, VolumeSource,
+};
 use crate::proxmox::state::GeneratedValues;
 use tfconfig::{Known, ResourceInstance, Value};
 use values::{Marks, object};
@@ -110,6 +113,11 @@ fn is_download(resource_type: &str) -> bool {
     )
 }
 
+/// A volume the configuration puts in a storage: downloaded or uploaded.
+fn is_volume(resource_type: &str) -> bool {
+    is_download(resource_type) || file::is_file(resource_type)
+}
+
 /// Computed values known before apply: each download's `id` and `file_name`, and the
 /// generated values already in state (`generated_in_state`: address -> attribute -> value).
 pub fn known_values(
@@ -140,9 +148,12 @@ pub fn known_values(
         known.insert(address.clone(), fields);
     }
     for resource in resources {
-        if is_download(&resource.resource_type)
-            && let Ok(file) = download(resource)
-        {
+        let volume = match resource.resource_type.as_str() {
+            t if is_download(t) => download(resource).ok(),
+            t if file::is_file(t) => file::file(resource).ok(),
+            _ => None,
+        };
+        if let Some(file) = volume {
             let fields = BTreeMap::from([
                 ("id".to_owned(), Value::string(file.volid())),
                 ("file_name".to_owned(), Value::string(file.file_name)),
@@ -162,6 +173,7 @@ pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<Desired
             CONTAINER | VM => guest(resource, resources).map(Desired::Guest),
             t if is_download(t) => download(resource).map(Desired::Download),
             t if object::is_object(t) => object::build(resource).map(Desired::Object),
+            t if file::is_file(t) => file::file(resource).map(Desired::Download),
             _ => {
                 match generated::from_instance(resource) {
                     Some(Ok(generated))
@@ -310,7 +322,7 @@ fn waits_on_the_cluster(
         })
 }
 
-fn must_know(address: &str, attribute: &str) -> DesiredError {
+pub(super) fn must_know(address: &str, attribute: &str) -> DesiredError {
     DesiredError::MustBeKnown {
         address: address.to_owned(),
         attribute: attribute.to_owned(),
@@ -350,7 +362,7 @@ fn guest(
         .iter()
         .filter(|dep| {
             all.iter()
-                .any(|r| r.address == **dep && is_download(&r.resource_type))
+                .any(|r| r.address == **dep && is_volume(&r.resource_type))
         })
         .cloned()
         .collect();
@@ -402,13 +414,14 @@ fn download(resource: &ResourceInstance) -> Result<DesiredDownload, DesiredError
         file_name: known(file_name, "file_name")?,
         arguments,
         lifecycle: lifecycle(&resource.lifecycle, None),
+        source: VolumeSource::Url,
     })
 }
 
 /// Terraform's `ignore_changes` paths (`cpu[0].units`) as the plan's paths (`cpu.units`): a
 /// single block loses its index; a VM's `disk[1]` becomes the disk's interface
 /// (`disk[scsi1]`), as the plan names drives by the key Proxmox VE gives them.
-fn lifecycle(
+pub(super) fn lifecycle(
     from: &tfconfig::Lifecycle,
     attrs: Option<&values::Object>,
 ) -> crate::proxmox::plan::Lifecycle {

@@ -27,6 +27,7 @@ use crate::proxmox::plan::{
     self, Action, AttributeChange, Desired, Drift, Inventory, Plan, PlanInput, PlanSource,
     ResourceChange, StateEntry,
 };
+use crate::proxmox::sftp::SftpSettings;
 use crate::proxmox::state::{GeneratedEntry, GeneratedValues, ProjectState, StateHandle, secrets};
 use crate::proxmox::types::Mac;
 use tfconfig::Input;
@@ -37,11 +38,23 @@ use tfconfig::Input;
 pub struct Engine {
     api: Arc<dyn ProxmoxApi>,
     protect: Protect,
+    sftp: Option<SftpSettings>,
 }
 
 impl Engine {
     pub fn new(api: Arc<dyn ProxmoxApi>, protect: Protect) -> Self {
-        Self { api, protect }
+        Self {
+            api,
+            protect,
+            sftp: None,
+        }
+    }
+
+    /// With SSH access to the nodes (`proxmox.ssh`), for snippets.
+    #[must_use]
+    pub fn with_sftp(mut self, sftp: Option<SftpSettings>) -> Self {
+        self.sftp = sftp;
+        self
     }
 
     /// The guard's settings.
@@ -96,6 +109,7 @@ impl Engine {
             state,
             settings,
             events,
+            sftp: self.sftp.as_ref(),
         }
     }
 }

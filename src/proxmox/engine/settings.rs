@@ -1,9 +1,10 @@
 //! The engine's settings, and the one conversion of each from the server's settings tree
 //! (`crate::config`), which `atoll serve` and `atoll plan/apply` both read.
 
-use crate::config::{GuestSelector, ProtectSettings, ProxmoxAuth, ProxmoxSettings};
+use crate::config::{GuestSelector, ProtectSettings, ProxmoxAuth, ProxmoxSettings, SshSettings};
 use crate::proxmox::client::{Auth, ClientSettings, Tls};
 use crate::proxmox::guard::{GuardPolicy, ProtectSpec};
+use crate::proxmox::sftp::SftpSettings;
 
 /// The guard's settings (`protect`).
 #[derive(Debug, Clone, Default)]
@@ -34,6 +35,18 @@ impl From<&ProtectSettings> for Protect {
             policy: GuardPolicy {
                 allow_live_changes: protect.allow_live_changes,
             },
+        }
+    }
+}
+
+impl From<&SshSettings> for SftpSettings {
+    fn from(ssh: &SshSettings) -> Self {
+        Self {
+            user: ssh.user.clone(),
+            private_key_file: ssh.private_key_file.clone(),
+            known_hosts_file: ssh.known_hosts_file.clone(),
+            nodes: ssh.nodes.clone(),
+            connect_timeout: std::time::Duration::from_secs(ssh.connect_timeout_secs),
         }
     }
 }

@@ -5,7 +5,7 @@ use serde_json::Value as Json;
 
 use super::attrs::change;
 use super::change::{Action, AttributeChange, Drift, ResourceChange};
-use super::model::{DesiredDownload, Inventory, StateEntry};
+use super::model::{DesiredDownload, Inventory, StateEntry, VolumeSource};
 
 fn base(address: &str, resource_type: &str, node: &str) -> ResourceChange {
     ResourceChange {
@@ -70,9 +70,15 @@ pub(crate) fn change_for(
     }) = prior
     else {
         if present(inventory, &file.node, &volid) {
+            let what = match (&file.source, file.arguments.get("overwrite")) {
+                (VolumeSource::Url, _) => "the download will refuse to overwrite it",
+                (VolumeSource::Bytes(_), Some(no)) if no == "false" => {
+                    "the upload will refuse to overwrite it (overwrite = false)"
+                }
+                (VolumeSource::Bytes(_), _) => "the upload will overwrite it",
+            };
             resource.drift.notes.push(format!(
-                "{volid} already exists on node {} and is not managed by atoll; \
-                 the download will refuse to overwrite it",
+                "{volid} already exists on node {} and is not managed by atoll; {what}",
                 file.node
             ));
         }

@@ -29,7 +29,7 @@ pub use effect::{Effect, FieldChange, Power, classify_lxc, worst_lxc};
 pub use model::{
     Desired, DesiredDownload, DesiredGuest, DesiredObject, DesiredValue, GuestKind, Inventory,
     Lifecycle, LiveGuest, LiveObject, ObjectEntry, PendingEntry, PlanSource, Secret, StateEntry,
-    StateValue, config_from_json, pending_from_json,
+    StateValue, VolumeSource, config_from_json, pending_from_json,
 };
 pub use observed::{
     Difference, GuestDiff, ObservedGuest, ObservedLive, Refreshed, differences, observe,

@@ -76,7 +76,20 @@ pub struct DesiredGuest {
     pub uses: Vec<String>,
 }
 
-/// A file the configuration downloads into a storage (`proxmox_virtual_environment_download_file`).
+/// How a volume the configuration puts in a storage gets there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VolumeSource {
+    /// The node downloads it (`download-url`; the URL is `arguments["url"]`).
+    Url,
+    /// atoll sends these bytes (`proxmox_virtual_environment_file`): through the API's upload
+    /// for `iso`, `vztmpl` and `import`, over SFTP into the storage's directory for
+    /// `snippets`. Their SHA-256 is `arguments["content_sha256"]`, so a change replaces.
+    Bytes(tfconfig::SourceBytes),
+}
+
+/// A volume the configuration puts in a storage: downloaded by the node
+/// (`proxmox_virtual_environment_download_file`) or uploaded by atoll
+/// (`proxmox_virtual_environment_file`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DesiredDownload {
     pub address: String,
@@ -89,6 +102,7 @@ pub struct DesiredDownload {
     /// Other replace-forcing arguments (`url`, `checksum`, ...), by bpg name.
     pub arguments: BTreeMap<String, String>,
     pub lifecycle: Lifecycle,
+    pub source: VolumeSource,
 }
 
 impl DesiredDownload {

@@ -205,5 +205,6 @@ pub fn download(key: &str) -> DesiredDownload {
         .into_iter()
         .collect(),
         lifecycle: Lifecycle::default(),
+        source: atoll::proxmox::plan::VolumeSource::Url,
     }
 }

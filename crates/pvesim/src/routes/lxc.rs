@@ -218,6 +218,9 @@ pub(crate) async fn update_config(
     let mut guard = sim.cluster();
     let cluster = &mut *guard;
     let node_bridges = cluster.node(&node)?.bridges.clone();
+    if let Some(script) = req.set.get("hookscript") {
+        crate::snippets::check_hookscript(cluster, &node, script).map_err(ApiError::die)?;
+    }
     let guest = cluster.guest_at(&node, GuestKind::Lxc, vmid)?;
     guest.check_lock()?;
     if let Some(d) = &digest

@@ -195,6 +195,9 @@ impl CreateJob {
         log: &mut Vec<String>,
         fail: Option<String>,
     ) -> Result<Conf, String> {
+        if let Some(script) = self.set.get("hookscript") {
+            crate::snippets::check_hookscript(cluster, &self.node, script)?;
+        }
         let mut conf = self.initial_config(cluster)?;
         let name = self
             .ostemplate

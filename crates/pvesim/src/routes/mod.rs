@@ -23,6 +23,7 @@ mod qemu_disk;
 mod qemu_power;
 mod storage;
 mod tasks;
+mod upload;
 
 use std::sync::Arc;
 
@@ -82,6 +83,7 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
             "/nodes/{node}/time",
             get(node_read::time).put(node_read::update_time),
         )
+        .merge(upload_routes())
         .merge(lxc_routes())
         .merge(qemu_routes())
         // pools and the firewall (helper-sim)
@@ -106,6 +108,20 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
     Router::new()
         .nest("/api2/json", api)
         .fallback(not_implemented)
+}
+
+/// Files put in a storage through the API (`routes/upload.rs`).
+fn upload_routes() -> Router<Arc<Sim>> {
+    Router::new()
+        .route(
+            "/nodes/{node}/storage/{storage}/upload",
+            post(upload::upload).layer(axum::extract::DefaultBodyLimit::max(64 << 20)),
+        )
+        .route(
+            "/nodes/{node}/storage/{storage}/content/{volume}",
+            axum::routing::delete(upload::delete),
+        )
+        .route("/storage/{storage}", get(upload::config))
 }
 
 fn lxc_routes() -> Router<Arc<Sim>> {

@@ -102,6 +102,9 @@ fn apply_update(
     let digest = params.get("digest")?.map(str::to_owned);
     let mut cluster = state.0.cluster();
     super::qemu_create::check_storage_access(&cluster, node, &set, None)?;
+    if let Some(script) = set.get("hookscript") {
+        crate::snippets::check_hookscript(&cluster, node, script).map_err(ApiError::die)?;
+    }
     let guest = cluster.guest_at(node, GuestKind::Qemu, vmid)?;
     if let Some(d) = digest
         && d != guest.conf.digest()

@@ -57,6 +57,9 @@ pub(crate) async fn create(
         resolve_cdrom_alias(&mut set);
         check_storage_access(&cluster, &node, &set, storage.as_deref())?;
         check_root_only(&caller, &set)?;
+        if let Some(script) = set.get("hookscript") {
+            crate::snippets::check_hookscript(&cluster, &node, script).map_err(ApiError::die)?;
+        }
         check_drive_param(&mut set)?;
         for (_, value) in set.iter_mut().filter(|(k, _)| k.starts_with("net")) {
             *value = qemu::print_net(value, false);

@@ -49,6 +49,12 @@ pub(crate) async fn content(
         })
         .filter(|v| vmid.is_none_or(|id| v.vmid.map(u64::from) == Some(id)))
         .map(Storage::volume_json)
+        .chain(
+            storage
+                .snippets_json()
+                .into_iter()
+                .filter(|_| vmid.is_none() && content.is_none_or(|c| c == "snippets")),
+        )
         .collect();
     Ok(data(Value::Array(list)))
 }

@@ -13,6 +13,7 @@ mod container;
 mod data;
 mod data_cluster;
 mod firewall;
+mod file;
 mod local;
 mod utility;
 mod vm;
@@ -25,6 +26,8 @@ use firewall::{
     cluster_firewall, dns, firewall_alias, firewall_ipset, firewall_options, firewall_rules,
     node_firewall, pool, security_group, time,
 };
+pub use file::FILE_TYPES;
+use file::file;
 pub use local::local_data_source;
 use utility::{
     null_resource, random, random_bytes, random_id, random_integer, random_pet, random_shuffle,
@@ -308,6 +311,8 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "proxmox_virtual_environment_node_firewall" => {
             Some(node_firewall("proxmox_virtual_environment_node_firewall"))
         }
+        "proxmox_virtual_environment_file" => Some(file("proxmox_virtual_environment_file")),
+        "proxmox_file" => Some(file("proxmox_file")),
         "random_password" => Some(random(true)),
         "random_string" => Some(random(false)),
         "tls_private_key" => Some(tls_private_key()),
@@ -371,6 +376,8 @@ pub const SUPPORTED: &[&str] = &[
     "proxmox_virtual_environment_vm",
     "proxmox_download_file",
     "proxmox_virtual_environment_download_file",
+    "proxmox_virtual_environment_file",
+    "proxmox_file",
     "proxmox_virtual_environment_pool",
     "proxmox_virtual_environment_firewall_alias",
     "proxmox_virtual_environment_firewall_ipset",
@@ -593,6 +600,7 @@ output "port" {
     fn download_file_is_known_under_both_names() {
         assert!(resource("proxmox_download_file").is_some());
         assert!(resource("proxmox_virtual_environment_download_file").is_some());
-        assert!(resource("proxmox_virtual_environment_file").is_none());
+        assert!(resource("proxmox_virtual_environment_file").is_some());
+        assert!(resource("proxmox_file").is_some());
     }
 }

@@ -5,6 +5,7 @@
 mod data;
 mod local;
 mod unsupported;
+mod source;
 mod values;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -189,6 +190,12 @@ impl Walker<'_> {
             let attrs = schema::planned(&r.rtype, attrs);
             let attrs = with_known(attrs, self.known.get(&address));
             self.push_instance(env, r, &key, &inst.key, deps);
+            if schema::FILE_TYPES.contains(&r.rtype.as_str()) {
+                let source = self.read_source_file(&scope, r, &attrs);
+                if let Some(instance) = self.resources.last_mut() {
+                    instance.source = source;
+                }
+            }
             values.push((inst.key, attrs));
         }
         let value = collect(r.for_each.is_some(), r.count.is_some(), values);
@@ -231,6 +238,7 @@ impl Walker<'_> {
             lifecycle: r.lifecycle.clone(),
             depends_on: deps.into_iter().collect(),
             declared_at,
+            source: None,
         });
         self.pending
             .push((self.resources.len() - 1, key.to_owned()));
