@@ -4,6 +4,9 @@
 
 use crate::pvesim_support as support;
 
+/// A request's form parameters.
+type Form<'a> = &'a [(&'a str, &'a str)];
+
 use serde_json::Value;
 use support::{Api, Resp};
 
@@ -149,7 +152,7 @@ async fn new_rules_go_first_and_are_disabled_unless_enabled() {
 #[tokio::test]
 async fn rule_checks_answer_with_pve_words() {
     let api = Api::start().await;
-    let cases: &[(&[(&str, &str)], &str, &str)] = &[
+    let cases: &[(Form<'_>, &str, &str)] = &[
         (&[("macro", "Foo")], "macro", "unknown macro 'Foo'"),
         (
             &[("dport", "22")],

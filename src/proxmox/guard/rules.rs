@@ -86,9 +86,7 @@ fn evaluate(
     if change.object.is_some() {
         return super::firewall::check(change, protected, all);
     }
-    if change.kind.is_none() {
-        return None;
-    }
+    change.kind?;
     own_rules(change, protected, policy)
         .or_else(|| identity::check(change, desired, protected.guests(), |g| describe(g, None)))
 }

@@ -268,7 +268,7 @@ mod tests {
             kind: GuestKind::Qemu,
             vm_id: VmId::new(100).expect("a vmid"),
         };
-        let rules = ObjectId::new(ObjectKind::FirewallRules, guest.clone(), None).expect("ok");
+        let rules = ObjectId::new(ObjectKind::FirewallRules, guest, None).expect("ok");
         assert_eq!(rules.path(), "/nodes/pve/qemu/100/firewall/rules");
         assert_eq!(rules.describe(), "firewall rules of VM 100");
         let set = ObjectId::new(ObjectKind::IpSet, Scope::Cluster, Some("lan")).expect("ok");

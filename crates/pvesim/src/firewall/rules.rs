@@ -365,7 +365,8 @@ fn verify_match(rule: &Entry, fw: &Firewall, scope: &Scope) -> ApiResult<Option<
                 format!("missing property - '{key}' requires this property"),
             ));
         }
-        if !addr::has_ports(&proto) && !(dport && is_icmp) {
+        let icmp_type_as_dport = dport && is_icmp;
+        if !(addr::has_ports(&proto) || icmp_type_as_dport) {
             return Err(fail(
                 key,
                 format!("protocol '{proto}' does not support ports"),

@@ -12,8 +12,8 @@ mod check;
 mod container;
 mod data;
 mod data_cluster;
-mod firewall;
 mod file;
+mod firewall;
 mod local;
 mod utility;
 mod vm;
@@ -22,12 +22,12 @@ use builders::*;
 pub use certs::{ALLOWED_USES, MAX_VALIDITY_HOURS};
 use certs::{tls_cert_request, tls_locally_signed_cert, tls_self_signed_cert};
 use container::container;
+pub use file::FILE_TYPES;
+use file::file;
 use firewall::{
     cluster_firewall, dns, firewall_alias, firewall_ipset, firewall_options, firewall_rules,
     node_firewall, pool, security_group, time,
 };
-pub use file::FILE_TYPES;
-use file::file;
 pub use local::local_data_source;
 use utility::{
     null_resource, random, random_bytes, random_id, random_integer, random_pet, random_shuffle,

@@ -4,8 +4,8 @@
 
 mod data;
 mod local;
-mod unsupported;
 mod source;
+mod unsupported;
 mod values;
 
 use std::collections::{BTreeMap, BTreeSet};
