@@ -616,23 +616,10 @@ fn generated_change(
     actions: Vec<Action>,
     attributes: Vec<AttributeChange>,
 ) -> ResourceChange {
-    ResourceChange {
-        address: address.to_owned(),
-        resource_type: resource_type.to_owned(),
-        node: String::new(),
-        vm_id: None,
-        actions,
-        disruption: None,
-        blocked: None,
-        attributes,
-        kind: None,
-        guest_name: None,
-        power: None,
-        drift: Drift::default(),
-        uses: Vec::new(),
-        notes: Vec::new(),
-        object: None,
-    }
+    let mut change = ResourceChange::no_op(address, resource_type, "");
+    change.actions = actions;
+    change.attributes = attributes;
+    change
 }
 
 fn attribute(path: &str, before: Json, after: Json) -> AttributeChange {

@@ -143,6 +143,28 @@ pub struct ResourceChange {
 }
 
 impl ResourceChange {
+    /// A change that does nothing yet, to `address` on `node` (empty for the cluster): the
+    /// start every kind of resource builds its change from.
+    pub fn no_op(address: &str, resource_type: &str, node: &str) -> Self {
+        Self {
+            address: address.to_owned(),
+            resource_type: resource_type.to_owned(),
+            node: node.to_owned(),
+            vm_id: None,
+            actions: vec![Action::NoOp],
+            disruption: None,
+            blocked: None,
+            attributes: Vec::new(),
+            kind: None,
+            guest_name: None,
+            power: None,
+            drift: Drift::default(),
+            uses: Vec::new(),
+            notes: Vec::new(),
+            object: None,
+        }
+    }
+
     pub fn is_replace(&self) -> bool {
         self.actions == [Action::Delete, Action::Create]
     }

@@ -146,23 +146,9 @@ fn empty_change(
     node: &str,
     vm_id: Option<u32>,
 ) -> ResourceChange {
-    ResourceChange {
-        address: address.to_owned(),
-        resource_type: resource_type.to_owned(),
-        node: node.to_owned(),
-        vm_id,
-        kind: None,
-        guest_name: None,
-        power: None,
-        actions: vec![Action::NoOp],
-        disruption: None,
-        blocked: None,
-        attributes: Vec::new(),
-        drift: Drift::default(),
-        uses: Vec::new(),
-        notes: Vec::new(),
-        object: None,
-    }
+    let mut change = ResourceChange::no_op(address, resource_type, node);
+    change.vm_id = vm_id;
+    change
 }
 
 fn guest_change(

@@ -7,25 +7,6 @@ use super::attrs::change;
 use super::change::{Action, AttributeChange, Drift, ResourceChange};
 use super::model::{DesiredDownload, Inventory, StateEntry, VolumeSource};
 
-fn base(address: &str, resource_type: &str, node: &str) -> ResourceChange {
-    ResourceChange {
-        address: address.to_owned(),
-        resource_type: resource_type.to_owned(),
-        node: node.to_owned(),
-        vm_id: None,
-        kind: None,
-        guest_name: None,
-        power: None,
-        actions: vec![Action::NoOp],
-        disruption: None,
-        blocked: None,
-        attributes: Vec::new(),
-        drift: Drift::default(),
-        uses: Vec::new(),
-        notes: Vec::new(),
-        object: None,
-    }
-}
 
 /// The bpg arguments of a download, by name, as JSON values.
 fn arguments(file: &DesiredDownload) -> Vec<(String, String)> {
@@ -53,7 +34,7 @@ pub(crate) fn change_for(
     prior: Option<&StateEntry>,
     inventory: &Inventory,
 ) -> ResourceChange {
-    let mut resource = base(&file.address, &file.resource_type, &file.node);
+    let mut resource = ResourceChange::no_op(&file.address, &file.resource_type, &file.node);
     let volid = file.volid();
     let created = |resource: &mut ResourceChange| {
         resource.actions = vec![Action::Create];
@@ -153,7 +134,7 @@ pub(crate) fn delete(entry: &StateEntry) -> ResourceChange {
             ..
         } => (address, resource_type, address, id.path()),
     };
-    let mut resource = base(address, resource_type, node);
+    let mut resource = ResourceChange::no_op(address, resource_type, node);
     resource.actions = vec![Action::Delete];
     resource.attributes = vec![change("id".to_owned(), "id", Json::from(volid), Json::Null)];
     resource

@@ -14,24 +14,12 @@ use super::effect::Effect;
 use super::model::{DesiredObject, Inventory, LiveObject, ObjectEntry, StateEntry};
 use crate::proxmox::types::{Entries, ObjectId, ObjectKind, Scope};
 
+
 fn base(address: &str, resource_type: &str, id: &ObjectId) -> ResourceChange {
-    ResourceChange {
-        address: address.to_owned(),
-        resource_type: resource_type.to_owned(),
-        node: id.scope.node().map(ToString::to_string).unwrap_or_default(),
-        vm_id: None,
-        kind: None,
-        guest_name: None,
-        power: None,
-        actions: vec![Action::NoOp],
-        disruption: None,
-        blocked: None,
-        attributes: Vec::new(),
-        drift: Drift::default(),
-        uses: Vec::new(),
-        notes: Vec::new(),
-        object: Some(id.clone()),
-    }
+    let node = id.scope.node().map(ToString::to_string).unwrap_or_default();
+    let mut change = ResourceChange::no_op(address, resource_type, &node);
+    change.object = Some(id.clone());
+    change
 }
 
 /// Whether the object always exists (options, rule lists): it is changed, never created.
