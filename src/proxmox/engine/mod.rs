@@ -24,8 +24,8 @@ use crate::proxmox::discover::{LocalMacs, NoMatch, SelfGuest as DiscoveredGuest,
 use crate::proxmox::guard::{self, ProtectedSet, SelfGuest};
 use crate::proxmox::inventory::{Partial, refresh_state};
 use crate::proxmox::plan::{
-    self, Action, AttributeChange, Desired, Drift, Inventory, Plan, PlanInput, PlanSource,
-    ResourceChange, StateEntry,
+    self, Action, AttributeChange, Desired, Inventory, Plan, PlanInput, PlanSource, ResourceChange,
+    StateEntry,
 };
 use crate::proxmox::sftp::SftpSettings;
 use crate::proxmox::state::{GeneratedEntry, GeneratedValues, ProjectState, StateHandle, secrets};

@@ -4,9 +4,8 @@
 use serde_json::Value as Json;
 
 use super::attrs::change;
-use super::change::{Action, AttributeChange, Drift, ResourceChange};
+use super::change::{Action, AttributeChange, ResourceChange};
 use super::model::{DesiredDownload, Inventory, StateEntry, VolumeSource};
-
 
 /// The bpg arguments of a download, by name, as JSON values.
 fn arguments(file: &DesiredDownload) -> Vec<(String, String)> {

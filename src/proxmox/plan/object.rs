@@ -9,11 +9,10 @@
 use serde_json::Value as Json;
 
 use super::attrs::change;
-use super::change::{Action, AttributeChange, Drift, ResourceChange};
+use super::change::{Action, AttributeChange, ResourceChange};
 use super::effect::Effect;
 use super::model::{DesiredObject, Inventory, LiveObject, ObjectEntry, StateEntry};
 use crate::proxmox::types::{Entries, ObjectId, ObjectKind, Scope};
-
 
 fn base(address: &str, resource_type: &str, id: &ObjectId) -> ResourceChange {
     let node = id.scope.node().map(ToString::to_string).unwrap_or_default();
