@@ -19,6 +19,17 @@ pub(super) fn is_file(resource_type: &str) -> bool {
 }
 
 /// bpg's content type from a file name, when none is set.
+/// A name that stays in the directory it is written to (a snippet goes there over SFTP):
+/// not empty, at most 255 bytes, no separator or control character, not hidden or `..`.
+fn plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && !name.starts_with('.')
+        && !name
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_control())
+}
+
 fn inferred_content(file_name: &str) -> Option<&'static str> {
     let ends = |exts: &[&str]| exts.iter().any(|e| file_name.ends_with(e));
     if ends(&[".iso", ".img"]) {
@@ -92,11 +103,11 @@ pub(super) fn file(resource: &ResourceInstance) -> Result<DesiredDownload, Desir
     let address = &resource.address;
     let attrs = object(&resource.attributes).ok_or_else(|| must_know(address, "the resource"))?;
     let (file_name, bytes) = source(resource, attrs)?;
-    if file_name.contains('/') || file_name.starts_with('.') {
+    if !plain_name(&file_name) {
         return Err(invalid(
             address,
             format!(
-                "the file name {file_name:?} must be a plain name, without '/' and not starting with '.'"
+                "the file name {file_name:?} must be a plain name of at most 255 bytes: no '/', '\\' or control characters, not starting with '.'"
             ),
         ));
     }
@@ -141,7 +152,16 @@ pub(super) fn file(resource: &ResourceInstance) -> Result<DesiredDownload, Desir
 
 #[cfg(test)]
 mod tests {
-    use super::inferred_content;
+    use super::{inferred_content, plain_name};
+
+    #[test]
+    fn a_file_name_must_stay_in_its_directory() {
+        assert!(plain_name("cloud-init.yaml"));
+        for bad in ["", "..", ".hidden", "a/b", "a\\b", "a\nb", "x\0y"] {
+            assert!(!plain_name(bad), "{bad:?}");
+        }
+        assert!(!plain_name(&"n".repeat(256)));
+    }
 
     #[test]
     fn content_type_is_inferred_from_the_extension_as_bpg_does() {
