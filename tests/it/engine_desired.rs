@@ -306,3 +306,28 @@ resource "proxmox_virtual_environment_firewall_alias" "a" {
     assert!(said.contains("alias name"), "{said}");
     assert!(said.contains("1-bad/../name"), "{said}");
 }
+
+#[test]
+fn a_rule_list_longer_than_atoll_applies_is_refused_with_what_to_do() {
+    let errors = load(
+        r#"
+resource "proxmox_virtual_environment_firewall_rules" "r" {
+  node_name = "pve"
+  vm_id     = 100
+  dynamic "rule" {
+    for_each = range(1001)
+    content {
+      type   = "in"
+      action = "ACCEPT"
+      dport  = rule.value
+      proto  = "tcp"
+    }
+  }
+}
+"#,
+    )
+    .expect_err("refused");
+    let said = errors[0].to_string();
+    assert!(said.contains("1001 rule blocks"), "{said}");
+    assert!(said.contains("split them"), "{said}");
+}

@@ -5,8 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value as Json;
-
 use super::{Outcome, Run};
 use crate::proxmox::client::{ObjectTarget, ObjectWrite, PveError};
 use crate::proxmox::plan::{
@@ -171,21 +169,7 @@ impl Run<'_> {
             .object_read(id, &ObjectTarget::Object)
             .await
             .map_err(|e| format!("reading {}: {e}", id.describe()))?;
-        let mut list: Vec<&Json> = listed
-            .as_array()
-            .map(|a| a.iter().collect())
-            .unwrap_or_default();
-        list.sort_by_key(|e| e.get("pos").and_then(Json::as_u64).unwrap_or(0));
-        Ok(list
-            .into_iter()
-            .filter_map(|e| {
-                let mut fields = crate::proxmox::plan::config_from_json(e.as_object()?);
-                for key in ["pos", "ipversion"] {
-                    fields.remove(key);
-                }
-                Some(fields)
-            })
-            .collect())
+        Ok(crate::proxmox::inventory::object_entries(&listed))
     }
 
     /// Rules: the extra ones deleted from the end, those that differ changed in place, the

@@ -46,6 +46,10 @@ struct Spec {
 
 const RULE_BLOCK: Option<&str> = Some("rule");
 
+/// The most entries (rules, IP set addresses) one object may list: each costs one or two
+/// Proxmox VE requests at apply, and a pull request chooses how many there are.
+const MAX_ENTRIES: usize = 1_000;
+
 fn spec(resource_type: &str) -> Option<Spec> {
     use Conv::{Flag, Number, Text};
     let short = resource_type
@@ -294,6 +298,13 @@ pub(super) fn build(resource: &ResourceInstance) -> Result<DesiredObject, Desire
         Some(block) => {
             labels.insert("entries".to_owned(), block.to_owned());
             let list = blocks(attrs, block);
+            if list.len() > MAX_ENTRIES {
+                return Err(reader.invalid(format!(
+                    "{} {block} blocks are more than atoll applies to one object \
+                     ({MAX_ENTRIES}); split them, e.g. into security groups or IP sets",
+                    list.len()
+                )));
+            }
             let entries = list
                 .iter()
                 .enumerate()

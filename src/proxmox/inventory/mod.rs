@@ -7,6 +7,8 @@
 
 mod objects;
 
+pub(crate) use objects::entries as object_entries;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use futures::{FutureExt, StreamExt, TryStreamExt, stream};

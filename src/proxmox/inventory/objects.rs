@@ -45,7 +45,9 @@ fn text(value: &Json) -> BTreeMap<String, String> {
     fields
 }
 
-fn entries(value: &Json) -> Vec<ObjectEntry> {
+/// An object's entries as PVE lists them (rules, IP set entries), in position order, without
+/// PVE's bookkeeping: what the plan compares and apply reconciles against.
+pub(crate) fn entries(value: &Json) -> Vec<ObjectEntry> {
     let mut list: Vec<&Json> = value
         .as_array()
         .map(|a| a.iter().collect())
