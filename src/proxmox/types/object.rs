@@ -186,6 +186,35 @@ impl ObjectId {
         )
     }
 
+    /// bpg's import id for the object (`terraform import ADDRESS ID`): what an `import`
+    /// block's `id` must say to take this object over. `None` where bpg accepts any id (the
+    /// cluster firewall's options, of which there is one).
+    pub fn import_id(&self) -> Option<String> {
+        let scope = match &self.scope {
+            Scope::Cluster => "cluster".to_owned(),
+            Scope::Node { node } => format!("node/{node}"),
+            Scope::Guest { node, kind, vm_id } => {
+                let kind = match kind {
+                    GuestKind::Qemu => "vm",
+                    GuestKind::Lxc => "container",
+                };
+                format!("{kind}/{node}/{vm_id}")
+            }
+        };
+        let name = self.name.clone().unwrap_or_default();
+        let node = self.scope.node().map(ToString::to_string);
+        match self.kind {
+            ObjectKind::Pool | ObjectKind::SecurityGroup => Some(name),
+            ObjectKind::FirewallOptions if self.scope == Scope::Cluster => None,
+            // bpg: `node_name` alone for a node's settings and firewall
+            ObjectKind::FirewallOptions if node.is_some() && self.guest().is_none() => node,
+            ObjectKind::NodeDns | ObjectKind::NodeTime => node,
+            ObjectKind::FirewallOptions | ObjectKind::FirewallRules => Some(scope),
+            // bpg documents IP sets so; aliases take the same form
+            ObjectKind::Alias | ObjectKind::IpSet => Some(format!("{scope}/{name}")),
+        }
+    }
+
     /// The guest the object belongs to, if any.
     pub fn guest(&self) -> Option<VmId> {
         match &self.scope {
@@ -283,6 +312,19 @@ mod tests {
             assert!(ObjectId::new(ObjectKind::Alias, Scope::Cluster, Some(bad)).is_err());
         }
         assert!(ObjectId::new(ObjectKind::Pool, Scope::Cluster, Some("..")).is_err());
+        assert_eq!(set.import_id().as_deref(), Some("cluster/lan"));
+        assert_eq!(rules.import_id().as_deref(), Some("vm/pve/100"));
+        assert_eq!(pool.import_id().as_deref(), Some("web.prod"));
+        let node_fw = ObjectId::new(
+            ObjectKind::FirewallOptions,
+            Scope::Node { node: node() },
+            None,
+        )
+        .expect("ok");
+        assert_eq!(node_fw.import_id().as_deref(), Some("pve"));
+        let cluster_fw =
+            ObjectId::new(ObjectKind::FirewallOptions, Scope::Cluster, None).expect("ok");
+        assert_eq!(cluster_fw.import_id(), None);
         let long = "g".repeat(19);
         assert!(ObjectId::new(ObjectKind::SecurityGroup, Scope::Cluster, Some(&long)).is_err());
     }
