@@ -22,7 +22,7 @@ pub fn plan_text(plan: &Plan) -> String {
     }
     render_legend(&mut out, plan);
     out.push_str("\natoll will perform the following actions:\n");
-    for change in plan.resource_changes.iter().filter(|c| !c.is_no_op()) {
+    for change in plan.resource_changes.iter().filter(|c| c.does_something()) {
         out.push('\n');
         render_resource(&mut out, change);
     }
@@ -58,8 +58,14 @@ pub fn plan_summary(plan: &Plan) -> String {
     } else {
         "restarts"
     };
+    // Terraform names imports first, and only when there are some
+    let imports = if s.import > 0 {
+        format!("{} to import, ", s.import)
+    } else {
+        String::new()
+    };
     format!(
-        "Plan: {} to add, {} to change, {} to destroy. {} {restarts}. {} blocked.",
+        "Plan: {imports}{} to add, {} to change, {} to destroy. {} {restarts}. {} blocked.",
         s.add, s.change, s.destroy, s.restart, s.blocked
     )
 }
@@ -76,6 +82,10 @@ fn render_legend(out: &mut String, plan: &Plan) {
             _ => "",
         })
         .collect();
+    if present.iter().all(|a| a.is_empty()) {
+        // imports alone: no symbol to explain
+        return;
+    }
     out.push_str(
         "\natoll compared your configuration with the Proxmox VE cluster and made this\n\
          plan. Resource actions are indicated with the following symbols:\n",
@@ -122,9 +132,17 @@ fn render_resource(out: &mut String, change: &ResourceChange) {
         [Action::Create] => ("  +", "will be created", Mode::Create),
         [Action::Delete] => ("  -", "will be destroyed", Mode::Delete),
         [Action::Delete, Action::Create] => ("-/+", "must be replaced", Mode::Update),
+        [Action::NoOp] => ("   ", "will be imported", Mode::Update),
         _ => ("  ~", "will be updated in-place", Mode::Update),
     };
     let _ = writeln!(out, "  # {address} {comment}");
+    if let Some(importing) = change.importing.as_ref().filter(|_| !change.is_no_op()) {
+        let _ = writeln!(
+            out,
+            "  # (imported from {})",
+            value(&importing.id.clone().into())
+        );
+    }
     if mode == Mode::Delete && change.kind.is_some() {
         out.push_str("  # (because it is not in the configuration)\n");
     }
@@ -136,7 +154,8 @@ fn render_resource(out: &mut String, change: &ResourceChange) {
     let id = change
         .vm_id
         .filter(|_| mode != Mode::Create)
-        .map(|id| id.to_string());
+        .map(|id| id.to_string())
+        .or_else(|| change.importing.as_ref().map(|i| i.id.clone()));
     render_body(out, &change.attributes, mode, id.as_deref());
     out.push_str("    }\n");
 }

@@ -41,6 +41,7 @@ mod engine_generated_random;
 mod engine_generated_time;
 mod engine_generated_tls;
 mod engine_guard;
+mod engine_import;
 mod engine_remote_module;
 mod engine_requirements;
 mod engine_state;

@@ -98,6 +98,20 @@ pub struct ResourceInstance {
     pub source: Option<SourceBytes>,
 }
 
+/// An `import` block's target, evaluated: the configured instance it brings under management
+/// and bpg's import id of the existing object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportTarget {
+    /// The instance address (`module.lxc["web"].proxmox_virtual_environment_container.ct`).
+    pub address: String,
+    /// The id as the block evaluates it (`pve/100`, `cluster/lan`).
+    pub id: String,
+    /// `file:line` of the block, relative to the project directory.
+    pub declared_at: String,
+    /// The block's `to`, the subject of a diagnostic about it.
+    pub subject: Span,
+}
+
 /// A file's bytes read from the checkout for a resource to upload. `Debug` shows the size and
 /// the SHA-256, never the content.
 #[derive(Clone, PartialEq, Eq)]
@@ -136,6 +150,8 @@ pub struct Loaded {
     /// The data source instances to read before the configuration can be planned: known
     /// arguments, no answer in [`Known`] yet (see [`data`]).
     pub data_reads: Vec<data::DataRead>,
+    /// The root module's `import` blocks, evaluated, each naming a configured instance.
+    pub imports: Vec<ImportTarget>,
     pub diagnostics: Vec<Diagnostic>,
     /// The files read, for rendering diagnostics.
     pub sources: SourceMap,
@@ -188,6 +204,7 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
             resources: Vec::new(),
             outputs: BTreeMap::new(),
             data_reads: Vec::new(),
+            imports: Vec::new(),
             diagnostics: diags,
             sources,
         };
@@ -213,6 +230,7 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
         omitted: 0,
         data_reads: Vec::new(),
         unanswered: Default::default(),
+        imports: Vec::new(),
     };
     let walked = walker.module(&mut env, &Default::default());
     let mut resources = walker.resources;
@@ -235,6 +253,7 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
         resources,
         outputs: walked.outputs,
         data_reads: walker.data_reads,
+        imports: walker.imports,
         diagnostics,
         sources: ctx.sources.into_inner(),
     }

@@ -82,6 +82,8 @@ pub struct DesiredState {
     pub warnings: Vec<String>,
     /// The root module's outputs, as far as they are known.
     pub outputs: BTreeMap<String, tfconfig::OutputValue>,
+    /// The root module's `import` blocks.
+    pub imports: Vec<tfconfig::ImportTarget>,
 }
 
 impl DesiredState {
@@ -101,6 +103,9 @@ impl DesiredState {
         }
         for generated in &self.generated {
             hasher.update(format!("{}{:?}", generated.address, generated.arguments).as_bytes());
+        }
+        for import in &self.imports {
+            hasher.update(format!("import {} {}", import.address, import.id).as_bytes());
         }
         hex::encode(hasher.finalize())
     }

@@ -6,6 +6,7 @@
 mod computed;
 mod data;
 mod error;
+mod import;
 mod settings;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,8 +25,8 @@ use crate::proxmox::discover::{LocalMacs, NoMatch, SelfGuest as DiscoveredGuest,
 use crate::proxmox::guard::{self, ProtectedSet, SelfGuest};
 use crate::proxmox::inventory::{Partial, refresh_state};
 use crate::proxmox::plan::{
-    self, Action, AttributeChange, Desired, Inventory, Plan, PlanInput, PlanSource, ResourceChange,
-    StateEntry,
+    self, Action, AttributeChange, Desired, Importing, Inventory, Plan, PlanInput, PlanSource,
+    ResourceChange, StateEntry,
 };
 use crate::proxmox::sftp::SftpSettings;
 use crate::proxmox::state::{GeneratedEntry, GeneratedValues, ProjectState, StateHandle, secrets};
@@ -119,7 +120,7 @@ impl Engine {
 pub struct Prepared {
     pub state: ProjectState,
     pub desired: DesiredState,
-    /// Guests adopted into state (not yet written).
+    /// Guests adopted into state and objects imported by `import` blocks (not yet written).
     pub adopted: Vec<StateEntry>,
     pub plan: Plan,
     pub protected: ProtectedSet,
@@ -330,6 +331,7 @@ fn evaluate(
     })?;
     desired.warnings = loaded.render_warnings();
     desired.outputs = loaded.outputs;
+    desired.imports = loaded.imports;
     Ok(desired)
 }
 
@@ -380,8 +382,15 @@ async fn prepare(
                     .map_err(|e| EngineError::Interrupted(e.to_string()))??;
         }
     }
-    let adopted = adopt(&project_state.entries, &desired.resources, &inventory);
+    let imported = import::resolve(
+        &desired.imports,
+        &project_state.entries,
+        &desired.resources,
+        &inventory,
+    )?;
     let mut entries = project_state.entries.clone();
+    entries.extend(imported.iter().map(|i| i.entry.clone()));
+    let mut adopted = adopt(&entries, &desired.resources, &inventory);
     entries.extend(adopted.iter().cloned());
     let source = PlanSource {
         sha: String::new(),
@@ -394,6 +403,19 @@ async fn prepare(
         inventory: &inventory,
         source: &source,
     })?;
+    for import in &imported {
+        if let Some(change) = plan
+            .resource_changes
+            .iter_mut()
+            .find(|c| c.address == import.entry.address())
+        {
+            change.importing = Some(Importing {
+                id: import.id.clone(),
+            });
+        }
+    }
+    plan.recount();
+    adopted.extend(imported.into_iter().map(|i| i.entry));
     add_generated(&mut plan, &desired, &project_state);
     guard::check(&mut plan, &protected, protect.policy, &desired.resources);
     plan.refreshed = plan::observe(&plan, &project_state.fingerprint, &inventory);
@@ -635,7 +657,8 @@ fn attribute(path: &str, before: Json, after: Json) -> AttributeChange {
     }
 }
 
-/// Writes the guests adopted by this run (found by VMID and marker) to state in full.
+/// Writes what this run adopted to state: guests found by VMID and marker (in full when they
+/// already match), and what `import` blocks take over, as the cluster holds it.
 pub async fn record_adopted(state: &StateHandle, prepared: &Prepared) -> Result<(), EngineError> {
     for adopted in &prepared.adopted {
         let desired = prepared.desired.resources.iter().find_map(|d| match d {

@@ -140,6 +140,16 @@ pub struct ResourceChange {
     /// wait (`time_sleep`), a rotation that is due (`time_rotating`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// An `import` block brings the existing object under management in this apply
+    /// (Terraform's `change.importing`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub importing: Option<Importing>,
+}
+
+/// The existing object an import takes over, by bpg's import id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Importing {
+    pub id: String,
 }
 
 impl ResourceChange {
@@ -162,6 +172,7 @@ impl ResourceChange {
             uses: Vec::new(),
             notes: Vec::new(),
             object: None,
+            importing: None,
         }
     }
 
@@ -171,6 +182,11 @@ impl ResourceChange {
 
     pub fn is_no_op(&self) -> bool {
         self.actions == [Action::NoOp]
+    }
+
+    /// Whether applying the plan does anything for this resource: a change, or an import.
+    pub fn does_something(&self) -> bool {
+        !self.is_no_op() || self.importing.is_some()
     }
 
     /// Attribute paths whose effect is `effect`.
@@ -183,6 +199,9 @@ impl ResourceChange {
 /// Counts for the summary line and the JSON `summary`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
+    /// Existing objects taken over by `import` blocks.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub import: usize,
     /// Creates plus replaces.
     pub add: usize,
     pub change: usize,
@@ -192,6 +211,10 @@ pub struct Summary {
     /// Guests that will be restarted.
     pub restart: usize,
     pub blocked: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A whole plan.
@@ -226,6 +249,7 @@ impl Plan {
     pub fn recount(&mut self) {
         let mut summary = Summary::default();
         for change in &self.resource_changes {
+            summary.import += usize::from(change.importing.is_some());
             match change.actions.as_slice() {
                 [Action::Create] => summary.add += 1,
                 [Action::Update] => summary.change += 1,
@@ -248,8 +272,11 @@ impl Plan {
         self.summary = summary;
     }
 
-    /// No resource changes anything.
+    /// No resource changes anything, and nothing is imported.
     pub fn is_empty(&self) -> bool {
-        self.resource_changes.iter().all(ResourceChange::is_no_op)
+        !self
+            .resource_changes
+            .iter()
+            .any(ResourceChange::does_something)
     }
 }

@@ -191,8 +191,9 @@ fn guest_create(desired: &DesiredGuest, inventory: &Inventory, mut drift: Drift)
     if let Some(taken) = desired.vm_id.and_then(|id| inventory.guests.get(&id)) {
         drift.notes.push(format!(
             "vm_id {} is already used on node {} by a guest not in atoll's state; apply adopts \
-             it only if it carries atoll's marker, and fails otherwise",
-            taken.vm_id, taken.node
+             it only if it carries atoll's marker, and fails otherwise: to take it over, add \
+             import {{ to = {address}, id = \"{}/{}\" }}",
+            taken.vm_id, taken.node, taken.node, taken.vm_id
         ));
     }
     resource.drift = drift;

@@ -21,8 +21,8 @@ mod qemu;
 mod qemu_keys;
 
 pub use change::{
-    Action, AttributeChange, Blocked, Drift, GuardRule, OutsideDrift, PendingDrift, Plan,
-    ResourceChange, Summary,
+    Action, AttributeChange, Blocked, Drift, GuardRule, Importing, OutsideDrift, PendingDrift,
+    Plan, ResourceChange, Summary,
 };
 pub use diff::{PlanError, PlanErrors, PlanInput, plan};
 pub use effect::{Effect, FieldChange, Power, classify_lxc, worst_lxc};

@@ -69,8 +69,9 @@ pub(crate) fn change_for(
         Some(_) if had.is_none() && !always_there(&object.id) => {
             resource.drift.notes.push(format!(
                 "{} already exists and is not managed by atoll; Proxmox VE will refuse to \
-                 create it again: remove it, or give this one another name",
-                object.id.describe()
+                 create it again: take it over with {}, remove it, or give this one another name",
+                object.id.describe(),
+                import_hint(&object.address, &object.id)
             ));
             resource.actions = vec![Action::Create];
             resource.attributes = created(object);
@@ -90,6 +91,12 @@ pub(crate) fn change_for(
         }
     }
     resource
+}
+
+/// The `import` block that takes `id` over as `address`.
+fn import_hint(address: &str, id: &ObjectId) -> String {
+    let id = id.import_id().unwrap_or_else(|| "any".to_owned());
+    format!("import {{ to = {address}, id = \"{id}\" }}")
 }
 
 /// An object no longer declared.

@@ -8,7 +8,7 @@ use hcl_edit::expr::Expression;
 use hcl_edit::structure::{Attribute, Block, Body};
 
 use super::blocks::{decode_module, decode_resource, traversal_list};
-use super::{Expr, Module, Output, Validation, Variable};
+use super::{Expr, Import, Module, Output, Validation, Variable};
 use crate::diag::{Diagnostic, SourceMap, Span, did_you_mean};
 
 const TOP_BLOCKS: &[&str] = &[
@@ -80,7 +80,13 @@ pub(crate) fn decode_file(
             "module" if need(1, "name", diags) => decode_module(m, file, block, labels[0], diags, sources),
             "resource" if need(2, "type, name", diags) => decode_resource(m, file, block, false, diags, sources),
             "data" if need(2, "type, name", diags) => decode_resource(m, file, block, true, diags, sources),
-            "moved" | "import" | "removed" | "check" => diags.push(Diagnostic::error(
+            "import" if labels.is_empty() => decode_import(m, file, block, diags),
+            "import" => diags.push(Diagnostic::error(
+                "Extraneous label for import",
+                "No labels are expected for import blocks.",
+                Some(bspan),
+            )),
+            "moved" | "removed" | "check" => diags.push(Diagnostic::error(
                 format!("Unsupported block type \"{kind}\""),
                 format!("atoll does not support \"{kind}\" blocks yet; remove it or apply this change with Terraform."),
                 Some(bspan),
@@ -110,6 +116,52 @@ pub(super) fn block_span(file: usize, b: &Block) -> Span {
     Span {
         file,
         range: start..end,
+    }
+}
+
+/// `import { to = ..., id = ... }`, with `for_each` (Terraform 1.7); `provider` is accepted
+/// and has nothing to choose (atoll has one Proxmox VE connection).
+fn decode_import(m: &mut Module, file: usize, block: &Block, diags: &mut Vec<Diagnostic>) {
+    const ALLOWED: &[&str] = &["to", "id", "for_each", "provider", "identity"];
+    let sp = block_span(file, block);
+    let (mut to, mut id, mut for_each) = (None, None, None);
+    for a in block.body.attributes() {
+        let e = Expr {
+            expr: a.value.clone(),
+            file,
+        };
+        match a.key.as_str() {
+            "to" => to = Some(e),
+            "id" => id = Some(e),
+            "for_each" => for_each = Some(e),
+            "provider" => {}
+            "identity" => diags.push(Diagnostic::error(
+                "Unsupported argument",
+                "atoll imports by \"id\" (bpg's import id, e.g. \"pve/100\"), not by \"identity\"; replace the identity with the id.",
+                span(file, a.key.span()),
+            )),
+            _ => unexpected_attr(file, a, ALLOWED, diags),
+        }
+    }
+    for b in block.body.blocks() {
+        unexpected_block(file, b, diags);
+    }
+    let missing = |name: &str, diags: &mut Vec<Diagnostic>| {
+        diags.push(Diagnostic::error(
+            "Missing required argument",
+            format!("The argument \"{name}\" is required, but no definition was found."),
+            Some(sp.clone()),
+        ));
+    };
+    match (to, id) {
+        (Some(to), Some(id)) => m.imports.push(Import {
+            to,
+            id,
+            for_each,
+            span: sp,
+        }),
+        (None, _) => missing("to", diags),
+        (_, None) => missing("id", diags),
     }
 }
 

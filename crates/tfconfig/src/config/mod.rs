@@ -102,6 +102,16 @@ pub(crate) struct Output {
     pub(crate) depends_on: Vec<(String, Span)>,
 }
 
+/// An `import` block: the resource instance `to` names and the id to read it by. Terraform
+/// allows them in the root module alone; one in a child is reported when the tree is walked.
+#[derive(Debug)]
+pub(crate) struct Import {
+    pub(crate) to: Expr,
+    pub(crate) id: Expr,
+    pub(crate) for_each: Option<Expr>,
+    pub(crate) span: Span,
+}
+
 /// One module directory, decoded.
 #[derive(Debug, Default)]
 pub(crate) struct Module {
@@ -113,5 +123,6 @@ pub(crate) struct Module {
     /// unknown, not a second error about an undeclared module.
     pub(crate) refused_calls: std::collections::BTreeSet<String>,
     pub(crate) outputs: BTreeMap<String, Output>,
+    pub(crate) imports: Vec<Import>,
     pub(crate) backend_seen: bool,
 }

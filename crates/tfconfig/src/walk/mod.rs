@@ -3,6 +3,7 @@
 //! the child walked per instance) and outputs.
 
 mod data;
+mod import;
 mod local;
 mod source;
 mod unsupported;
@@ -45,6 +46,8 @@ pub(crate) struct Walker<'c> {
     pub(crate) data_reads: Vec<crate::data::DataRead>,
     /// Addresses of data source instances without an answer: what reads them waits.
     pub(crate) unanswered: BTreeSet<String>,
+    /// The root module's import targets, evaluated once its resources are.
+    pub(crate) imports: Vec<super::ImportTarget>,
 }
 
 /// Most diagnostics one load keeps: an error repeated for every instance says no more after
@@ -106,6 +109,10 @@ impl Walker<'_> {
                     }
                 }
             }
+        }
+        if env.prefix.is_empty() {
+            // while the root's resource values are still in `env`: an id may read them
+            self.imports = import::imports(self.ctx, env, &self.resources, &mut self.diags);
         }
         for (index, key) in self.pending.drain(first_pending..) {
             if let Some(r) = self.resources.get_mut(index) {
