@@ -132,3 +132,37 @@ async fn saved_plan_is_refused_when_the_guest_was_stopped_since() {
         text(&out)
     );
 }
+
+fn pool(comment: &str) -> String {
+    format!(
+        "resource \"proxmox_virtual_environment_pool\" \"web\" {{\n  pool_id = \"web\"\n  comment = \"{comment}\"\n}}\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saved_plan_is_refused_when_an_object_it_changes_was_changed_outside_since() {
+    let env = Env::start().await;
+    env.write_tf(&pool("web servers"));
+    env.apply().await;
+    env.write_tf(&pool("web"));
+    let saved = env.dir.path().join("p.plan").display().to_string();
+    assert!(env.atoll(&["plan", "--out", &saved]).await.status.success());
+    // someone edits the pool in the GUI
+    let response = reqwest::Client::new()
+        .put(format!("{}/pools/web", env.sim.base_url()))
+        .header("Authorization", crate::pvesim_support::TOKEN)
+        .form(&[("comment", "edited by hand")])
+        .send()
+        .await
+        .expect("the simulator answers");
+    assert!(response.status().is_success(), "{response:?}");
+    let out = env.atoll(&["apply", "--plan", &saved]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains(
+            "the cluster changed since this plan: pool web (comment web servers -> edited by hand)"
+        ),
+        "{}",
+        text(&out)
+    );
+}

@@ -7,8 +7,8 @@ use std::fmt;
 
 use crate::proxmox::desired::MARKER_TAG;
 use crate::proxmox::plan::{
-    Desired, GuestDiff, Inventory, Plan, Refreshed, StateEntry, differences, observe_ids,
-    state_fingerprint,
+    Desired, GuestDiff, Inventory, ObjectDiff, Plan, Refreshed, StateEntry, differences,
+    object_differences, observe_again, state_fingerprint,
 };
 
 /// Why a saved plan may not be applied.
@@ -26,18 +26,20 @@ pub enum PreflightError {
     ConfigChanged,
 }
 
-/// The guests that changed on the cluster since a plan was made.
+/// The guests and objects that changed on the cluster since a plan was made.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClusterChanges(pub Vec<GuestDiff>);
+pub struct ClusterChanges {
+    pub guests: Vec<GuestDiff>,
+    pub objects: Vec<ObjectDiff>,
+}
 
 impl fmt::Display for ClusterChanges {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let guests: Vec<String> = self.0.iter().map(ToString::to_string).collect();
-        write!(
-            f,
-            "the cluster changed since this plan: {}",
-            guests.join("; ")
-        )
+        let guests = self.guests.iter().map(ToString::to_string);
+        let all: Vec<String> = guests
+            .chain(self.objects.iter().map(ToString::to_string))
+            .collect();
+        write!(f, "the cluster changed since this plan: {}", all.join("; "))
     }
 }
 
@@ -51,10 +53,9 @@ pub struct Now<'a> {
 }
 
 impl Now<'_> {
-    /// The plan's guests as the cluster holds them now.
+    /// The plan's guests and objects as the cluster holds them now.
     fn refreshed(&self, plan: &Plan) -> Refreshed {
-        let ids = plan.refreshed.guests.iter().map(|g| g.vm_id);
-        observe_ids(ids, self.state_fingerprint, self.inventory)
+        observe_again(&plan.refreshed, self.state_fingerprint, self.inventory)
     }
 
     /// The `state_fingerprint` `plan` would carry if it were made now.
@@ -62,10 +63,14 @@ impl Now<'_> {
         state_fingerprint(&self.refreshed(plan))
     }
 
-    /// The plan's guests that changed on the cluster since it was made, if any.
+    /// The plan's guests and objects that changed on the cluster since it was made, if any.
     pub fn cluster_changes(&self, plan: &Plan) -> Option<ClusterChanges> {
-        let diffs = differences(&plan.refreshed, &self.refreshed(plan));
-        (!diffs.is_empty()).then_some(ClusterChanges(diffs))
+        let now = self.refreshed(plan);
+        let changes = ClusterChanges {
+            guests: differences(&plan.refreshed, &now),
+            objects: object_differences(&plan.refreshed, &now),
+        };
+        (!changes.guests.is_empty() || !changes.objects.is_empty()).then_some(changes)
     }
 }
 
@@ -131,7 +136,7 @@ pub fn adopt(state: &[StateEntry], desired: &[Desired], inventory: &Inventory) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proxmox::plan::{GuestKind, LiveGuest, Power};
+    use crate::proxmox::plan::{GuestKind, LiveGuest, Power, observe_ids};
 
     fn plan(state: &str, config: &str) -> Plan {
         let source = crate::proxmox::plan::PlanSource {

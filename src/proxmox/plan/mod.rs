@@ -32,8 +32,8 @@ pub use model::{
     StateValue, VolumeSource, config_from_json, pending_from_json,
 };
 pub use observed::{
-    Difference, GuestDiff, ObservedGuest, ObservedLive, Refreshed, differences, observe,
-    observe_ids, state_fingerprint,
+    Difference, GuestDiff, ObjectDiff, ObservedGuest, ObservedLive, ObservedObject, Refreshed,
+    differences, object_differences, observe, observe_again, observe_ids, state_fingerprint,
 };
 pub use order::{Step, StepOp, steps};
 pub use qemu::{Hotplug, classify_qemu, qemu_mac};

@@ -210,7 +210,7 @@ impl StateEntry {
 }
 
 /// An object as the cluster holds it now.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LiveObject {
     /// Its parameters, as text, without PVE's bookkeeping (`digest`, `pos`).
     pub fields: BTreeMap<String, String>,

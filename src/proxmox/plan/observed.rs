@@ -1,7 +1,8 @@
-//! What the refresh saw of each guest a plan changes, kept in the plan (`refreshed`)
-//! so that apply can tell whether the cluster changed since: the guest's node, power state,
-//! current config and pending changes. The plan's `state_fingerprint` covers these together
-//! with atoll's own state; [`differences`] names what changed, for the refusal.
+//! What the refresh saw of each guest and object a plan changes, kept in the plan
+//! (`refreshed`) so that apply can tell whether the cluster changed since: the guest's node,
+//! power state, current config and pending changes; an object's parameters and entries (a
+//! pool's comment, a rule list). The plan's `state_fingerprint` covers these together with
+//! atoll's own state; [`differences`] names what changed, for the refusal.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -11,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::change::Plan;
 use super::effect::Power;
-use super::model::{GuestKind, Inventory, LiveGuest};
+use super::model::{GuestKind, Inventory, LiveGuest, LiveObject};
 
 /// Config keys that are not part of what a plan depends on: `lock` is waited for, not changed.
 const NOT_OBSERVED: &[&str] = &["lock", "digest"];
@@ -26,12 +27,27 @@ pub struct Refreshed {
     pub state: String,
     /// The guests the plan changes that have a VMID, by VMID.
     pub guests: Vec<ObservedGuest>,
+    /// The objects the plan changes (pools, firewall objects, node settings), by API path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<ObservedObject>,
 }
 
 impl Refreshed {
     pub fn is_empty(&self) -> bool {
-        self.guests.is_empty()
+        self.guests.is_empty() && self.objects.is_empty()
     }
+}
+
+/// One object as the refresh saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedObject {
+    /// Its API path ([`crate::proxmox::types::ObjectId::path`]).
+    pub path: String,
+    /// For people: `pool web`, `firewall rules of VM 100`.
+    pub what: String,
+    /// `None`: it did not exist (a create).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveObject>,
 }
 
 /// One guest as the refresh saw it.
@@ -81,15 +97,45 @@ impl ObservedLive {
     }
 }
 
-/// The refresh of the guests `plan` would change (not blocked, not no-op, with a VMID), with
-/// atoll's state fingerprint `state`.
+/// The refresh of the guests (with a VMID) and objects `plan` would change (not blocked, not
+/// no-op), with atoll's state fingerprint `state`.
 pub fn observe(plan: &Plan, state: &str, inventory: &Inventory) -> Refreshed {
-    let ids = plan
-        .resource_changes
-        .iter()
-        .filter(|c| c.kind.is_some() && c.blocked.is_none() && !c.is_no_op())
-        .filter_map(|c| c.vm_id);
-    observe_ids(ids, state, inventory)
+    let acted = || {
+        plan.resource_changes
+            .iter()
+            .filter(|c| c.blocked.is_none() && c.does_something())
+    };
+    let ids = acted().filter(|c| c.kind.is_some()).filter_map(|c| c.vm_id);
+    let mut refreshed = observe_ids(ids, state, inventory);
+    let objects = acted().filter_map(|c| c.object.as_ref());
+    refreshed.objects = observe_objects(objects.map(|id| (id.path(), id.describe())), inventory);
+    refreshed
+}
+
+/// What was refreshed for `planned`, as `inventory` holds it now.
+pub fn observe_again(planned: &Refreshed, state: &str, inventory: &Inventory) -> Refreshed {
+    let ids = planned.guests.iter().map(|g| g.vm_id);
+    let mut refreshed = observe_ids(ids, state, inventory);
+    let objects = planned.objects.iter();
+    refreshed.objects =
+        observe_objects(objects.map(|o| (o.path.clone(), o.what.clone())), inventory);
+    refreshed
+}
+
+fn observe_objects(
+    objects: impl Iterator<Item = (String, String)>,
+    inventory: &Inventory,
+) -> Vec<ObservedObject> {
+    let mut out: Vec<ObservedObject> = objects
+        .map(|(path, what)| ObservedObject {
+            live: inventory.objects.get(&path).cloned(),
+            path,
+            what,
+        })
+        .collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out.dedup_by(|a, b| a.path == b.path);
+    out
 }
 
 /// The refresh of the guests with these VMIDs, as `inventory` holds them now.
@@ -111,6 +157,7 @@ pub fn observe_ids(
     Refreshed {
         state: state.to_owned(),
         guests,
+        objects: Vec::new(),
     }
 }
 
@@ -125,6 +172,10 @@ pub fn state_fingerprint(refreshed: &Refreshed) -> String {
     hasher.update(b"\n");
     // Plain strings, numbers and sorted maps: serialisation cannot fail and is canonical.
     hasher.update(serde_json::to_string(&refreshed.guests).unwrap_or_default());
+    if !refreshed.objects.is_empty() {
+        hasher.update(b"\n");
+        hasher.update(serde_json::to_string(&refreshed.objects).unwrap_or_default());
+    }
     hex::encode(hasher.finalize())
 }
 
@@ -136,7 +187,14 @@ pub struct GuestDiff {
     pub changes: Vec<Difference>,
 }
 
-/// One thing that changed on a guest.
+/// One object that is not as the plan saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectDiff {
+    pub what: String,
+    pub changes: Vec<Difference>,
+}
+
+/// One thing that changed on a guest or an object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Difference {
     Vanished,
@@ -153,6 +211,11 @@ pub enum Difference {
         key: String,
         before: Option<String>,
         after: Option<String>,
+    },
+    /// An object's entries (rules, IP set addresses) changed: how many there were and are.
+    Entries {
+        before: usize,
+        after: usize,
     },
     /// A pending change queued, dropped or altered (`Some(None)`: a queued delete).
     Pending {
@@ -176,6 +239,50 @@ pub fn differences(planned: &Refreshed, now: &Refreshed) -> Vec<GuestDiff> {
             (!changes.is_empty()).then_some(GuestDiff {
                 vm_id: before.vm_id,
                 kind,
+                changes,
+            })
+        })
+        .collect()
+}
+
+/// Every object whose refresh now differs from `planned`, in path order.
+pub fn object_differences(planned: &Refreshed, now: &Refreshed) -> Vec<ObjectDiff> {
+    let now: BTreeMap<&str, &Option<LiveObject>> = now
+        .objects
+        .iter()
+        .map(|o| (o.path.as_str(), &o.live))
+        .collect();
+    planned
+        .objects
+        .iter()
+        .filter_map(|before| {
+            let after = now.get(before.path.as_str()).copied().unwrap_or(&None);
+            let changes = match (&before.live, after) {
+                (None, None) => Vec::new(),
+                (Some(_), None) => vec![Difference::Vanished],
+                (None, Some(_)) => vec![Difference::Appeared],
+                (Some(b), Some(a)) => {
+                    let mut out: Vec<Difference> = union(&b.fields, &a.fields)
+                        .into_iter()
+                        .filter(|key| b.fields.get(*key) != a.fields.get(*key))
+                        .map(|key| Difference::Config {
+                            key: key.clone(),
+                            before: b.fields.get(key).cloned(),
+                            after: a.fields.get(key).cloned(),
+                        })
+                        .collect();
+                    if b.entries != a.entries {
+                        let count = |e: &Option<Vec<_>>| e.as_ref().map_or(0, Vec::len);
+                        out.push(Difference::Entries {
+                            before: count(&b.entries),
+                            after: count(&a.entries),
+                        });
+                    }
+                    out
+                }
+            };
+            (!changes.is_empty()).then(|| ObjectDiff {
+                what: before.what.clone(),
                 changes,
             })
         })
@@ -276,6 +383,8 @@ impl fmt::Display for Difference {
                 quote(before.as_ref()),
                 quote(after.as_ref())
             ),
+            Self::Entries { before, after } if before == after => f.write_str("entries changed"),
+            Self::Entries { before, after } => write!(f, "entries {before} -> {after}"),
             Self::Pending { key, before, after } => write!(
                 f,
                 "pending {key} {} -> {}",
@@ -283,6 +392,13 @@ impl fmt::Display for Difference {
                 quote_pending(after.as_ref())
             ),
         }
+    }
+}
+
+impl fmt::Display for ObjectDiff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let changes: Vec<String> = self.changes.iter().map(ToString::to_string).collect();
+        write!(f, "{} ({})", self.what, changes.join(", "))
     }
 }
 
