@@ -14,6 +14,7 @@ mod faults;
 mod firewall;
 mod model;
 mod netconf;
+mod network;
 mod node_settings;
 mod pending;
 mod pools;

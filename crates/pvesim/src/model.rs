@@ -53,6 +53,10 @@ pub enum GuestEvent {
     PendingApplied(String),
     Started,
     Stopped,
+    /// The bridge a link is on was reconfigured by a network reload in a way that cuts its
+    /// traffic for a moment (ports, VLAN awareness, addresses, a lower MTU, autostart off, a
+    /// port's VLAN or bond changed, the bridge deleted).
+    BridgeReset(String),
 }
 
 /// One guest.
@@ -140,7 +144,8 @@ pub(crate) fn conf_path(node: &str, kind: GuestKind, vmid: u32) -> String {
 pub(crate) struct Node {
     pub(crate) name: String,
     pub(crate) online: bool,
-    pub(crate) bridges: BTreeMap<String, u32>,
+    /// Its network interfaces: the running set and what is pending (`crate::network`).
+    pub(crate) network: super::network::NodeNetwork,
     pub(crate) pstart: u64,
     /// DNS, hosts and time zone (`/nodes/{node}/dns`, `hosts`, `time`).
     pub(crate) settings: super::node_settings::NodeSettings,

@@ -231,7 +231,7 @@ fn add_node(cluster: &mut Cluster, spec: &NodeSpec, index: u64) -> anyhow::Resul
     let node = Node {
         name: spec.name.clone(),
         online: !spec.offline,
-        bridges,
+        network: super::network::NodeNetwork::seeded(&bridges, index),
         pstart: 0x12C3D4 + index * 0x1000,
         settings: super::node_settings::NodeSettings::new(
             &spec.name,
@@ -375,11 +375,12 @@ fn guest_conf(cluster: &mut Cluster, spec: &GuestSpec, kind: GuestKind) -> anyho
             .map_err(|e| anyhow::anyhow!("guest {vmid}: {key}: {e}"))?;
     }
     let lock = set.remove("lock");
+    let bridges = node.network.bridges();
     let mut env = Env {
         node: &spec.node,
         vmid,
         storages: &mut cluster.storages,
-        bridges: &node.bridges,
+        bridges: &bridges,
         now: now(),
         events: Vec::new(),
         warnings: Vec::new(),

@@ -10,6 +10,7 @@ mod body;
 mod clone;
 mod files;
 mod guest;
+mod network;
 mod object;
 mod phases;
 mod preflight;
@@ -160,6 +161,7 @@ impl Executor<'_> {
         let mut results: BTreeMap<String, Outcome> = BTreeMap::new();
         run.generated(&work, &mut results).await;
         run.downloads(&work, &mut results).await;
+        run.networks(&work, &mut results).await;
         run.guests(&work, &mut results).await;
         run.removed_objects(&work, &mut results).await;
         run.removed_downloads(&work, &mut results).await;

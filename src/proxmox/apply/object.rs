@@ -47,7 +47,7 @@ impl Run<'_> {
         (address, outcome)
     }
 
-    async fn object_steps(
+    pub(super) async fn object_steps(
         &self,
         change: &ResourceChange,
         ops: &[StepOp],
@@ -117,7 +117,16 @@ impl Run<'_> {
         let api = self.exec.api;
         let id = &object.id;
         let what = id.describe();
-        let fields = params(&object.fields);
+        // an empty value is a parameter the object must not have: left out of a create,
+        // `delete`d by an update (a network interface's unset address, MTU, comment)
+        let (set, cleared): (Vec<_>, Vec<_>) =
+            object.fields.iter().partition(|(_, v)| !v.is_empty());
+        let mut fields = id.fixed_params();
+        fields.extend(params(set));
+        if !create && !cleared.is_empty() {
+            let keys: Vec<&str> = cleared.iter().map(|(k, _)| k.as_str()).collect();
+            fields.push(("delete".to_owned(), keys.join(",")));
+        }
         let (write, target, params) = match (id.collection(), create) {
             (Some((_, name_key)), true) => {
                 let mut p = vec![(name_key.to_owned(), id.name.clone().unwrap_or_default())];
@@ -250,7 +259,14 @@ impl Run<'_> {
         if id.is_setting() {
             return Ok(());
         }
-        let gone = |e: &PveError| matches!(e, PveError::NotFound(_));
+        // PVE answers a network interface that is not there with a parameter error
+        let gone = |e: &PveError| match e {
+            PveError::NotFound(_) => true,
+            PveError::Validation { errors, .. } => errors
+                .get("iface")
+                .is_some_and(|m| m == "interface does not exist"),
+            _ => false,
+        };
         if id.entries() == Some(Entries::Ordered) {
             let have = match self.live_entries(id).await {
                 Ok(have) => have,

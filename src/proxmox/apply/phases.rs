@@ -8,7 +8,7 @@ use futures::future::{Either, join_all};
 
 use super::{ApplyEvent, Outcome, Run};
 use crate::proxmox::desired::{DesiredState, is_generated};
-use crate::proxmox::plan::{Desired, Plan, ResourceChange, StepOp, steps};
+use crate::proxmox::plan::{Desired, DesiredObject, Plan, ResourceChange, StepOp, steps};
 
 /// The plan indexed for one run: each resource's change, desired state and steps.
 pub(super) struct Work<'p> {
@@ -37,6 +37,23 @@ impl<'p> Work<'p> {
         }
     }
 
+    /// The network interfaces with steps: each change, its steps and its desired state.
+    pub(super) fn network(
+        &self,
+    ) -> Vec<(&'p ResourceChange, Vec<StepOp>, Option<&'p DesiredObject>)> {
+        self.steps
+            .iter()
+            .filter(|(a, _)| is_network(self.changes[*a]))
+            .map(|(a, ops)| {
+                let desired = match self.desired.get(a) {
+                    Some(Desired::Object(object)) => Some(object),
+                    _ => None,
+                };
+                (self.changes[a], ops.clone(), desired)
+            })
+            .collect()
+    }
+
     /// Non-guest resources (downloads, generated values) with steps, by whether they create.
     fn files(&self, creating: bool) -> impl Iterator<Item = &'p str> + '_ {
         self.steps
@@ -49,6 +66,14 @@ impl<'p> Work<'p> {
             })
             .map(|(a, _)| *a)
     }
+}
+
+/// Whether the change is to a node's network interface (applied in its own phase).
+pub(super) fn is_network(change: &ResourceChange) -> bool {
+    change
+        .object
+        .as_ref()
+        .is_some_and(|o| o.kind.network_type().is_some())
 }
 
 /// A `time_sleep` destroyed: the apply waits its stored `destroy_duration` (the plan shows it as
@@ -120,6 +145,7 @@ impl Run<'_> {
                     || (change.object.is_some() && ops.contains(&StepOp::Create))
                     || (change.object.is_some() && ops.contains(&StepOp::Update))
             })
+            .filter(|(a, _)| !is_network(work.changes[*a]))
             .map(|(a, ops)| (*a, ops))
             .collect();
         while !todo.is_empty() {
@@ -198,6 +224,7 @@ impl Run<'_> {
                     && work.changes[*a].object.is_some()
                     && ops.as_slice() == [StepOp::Delete]
             })
+            .filter(|(a, _)| !is_network(work.changes[*a]))
             .map(|(a, _)| work.changes[a])
             .collect();
         let rank = |c: &ResourceChange| {
@@ -207,6 +234,7 @@ impl Run<'_> {
                 Some(K::SecurityGroup) => 1,
                 Some(K::Alias | K::IpSet) => 2,
                 Some(K::Pool) | None => 3,
+                Some(K::LinuxBridge | K::LinuxVlan | K::LinuxBond) => 4,
             }
         };
         todo.sort_by_key(|c| rank(c));

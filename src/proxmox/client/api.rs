@@ -137,6 +137,10 @@ pub trait ProxmoxApi: Send + Sync + std::fmt::Debug {
         write: ObjectWrite,
         params: &[(String, String)],
     ) -> Result<(), PveError>;
+    /// Applies a node's pending network configuration (`ifreload`), as a task.
+    async fn network_reload(&self, node: &NodeName) -> Result<Upid, PveError>;
+    /// A node's network interfaces, and PVE's diff of what is pending (written, not applied).
+    async fn network_list(&self, node: &NodeName) -> Result<(Json, Option<String>), PveError>;
     /// Waits (bounded) until the guest holds no lock; see [`ProxmoxClient::wait_unlocked`].
     async fn wait_unlocked(
         &self,
@@ -313,6 +317,12 @@ impl ProxmoxApi for ProxmoxClient {
         params: &[(String, String)],
     ) -> Result<(), PveError> {
         ProxmoxClient::object_write(self, id, target, write, params).await
+    }
+    async fn network_reload(&self, node: &NodeName) -> Result<Upid, PveError> {
+        ProxmoxClient::network_reload(self, node).await
+    }
+    async fn network_list(&self, node: &NodeName) -> Result<(Json, Option<String>), PveError> {
+        ProxmoxClient::network_list(self, node).await
     }
     async fn wait_unlocked(
         &self,

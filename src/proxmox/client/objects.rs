@@ -6,7 +6,7 @@ use serde_json::Value as Json;
 
 use super::transport::Call;
 use super::{Detail, ProxmoxClient, PveError, seg};
-use crate::proxmox::types::ObjectId;
+use crate::proxmox::types::{NodeName, ObjectId, Upid};
 
 /// Which path of an object a request goes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,5 +81,27 @@ impl ProxmoxClient {
         }
         let _: Json = self.transport.execute(&call).await?;
         Ok(())
+    }
+
+    /// `PUT /nodes/{node}/network`: applies the node's pending network configuration
+    /// (`/etc/network/interfaces.new`, `ifreload -a`) as a task. Not retried after an unknown
+    /// outcome: the caller waits on the task it names.
+    pub async fn network_reload(&self, node: &NodeName) -> Result<Upid, PveError> {
+        let path = format!("/nodes/{}/network", seg(node.as_str()));
+        let call = Call::new(Method::PUT, path, Some(node.as_str()));
+        self.transport.execute(&call).await
+    }
+
+    /// `GET /nodes/{node}/network`: every interface (PVE shows the pending file when there is
+    /// one) and, when something is pending, PVE's diff of it against the running file.
+    pub async fn network_list(&self, node: &NodeName) -> Result<(Json, Option<String>), PveError> {
+        let path = format!("/nodes/{}/network", seg(node.as_str()));
+        let call = Call::new(Method::GET, path, Some(node.as_str()));
+        let mut body = self.transport.execute_body(&call).await?;
+        let changes = body
+            .get("changes")
+            .and_then(Json::as_str)
+            .map(str::to_owned);
+        Ok((body["data"].take(), changes))
     }
 }

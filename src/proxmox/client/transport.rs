@@ -188,6 +188,18 @@ impl Transport {
         decode(call, &body)
     }
 
+    /// Sends `call` and returns PVE's whole answer: `data` and what PVE sets beside it (the
+    /// network listing's `changes`).
+    pub(crate) async fn execute_body(&self, call: &Call) -> Result<serde_json::Value, PveError> {
+        let body = self.execute_raw(call).await?;
+        serde_json::from_slice(&body).map_err(|e| {
+            PveError::Protocol(Detail {
+                op: call.op(),
+                message: format!("decoding the response: {e}"),
+            })
+        })
+    }
+
     async fn execute_raw(&self, call: &Call) -> Result<Bytes, PveError> {
         let mut attempt = 0;
         let mut relogged = false;

@@ -7,6 +7,7 @@
 mod container;
 mod file;
 mod generated;
+mod network;
 mod object;
 mod values;
 mod vm;

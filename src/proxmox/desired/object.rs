@@ -11,11 +11,14 @@ use tfconfig::ResourceInstance;
 
 /// How an argument becomes a PVE parameter.
 #[derive(Clone, Copy)]
-enum Conv {
+pub(super) enum Conv {
     Text,
     /// `true`/`false` as `1`/`0`.
     Flag,
     Number,
+    /// A list of names as PVE keeps them: trimmed, sorted, space-separated (bridge ports, bond
+    /// slaves); an absent list is an empty value.
+    Words,
 }
 
 /// Where the resource's object lives.
@@ -159,6 +162,27 @@ fn spec(resource_type: &str) -> Option<Spec> {
             params: &[("time_zone", "timezone", Text)],
             entries: None,
         },
+        "network_linux_bridge" => Spec {
+            kind: ObjectKind::LinuxBridge,
+            place: Place::Node,
+            name: Some("name"),
+            params: super::network::BRIDGE,
+            entries: None,
+        },
+        "network_linux_vlan" => Spec {
+            kind: ObjectKind::LinuxVlan,
+            place: Place::Node,
+            name: Some("name"),
+            params: super::network::VLAN,
+            entries: None,
+        },
+        "network_linux_bond" => Spec {
+            kind: ObjectKind::LinuxBond,
+            place: Place::Node,
+            name: Some("name"),
+            params: super::network::BOND,
+            entries: None,
+        },
         _ => return None,
     })
 }
@@ -197,6 +221,17 @@ impl Reader<'_> {
             Conv::Text => marks.text(attrs.get(name)).filter(|v| !v.is_empty()),
             Conv::Flag => marks.flag(attrs.get(name)).map(|f| bit(f).to_owned()),
             Conv::Number => marks.number(attrs.get(name)).map(num),
+            Conv::Words => {
+                let mut words: Vec<String> = marks
+                    .texts(attrs.get(name))
+                    .iter()
+                    .map(|w| w.trim().to_owned())
+                    .filter(|w| !w.is_empty())
+                    .collect();
+                words.sort();
+                words.dedup();
+                Some(words.join(" "))
+            }
         };
         if marks.unknown {
             return Err(must_know(self.address, &format!("{at}{name}")));
@@ -293,6 +328,9 @@ pub(super) fn build(resource: &ResourceInstance) -> Result<DesiredObject, Desire
     }
     if spec.kind == ObjectKind::NodeDns {
         dns_servers(&reader, &mut fields, &mut labels)?;
+    }
+    if spec.kind.network_type().is_some() {
+        super::network::finish(&id, &mut fields).map_err(|why| reader.invalid(why))?;
     }
     let entries = match spec.entries {
         Some(block) => {

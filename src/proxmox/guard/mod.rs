@@ -6,6 +6,7 @@
 
 mod firewall;
 mod identity;
+mod network;
 mod rules;
 
 pub use identity::Nic;

@@ -83,6 +83,13 @@ fn evaluate(
     if change.is_no_op() {
         return None;
     }
+    if change
+        .object
+        .as_ref()
+        .is_some_and(|o| o.kind.network_type().is_some())
+    {
+        return super::network::check(change, protected);
+    }
     if change.object.is_some() {
         return super::firewall::check(change, protected, all);
     }

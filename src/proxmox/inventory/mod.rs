@@ -5,6 +5,7 @@
 //! concurrently; the client's per-node limit keeps each node within PVE's worker count. It must not decide
 //! anything about the plan.
 
+mod network;
 mod objects;
 
 pub(crate) use objects::entries as object_entries;
@@ -180,7 +181,20 @@ impl Partial {
             .collect();
         self.read(api, &missing, &wanted).await?;
         self.inventory.volumes = read_volumes(api, wanted_storages(state, desired)).await?;
-        self.inventory.objects = objects::read_objects(api, wanted_objects(state, desired)).await?;
+        let objects = wanted_objects(state, desired);
+        let net_nodes = network::nodes_of(&objects);
+        self.inventory.objects = objects::read_objects(api, objects).await?;
+        if !net_nodes.is_empty() {
+            // which guests use a bridge: the NICs of every guest on those nodes
+            let on_nodes: Vec<u32> = self
+                .inventory
+                .guests
+                .values()
+                .filter(|g| net_nodes.contains(&g.node))
+                .map(|g| g.vm_id)
+                .collect();
+            self.read_more(api, on_nodes).await?;
+        }
         Ok(())
     }
 

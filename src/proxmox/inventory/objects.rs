@@ -23,6 +23,10 @@ pub(super) async fn read_objects(
     api: &dyn ProxmoxApi,
     ids: Vec<ObjectId>,
 ) -> Result<BTreeMap<String, LiveObject>, InventoryError> {
+    let (network, ids): (Vec<ObjectId>, Vec<ObjectId>) = ids
+        .into_iter()
+        .partition(|id| id.kind.network_type().is_some());
+    let mut objects = super::network::read_interfaces(api, network).await?;
     let read: Vec<Option<(String, LiveObject)>> = stream::iter(ids)
         .map(|id| async move {
             let live = read_object(api, &id).await?;
@@ -31,10 +35,11 @@ pub(super) async fn read_objects(
         .buffer_unordered(IN_FLIGHT)
         .try_collect()
         .await?;
-    Ok(read.into_iter().flatten().collect())
+    objects.extend(read.into_iter().flatten());
+    Ok(objects)
 }
 
-fn text(value: &Json) -> BTreeMap<String, String> {
+pub(super) fn text(value: &Json) -> BTreeMap<String, String> {
     let Some(object) = value.as_object() else {
         return BTreeMap::new();
     };

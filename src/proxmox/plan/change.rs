@@ -136,6 +136,10 @@ pub struct ResourceChange {
     /// firewall rule list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object: Option<ObjectId>,
+    /// The Linux bridges whose traffic a change to a node's network interface reaches (the
+    /// bridge itself, or those a VLAN or a bond carries traffic for), for the guard.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bridges: Vec<String>,
     /// What else the change does or why it happens, shown under its header: an apply that will
     /// wait (`time_sleep`), a rotation that is due (`time_rotating`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -173,6 +177,7 @@ impl ResourceChange {
             notes: Vec::new(),
             object: None,
             importing: None,
+            bridges: Vec::new(),
         }
     }
 

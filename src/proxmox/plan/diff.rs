@@ -88,7 +88,7 @@ pub fn plan(input: PlanInput<'_>) -> Result<Plan, PlanErrors> {
         changes.extend(match entry {
             StateEntry::Guest { .. } => Some(guest_delete(entry, input.inventory)),
             StateEntry::Download { .. } => Some(download::delete(entry)),
-            StateEntry::Object { .. } => object::delete(entry),
+            StateEntry::Object { .. } => object::delete(entry, input.inventory),
         });
     }
     if !errors.is_empty() {

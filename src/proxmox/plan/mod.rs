@@ -11,6 +11,7 @@ mod download;
 mod effect;
 mod keys;
 mod model;
+mod network;
 mod normalize;
 mod object;
 mod observed;

@@ -48,6 +48,17 @@ pub(crate) fn change_for(
             had.describe(),
             object.id.describe()
         ));
+        if had.kind.network_type().is_some() {
+            // the old interface goes, with its traffic
+            for c in &mut resource.attributes {
+                c.effect = Some(super::effect::Effect::LinkReset);
+            }
+            let old = match prior {
+                Some(StateEntry::Object { fields, .. }) => vec![fields],
+                _ => Vec::new(),
+            };
+            super::network::annotate(&mut resource, had, &old, inventory);
+        }
         return resource;
     }
     match live {
@@ -90,6 +101,11 @@ pub(crate) fn change_for(
             resource.disruption = resource.attributes.iter().filter_map(|a| a.effect).max();
         }
     }
+    if object.id.kind.network_type().is_some() {
+        let live = live.map(|l| &l.fields);
+        let fields: Vec<_> = std::iter::once(&object.fields).chain(live).collect();
+        super::network::annotate(&mut resource, &object.id, &fields, inventory);
+    }
     resource
 }
 
@@ -100,7 +116,7 @@ fn import_hint(address: &str, id: &ObjectId) -> String {
 }
 
 /// An object no longer declared.
-pub(crate) fn delete(entry: &StateEntry) -> Option<ResourceChange> {
+pub(crate) fn delete(entry: &StateEntry, inventory: &Inventory) -> Option<ResourceChange> {
     let StateEntry::Object {
         address,
         resource_type,
@@ -115,8 +131,16 @@ pub(crate) fn delete(entry: &StateEntry) -> Option<ResourceChange> {
     resource.actions = vec![Action::Delete];
     resource.attributes = fields
         .iter()
+        .filter(|(_, v)| !v.is_empty())
         .map(|(k, v)| change(k.clone(), k, shown(k, Some(v)), Json::Null))
         .collect();
+    if id.kind.network_type().is_some() {
+        // an interface taken away takes its traffic with it
+        for c in &mut resource.attributes {
+            c.effect = Some(Effect::LinkReset);
+        }
+        super::network::annotate(&mut resource, id, &[fields], inventory);
+    }
     for (i, entry) in entries.iter().flatten().enumerate() {
         // rules taken away can drop what they let through
         let gone = entry_fields(&format!("entry[{i}]"), Some(entry), None);
@@ -152,6 +176,8 @@ const FLAGS: &[&str] = &[
     "nosmurfs",
     "tcpflags",
     "nomatch",
+    "autostart",
+    "bridge_vlan_aware",
 ];
 
 /// A PVE value as the plan shows it: a flag as a boolean.
@@ -159,6 +185,11 @@ fn shown(key: &str, value: Option<&String>) -> Json {
     match value {
         None => Json::Null,
         Some(v) if FLAGS.contains(&key) => Json::Bool(v == "1"),
+        // a network interface's parameter it does not set (`delete`d at apply)
+        Some(v) if v.is_empty() => Json::Null,
+        Some(v) if matches!(key, "bridge_ports" | "slaves") => {
+            Json::from(v.split_whitespace().collect::<Vec<_>>())
+        }
         Some(v) => Json::from(v.clone()),
     }
 }
@@ -201,6 +232,7 @@ fn created(object: &DesiredObject) -> Vec<AttributeChange> {
     let mut out: Vec<AttributeChange> = object
         .fields
         .iter()
+        .filter(|(_, v)| !v.is_empty())
         .map(|(k, v)| {
             change(
                 label(object, k).to_owned(),
@@ -254,6 +286,9 @@ fn updated(object: &DesiredObject, live: &LiveObject) -> Vec<AttributeChange> {
 /// What PVE takes for a firewall option that its file does not set (pve-firewall's
 /// `$cluster_option_properties`, `$host_option_properties`, `$vm_option_properties`).
 fn pve_default(id: &ObjectId, key: &str) -> Option<&'static str> {
+    if id.kind.network_type().is_some() {
+        return super::network::pve_default(key);
+    }
     if id.kind != ObjectKind::FirewallOptions {
         return None;
     }
@@ -355,6 +390,9 @@ fn additive(how: Entries, want: &[ObjectEntry], have: &[ObjectEntry]) -> bool {
 /// turned on, a firewall turned on, a protocol no longer let through, an alias pointing
 /// elsewhere can drop what flows today.
 fn field_effect(kind: ObjectKind, key: &str, before: Option<&str>, after: &str) -> Effect {
+    if kind.network_type().is_some() {
+        return super::network::field_effect(key, before, after);
+    }
     let on = |v: Option<&str>| v == Some("1");
     let drops = match key {
         k if k.starts_with("policy_") => after != "ACCEPT",

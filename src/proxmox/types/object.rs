@@ -26,6 +26,12 @@ pub enum ObjectKind {
     NodeDns,
     /// A node's time zone (`/nodes/{node}/time`): always there, only changed.
     NodeTime,
+    /// A node's Linux bridge (`/nodes/{node}/network/{iface}`, `type=bridge`).
+    LinuxBridge,
+    /// A node's Linux VLAN interface (`type=vlan`).
+    LinuxVlan,
+    /// A node's Linux bond (`type=bond`).
+    LinuxBond,
 }
 
 /// Where a firewall object lives.
@@ -138,6 +144,9 @@ impl ObjectId {
             ObjectKind::SecurityGroup => format!("/cluster/firewall/groups/{name}"),
             ObjectKind::NodeDns => format!("{base}/dns"),
             ObjectKind::NodeTime => format!("{base}/time"),
+            ObjectKind::LinuxBridge | ObjectKind::LinuxVlan | ObjectKind::LinuxBond => {
+                format!("{base}/network/{name}")
+            }
         }
     }
 
@@ -150,6 +159,9 @@ impl ObjectId {
             ObjectKind::Alias => Some((format!("{base}/firewall/aliases"), "name")),
             ObjectKind::IpSet => Some((format!("{base}/firewall/ipset"), "name")),
             ObjectKind::SecurityGroup => Some(("/cluster/firewall/groups".to_owned(), "group")),
+            ObjectKind::LinuxBridge | ObjectKind::LinuxVlan | ObjectKind::LinuxBond => {
+                Some((format!("{base}/network"), "iface"))
+            }
             ObjectKind::FirewallOptions
             | ObjectKind::FirewallRules
             | ObjectKind::NodeDns
@@ -183,7 +195,16 @@ impl ObjectId {
         matches!(
             self.kind,
             ObjectKind::Alias | ObjectKind::IpSet | ObjectKind::SecurityGroup
-        )
+        ) || self.kind.network_type().is_some()
+    }
+
+    /// Parameters every write of the object carries besides its fields: a network
+    /// interface's `type`, which PVE requires on create and on update alike.
+    pub fn fixed_params(&self) -> Vec<(String, String)> {
+        self.kind
+            .network_type()
+            .map(|t| vec![("type".to_owned(), t.to_owned())])
+            .unwrap_or_default()
     }
 
     /// bpg's import id for the object (`terraform import ADDRESS ID`): what an `import`
@@ -212,6 +233,10 @@ impl ObjectId {
             ObjectKind::FirewallOptions | ObjectKind::FirewallRules => Some(scope),
             // bpg documents IP sets so; aliases take the same form
             ObjectKind::Alias | ObjectKind::IpSet => Some(format!("{scope}/{name}")),
+            // bpg: `node_name:iface`
+            ObjectKind::LinuxBridge | ObjectKind::LinuxVlan | ObjectKind::LinuxBond => {
+                Some(format!("{}:{name}", node.unwrap_or_default()))
+            }
         }
     }
 
@@ -252,6 +277,19 @@ impl ObjectKind {
             Self::SecurityGroup => "security group",
             Self::NodeDns => "DNS settings",
             Self::NodeTime => "time zone",
+            Self::LinuxBridge => "Linux bridge",
+            Self::LinuxVlan => "Linux VLAN",
+            Self::LinuxBond => "Linux bond",
+        }
+    }
+
+    /// PVE's `type` for a network interface kind; `None` for every other kind.
+    pub fn network_type(self) -> Option<&'static str> {
+        match self {
+            Self::LinuxBridge => Some("bridge"),
+            Self::LinuxVlan => Some("vlan"),
+            Self::LinuxBond => Some("bond"),
+            _ => None,
         }
     }
 
@@ -272,12 +310,26 @@ impl ObjectKind {
                 && b.iter()
                     .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c))
         }
+        // pve-common's `pve-iface`: `[a-z][a-z0-9_]{1,20}([:.]\d+)?`, case-insensitive
+        fn iface_name(b: &[u8]) -> bool {
+            let (base, suffix) = match b.iter().rposition(|c| *c == b'.' || *c == b':') {
+                Some(at) => (&b[..at], Some(&b[at + 1..])),
+                None => (b, None),
+            };
+            (2..=21).contains(&base.len())
+                && base[0].is_ascii_alphabetic()
+                && base.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                && suffix.is_none_or(|s| !s.is_empty() && s.iter().all(u8::is_ascii_digit))
+        }
         match self {
             Self::Pool => Some(("pool id", 64, pool_name)),
             Self::Alias => Some(("alias name", 64, firewall_name)),
             Self::IpSet => Some(("IP set name", 64, firewall_name)),
             Self::SecurityGroup => Some(("security group name", 18, firewall_name)),
             Self::FirewallOptions | Self::FirewallRules | Self::NodeDns | Self::NodeTime => None,
+            Self::LinuxBridge | Self::LinuxVlan | Self::LinuxBond => {
+                Some(("interface name", 20, iface_name))
+            }
         }
     }
 }
@@ -325,6 +377,24 @@ mod tests {
         let cluster_fw =
             ObjectId::new(ObjectKind::FirewallOptions, Scope::Cluster, None).expect("ok");
         assert_eq!(cluster_fw.import_id(), None);
+        let node_scope = Scope::Node { node: node() };
+        let bridge =
+            ObjectId::new(ObjectKind::LinuxBridge, node_scope.clone(), Some("vmbr1")).expect("ok");
+        assert_eq!(bridge.path(), "/nodes/pve/network/vmbr1");
+        assert_eq!(bridge.import_id().as_deref(), Some("pve:vmbr1"));
+        assert_eq!(
+            bridge.fixed_params(),
+            [("type".to_owned(), "bridge".to_owned())]
+        );
+        for good in ["eno1.20", "vlan_lab", "bond0"] {
+            assert!(ObjectId::new(ObjectKind::LinuxVlan, node_scope.clone(), Some(good)).is_ok());
+        }
+        for bad in ["v", "1br", "br-0", "eno1.", "a/b", "x.1.y"] {
+            assert!(
+                ObjectId::new(ObjectKind::LinuxVlan, node_scope.clone(), Some(bad)).is_err(),
+                "{bad}"
+            );
+        }
         let long = "g".repeat(19);
         assert!(ObjectId::new(ObjectKind::SecurityGroup, Scope::Cluster, Some(&long)).is_err());
     }

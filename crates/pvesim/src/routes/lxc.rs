@@ -217,7 +217,7 @@ pub(crate) async fn update_config(
     let sim = state.0;
     let mut guard = sim.cluster();
     let cluster = &mut *guard;
-    let node_bridges = cluster.node(&node)?.bridges.clone();
+    let node_bridges = cluster.node(&node)?.network.bridges();
     if let Some(script) = req.set.get("hookscript") {
         crate::snippets::check_hookscript(cluster, &node, script).map_err(ApiError::die)?;
     }

@@ -254,7 +254,7 @@ impl CreateJob {
         let bridges = cluster
             .nodes
             .get(&self.node)
-            .map(|n| n.bridges.clone())
+            .map(|n| n.network.bridges())
             .unwrap_or_default();
         let mut env = Env {
             node: &self.node,

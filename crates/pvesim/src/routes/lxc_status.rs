@@ -73,7 +73,7 @@ pub(crate) fn apply_all_pending(cluster: &mut Cluster, vmid: u32) {
     let bridges = cluster
         .nodes
         .get(&node)
-        .map(|n| n.bridges.clone())
+        .map(|n| n.network.bridges())
         .unwrap_or_default();
     let mut env = Env {
         node: &node,

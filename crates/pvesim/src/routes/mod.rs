@@ -13,6 +13,7 @@ mod lxc_create;
 mod lxc_disk;
 mod lxc_net;
 mod lxc_status;
+mod network;
 mod node_read;
 mod params;
 mod pools;
@@ -101,6 +102,7 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
                 .delete(pools::delete_one),
         )
         .merge(firewall::routes())
+        .merge(network::routes())
         .fallback(not_implemented)
         .method_not_allowed_fallback(not_implemented)
         .layer(middleware::from_fn_with_state(sim.clone(), pipeline))

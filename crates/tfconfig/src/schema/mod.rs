@@ -15,6 +15,7 @@ mod data_cluster;
 mod file;
 mod firewall;
 mod local;
+mod network;
 mod utility;
 mod vm;
 
@@ -331,6 +332,10 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "time_sleep" => Some(time_sleep()),
         "null_resource" => Some(null_resource()),
         "terraform_data" => Some(terraform_data()),
+        t if network::NAMES.contains(&t) => network::NAMES
+            .iter()
+            .find(|n| **n == t)
+            .and_then(|n| network::resource(n)),
         _ => None,
     }
 }
@@ -407,7 +412,18 @@ pub const SUPPORTED: &[&str] = &[
     "time_sleep",
     "null_resource",
     "terraform_data",
+    "proxmox_network_linux_bridge",
+    "proxmox_virtual_environment_network_linux_bridge",
+    "proxmox_network_linux_vlan",
+    "proxmox_virtual_environment_network_linux_vlan",
+    "proxmox_network_linux_bond",
 ];
+
+/// bpg's deprecation of a whole resource type (a long name it replaced with a short one):
+/// writing one is a warning with this message.
+pub fn resource_deprecation(type_name: &str) -> Option<&'static str> {
+    network::deprecation(type_name)
+}
 
 fn download_file(type_name: &'static str) -> ResourceSchema {
     let attrs = vec![
