@@ -44,6 +44,10 @@ pub(super) const BOND: Params = common!(
     ("bond_xmit_hash_policy", "bond_xmit_hash_policy", Text),
 );
 
+/// The optional arguments bpg computes when they are unset (unknown at plan): left as PVE
+/// has them.
+pub(super) const COMPUTED: &[&str] = &["vlan_aware", "vids", "interface", "vlan", "bond_mode"];
+
 /// The parameters bpg deletes when their argument is unset.
 const CLEARED: &[&str] = &[
     "cidr",

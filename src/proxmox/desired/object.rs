@@ -316,7 +316,16 @@ pub(super) fn build(resource: &ResourceInstance) -> Result<DesiredObject, Desire
     let mut fields = BTreeMap::new();
     let mut labels = BTreeMap::new();
     for (arg, key, conv) in spec.params {
-        if let Some(value) = reader.param(attrs, arg, *conv, "")? {
+        let value = match reader.param(attrs, arg, *conv, "") {
+            // an optional argument the provider computes is unknown until set: not asked for
+            Err(_)
+                if super::network::COMPUTED.contains(arg) && spec.kind.network_type().is_some() =>
+            {
+                None
+            }
+            other => other?,
+        };
+        if let Some(value) = value {
             fields.insert((*key).to_owned(), value);
         }
         labels.insert((*key).to_owned(), (*arg).to_owned());

@@ -100,7 +100,8 @@ fn verify_iface(name: &str) -> Result<(), String> {
 fn verify_iface_list(list: &str) -> Result<(), String> {
     crate::propstr::split_list(list)
         .iter()
-        .try_for_each(|i| verify_iface(i))
+        .map(String::as_str)
+        .try_for_each(verify_iface)
 }
 
 fn verify_ipv4(s: &str) -> Result<(), String> {
