@@ -84,7 +84,8 @@ fn evaluate(
         return None;
     }
     if change.object.is_some() {
-        return super::firewall::check(change, protected, all);
+        return super::firewall::check(change, protected, all)
+            .or_else(|| super::ha::check(change, protected));
     }
     change.kind?;
     own_rules(change, protected, policy)

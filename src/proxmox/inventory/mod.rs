@@ -5,9 +5,11 @@
 //! concurrently; the client's per-node limit keeps each node within PVE's worker count. It must not decide
 //! anything about the plan.
 
+mod cluster;
 mod objects;
 
 pub(crate) use objects::entries as object_entries;
+pub(crate) use cluster::{fields as cluster_fields, listed as cluster_listed};
 
 use std::collections::{BTreeMap, BTreeSet};
 

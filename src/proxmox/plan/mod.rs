@@ -6,6 +6,7 @@
 
 mod attrs;
 mod change;
+mod cluster;
 mod diff;
 mod download;
 mod effect;
@@ -25,6 +26,7 @@ pub use change::{
     ResourceChange, Summary,
 };
 pub use diff::{PlanError, PlanErrors, PlanInput, plan};
+pub(crate) use cluster::stops_guest as ha_stops_guest;
 pub use effect::{Effect, FieldChange, Power, classify_lxc, worst_lxc};
 pub use model::{
     Desired, DesiredDownload, DesiredGuest, DesiredObject, DesiredValue, GuestKind, Inventory,

@@ -75,6 +75,12 @@ pub(crate) fn change_for(
             resource.actions = vec![Action::Create];
             resource.attributes = created(object);
         }
+        Some(live) if super::cluster::replaced_because(object, live).is_some() => {
+            let why = super::cluster::replaced_because(object, live).unwrap_or_default();
+            resource.actions = vec![Action::Delete, Action::Create];
+            resource.attributes = created(object);
+            resource.notes.push(why);
+        }
         Some(live) => {
             resource.attributes = updated(object, live);
             if let Some(StateEntry::Object { fields, .. }) = prior {
@@ -89,6 +95,7 @@ pub(crate) fn change_for(
             resource.disruption = resource.attributes.iter().filter_map(|a| a.effect).max();
         }
     }
+    super::cluster::ha_notes(&mut resource);
     resource
 }
 
@@ -145,6 +152,13 @@ const FLAGS: &[&str] = &[
     "nosmurfs",
     "tcpflags",
     "nomatch",
+    "disable",
+    "strict",
+    "restricted",
+    "nofailback",
+    "failback",
+    "verify-certificate",
+    "otel-verify-ssl",
 ];
 
 /// A PVE value as the plan shows it: a flag as a boolean.
@@ -241,6 +255,7 @@ fn updated(object: &DesiredObject, live: &LiveObject) -> Vec<AttributeChange> {
         let have = live.entries.clone().unwrap_or_default();
         out.extend(entry_changes(label(object, "entries"), how, want, &have));
     }
+    out.extend(super::cluster::unset(object, live));
     out
 }
 
@@ -248,7 +263,7 @@ fn updated(object: &DesiredObject, live: &LiveObject) -> Vec<AttributeChange> {
 /// `$cluster_option_properties`, `$host_option_properties`, `$vm_option_properties`).
 fn pve_default(id: &ObjectId, key: &str) -> Option<&'static str> {
     if id.kind != ObjectKind::FirewallOptions {
-        return None;
+        return super::cluster::pve_default(id, key);
     }
     let scoped = match (&id.scope, key) {
         (Scope::Cluster, "enable") => "0",

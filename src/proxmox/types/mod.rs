@@ -7,6 +7,7 @@ mod features;
 mod ids;
 mod net;
 mod object;
+mod cluster_names;
 mod propstring;
 mod startup;
 mod upid;

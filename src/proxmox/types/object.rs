@@ -26,6 +26,21 @@ pub enum ObjectKind {
     NodeDns,
     /// A node's time zone (`/nodes/{node}/time`): always there, only changed.
     NodeTime,
+    /// The datacenter options (`/cluster/options`, `datacenter.cfg`): always there, only
+    /// changed; keys no longer set are deleted.
+    ClusterOptions,
+    /// A node's `/etc/hosts` (`/nodes/{node}/hosts`): always there, written whole.
+    NodeHosts,
+    /// An HA resource (`/cluster/ha/resources/{sid}`, `vm:100`).
+    HaResource,
+    /// An HA group (`/cluster/ha/groups/{group}`), PVE 8's; PVE 9 migrates them to rules.
+    HaGroup,
+    /// An HA rule (`/cluster/ha/rules/{rule}`), PVE 9's node and resource affinity.
+    HaRule,
+    /// A storage replication job (`/cluster/replication/{id}`, `100-0`).
+    Replication,
+    /// An external metric server (`/cluster/metrics/server/{id}`).
+    MetricServer,
 }
 
 /// Where a firewall object lives.
@@ -138,6 +153,13 @@ impl ObjectId {
             ObjectKind::SecurityGroup => format!("/cluster/firewall/groups/{name}"),
             ObjectKind::NodeDns => format!("{base}/dns"),
             ObjectKind::NodeTime => format!("{base}/time"),
+            ObjectKind::ClusterOptions => "/cluster/options".to_owned(),
+            ObjectKind::NodeHosts => format!("{base}/hosts"),
+            ObjectKind::HaResource => format!("/cluster/ha/resources/{name}"),
+            ObjectKind::HaGroup => format!("/cluster/ha/groups/{name}"),
+            ObjectKind::HaRule => format!("/cluster/ha/rules/{name}"),
+            ObjectKind::Replication => format!("/cluster/replication/{name}"),
+            ObjectKind::MetricServer => format!("/cluster/metrics/server/{name}"),
         }
     }
 
@@ -154,6 +176,12 @@ impl ObjectId {
             | ObjectKind::FirewallRules
             | ObjectKind::NodeDns
             | ObjectKind::NodeTime => None,
+            ObjectKind::ClusterOptions | ObjectKind::NodeHosts => None,
+            ObjectKind::HaResource => Some(("/cluster/ha/resources".to_owned(), "sid")),
+            ObjectKind::HaGroup => Some(("/cluster/ha/groups".to_owned(), "group")),
+            ObjectKind::HaRule => Some(("/cluster/ha/rules".to_owned(), "rule")),
+            ObjectKind::Replication => Some(("/cluster/replication".to_owned(), "id")),
+            ObjectKind::MetricServer => Some(("/cluster/metrics/server".to_owned(), "id")),
         }
     }
 
@@ -163,7 +191,7 @@ impl ObjectId {
         matches!(
             self.kind,
             ObjectKind::FirewallOptions | ObjectKind::NodeDns | ObjectKind::NodeTime
-        )
+        ) || self.kind.is_cluster_setting()
     }
 
     /// How the object's entries are kept, and where (`path()` lists them); `None` when it
@@ -212,6 +240,14 @@ impl ObjectId {
             ObjectKind::FirewallOptions | ObjectKind::FirewallRules => Some(scope),
             // bpg documents IP sets so; aliases take the same form
             ObjectKind::Alias | ObjectKind::IpSet => Some(format!("{scope}/{name}")),
+            // bpg: `cluster` for the options, the node for its hosts, the name otherwise
+            ObjectKind::ClusterOptions => Some("cluster".to_owned()),
+            ObjectKind::NodeHosts => node,
+            ObjectKind::HaResource
+            | ObjectKind::HaGroup
+            | ObjectKind::HaRule
+            | ObjectKind::Replication
+            | ObjectKind::MetricServer => Some(name),
         }
     }
 
@@ -233,6 +269,8 @@ impl ObjectId {
         match (&self.kind, &self.name) {
             (ObjectKind::Pool, Some(name)) => format!("pool {name}"),
             (ObjectKind::SecurityGroup, Some(name)) => format!("security group {name}"),
+            (kind, Some(name)) if kind.is_cluster_object() => format!("{} {name}", kind.noun()),
+            (ObjectKind::ClusterOptions, None) => "the datacenter options".to_owned(),
             (kind, Some(name)) => format!("{} {name} of {at}", kind.noun()),
             (kind, None) => format!("{} of {at}", kind.noun()),
         }
@@ -252,6 +290,13 @@ impl ObjectKind {
             Self::SecurityGroup => "security group",
             Self::NodeDns => "DNS settings",
             Self::NodeTime => "time zone",
+            Self::ClusterOptions => "datacenter options",
+            Self::NodeHosts => "hosts file",
+            Self::HaResource => "HA resource",
+            Self::HaGroup => "HA group",
+            Self::HaRule => "HA rule",
+            Self::Replication => "replication job",
+            Self::MetricServer => "metric server",
         }
     }
 
@@ -278,6 +323,12 @@ impl ObjectKind {
             Self::IpSet => Some(("IP set name", 64, firewall_name)),
             Self::SecurityGroup => Some(("security group name", 18, firewall_name)),
             Self::FirewallOptions | Self::FirewallRules | Self::NodeDns | Self::NodeTime => None,
+            Self::ClusterOptions | Self::NodeHosts => None,
+            Self::HaResource => Some(("HA resource id", 32, super::cluster_names::ha_sid)),
+            Self::HaGroup => Some(("HA group id", 128, super::cluster_names::config_id)),
+            Self::HaRule => Some(("HA rule id", 128, super::cluster_names::config_id)),
+            Self::Replication => Some(("replication job id", 32, super::cluster_names::job_id)),
+            Self::MetricServer => Some(("metric server id", 128, super::cluster_names::config_id)),
         }
     }
 }

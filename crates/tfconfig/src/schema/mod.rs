@@ -9,9 +9,11 @@
 mod builders;
 mod certs;
 mod check;
+mod cluster;
 mod container;
 mod data;
 mod data_cluster;
+mod data_ha;
 mod file;
 mod firewall;
 mod local;
@@ -331,8 +333,15 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "time_sleep" => Some(time_sleep()),
         "null_resource" => Some(null_resource()),
         "terraform_data" => Some(terraform_data()),
+        t if cluster::TYPES.contains(&t) => cluster::resource(t),
         _ => None,
     }
+}
+
+/// bpg's deprecation of a whole resource type (a long `proxmox_virtual_environment_*` name
+/// its `proxmox_*` name replaces): writing one is a warning with this message.
+pub fn resource_deprecation(type_name: &str) -> Option<&'static str> {
+    cluster::deprecation(type_name)
 }
 
 /// The planned value of what a provider computes from the other arguments at plan time, as
@@ -407,6 +416,19 @@ pub const SUPPORTED: &[&str] = &[
     "time_sleep",
     "null_resource",
     "terraform_data",
+    "proxmox_virtual_environment_hosts",
+    "proxmox_cluster_options",
+    "proxmox_virtual_environment_cluster_options",
+    "proxmox_hagroup",
+    "proxmox_virtual_environment_hagroup",
+    "proxmox_haresource",
+    "proxmox_virtual_environment_haresource",
+    "proxmox_harule",
+    "proxmox_virtual_environment_harule",
+    "proxmox_replication",
+    "proxmox_virtual_environment_replication",
+    "proxmox_metrics_server",
+    "proxmox_virtual_environment_metrics_server",
 ];
 
 fn download_file(type_name: &'static str) -> ResourceSchema {
