@@ -217,7 +217,7 @@ async fn metric_servers_take_their_plugins_options_only_and_hide_the_token() {
     let api = Api::scenario(SCENARIO).await;
     died(
         &api.post(
-            "/cluster/metrics/server/g",
+            "/cluster/metrics/server/graphite",
             &[
                 ("type", "graphite"),
                 ("server", "192.0.2.1"),

@@ -280,6 +280,8 @@ impl Reader<'_> {
             }
         }
         self.plain(path, marks)?;
+        // sorted as text, as PVE's list is compared
+        list.sort();
         Ok((!list.is_empty()).then(|| list.join(",")))
     }
 }

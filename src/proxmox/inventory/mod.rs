@@ -8,8 +8,8 @@
 mod cluster;
 mod objects;
 
-pub(crate) use objects::entries as object_entries;
 pub(crate) use cluster::{fields as cluster_fields, listed as cluster_listed};
+pub(crate) use objects::entries as object_entries;
 
 use std::collections::{BTreeMap, BTreeSet};
 

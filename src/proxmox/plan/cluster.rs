@@ -118,7 +118,10 @@ pub(crate) fn stops_guest(change: &ResourceChange) -> bool {
 
 /// The guests an HA resource manages (in the configuration or on the cluster), by VMID.
 fn ha_guests(desired: &[Desired], inventory: &Inventory) -> BTreeSet<u32> {
-    let vmid = |sid: &str| sid.split_once(':').and_then(|(_, id)| id.parse::<u32>().ok());
+    let vmid = |sid: &str| {
+        sid.split_once(':')
+            .and_then(|(_, id)| id.parse::<u32>().ok())
+    };
     let declared = desired.iter().filter_map(|d| match d {
         Desired::Object(o) if o.id.kind == ObjectKind::HaResource => o.id.name.as_deref(),
         _ => None,
@@ -133,7 +136,11 @@ fn ha_guests(desired: &[Desired], inventory: &Inventory) -> BTreeSet<u32> {
 /// PVE's HA manager and its resource scheduler move an HA guest between nodes on their own:
 /// for such a guest, a `node_name` other than the one it runs on is where HA placed it, not a
 /// move to plan (which would replace it). The plan keeps it as a note.
-pub(super) fn ha_placed(changes: &mut [ResourceChange], desired: &[Desired], inventory: &Inventory) {
+pub(super) fn ha_placed(
+    changes: &mut [ResourceChange],
+    desired: &[Desired],
+    inventory: &Inventory,
+) {
     let managed = ha_guests(desired, inventory);
     for change in changes.iter_mut() {
         if change.vm_id.is_none_or(|id| !managed.contains(&id)) || change.kind.is_none() {

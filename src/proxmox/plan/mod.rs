@@ -25,8 +25,8 @@ pub use change::{
     Action, AttributeChange, Blocked, Drift, GuardRule, OutsideDrift, PendingDrift, Plan,
     ResourceChange, Summary,
 };
-pub use diff::{PlanError, PlanErrors, PlanInput, plan};
 pub(crate) use cluster::stops_guest as ha_stops_guest;
+pub use diff::{PlanError, PlanErrors, PlanInput, plan};
 pub use effect::{Effect, FieldChange, Power, classify_lxc, worst_lxc};
 pub use model::{
     Desired, DesiredDownload, DesiredGuest, DesiredObject, DesiredValue, GuestKind, Inventory,

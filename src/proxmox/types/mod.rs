@@ -3,11 +3,11 @@
 //! PVE does and prints canonically (default key, required keys, then alphabetical), so values are
 //! compared parsed, never as strings. Pure: no I/O here.
 
+mod cluster_names;
 mod features;
 mod ids;
 mod net;
 mod object;
-mod cluster_names;
 mod propstring;
 mod startup;
 mod upid;

@@ -293,7 +293,10 @@ const SOURCES: &[Source] = &[
         answer: ha::haresources,
     },
     Source {
-        names: &["proxmox_haresource", "proxmox_virtual_environment_haresource"],
+        names: &[
+            "proxmox_haresource",
+            "proxmox_virtual_environment_haresource",
+        ],
         queries: ha::haresource_query,
         answer: ha::haresource,
     },
