@@ -169,7 +169,7 @@ fn check_group(key: &str, value: &str) -> Result<(), String> {
     };
     for part in value.split(',').filter(|p| !p.is_empty()) {
         let (name, v) = part.split_once('=').ok_or_else(|| {
-            format!("invalid format - missing key in comma-separated list property")
+            "invalid format - missing key in comma-separated list property".to_owned()
         })?;
         if !parts.contains(&name) {
             return Err(format!(
