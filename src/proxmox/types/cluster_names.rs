@@ -106,4 +106,32 @@ mod tests {
         assert!(!config_id(b"1influx"));
         assert!(!config_id(b"a/b"));
     }
+
+    #[test]
+    fn cluster_objects_know_their_paths_and_bpgs_import_ids() {
+        use super::super::{ObjectId, Scope};
+        let sid =
+            ObjectId::new(ObjectKind::HaResource, Scope::Cluster, Some("vm:100")).expect("sid");
+        assert_eq!(sid.path(), "/cluster/ha/resources/vm:100");
+        assert_eq!(sid.import_id().as_deref(), Some("vm:100"));
+        assert!(ObjectId::new(ObjectKind::HaResource, Scope::Cluster, Some("vm:1")).is_err());
+        let job =
+            ObjectId::new(ObjectKind::Replication, Scope::Cluster, Some("100-0")).expect("id");
+        assert_eq!(
+            job.collection(),
+            Some(("/cluster/replication".to_owned(), "id"))
+        );
+        assert_eq!(job.import_id().as_deref(), Some("100-0"));
+        let options = ObjectId::new(ObjectKind::ClusterOptions, Scope::Cluster, None).expect("ok");
+        assert_eq!(options.import_id().as_deref(), Some("cluster"));
+        assert!(options.is_setting());
+        let node = "pve".parse().expect("node");
+        let hosts = ObjectId::new(ObjectKind::NodeHosts, Scope::Node { node }, None).expect("ok");
+        assert_eq!(hosts.path(), "/nodes/pve/hosts");
+        assert_eq!(hosts.import_id().as_deref(), Some("pve"));
+        let server =
+            ObjectId::new(ObjectKind::MetricServer, Scope::Cluster, Some("influx")).expect("id");
+        assert_eq!(server.path(), "/cluster/metrics/server/influx");
+        assert_eq!(server.describe(), "metric server influx");
+    }
 }
