@@ -8,6 +8,7 @@
 
 mod auth;
 pub mod cli;
+mod cluster_cfg;
 mod conf;
 mod error;
 mod faults;

@@ -167,6 +167,8 @@ pub(crate) struct Cluster {
     pub(crate) pools: BTreeMap<String, super::pools::Pool>,
     /// The firewall configuration (cluster, nodes, guests).
     pub(crate) firewall: super::firewall::Firewall,
+    /// `datacenter.cfg`, HA, replication and metric servers.
+    pub(crate) cluster_cfg: super::cluster_cfg::ClusterConfig,
 }
 
 /// Seconds since the epoch.

@@ -8,6 +8,7 @@
 
 mod body;
 mod clone;
+mod cluster;
 mod files;
 mod guest;
 mod network;

@@ -114,6 +114,9 @@ impl Run<'_> {
 
     /// Creates the object (`POST` to its collection) or sets its fields.
     async fn put_object(&self, object: &DesiredObject, create: bool) -> Result<(), String> {
+        if object.id.kind.is_cluster_family() {
+            return self.put_cluster_object(object, create).await;
+        }
         let api = self.exec.api;
         let id = &object.id;
         let what = id.describe();
@@ -279,6 +282,9 @@ impl Run<'_> {
                 .map_err(|e| format!("deleting the rules of {what}: {e}"))?;
         }
         if id.kind == ObjectKind::FirewallRules {
+            return Ok(());
+        }
+        if id.kind.is_cluster_object() && !self.cluster_object_listed(id).await? {
             return Ok(());
         }
         // an IP set's entries go with it (`force`)

@@ -235,6 +235,10 @@ impl Run<'_> {
                 Some(K::Alias | K::IpSet) => 2,
                 Some(K::Pool) | None => 3,
                 Some(K::LinuxBridge | K::LinuxVlan | K::LinuxBond) => 4,
+                // rules name HA resources, HA resources name groups
+                Some(K::HaRule | K::ClusterOptions | K::NodeHosts | K::MetricServer) => 0,
+                Some(K::HaResource | K::Replication) => 1,
+                Some(K::HaGroup) => 2,
             }
         };
         todo.sort_by_key(|c| rank(c));

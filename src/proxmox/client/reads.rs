@@ -40,6 +40,24 @@ pub enum ClusterRead {
     Pool {
         pool: String,
     },
+    /// `/cluster/ha/groups`, or one group.
+    HaGroups {
+        group: Option<String>,
+    },
+    /// `/cluster/ha/resources[?type=]`.
+    HaResources {
+        kind: Option<String>,
+    },
+    HaResource {
+        sid: String,
+    },
+    /// `/cluster/replication`, or one job.
+    Replications {
+        id: Option<String>,
+    },
+    MetricServer {
+        id: String,
+    },
 }
 
 impl ClusterRead {
@@ -77,8 +95,24 @@ impl ClusterRead {
             Self::Pool { pool } => {
                 Call::new(Method::GET, "/pools".into(), None).param("poolid", pool)
             }
+            Self::HaGroups { group } => cluster("ha/groups", group.as_deref()),
+            Self::HaResources { kind } => {
+                cluster("ha/resources", None).param_opt("type", kind.as_deref())
+            }
+            Self::HaResource { sid } => cluster("ha/resources", Some(sid)),
+            Self::Replications { id } => cluster("replication", id.as_deref()),
+            Self::MetricServer { id } => cluster("metrics/server", Some(id)),
         }
     }
+}
+
+/// `GET /cluster/{collection}[/{name}]`, the name escaped.
+fn cluster(collection: &str, name: Option<&str>) -> Call {
+    let path = match name {
+        Some(name) => format!("/cluster/{collection}/{}", seg(name)),
+        None => format!("/cluster/{collection}"),
+    };
+    Call::new(Method::GET, path, None)
 }
 
 impl ProxmoxClient {

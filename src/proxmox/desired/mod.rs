@@ -4,6 +4,7 @@
 //! `random_string`) to secrets kept in state. It must not do I/O, and it never puts a
 //! sensitive value anywhere but a [`Secret`](crate::proxmox::plan::Secret).
 
+mod cluster;
 mod container;
 mod file;
 mod generated;
@@ -287,9 +288,10 @@ fn link_objects(resources: &mut [Desired]) {
                         .then(|| named.get(&(ObjectKind::SecurityGroup, e.get("action")?.clone())))
                         .flatten()
                 });
+                let cluster = cluster::used(&o.id, &o.fields, &guests, &named);
                 (
                     o.address.as_str(),
-                    guest.into_iter().chain(groups).collect(),
+                    guest.into_iter().chain(groups).chain(cluster).collect(),
                 )
             }
             Desired::Download(_) => continue,

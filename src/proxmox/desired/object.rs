@@ -189,7 +189,7 @@ fn spec(resource_type: &str) -> Option<Spec> {
 
 /// Whether atoll manages `resource_type` as a pool or firewall object.
 pub(super) fn is_object(resource_type: &str) -> bool {
-    spec(resource_type).is_some()
+    spec(resource_type).is_some() || super::cluster::is_cluster(resource_type)
 }
 
 /// A known value or why it must be known: what an object is named by, and what it sets,
@@ -295,6 +295,9 @@ impl Reader<'_> {
 
 /// The desired object of one resource instance.
 pub(super) fn build(resource: &ResourceInstance) -> Result<DesiredObject, DesiredError> {
+    if super::cluster::is_cluster(&resource.resource_type) {
+        return super::cluster::build(resource);
+    }
     let address = &resource.address;
     let spec = spec(&resource.resource_type).ok_or_else(|| DesiredError::Invalid {
         address: address.clone(),

@@ -170,5 +170,12 @@ fn request(query: &Query) -> ClusterRead {
         },
         Query::Pools => ClusterRead::Pools,
         Query::Pool { pool } => ClusterRead::Pool { pool },
+        Query::HaGroups => ClusterRead::HaGroups { group: None },
+        Query::HaGroup { group } => ClusterRead::HaGroups { group: Some(group) },
+        Query::HaResources { kind } => ClusterRead::HaResources { kind },
+        Query::HaResource { sid } => ClusterRead::HaResource { sid },
+        Query::Replications => ClusterRead::Replications { id: None },
+        Query::Replication { id } => ClusterRead::Replications { id: Some(id) },
+        Query::MetricServer { id } => ClusterRead::MetricServer { id },
     }
 }

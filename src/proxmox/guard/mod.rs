@@ -5,6 +5,7 @@
 //! inventory, the desired guests and local MACs in; it must not do I/O.
 
 mod firewall;
+mod ha;
 mod identity;
 mod network;
 mod rules;

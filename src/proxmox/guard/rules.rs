@@ -91,7 +91,8 @@ fn evaluate(
         return super::network::check(change, protected);
     }
     if change.object.is_some() {
-        return super::firewall::check(change, protected, all);
+        return super::firewall::check(change, protected, all)
+            .or_else(|| super::ha::check(change, protected));
     }
     change.kind?;
     own_rules(change, protected, policy)

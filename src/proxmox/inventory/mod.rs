@@ -6,8 +6,10 @@
 //! anything about the plan.
 
 mod network;
+mod cluster;
 mod objects;
 
+pub(crate) use cluster::{fields as cluster_fields, listed as cluster_listed};
 pub(crate) use objects::entries as object_entries;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -71,6 +71,9 @@ async fn read_object(
         PveError::NotFound(_) => Ok(None),
         e => Err(InventoryError::Api(e)),
     };
+    if id.kind.is_cluster_family() {
+        return super::cluster::read(api, id).await;
+    }
     let mut live = LiveObject::default();
     if id.fields_from_listing() {
         let listing = match api.object_read(id, &ObjectTarget::Collection).await {

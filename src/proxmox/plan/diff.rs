@@ -94,6 +94,7 @@ pub fn plan(input: PlanInput<'_>) -> Result<Plan, PlanErrors> {
     if !errors.is_empty() {
         return Err(PlanErrors(errors));
     }
+    super::cluster::ha_placed(&mut changes, input.desired, input.inventory);
     changes.sort_by(|a, b| a.address.cmp(&b.address));
     Ok(Plan::new(input.source.clone(), changes))
 }

@@ -6,6 +6,7 @@
 
 mod attrs;
 mod change;
+mod cluster;
 mod diff;
 mod download;
 mod effect;
@@ -25,6 +26,7 @@ pub use change::{
     Action, AttributeChange, Blocked, Drift, GuardRule, Importing, OutsideDrift, PendingDrift,
     Plan, ResourceChange, Summary,
 };
+pub(crate) use cluster::stops_guest as ha_stops_guest;
 pub use diff::{PlanError, PlanErrors, PlanInput, plan};
 pub use effect::{Effect, FieldChange, Power, classify_lxc, worst_lxc};
 pub use model::{

@@ -87,6 +87,12 @@ pub(crate) fn change_for(
             resource.actions = vec![Action::Create];
             resource.attributes = created(object);
         }
+        Some(live) if super::cluster::replaced_because(object, live).is_some() => {
+            let why = super::cluster::replaced_because(object, live).unwrap_or_default();
+            resource.actions = vec![Action::Delete, Action::Create];
+            resource.attributes = created(object);
+            resource.notes.push(why);
+        }
         Some(live) => {
             resource.attributes = updated(object, live);
             if let Some(StateEntry::Object { fields, .. }) = prior {
@@ -106,6 +112,7 @@ pub(crate) fn change_for(
         let fields: Vec<_> = std::iter::once(&object.fields).chain(live).collect();
         super::network::annotate(&mut resource, &object.id, &fields, inventory);
     }
+    super::cluster::ha_notes(&mut resource);
     resource
 }
 
@@ -178,6 +185,13 @@ const FLAGS: &[&str] = &[
     "nomatch",
     "autostart",
     "bridge_vlan_aware",
+    "disable",
+    "strict",
+    "restricted",
+    "nofailback",
+    "failback",
+    "verify-certificate",
+    "otel-verify-ssl",
 ];
 
 /// A PVE value as the plan shows it: a flag as a boolean.
@@ -280,6 +294,7 @@ fn updated(object: &DesiredObject, live: &LiveObject) -> Vec<AttributeChange> {
         let have = live.entries.clone().unwrap_or_default();
         out.extend(entry_changes(label(object, "entries"), how, want, &have));
     }
+    out.extend(super::cluster::unset(object, live));
     out
 }
 
@@ -290,7 +305,7 @@ fn pve_default(id: &ObjectId, key: &str) -> Option<&'static str> {
         return super::network::pve_default(key);
     }
     if id.kind != ObjectKind::FirewallOptions {
-        return None;
+        return super::cluster::pve_default(id, key);
     }
     let scoped = match (&id.scope, key) {
         (Scope::Cluster, "enable") => "0",

@@ -3,6 +3,7 @@
 //! PVE does and prints canonically (default key, required keys, then alphabetical), so values are
 //! compared parsed, never as strings. Pure: no I/O here.
 
+mod cluster_names;
 mod features;
 mod ids;
 mod net;

@@ -32,6 +32,21 @@ pub enum ObjectKind {
     LinuxVlan,
     /// A node's Linux bond (`type=bond`).
     LinuxBond,
+    /// The datacenter options (`/cluster/options`, `datacenter.cfg`): always there, only
+    /// changed; keys no longer set are deleted.
+    ClusterOptions,
+    /// A node's `/etc/hosts` (`/nodes/{node}/hosts`): always there, written whole.
+    NodeHosts,
+    /// An HA resource (`/cluster/ha/resources/{sid}`, `vm:100`).
+    HaResource,
+    /// An HA group (`/cluster/ha/groups/{group}`), PVE 8's; PVE 9 migrates them to rules.
+    HaGroup,
+    /// An HA rule (`/cluster/ha/rules/{rule}`), PVE 9's node and resource affinity.
+    HaRule,
+    /// A storage replication job (`/cluster/replication/{id}`, `100-0`).
+    Replication,
+    /// An external metric server (`/cluster/metrics/server/{id}`).
+    MetricServer,
 }
 
 /// Where a firewall object lives.
@@ -147,6 +162,13 @@ impl ObjectId {
             ObjectKind::LinuxBridge | ObjectKind::LinuxVlan | ObjectKind::LinuxBond => {
                 format!("{base}/network/{name}")
             }
+            ObjectKind::ClusterOptions => "/cluster/options".to_owned(),
+            ObjectKind::NodeHosts => format!("{base}/hosts"),
+            ObjectKind::HaResource => format!("/cluster/ha/resources/{name}"),
+            ObjectKind::HaGroup => format!("/cluster/ha/groups/{name}"),
+            ObjectKind::HaRule => format!("/cluster/ha/rules/{name}"),
+            ObjectKind::Replication => format!("/cluster/replication/{name}"),
+            ObjectKind::MetricServer => format!("/cluster/metrics/server/{name}"),
         }
     }
 
@@ -166,6 +188,12 @@ impl ObjectId {
             | ObjectKind::FirewallRules
             | ObjectKind::NodeDns
             | ObjectKind::NodeTime => None,
+            ObjectKind::ClusterOptions | ObjectKind::NodeHosts => None,
+            ObjectKind::HaResource => Some(("/cluster/ha/resources".to_owned(), "sid")),
+            ObjectKind::HaGroup => Some(("/cluster/ha/groups".to_owned(), "group")),
+            ObjectKind::HaRule => Some(("/cluster/ha/rules".to_owned(), "rule")),
+            ObjectKind::Replication => Some(("/cluster/replication".to_owned(), "id")),
+            ObjectKind::MetricServer => Some(("/cluster/metrics/server".to_owned(), "id")),
         }
     }
 
@@ -175,7 +203,7 @@ impl ObjectId {
         matches!(
             self.kind,
             ObjectKind::FirewallOptions | ObjectKind::NodeDns | ObjectKind::NodeTime
-        )
+        ) || self.kind.is_cluster_setting()
     }
 
     /// How the object's entries are kept, and where (`path()` lists them); `None` when it
@@ -237,6 +265,14 @@ impl ObjectId {
             ObjectKind::LinuxBridge | ObjectKind::LinuxVlan | ObjectKind::LinuxBond => {
                 Some(format!("{}:{name}", node.unwrap_or_default()))
             }
+            // bpg: `cluster` for the options, the node for its hosts, the name otherwise
+            ObjectKind::ClusterOptions => Some("cluster".to_owned()),
+            ObjectKind::NodeHosts => node,
+            ObjectKind::HaResource
+            | ObjectKind::HaGroup
+            | ObjectKind::HaRule
+            | ObjectKind::Replication
+            | ObjectKind::MetricServer => Some(name),
         }
     }
 
@@ -258,6 +294,8 @@ impl ObjectId {
         match (&self.kind, &self.name) {
             (ObjectKind::Pool, Some(name)) => format!("pool {name}"),
             (ObjectKind::SecurityGroup, Some(name)) => format!("security group {name}"),
+            (kind, Some(name)) if kind.is_cluster_object() => format!("{} {name}", kind.noun()),
+            (ObjectKind::ClusterOptions, None) => "the datacenter options".to_owned(),
             (kind, Some(name)) => format!("{} {name} of {at}", kind.noun()),
             (kind, None) => format!("{} of {at}", kind.noun()),
         }
@@ -280,6 +318,13 @@ impl ObjectKind {
             Self::LinuxBridge => "Linux bridge",
             Self::LinuxVlan => "Linux VLAN",
             Self::LinuxBond => "Linux bond",
+            Self::ClusterOptions => "datacenter options",
+            Self::NodeHosts => "hosts file",
+            Self::HaResource => "HA resource",
+            Self::HaGroup => "HA group",
+            Self::HaRule => "HA rule",
+            Self::Replication => "replication job",
+            Self::MetricServer => "metric server",
         }
     }
 
@@ -330,6 +375,12 @@ impl ObjectKind {
             Self::LinuxBridge | Self::LinuxVlan | Self::LinuxBond => {
                 Some(("interface name", 20, iface_name))
             }
+            Self::ClusterOptions | Self::NodeHosts => None,
+            Self::HaResource => Some(("HA resource id", 32, super::cluster_names::ha_sid)),
+            Self::HaGroup => Some(("HA group id", 128, super::cluster_names::config_id)),
+            Self::HaRule => Some(("HA rule id", 128, super::cluster_names::config_id)),
+            Self::Replication => Some(("replication job id", 32, super::cluster_names::job_id)),
+            Self::MetricServer => Some(("metric server id", 128, super::cluster_names::config_id)),
         }
     }
 }

@@ -322,6 +322,7 @@ pub(crate) async fn destroy(
                 log.push(format!("forced to stop CT {vmid} before destroying!"));
             }
             cluster.guests.remove(&vmid);
+            cluster.purge_cluster_config(vmid);
             cluster.destroy_volumes_of(&node2, vmid);
             log.push(format!("purging CT {vmid} from related configurations.."));
             Ok(0)

@@ -4,6 +4,8 @@
 
 mod access;
 mod cluster;
+mod cluster_cfg;
+mod cluster_cfg_jobs;
 mod download;
 mod firewall;
 mod firewall_objects;
@@ -79,7 +81,10 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
             "/nodes/{node}/dns",
             get(node_read::dns).put(node_read::update_dns),
         )
-        .route("/nodes/{node}/hosts", get(node_read::hosts))
+        .route(
+            "/nodes/{node}/hosts",
+            get(node_read::hosts).post(cluster_cfg::write_hosts),
+        )
         .route(
             "/nodes/{node}/time",
             get(node_read::time).put(node_read::update_time),
@@ -103,6 +108,7 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
         )
         .merge(firewall::routes())
         .merge(network::routes())
+        .merge(cluster_cfg::routes())
         .fallback(not_implemented)
         .method_not_allowed_fallback(not_implemented)
         .layer(middleware::from_fn_with_state(sim.clone(), pipeline))

@@ -256,6 +256,7 @@ fn destroy_vm(
         }
     }
     cluster.guests.remove(&vmid);
+    cluster.purge_cluster_config(vmid);
     Ok(())
 }
 

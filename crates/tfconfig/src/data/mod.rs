@@ -7,6 +7,7 @@
 //! Must not: read the cluster or anything else itself. An answer is a pure function of the
 //! read's arguments and PVE's responses ([`Facts`]), so it is tested without Proxmox VE.
 
+mod ha;
 mod json;
 mod node;
 mod pool;
@@ -142,6 +143,20 @@ pub enum Query {
     Pools,
     /// `GET /pools?poolid={pool}`.
     Pool { pool: String },
+    /// `GET /cluster/ha/groups`.
+    HaGroups,
+    /// `GET /cluster/ha/groups/{group}`.
+    HaGroup { group: String },
+    /// `GET /cluster/ha/resources[?type=]`.
+    HaResources { kind: Option<String> },
+    /// `GET /cluster/ha/resources/{sid}`.
+    HaResource { sid: String },
+    /// `GET /cluster/replication`.
+    Replications,
+    /// `GET /cluster/replication/{id}`.
+    Replication { id: String },
+    /// `GET /cluster/metrics/server/{id}`.
+    MetricServer { id: String },
 }
 
 /// What the caller read: the cluster's guests (the refresh's listing) and PVE's `data` for each
@@ -258,6 +273,56 @@ const SOURCES: &[Source] = &[
         names: &["proxmox_virtual_environment_pool"],
         queries: pool::pool_query,
         answer: pool::pool,
+    },
+    Source {
+        names: &["proxmox_hagroups", "proxmox_virtual_environment_hagroups"],
+        queries: ha::hagroups_query,
+        answer: ha::hagroups,
+    },
+    Source {
+        names: &["proxmox_hagroup", "proxmox_virtual_environment_hagroup"],
+        queries: ha::hagroup_query,
+        answer: ha::hagroup,
+    },
+    Source {
+        names: &[
+            "proxmox_haresources",
+            "proxmox_virtual_environment_haresources",
+        ],
+        queries: ha::haresources_query,
+        answer: ha::haresources,
+    },
+    Source {
+        names: &[
+            "proxmox_haresource",
+            "proxmox_virtual_environment_haresource",
+        ],
+        queries: ha::haresource_query,
+        answer: ha::haresource,
+    },
+    Source {
+        names: &[
+            "proxmox_replications",
+            "proxmox_virtual_environment_replications",
+        ],
+        queries: ha::replications_query,
+        answer: ha::replications,
+    },
+    Source {
+        names: &[
+            "proxmox_replication",
+            "proxmox_virtual_environment_replication",
+        ],
+        queries: ha::replication_query,
+        answer: ha::replication,
+    },
+    Source {
+        names: &[
+            "proxmox_metrics_server",
+            "proxmox_virtual_environment_metrics_server",
+        ],
+        queries: ha::metrics_server_query,
+        answer: ha::metrics_server,
     },
 ];
 

@@ -42,6 +42,20 @@ pub const DATA_SOURCES: &[&str] = &[
     "proxmox_virtual_environment_pool",
     "local_file",
     "local_sensitive_file",
+    "proxmox_hagroups",
+    "proxmox_virtual_environment_hagroups",
+    "proxmox_hagroup",
+    "proxmox_virtual_environment_hagroup",
+    "proxmox_haresources",
+    "proxmox_virtual_environment_haresources",
+    "proxmox_haresource",
+    "proxmox_virtual_environment_haresource",
+    "proxmox_replications",
+    "proxmox_virtual_environment_replications",
+    "proxmox_replication",
+    "proxmox_virtual_environment_replication",
+    "proxmox_metrics_server",
+    "proxmox_virtual_environment_metrics_server",
 ];
 
 /// bpg's message on the data sources its `proxmox_*` names replace
@@ -107,6 +121,7 @@ pub fn data_source(type_name: &str) -> Option<DataSourceSchema> {
             ("proxmox_virtual_environment_pools", c::pools(), None)
         }
         "proxmox_virtual_environment_pool" => ("proxmox_virtual_environment_pool", c::pool(), None),
+        t if super::data_ha::NAMES.contains(&t) => super::data_ha::schema(t)?,
         _ => return None,
     };
     Some(DataSourceSchema {

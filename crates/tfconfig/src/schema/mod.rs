@@ -9,9 +9,11 @@
 mod builders;
 mod certs;
 mod check;
+mod cluster;
 mod container;
 mod data;
 mod data_cluster;
+mod data_ha;
 mod file;
 mod firewall;
 mod local;
@@ -336,8 +338,71 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
             .iter()
             .find(|n| **n == t)
             .and_then(|n| network::resource(n)),
+        t if cluster::TYPES.contains(&t) => cluster::resource(t),
         _ => None,
     }
+}
+
+/// The long names bpg replaced with `proxmox_*` ones and deprecated (the "Deprecated: Use ...
+/// instead" banner of its documentation, `fwprovider/migration`), without the
+/// `proxmox_virtual_environment_` prefix.
+const RENAMED: &[&str] = &[
+    "acl",
+    "acme_account",
+    "acme_certificate",
+    "acme_dns_plugin",
+    "apt_repository",
+    "apt_standard_repository",
+    "cloned_vm",
+    "cluster_options",
+    "download_file",
+    "hagroup",
+    "hardware_mapping_dir",
+    "hardware_mapping_pci",
+    "hardware_mapping_usb",
+    "haresource",
+    "harule",
+    "metrics_server",
+    "network_linux_bridge",
+    "network_linux_vlan",
+    "node_firewall",
+    "oci_image",
+    "pool_membership",
+    "realm_ldap",
+    "realm_openid",
+    "realm_sync",
+    "replication",
+    "sdn_applier",
+    "sdn_fabric_node_openfabric",
+    "sdn_fabric_node_ospf",
+    "sdn_fabric_openfabric",
+    "sdn_fabric_ospf",
+    "sdn_subnet",
+    "sdn_vnet",
+    "sdn_zone_evpn",
+    "sdn_zone_qinq",
+    "sdn_zone_simple",
+    "sdn_zone_vlan",
+    "sdn_zone_vxlan",
+    "storage_cifs",
+    "storage_directory",
+    "storage_lvm",
+    "storage_lvmthin",
+    "storage_nfs",
+    "storage_pbs",
+    "storage_zfspool",
+    "user_token",
+];
+
+/// bpg's deprecation of a whole resource type (a long `proxmox_virtual_environment_*` name
+/// its `proxmox_*` name replaces): writing one is a warning with bpg's message.
+pub fn resource_deprecation(type_name: &str) -> Option<String> {
+    let rest = type_name.strip_prefix("proxmox_virtual_environment_")?;
+    RENAMED.contains(&rest).then(|| {
+        format!(
+            "Use \"proxmox_{rest}\" instead. This resource / data source will be removed in v1.0."
+        )
+    })
 }
 
 /// The planned value of what a provider computes from the other arguments at plan time, as
@@ -417,13 +482,21 @@ pub const SUPPORTED: &[&str] = &[
     "proxmox_network_linux_vlan",
     "proxmox_virtual_environment_network_linux_vlan",
     "proxmox_network_linux_bond",
+    "proxmox_virtual_environment_hosts",
+    "proxmox_cluster_options",
+    "proxmox_virtual_environment_cluster_options",
+    "proxmox_hagroup",
+    "proxmox_virtual_environment_hagroup",
+    "proxmox_haresource",
+    "proxmox_virtual_environment_haresource",
+    "proxmox_harule",
+    "proxmox_virtual_environment_harule",
+    "proxmox_replication",
+    "proxmox_virtual_environment_replication",
+    "proxmox_metrics_server",
+    "proxmox_virtual_environment_metrics_server",
 ];
 
-/// bpg's deprecation of a whole resource type (a long name it replaced with a short one):
-/// writing one is a warning with this message.
-pub fn resource_deprecation(type_name: &str) -> Option<&'static str> {
-    network::deprecation(type_name)
-}
 
 fn download_file(type_name: &'static str) -> ResourceSchema {
     let attrs = vec![

@@ -6,21 +6,6 @@
 use super::builders::*;
 use super::{AttrSchema, BodySchema, Check, ResourceSchema};
 
-/// bpg's `migration.DeprecationMessage` for a long name it replaced with `short`.
-pub(super) fn deprecation(type_name: &str) -> Option<&'static str> {
-    match type_name {
-        "proxmox_virtual_environment_network_linux_bridge" => Some(
-            "Use \"proxmox_network_linux_bridge\" instead. This resource / data source will be \
-             removed in v1.0.",
-        ),
-        "proxmox_virtual_environment_network_linux_vlan" => Some(
-            "Use \"proxmox_network_linux_vlan\" instead. This resource / data source will be \
-             removed in v1.0.",
-        ),
-        _ => None,
-    }
-}
-
 /// The resource types of this family, every name bpg registers.
 pub(super) const NAMES: &[&str] = &[
     "proxmox_network_linux_bridge",
