@@ -162,6 +162,8 @@ pub(crate) struct Cluster {
     pub(crate) pools: BTreeMap<String, super::pools::Pool>,
     /// The firewall configuration (cluster, nodes, guests).
     pub(crate) firewall: super::firewall::Firewall,
+    /// SDN zones, vnets and subnets, written and running.
+    pub(crate) sdn: super::sdn::Sdn,
 }
 
 /// Seconds since the epoch.

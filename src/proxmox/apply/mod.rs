@@ -13,6 +13,7 @@ mod guest;
 mod object;
 mod phases;
 mod preflight;
+mod sdn;
 mod update;
 
 use std::collections::{BTreeMap, BTreeSet};

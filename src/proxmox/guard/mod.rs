@@ -7,6 +7,7 @@
 mod firewall;
 mod identity;
 mod rules;
+mod sdn;
 
 pub use identity::Nic;
 pub use rules::{GuardRefusal, check, recheck};

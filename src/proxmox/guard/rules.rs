@@ -83,6 +83,9 @@ fn evaluate(
     if change.is_no_op() {
         return None;
     }
+    if change.object.as_ref().is_some_and(|o| o.is_sdn()) {
+        return super::sdn::check(change, protected, all);
+    }
     if change.object.is_some() {
         return super::firewall::check(change, protected, all);
     }

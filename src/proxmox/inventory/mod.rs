@@ -6,6 +6,7 @@
 //! anything about the plan.
 
 mod objects;
+mod sdn;
 
 pub(crate) use objects::entries as object_entries;
 

@@ -19,12 +19,14 @@ mod paths;
 mod propstr;
 mod qemu;
 mod qemu_keys;
+mod sdn;
 
 pub use change::{
     Action, AttributeChange, Blocked, Drift, GuardRule, OutsideDrift, PendingDrift, Plan,
     ResourceChange, Summary,
 };
 pub use diff::{PlanError, PlanErrors, PlanInput, plan};
+pub use sdn::deleted_bridges as sdn_deleted_bridges;
 pub use effect::{Effect, FieldChange, Power, classify_lxc, worst_lxc};
 pub use model::{
     Desired, DesiredDownload, DesiredGuest, DesiredObject, DesiredValue, GuestKind, Inventory,

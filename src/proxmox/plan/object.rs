@@ -145,6 +145,12 @@ const FLAGS: &[&str] = &[
     "nosmurfs",
     "tcpflags",
     "nomatch",
+    "snat",
+    "vlanaware",
+    "isolate-ports",
+    "advertise-subnets",
+    "disable-arp-nd-suppression",
+    "exitnodes-local-routing",
 ];
 
 /// A PVE value as the plan shows it: a flag as a boolean.

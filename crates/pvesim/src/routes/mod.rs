@@ -21,6 +21,7 @@ mod qemu_clone;
 mod qemu_create;
 mod qemu_disk;
 mod qemu_power;
+mod sdn;
 mod storage;
 mod tasks;
 mod upload;
@@ -101,6 +102,7 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
                 .delete(pools::delete_one),
         )
         .merge(firewall::routes())
+        .merge(sdn::routes())
         .fallback(not_implemented)
         .method_not_allowed_fallback(not_implemented)
         .layer(middleware::from_fn_with_state(sim.clone(), pipeline))

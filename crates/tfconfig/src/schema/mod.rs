@@ -15,6 +15,7 @@ mod data_cluster;
 mod file;
 mod firewall;
 mod local;
+mod sdn;
 mod utility;
 mod vm;
 
@@ -29,6 +30,7 @@ use firewall::{
     node_firewall, pool, security_group, time,
 };
 pub use local::local_data_source;
+pub use sdn::deprecation as resource_deprecation;
 use utility::{
     null_resource, random, random_bytes, random_id, random_integer, random_pet, random_shuffle,
     random_uuid, terraform_data, time_offset, time_rotating, time_sleep, time_static,
@@ -331,6 +333,7 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "time_sleep" => Some(time_sleep()),
         "null_resource" => Some(null_resource()),
         "terraform_data" => Some(terraform_data()),
+        t if t.contains("_sdn_") => sdn::resource(t),
         _ => None,
     }
 }
@@ -407,6 +410,22 @@ pub const SUPPORTED: &[&str] = &[
     "time_sleep",
     "null_resource",
     "terraform_data",
+    "proxmox_sdn_zone_simple",
+    "proxmox_sdn_zone_vlan",
+    "proxmox_sdn_zone_qinq",
+    "proxmox_sdn_zone_vxlan",
+    "proxmox_sdn_zone_evpn",
+    "proxmox_sdn_vnet",
+    "proxmox_sdn_subnet",
+    "proxmox_sdn_applier",
+    "proxmox_virtual_environment_sdn_zone_simple",
+    "proxmox_virtual_environment_sdn_zone_vlan",
+    "proxmox_virtual_environment_sdn_zone_qinq",
+    "proxmox_virtual_environment_sdn_zone_vxlan",
+    "proxmox_virtual_environment_sdn_zone_evpn",
+    "proxmox_virtual_environment_sdn_vnet",
+    "proxmox_virtual_environment_sdn_subnet",
+    "proxmox_virtual_environment_sdn_applier",
 ];
 
 fn download_file(type_name: &'static str) -> ResourceSchema {
