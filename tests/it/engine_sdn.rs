@@ -126,7 +126,12 @@ async fn zones_vnets_a_subnet_and_the_applier_apply_and_the_next_plan_is_empty()
     assert!(bridges.contains(&"web".to_owned()), "{bridges:?}");
     assert!(bridges.contains(&"lab".to_owned()), "{bridges:?}");
     let vm = get(&env, "/nodes/pve/qemu/300/config").await;
-    assert!(vm["net0"].as_str().is_some_and(|n| n.contains("bridge=web")), "{vm}");
+    assert!(
+        vm["net0"]
+            .as_str()
+            .is_some_and(|n| n.contains("bridge=web")),
+        "{vm}"
+    );
 
     let again = env.atoll(&["plan", "--detailed-exitcode"]).await;
     assert_eq!(again.status.code(), Some(0), "{}", text(&again));
@@ -148,10 +153,18 @@ async fn a_vnet_change_replugs_its_guests_as_planned_and_destroy_removes_everyth
     assert_eq!(web["disruption"], "link-reset", "{web}");
     assert!(web.to_string().contains("VM 300"), "{web}");
     let applier = change(&plan, "proxmox_sdn_applier.apply");
-    assert_eq!(applier["actions"], serde_json::json!(["update"]), "{applier}");
+    assert_eq!(
+        applier["actions"],
+        serde_json::json!(["update"]),
+        "{applier}"
+    );
     let out = env.apply().await;
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(replugs(&env), before + 1, "the link was re-plugged as planned");
+    assert_eq!(
+        replugs(&env),
+        before + 1,
+        "the link was re-plugged as planned"
+    );
     assert_eq!(get(&env, "/cluster/sdn/vnets/web").await["alias"], "web");
 
     // a zone and a subnet nobody is on: live, and no guest is touched
@@ -174,7 +187,11 @@ async fn a_vnet_change_replugs_its_guests_as_planned_and_destroy_removes_everyth
         assert_eq!(list.as_array().map(Vec::len), Some(0), "{path}: {list}");
     }
     let running = get(&env, "/cluster/sdn/vnets?running=1").await;
-    assert_eq!(running.as_array().map(Vec::len), Some(0), "applied: {running}");
+    assert_eq!(
+        running.as_array().map(Vec::len),
+        Some(0),
+        "applied: {running}"
+    );
     assert!(!env.sim.bridges("pve").contains(&"lab".to_owned()));
 }
 
@@ -192,7 +209,11 @@ async fn an_invalid_subnet_is_refused_with_pves_message_and_nothing_is_applied()
     let subnets = get(&env, "/cluster/sdn/vnets/lab/subnets").await;
     assert_eq!(subnets.as_array().map(Vec::len), Some(0), "{subnets}");
     let running = get(&env, "/cluster/sdn/vnets?running=1").await;
-    assert_eq!(running.as_array().map(Vec::len), Some(0), "not applied: {running}");
+    assert_eq!(
+        running.as_array().map(Vec::len),
+        Some(0),
+        "not applied: {running}"
+    );
     assert!(!env.sim.bridges("pve").contains(&"lab".to_owned()));
 
     // fixed, the next apply finishes the job
@@ -223,5 +244,8 @@ async fn the_guard_refuses_an_sdn_change_that_replugs_a_protected_guest() {
     assert!(reason.contains("protected guest 300"), "{reason}");
     let out = env.atoll(&["apply", "--auto-approve"]).await;
     assert!(!out.status.success(), "{}", text(&out));
-    assert_eq!(get(&env, "/cluster/sdn/vnets/web").await["alias"], "web servers");
+    assert_eq!(
+        get(&env, "/cluster/sdn/vnets/web").await["alias"],
+        "web servers"
+    );
 }

@@ -185,8 +185,16 @@ impl Sdn {
     /// The objects of `kind` as `view` shows them, each with its id and the digest.
     pub(crate) fn list(&self, kind: Kind, view: View) -> Vec<Map<String, Value>> {
         let objects: BTreeMap<String, Map<String, Value>> = match view {
-            View::Config => kind.of(&self.config).iter().map(|(id, s)| (id.clone(), render(s))).collect(),
-            View::Running => kind.of(&self.running).iter().map(|(id, s)| (id.clone(), render(s))).collect(),
+            View::Config => kind
+                .of(&self.config)
+                .iter()
+                .map(|(id, s)| (id.clone(), render(s)))
+                .collect(),
+            View::Running => kind
+                .of(&self.running)
+                .iter()
+                .map(|(id, s)| (id.clone(), render(s)))
+                .collect(),
             View::Pending => pending_view(kind.of(&self.running), kind.of(&self.config)),
         };
         objects
@@ -262,13 +270,12 @@ pub(crate) fn apply(cluster: &mut Cluster, user: &str) -> String {
             continue;
         };
         let nodes: Option<BTreeSet<&str>> = zone.get("nodes").map(|n| n.split(',').collect());
-        let mtu = zone
-            .get("mtu")
-            .and_then(|m| m.parse().ok())
-            .unwrap_or(match zone.get("type").map(String::as_str) {
+        let mtu = zone.get("mtu").and_then(|m| m.parse().ok()).unwrap_or(
+            match zone.get("type").map(String::as_str) {
                 Some("vxlan" | "evpn") => 1450,
                 _ => 1500,
-            });
+            },
+        );
         for (name, node) in cluster.nodes.iter_mut() {
             if nodes.as_ref().is_none_or(|n| n.contains(name.as_str())) {
                 node.bridges.insert(vnet.clone(), mtu);
@@ -290,7 +297,9 @@ pub(crate) fn apply(cluster: &mut Cluster, user: &str) -> String {
             })
             .map(|(k, _)| k.clone())
             .collect();
-        guest.events.extend(replugged.into_iter().map(GuestEvent::LinkReplugged));
+        guest
+            .events
+            .extend(replugged.into_iter().map(GuestEvent::LinkReplugged));
     }
     let node = cluster.nodes.keys().next().cloned().unwrap_or_default();
     let upid = cluster.new_task(&node, "reloadnetworkall", "", user);

@@ -35,7 +35,11 @@ fn subnet_id(v: &str) -> Result<(), String> {
         v.to_owned()
     } else {
         let parts: Vec<&str> = v.splitn(3, '-').collect();
-        format!("{}/{}", parts.get(1).unwrap_or(&""), parts.get(2).unwrap_or(&""))
+        format!(
+            "{}/{}",
+            parts.get(1).unwrap_or(&""),
+            parts.get(2).unwrap_or(&"")
+        )
     };
     parse_cidr(&cidr)
         .map(|_| ())
@@ -76,7 +80,11 @@ fn contains(cidr: &str, addr: &str) -> bool {
         return false;
     }
     let mask = if net.is_ipv4() { mask } else { mask.min(128) };
-    let keep = if mask == 0 { 0 } else { u128::MAX << (128 - u32::from(mask)) };
+    let keep = if mask == 0 {
+        0
+    } else {
+        u128::MAX << (128 - u32::from(mask))
+    };
     bits(net) & keep == bits(addr) & keep
 }
 
@@ -136,7 +144,11 @@ fn zone_options(zone_type: &str) -> Vec<(&'static str, bool)> {
         _ => return Vec::new(),
     };
     let common = ["nodes", "mtu", "dns", "reversedns", "dnszone", "ipam"];
-    common.iter().map(|k| (*k, false)).chain(own.iter().copied()).collect()
+    common
+        .iter()
+        .map(|k| (*k, false))
+        .chain(own.iter().copied())
+        .collect()
 }
 
 /// `SectionConfig::check_config`: every option known to the type; on create, the required
@@ -155,7 +167,9 @@ fn check_config(
         section.insert(k.clone(), v.clone());
     }
     if create
-        && let Some((k, _)) = options.iter().find(|(k, req)| *req && !given.contains_key(*k))
+        && let Some((k, _)) = options
+            .iter()
+            .find(|(k, req)| *req && !given.contains_key(*k))
     {
         return Err(format!("missing value for required option '{k}'"));
     }
@@ -177,7 +191,9 @@ fn delete_from(
             return Err(format!("unable to delete required option '{k}'"));
         }
         if given.contains_key(k) {
-            return Err(format!("cannot set and delete property '{k}' at the same time!"));
+            return Err(format!(
+                "cannot set and delete property '{k}' at the same time!"
+            ));
         }
         section.remove(k);
     }
@@ -222,12 +238,15 @@ pub(crate) fn zone_create(cluster: &mut Cluster, params: &Params) -> ApiResult<(
     let p = spec::check(params, &fields)?;
     let (id, zone_type) = (p["zone"].clone(), p["type"].clone());
     let options = zone_options(&zone_type);
-    let mut zone = check_config(&options, &p, &["zone", "type", "lock-token"], true)
-        .map_err(ApiError::die)?;
+    let mut zone =
+        check_config(&options, &p, &["zone", "type", "lock-token"], true).map_err(ApiError::die)?;
     zone.insert("type".to_owned(), zone_type);
     let what = "create sdn zone object";
     if cluster.sdn.config.zones.contains_key(&id) {
-        return Err(failed(what, &format!("sdn zone object ID '{id}' already defined")));
+        return Err(failed(
+            what,
+            &format!("sdn zone object ID '{id}' already defined"),
+        ));
     }
     zone_refs(&zone).map_err(|e| failed(what, &e))?;
     cluster.sdn.config.zones.insert(id, zone);
@@ -254,9 +273,16 @@ pub(crate) fn zone_update(cluster: &mut Cluster, id: &str, params: &Params) -> A
     delete_from(&mut zone, &options, &given, &delete).map_err(|e| failed(what, &e))?;
     let old_ipam = zone.get("ipam").cloned();
     zone.extend(given);
-    let in_zone = sdn.config.subnets.keys().any(|s| s.split('-').next() == Some(&id));
+    let in_zone = sdn
+        .config
+        .subnets
+        .keys()
+        .any(|s| s.split('-').next() == Some(&id));
     if zone.get("ipam") != old_ipam.as_ref() && in_zone {
-        let e = param_exc("ipam", "can't change ipam if a subnet is already defined in this zone");
+        let e = param_exc(
+            "ipam",
+            "can't change ipam if a subnet is already defined in this zone",
+        );
         return Err(failed(what, &e));
     }
     zone_refs(&zone).map_err(|e| failed(what, &e))?;
@@ -274,7 +300,11 @@ pub(crate) fn zone_delete(cluster: &mut Cluster, id: &str, params: &Params) -> A
     if !config.zones.contains_key(&id) {
         return Err(failed(what, &format!("sdn '{id}' does not exist")));
     }
-    if let Some((vnet, _)) = config.vnets.iter().find(|(_, v)| v.get("zone") == Some(&id)) {
+    if let Some((vnet, _)) = config
+        .vnets
+        .iter()
+        .find(|(_, v)| v.get("zone") == Some(&id))
+    {
         return Err(failed(what, &format!("zone {id} is used by vnet {vnet}")));
     }
     cluster.sdn.config.zones.remove(&id);
@@ -321,7 +351,10 @@ fn vnet_hooks(config: &crate::sdn::Config, id: &str, vnet: &Section) -> Result<(
                 .filter(|(_, o)| same_zone(o))
                 .find(|(_, o)| o.get("tag") == vnet.get("tag"))
             {
-                return Err(param_exc("tag", &format!("tag {tag} already exist in vnet {other}")));
+                return Err(param_exc(
+                    "tag",
+                    &format!("tag {tag} already exist in vnet {other}"),
+                ));
             }
         }
         Some("qinq") => {
@@ -335,7 +368,8 @@ fn vnet_hooks(config: &crate::sdn::Config, id: &str, vnet: &Section) -> Result<(
                         return Err(param_exc("tag", &m));
                     }
                     (None, None) => {
-                        let m = format!("tag-less vnet already exists in zone {zone_id} vnet {other}");
+                        let m =
+                            format!("tag-less vnet already exists in zone {zone_id} vnet {other}");
                         return Err(param_exc("tag", &m));
                     }
                     _ => {}
@@ -348,7 +382,10 @@ fn vnet_hooks(config: &crate::sdn::Config, id: &str, vnet: &Section) -> Result<(
                 return Err(param_exc("tag", "vxlan tag max value is 16777216"));
             }
             if t == "evpn" && vnet.get("vlanaware").map(String::as_str) == Some("1") {
-                return Err(param_exc("vlan-aware", "vlan-aware option can't be enabled with evpn"));
+                return Err(param_exc(
+                    "vlan-aware",
+                    "vlan-aware option can't be enabled with evpn",
+                ));
             }
             for (other, o) in others {
                 let other_zone = o.get("zone").cloned().unwrap_or_default();
@@ -356,16 +393,24 @@ fn vnet_hooks(config: &crate::sdn::Config, id: &str, vnet: &Section) -> Result<(
                 if matches!(tunnel.map(String::as_str), Some("vxlan" | "evpn"))
                     && o.get("tag") == vnet.get("tag")
                 {
-                    let m = format!("vxlan tag {tag} already exist in vnet {other} in zone {other_zone} ");
+                    let m = format!(
+                        "vxlan tag {tag} already exist in vnet {other} in zone {other_zone} "
+                    );
                     return Err(param_exc("tag", &m));
                 }
             }
         }
         _ => {}
     }
-    let has_subnets = config.subnets.values().any(|s| s.get("vnet").map(String::as_str) == Some(id));
+    let has_subnets = config
+        .subnets
+        .values()
+        .any(|s| s.get("vnet").map(String::as_str) == Some(id));
     if vnet.get("vlanaware").map(String::as_str) == Some("1") && has_subnets {
-        return Err(param_exc("vlanaware", "vlanaware vnet is not compatible with subnets"));
+        return Err(param_exc(
+            "vlanaware",
+            "vlanaware vnet is not compatible with subnets",
+        ));
     }
     Ok(())
 }
@@ -382,7 +427,10 @@ pub(crate) fn vnet_create(cluster: &mut Cluster, params: &Params) -> ApiResult<(
         .map_err(|e| failed(what, &e))?;
     let config = &cluster.sdn.config;
     if config.vnets.contains_key(&id) {
-        return Err(failed(what, &format!("sdn vnet object ID '{id}' already defined")));
+        return Err(failed(
+            what,
+            &format!("sdn vnet object ID '{id}' already defined"),
+        ));
     }
     vnet_hooks(config, &id, &vnet).map_err(|e| failed(what, &e))?;
     let mut vnet = vnet;
@@ -394,7 +442,11 @@ pub(crate) fn vnet_create(cluster: &mut Cluster, params: &Params) -> ApiResult<(
 
 /// The vnet, or `check_vnet_access`'s refusal.
 fn vnet_of(config: &crate::sdn::Config, id: &str) -> ApiResult<Section> {
-    config.vnets.get(id).cloned().ok_or_else(|| Kind::Vnet.missing(id))
+    config
+        .vnets
+        .get(id)
+        .cloned()
+        .ok_or_else(|| Kind::Vnet.missing(id))
 }
 
 /// `PUT /cluster/sdn/vnets/{vnet}`.
@@ -408,13 +460,24 @@ pub(crate) fn vnet_update(cluster: &mut Cluster, id: &str, params: &Params) -> A
     let given = check_config(VNET_OPTIONS, &p, &skip, false).map_err(|e| failed(what, &e))?;
     let old_zone = vnet.get("zone").cloned();
     let no_zone = delete.iter().any(|d| d == "zone");
-    delete_from(&mut vnet, VNET_OPTIONS, &given, &delete)
-        .map_err(|e| failed(what, &if no_zone { param_exc("zone", "cannot delete zone") } else { e }))?;
+    delete_from(&mut vnet, VNET_OPTIONS, &given, &delete).map_err(|e| {
+        failed(
+            what,
+            &if no_zone {
+                param_exc("zone", "cannot delete zone")
+            } else {
+                e
+            },
+        )
+    })?;
     vnet.extend(given);
     let config = &cluster.sdn.config;
     let has_subnets = config.subnets.values().any(|s| s.get("vnet") == Some(&id));
     if has_subnets && vnet.get("zone") != old_zone.as_ref() {
-        return Err(failed(what, &param_exc("zone", "can't change zone if subnets exist")));
+        return Err(failed(
+            what,
+            &param_exc("zone", "can't change zone if subnets exist"),
+        ));
     }
     vnet_hooks(config, &id, &vnet).map_err(|e| failed(what, &e))?;
     cluster.sdn.config.vnets.insert(id, vnet);
@@ -427,7 +490,13 @@ pub(crate) fn vnet_delete(cluster: &mut Cluster, id: &str, params: &Params) -> A
     let id = spec::check_path(&crate::sdn::VNET_ID, id)?;
     spec::check(params, &[Field::str("lock-token")])?;
     vnet_of(&cluster.sdn.config, &id)?;
-    if cluster.sdn.config.subnets.values().any(|s| s.get("vnet") == Some(&id)) {
+    if cluster
+        .sdn
+        .config
+        .subnets
+        .values()
+        .any(|s| s.get("vnet") == Some(&id))
+    {
         let e = param_exc("vnet", "Can't delete vnet if subnets exists");
         return Err(failed("delete sdn vnet object", &e));
     }
@@ -458,14 +527,20 @@ pub(crate) const SUBNET_ID: Field = Field::new("subnet", Ty::Str).format(subnet_
 /// `SubnetPlugin::on_update_hook` (without IPAM bookkeeping) and `validate_dhcp_ranges`.
 fn subnet_hooks(vnet: &Section, cidr: &str, subnet: &Section) -> Result<(), String> {
     if vnet.get("vlanaware").map(String::as_str) == Some("1") {
-        return Err(param_exc("vnet", "you can't add a subnet on a vlanaware vnet"));
+        return Err(param_exc(
+            "vnet",
+            "you can't add a subnet on a vlanaware vnet",
+        ));
     }
     let point_to_point = cidr.ends_with("/32") && cidr.contains('.');
     if let Some(gateway) = subnet.get("gateway")
         && !contains(cidr, gateway)
         && !point_to_point
     {
-        return Err(param_exc("gateway", &format!("{gateway} is not in subnet {cidr}")));
+        return Err(param_exc(
+            "gateway",
+            &format!("{gateway} is not in subnet {cidr}"),
+        ));
     }
     if let Some(range) = subnet.get("dhcp-range") {
         let field = |name: &str| {
@@ -496,7 +571,11 @@ fn subnet_hooks(vnet: &Section, cidr: &str, subnet: &Section) -> Result<(), Stri
 }
 
 /// `POST /cluster/sdn/vnets/{vnet}/subnets`.
-pub(crate) fn subnet_create(cluster: &mut Cluster, vnet_id: &str, params: &Params) -> ApiResult<()> {
+pub(crate) fn subnet_create(
+    cluster: &mut Cluster,
+    vnet_id: &str,
+    params: &Params,
+) -> ApiResult<()> {
     let vnet_id = spec::check_path(&crate::sdn::VNET_ID, vnet_id)?;
     let mut fields = SUBNET_PROPS.to_vec();
     fields.push(SUBNET_ID.required());
@@ -509,7 +588,10 @@ pub(crate) fn subnet_create(cluster: &mut Cluster, vnet_id: &str, params: &Param
     let mut subnet = check_config(SUBNET_OPTIONS, &p, &["subnet", "type", "lock-token"], true)
         .map_err(|e| failed(what, &e))?;
     if cluster.sdn.config.subnets.contains_key(&id) {
-        return Err(failed(what, &format!("sdn subnet object ID '{id}' already defined")));
+        return Err(failed(
+            what,
+            &format!("sdn subnet object ID '{id}' already defined"),
+        ));
     }
     subnet_hooks(&vnet, &cidr, &subnet).map_err(|e| failed(what, &e))?;
     subnet.insert("vnet".to_owned(), vnet_id);
@@ -531,7 +613,8 @@ pub(crate) fn subnet_update(
     let p = spec::check(params, &update_fields(SUBNET_PROPS))?;
     let vnet = vnet_of(&cluster.sdn.config, &vnet_id)?;
     let what = "update sdn subnet object";
-    let mut subnet = existing_subnet(&cluster.sdn.config.subnets, &id).map_err(|e| failed(what, &e))?;
+    let mut subnet =
+        existing_subnet(&cluster.sdn.config.subnets, &id).map_err(|e| failed(what, &e))?;
     let delete = crate::sdn::digest_and_delete(&cluster.sdn, &p)?;
     let skip = ["lock-token", "digest", "delete", "type"];
     let given = check_config(SUBNET_OPTIONS, &p, &skip, false).map_err(|e| failed(what, &e))?;
@@ -572,7 +655,11 @@ fn existing_subnet(subnets: &Sections, id: &str) -> Result<Section, String> {
 /// `{zone}-{network}-{mask}` to `network/mask`.
 fn cidr_of(id: &str) -> String {
     let mut parts = id.splitn(3, '-').skip(1);
-    format!("{}/{}", parts.next().unwrap_or_default(), parts.next().unwrap_or_default())
+    format!(
+        "{}/{}",
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default()
+    )
 }
 
 #[cfg(test)]

@@ -88,8 +88,10 @@ impl Run<'_> {
         api.wait_task(&upid)
             .await
             .map_err(|e| format!("reloading the nodes' networks after applying SDN: {e}"))?;
-        Ok("applied the SDN configuration (PUT /cluster/sdn); the nodes reloaded their networks"
-            .to_owned())
+        Ok(
+            "applied the SDN configuration (PUT /cluster/sdn); the nodes reloaded their networks"
+                .to_owned(),
+        )
     }
 
     /// SDN objects were deleted after the declared appliers ran: apply again, so the deletes
@@ -107,7 +109,11 @@ impl Run<'_> {
             return;
         };
         let outcome = match self.apply_sdn().await {
-            Ok(detail) => self.done(address, format!("{detail}, again after the SDN deletes"), Vec::new()),
+            Ok(detail) => self.done(
+                address,
+                format!("{detail}, again after the SDN deletes"),
+                Vec::new(),
+            ),
             Err(error) => self.failed(address, error, true),
         };
         results.insert(address.to_owned(), outcome);

@@ -48,7 +48,11 @@ fn zone_params(kind: &str) -> Option<Params> {
             ("controller", "controller", Text),
             ("vrf_vxlan", "vrf-vxlan", Number),
             ("advertise_subnets", "advertise-subnets", Flag),
-            ("disable_arp_nd_suppression", "disable-arp-nd-suppression", Flag),
+            (
+                "disable_arp_nd_suppression",
+                "disable-arp-nd-suppression",
+                Flag,
+            ),
             ("exit_nodes", "exitnodes", List),
             ("exit_nodes_local_routing", "exitnodes-local-routing", Flag),
             ("primary_exit_node", "exitnodes-primary", Text),
@@ -167,7 +171,10 @@ pub(super) fn build(
             }
             labels.insert("dhcp-range".to_owned(), "dhcp_range".to_owned());
             fields.insert("type".to_owned(), "subnet".to_owned());
-            (ObjectKind::SdnSubnet, Some(subnet_name(&reader, resources)?))
+            (
+                ObjectKind::SdnSubnet,
+                Some(subnet_name(&reader, resources)?),
+            )
         }
         "sdn_applier" => {
             for arg in ["on_create", "on_destroy"] {
@@ -287,26 +294,39 @@ pub(super) fn link(resources: &mut [Desired]) {
                 ObjectKind::SdnVnet => {
                     let zone = o.fields.get("zone").cloned().unwrap_or_default();
                     let name = o.id.name.clone().unwrap_or_default();
-                    (find(ObjectKind::SdnZone, &zone).into_iter().collect(), vec![name])
+                    (
+                        find(ObjectKind::SdnZone, &zone).into_iter().collect(),
+                        vec![name],
+                    )
                 }
                 ObjectKind::SdnSubnet => {
                     let name = o.id.name.clone().unwrap_or_default();
-                    let vnet = name.split_once('/').map(|(v, _)| v.to_owned()).unwrap_or_default();
-                    (find(ObjectKind::SdnVnet, &vnet).into_iter().collect(), vec![vnet])
+                    let vnet = name
+                        .split_once('/')
+                        .map(|(v, _)| v.to_owned())
+                        .unwrap_or_default();
+                    (
+                        find(ObjectKind::SdnVnet, &vnet).into_iter().collect(),
+                        vec![vnet],
+                    )
                 }
                 ObjectKind::SdnApplier => {
-                    let all = sdn.iter().filter(|(k, _, _, _)| *k != ObjectKind::SdnApplier);
+                    let all = sdn
+                        .iter()
+                        .filter(|(k, _, _, _)| *k != ObjectKind::SdnApplier);
                     (all.map(|(_, _, a, _)| a.clone()).collect(), Vec::new())
                 }
                 _ => continue,
             },
             Desired::Guest(g) => {
-                let used = g.config.iter().filter(|(k, _)| k.starts_with("net")).filter_map(
-                    |(_, v)| match v {
+                let used = g
+                    .config
+                    .iter()
+                    .filter(|(k, _)| k.starts_with("net"))
+                    .filter_map(|(_, v)| match v {
                         DesiredValue::Known(net) => net_bridge(net),
                         _ => None,
-                    },
-                );
+                    });
                 let uses = used
                     .filter_map(|bridge| {
                         find(ObjectKind::SdnVnet, &bridge)

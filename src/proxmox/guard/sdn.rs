@@ -6,7 +6,9 @@
 
 use super::ProtectedSet;
 use super::rules::{describe, why};
-use crate::proxmox::plan::{Blocked, Desired, Effect, GuardRule, ResourceChange, sdn_deleted_bridges};
+use crate::proxmox::plan::{
+    Blocked, Desired, Effect, GuardRule, ResourceChange, sdn_deleted_bridges,
+};
 
 /// The guard's decision on a change to an SDN object.
 pub(super) fn check(

@@ -26,7 +26,6 @@ pub use change::{
     ResourceChange, Summary,
 };
 pub use diff::{PlanError, PlanErrors, PlanInput, plan};
-pub use sdn::deleted_bridges as sdn_deleted_bridges;
 pub use effect::{Effect, FieldChange, Power, classify_lxc, worst_lxc};
 pub use model::{
     Desired, DesiredDownload, DesiredGuest, DesiredObject, DesiredValue, GuestKind, Inventory,
@@ -39,6 +38,7 @@ pub use observed::{
 };
 pub use order::{Step, StepOp, steps};
 pub use qemu::{Hotplug, classify_qemu, qemu_mac};
+pub use sdn::deleted_bridges as sdn_deleted_bridges;
 
 /// Whether `desired`, the value the configuration asks for `key`, differs from the guest's
 /// `live` value, as the plan compares them (PVE's defaults, spellings and allocated volumes

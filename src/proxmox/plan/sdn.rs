@@ -24,8 +24,8 @@ pub(crate) fn change_for(
         return applier(object, prior);
     }
     let mut change = super::object::change_for(object, prior, inventory);
-    let new = !inventory.objects.contains_key(&object.id.path())
-        && change.actions == [Action::Create];
+    let new =
+        !inventory.objects.contains_key(&object.id.path()) && change.actions == [Action::Create];
     let bridges = if new {
         // a new vnet nobody can be on yet (its bridge does not exist before it is applied)
         Vec::new()
@@ -96,7 +96,11 @@ fn guests_on(bridges: &[String], inventory: &Inventory) -> Vec<String> {
                 .any(|b| bridges.contains(&b))
         })
         .map(|g| {
-            let name = g.name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+            let name = g
+                .name
+                .as_deref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default();
             format!("{} {}{name} on {}", g.kind.noun(), g.vm_id, g.node)
         })
         .collect()
@@ -107,7 +111,11 @@ pub fn deleted_bridges(id: &ObjectId) -> Vec<String> {
     let name = id.name.clone().unwrap_or_default();
     match id.kind {
         ObjectKind::SdnVnet => vec![name],
-        ObjectKind::SdnSubnet => name.split_once('/').map(|(v, _)| v.to_owned()).into_iter().collect(),
+        ObjectKind::SdnSubnet => name
+            .split_once('/')
+            .map(|(v, _)| v.to_owned())
+            .into_iter()
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -122,7 +130,11 @@ pub(crate) fn settle(changes: &mut [ResourceChange], inventory: &Inventory) {
     };
     for change in changes.iter_mut() {
         if sdn_object(change) && change.actions == [Action::Delete] {
-            let bridges = change.object.as_ref().map(deleted_bridges).unwrap_or_default();
+            let bridges = change
+                .object
+                .as_ref()
+                .map(deleted_bridges)
+                .unwrap_or_default();
             set_effects(change, &bridges, inventory);
         }
     }
@@ -145,7 +157,10 @@ pub(crate) fn settle(changes: &mut [ResourceChange], inventory: &Inventory) {
     if applier {
         return;
     }
-    for change in changes.iter_mut().filter(|c| sdn_object(c) && !c.is_no_op()) {
+    for change in changes
+        .iter_mut()
+        .filter(|c| sdn_object(c) && !c.is_no_op())
+    {
         change.notes.push(
             "stays pending in Proxmox VE until the SDN configuration is applied: declare a \
              proxmox_sdn_applier resource, or apply it in the web interface (Datacenter, SDN, \

@@ -465,7 +465,11 @@ mod tests {
         );
         let v6 = format!("vnet1/{}", sdn_subnet_id("zone1", "fd00::/64"));
         assert!(ObjectId::new(ObjectKind::SdnSubnet, Scope::Cluster, Some(&v6)).is_ok());
-        for bad in ["vnet1/zone1-10.0.0.0-33", "vnet1/zone1-10.0.0-24", "zone1-10.0.0.0-24"] {
+        for bad in [
+            "vnet1/zone1-10.0.0.0-33",
+            "vnet1/zone1-10.0.0-24",
+            "zone1-10.0.0.0-24",
+        ] {
             assert!(ObjectId::new(ObjectKind::SdnSubnet, Scope::Cluster, Some(bad)).is_err());
         }
     }

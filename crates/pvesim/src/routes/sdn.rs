@@ -69,7 +69,10 @@ async fn zones(state: SimState, params: Params) -> ApiResult<Response> {
     let list = state.0.cluster().sdn.list(Kind::Zone, View::of(&p));
     let list: Vec<Value> = list
         .into_iter()
-        .filter(|z| p.get("type").is_none_or(|t| z.get("type").and_then(Value::as_str) == Some(t.as_str())))
+        .filter(|z| {
+            p.get("type")
+                .is_none_or(|t| z.get("type").and_then(Value::as_str) == Some(t.as_str()))
+        })
         .map(Value::Object)
         .collect();
     Ok(data(Value::Array(list)))
@@ -78,42 +81,70 @@ async fn zones(state: SimState, params: Params) -> ApiResult<Response> {
 async fn zone(state: SimState, Path(id): Path<String>, params: Params) -> ApiResult<Response> {
     let id = spec::check_path(&sdn::ZONE_ID, &id)?;
     let p = sdn::read_params(&params, &[])?;
-    state.0.cluster().sdn.read(Kind::Zone, View::of(&p), &id).map(data)
+    state
+        .0
+        .cluster()
+        .sdn
+        .read(Kind::Zone, View::of(&p), &id)
+        .map(data)
 }
 
 async fn zone_create(state: SimState, params: Params) -> ApiResult<Response> {
     done(write::zone_create(&mut state.0.cluster(), &params))
 }
 
-async fn zone_update(state: SimState, Path(id): Path<String>, params: Params) -> ApiResult<Response> {
+async fn zone_update(
+    state: SimState,
+    Path(id): Path<String>,
+    params: Params,
+) -> ApiResult<Response> {
     done(write::zone_update(&mut state.0.cluster(), &id, &params))
 }
 
-async fn zone_delete(state: SimState, Path(id): Path<String>, params: Params) -> ApiResult<Response> {
+async fn zone_delete(
+    state: SimState,
+    Path(id): Path<String>,
+    params: Params,
+) -> ApiResult<Response> {
     done(write::zone_delete(&mut state.0.cluster(), &id, &params))
 }
 
 async fn vnets(state: SimState, params: Params) -> ApiResult<Response> {
     let p = sdn::read_params(&params, &[])?;
     let list = state.0.cluster().sdn.list(Kind::Vnet, View::of(&p));
-    Ok(data(Value::Array(list.into_iter().map(Value::Object).collect())))
+    Ok(data(Value::Array(
+        list.into_iter().map(Value::Object).collect(),
+    )))
 }
 
 async fn vnet(state: SimState, Path(id): Path<String>, params: Params) -> ApiResult<Response> {
     let id = spec::check_path(&sdn::VNET_ID, &id)?;
     let p = sdn::read_params(&params, &[])?;
-    state.0.cluster().sdn.read(Kind::Vnet, View::of(&p), &id).map(data)
+    state
+        .0
+        .cluster()
+        .sdn
+        .read(Kind::Vnet, View::of(&p), &id)
+        .map(data)
 }
 
 async fn vnet_create(state: SimState, params: Params) -> ApiResult<Response> {
     done(write::vnet_create(&mut state.0.cluster(), &params))
 }
 
-async fn vnet_update(state: SimState, Path(id): Path<String>, params: Params) -> ApiResult<Response> {
+async fn vnet_update(
+    state: SimState,
+    Path(id): Path<String>,
+    params: Params,
+) -> ApiResult<Response> {
     done(write::vnet_update(&mut state.0.cluster(), &id, &params))
 }
 
-async fn vnet_delete(state: SimState, Path(id): Path<String>, params: Params) -> ApiResult<Response> {
+async fn vnet_delete(
+    state: SimState,
+    Path(id): Path<String>,
+    params: Params,
+) -> ApiResult<Response> {
     done(write::vnet_delete(&mut state.0.cluster(), &id, &params))
 }
 
@@ -155,7 +186,11 @@ async fn subnet(
     Ok(data(found))
 }
 
-async fn subnet_create(state: SimState, Path(vnet): Path<String>, params: Params) -> ApiResult<Response> {
+async fn subnet_create(
+    state: SimState,
+    Path(vnet): Path<String>,
+    params: Params,
+) -> ApiResult<Response> {
     done(write::subnet_create(&mut state.0.cluster(), &vnet, &params))
 }
 
@@ -164,7 +199,12 @@ async fn subnet_update(
     Path((vnet, id)): Path<(String, String)>,
     params: Params,
 ) -> ApiResult<Response> {
-    done(write::subnet_update(&mut state.0.cluster(), &vnet, &id, &params))
+    done(write::subnet_update(
+        &mut state.0.cluster(),
+        &vnet,
+        &id,
+        &params,
+    ))
 }
 
 async fn subnet_delete(
@@ -172,5 +212,10 @@ async fn subnet_delete(
     Path((vnet, id)): Path<(String, String)>,
     params: Params,
 ) -> ApiResult<Response> {
-    done(write::subnet_delete(&mut state.0.cluster(), &vnet, &id, &params))
+    done(write::subnet_delete(
+        &mut state.0.cluster(),
+        &vnet,
+        &id,
+        &params,
+    ))
 }

@@ -131,11 +131,7 @@ fn subnet_attrs() -> Vec<AttrSchema> {
 }
 
 fn applier_attrs() -> Vec<AttrSchema> {
-    vec![
-        ro("id", s()),
-        db("on_create", true),
-        db("on_destroy", true),
-    ]
+    vec![ro("id", s()), db("on_create", true), db("on_destroy", true)]
 }
 
 /// The schema of an SDN resource type under either of its names.
@@ -194,6 +190,11 @@ mod tests {
         assert!(resource("proxmox_sdn_zone_faucet").is_none());
         assert!(deprecation("proxmox_virtual_environment_vm").is_none());
         let vlan = resource("proxmox_sdn_zone_vlan").expect("vlan");
-        assert!(vlan.body.attrs.iter().any(|a| a.name == "bridge" && a.required));
+        assert!(
+            vlan.body
+                .attrs
+                .iter()
+                .any(|a| a.name == "bridge" && a.required)
+        );
     }
 }
