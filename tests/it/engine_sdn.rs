@@ -199,7 +199,7 @@ async fn a_vnet_change_replugs_its_guests_as_planned_and_destroy_removes_everyth
 async fn an_invalid_subnet_is_refused_with_pves_message_and_nothing_is_applied() {
     let env = Env::with_scenario(SCENARIO, options(20)).await;
     env.write_tf(&stack("web servers", 1500, "10.8.0.1"));
-    let out = env.apply().await;
+    let out = env.atoll(&["apply", "--auto-approve"]).await;
     assert!(!out.status.success(), "{}", text(&out));
     assert!(
         text(&out).contains("gateway: 10.8.0.1 is not in subnet 10.9.0.0/24"),

@@ -579,8 +579,10 @@ pub(crate) fn subnet_create(
     let vnet_id = spec::check_path(&crate::sdn::VNET_ID, vnet_id)?;
     let mut fields = SUBNET_PROPS.to_vec();
     fields.push(SUBNET_ID.required());
-    let p = spec::check(params, &fields)?;
+    let mut p = spec::check(params, &fields)?;
     let vnet = vnet_of(&cluster.sdn.config, &vnet_id)?;
+    // the path's `vnet` is one of the section's options
+    p.insert("vnet".to_owned(), vnet_id.clone());
     let cidr = p["subnet"].clone();
     let zone = vnet.get("zone").cloned().unwrap_or_default();
     let id = format!("{zone}-{}", cidr.replace('/', "-"));
@@ -594,7 +596,6 @@ pub(crate) fn subnet_create(
         ));
     }
     subnet_hooks(&vnet, &cidr, &subnet).map_err(|e| failed(what, &e))?;
-    subnet.insert("vnet".to_owned(), vnet_id);
     subnet.insert("type".to_owned(), "subnet".to_owned());
     cluster.sdn.config.subnets.insert(id, subnet);
     cluster.sdn.wrote();

@@ -46,7 +46,7 @@ fn zone_common() -> Vec<AttrSchema> {
         opt("dns", s()),
         opt("dns_zone", s()),
         opt("ipam", s()),
-        oc("mtu", n()),
+        opt("mtu", n()),
         opt("nodes", set_of_strings()),
         opt("reverse_dns", s()),
         ro("pending", b()),
