@@ -249,3 +249,52 @@ async fn the_guard_refuses_an_sdn_change_that_replugs_a_protected_guest() {
         "web servers"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sdn_data_sources_read_zones_vnets_and_a_subnet() {
+    let env = Env::with_scenario(SCENARIO, options(20)).await;
+    let stack = stack("web servers", 1500, "10.9.0.1");
+    env.write_tf(&stack);
+    assert!(env.apply().await.status.success());
+    let reads = r#"
+data "proxmox_sdn_vnet" "web" {
+  id = "web"
+}
+
+data "proxmox_sdn_zones" "vlans" {
+  type = "vlan"
+}
+
+data "proxmox_sdn_zone_simple" "iso" {
+  id = "iso"
+}
+
+data "proxmox_sdn_subnet" "lab" {
+  vnet = "lab"
+  cidr = "10.9.0.0/24"
+}
+
+data "proxmox_virtual_environment_sdn_vnets" "all" {}
+
+resource "proxmox_virtual_environment_pool" "facts" {
+  pool_id = "facts"
+  comment = join("|", [
+    data.proxmox_sdn_vnet.web.alias,
+    data.proxmox_sdn_zones.vlans.zones[0].bridge,
+    data.proxmox_sdn_zone_simple.iso.mtu,
+    data.proxmox_sdn_zone_simple.iso.pending,
+    data.proxmox_sdn_subnet.lab.gateway,
+    data.proxmox_sdn_subnet.lab.dhcp_range.start_address,
+    length(data.proxmox_virtual_environment_sdn_vnets.all.vnets),
+  ])
+}
+"#;
+    env.write_tf(&format!("{stack}{reads}"));
+    let out = env.apply().await;
+    assert!(out.status.success(), "{}", text(&out));
+    let pool = get(&env, "/pools/facts").await;
+    assert_eq!(
+        pool["comment"], "web servers|vmbr0|1500|false|10.9.0.1|10.9.0.10|2",
+        "{pool}"
+    );
+}

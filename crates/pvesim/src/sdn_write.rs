@@ -582,7 +582,7 @@ pub(crate) fn subnet_create(
     let mut p = spec::check(params, &fields)?;
     let vnet = vnet_of(&cluster.sdn.config, &vnet_id)?;
     // the path's `vnet` is one of the section's options
-    p.insert("vnet".to_owned(), vnet_id.clone());
+    p.insert("vnet".to_owned(), vnet_id);
     let cidr = p["subnet"].clone();
     let zone = vnet.get("zone").cloned().unwrap_or_default();
     let id = format!("{zone}-{}", cidr.replace('/', "-"));

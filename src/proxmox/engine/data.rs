@@ -170,5 +170,10 @@ fn request(query: &Query) -> ClusterRead {
         },
         Query::Pools => ClusterRead::Pools,
         Query::Pool { pool } => ClusterRead::Pool { pool },
+        Query::SdnZone { zone } => ClusterRead::SdnZone { zone },
+        Query::SdnZones { zone_type } => ClusterRead::SdnZones { zone_type },
+        Query::SdnVnet { vnet } => ClusterRead::SdnVnet { vnet },
+        Query::SdnVnets => ClusterRead::SdnVnets,
+        Query::SdnSubnets { vnet } => ClusterRead::SdnSubnets { vnet },
     }
 }

@@ -12,6 +12,7 @@ mod check;
 mod container;
 mod data;
 mod data_cluster;
+mod data_sdn;
 mod file;
 mod firewall;
 mod local;
