@@ -29,6 +29,8 @@ mod qemu_schema;
 mod routes;
 mod scenario;
 mod schema;
+mod sdn;
+mod sdn_write;
 mod server;
 mod snippets;
 mod storage;

@@ -169,6 +169,8 @@ pub(crate) struct Cluster {
     pub(crate) firewall: super::firewall::Firewall,
     /// `datacenter.cfg`, HA, replication and metric servers.
     pub(crate) cluster_cfg: super::cluster_cfg::ClusterConfig,
+    /// SDN zones, vnets and subnets, written and running.
+    pub(crate) sdn: super::sdn::Sdn,
 }
 
 /// Seconds since the epoch.

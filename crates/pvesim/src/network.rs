@@ -24,6 +24,9 @@ pub(crate) type Ifaces = BTreeMap<String, Iface>;
 pub(crate) struct NodeNetwork {
     running: Ifaces,
     pending: Option<Ifaces>,
+    /// SDN vnets applied on this node (`/etc/network/interfaces.d/sdn`, outside the file
+    /// this API edits), with their MTU.
+    vnets: BTreeMap<String, u32>,
 }
 
 /// pve-common's `$PHYSICAL_NIC_RE`: `eth\d+`, `en...`, `ib...`, `nic\d+`, `if\d+`.
@@ -117,6 +120,7 @@ impl NodeNetwork {
         Self {
             running,
             pending: None,
+            vnets: BTreeMap::new(),
         }
     }
 
@@ -125,16 +129,30 @@ impl NodeNetwork {
         self.pending.as_ref().unwrap_or(&self.running)
     }
 
-    /// The bridges guests can use now, with their MTU.
+    /// The bridges guests can use now, with their MTU: the running interfaces' and the
+    /// applied SDN vnets'.
     pub(crate) fn bridges(&self) -> BTreeMap<String, u32> {
-        self.running
+        let mut bridges: BTreeMap<String, u32> = self
+            .running
             .iter()
             .filter(|(name, d)| read_type(name, d) == "bridge")
             .map(|(name, d)| {
                 let mtu = d.get("mtu").and_then(|m| m.parse().ok()).unwrap_or(1500);
                 (name.clone(), mtu)
             })
-            .collect()
+            .collect();
+        bridges.extend(self.vnets.iter().map(|(k, v)| (k.clone(), *v)));
+        bridges
+    }
+
+    /// An SDN apply made vnet `name` a bridge on this node.
+    pub(crate) fn add_vnet(&mut self, name: String, mtu: u32) {
+        self.vnets.insert(name, mtu);
+    }
+
+    /// An SDN apply took vnet `name` away from this node.
+    pub(crate) fn remove_vnet(&mut self, name: &str) {
+        self.vnets.remove(name);
     }
 
     /// Writes `ifaces` as the pending file, after PVE's checks of the whole file.

@@ -216,6 +216,16 @@ impl Simulator {
             .unwrap_or_default()
     }
 
+    /// The bridges a node has now (its own and the SDN vnets applied to it), by name.
+    pub fn bridges(&self, node: &str) -> Vec<String> {
+        self.sim
+            .cluster()
+            .nodes
+            .get(node)
+            .map(|n| n.network.bridges().into_keys().collect())
+            .unwrap_or_default()
+    }
+
     /// Stops serving.
     pub fn shutdown(self) {
         self.handle.shutdown();

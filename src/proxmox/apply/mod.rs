@@ -15,6 +15,7 @@ mod network;
 mod object;
 mod phases;
 mod preflight;
+mod sdn;
 mod update;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -39,6 +39,13 @@ impl Run<'_> {
         ops: &[StepOp],
         desired: Option<&DesiredObject>,
     ) -> (String, Outcome) {
+        if change
+            .object
+            .as_ref()
+            .is_some_and(|o| o.kind == ObjectKind::SdnApplier)
+        {
+            return self.applier(change, ops, desired).await;
+        }
         let address = change.address.clone();
         let outcome = match self.object_steps(change, ops, desired).await {
             Ok(detail) => self.done(&address, detail, Vec::new()),
@@ -130,9 +137,15 @@ impl Run<'_> {
             let keys: Vec<&str> = cleared.iter().map(|(k, _)| k.as_str()).collect();
             fields.push(("delete".to_owned(), keys.join(",")));
         }
+        // what only a create sets (an SDN object's `type`) is left out of an update
+        let updates: Params = fields
+            .iter()
+            .filter(|(k, _)| !id.create_only().contains(&k.as_str()))
+            .cloned()
+            .collect();
         let (write, target, params) = match (id.collection(), create) {
             (Some((_, name_key)), true) => {
-                let mut p = vec![(name_key.to_owned(), id.name.clone().unwrap_or_default())];
+                let mut p = vec![(name_key.to_owned(), id.create_name())];
                 p.extend(fields);
                 (ObjectWrite::Post, ObjectTarget::Collection, p)
             }
@@ -147,8 +160,8 @@ impl Run<'_> {
                 p.extend(fields);
                 (ObjectWrite::Post, ObjectTarget::Collection, p)
             }
-            _ if fields.is_empty() => return Ok(()),
-            _ => (ObjectWrite::Put, ObjectTarget::Object, fields),
+            _ if updates.is_empty() => return Ok(()),
+            _ => (ObjectWrite::Put, ObjectTarget::Object, updates),
         };
         api.object_write(id, &target, write, &params)
             .await

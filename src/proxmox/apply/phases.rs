@@ -54,6 +54,21 @@ impl<'p> Work<'p> {
             .collect()
     }
 
+    /// The SDN appliers the configuration declares that this run applied (created or updated).
+    pub(super) fn appliers(&self) -> Vec<&'p str> {
+        self.changes
+            .iter()
+            .filter(|(a, c)| {
+                c.object
+                    .as_ref()
+                    .is_some_and(|o| o.kind == crate::proxmox::types::ObjectKind::SdnApplier)
+                    && self.desired.contains_key(*a)
+                    && self.steps.contains_key(*a)
+            })
+            .map(|(a, _)| *a)
+            .collect()
+    }
+
     /// Non-guest resources (downloads, generated values) with steps, by whether they create.
     fn files(&self, creating: bool) -> impl Iterator<Item = &'p str> + '_ {
         self.steps
@@ -239,12 +254,25 @@ impl Run<'_> {
                 Some(K::HaRule | K::ClusterOptions | K::NodeHosts | K::MetricServer) => 0,
                 Some(K::HaResource | K::Replication) => 1,
                 Some(K::HaGroup) => 2,
+                // a subnet before its vnet, a vnet before its zone, then the SDN applied
+                Some(K::SdnSubnet) => 4,
+                Some(K::SdnVnet) => 5,
+                Some(K::SdnZone) => 6,
+                Some(K::SdnApplier) => 7,
             }
         };
         todo.sort_by_key(|c| rank(c));
+        let mut sdn_deleted = false;
         for change in todo {
             let (address, outcome) = self.object(change, &[StepOp::Delete], None).await;
+            sdn_deleted |= matches!(outcome, Outcome::Changed { .. })
+                && change.object.as_ref().is_some_and(|o| {
+                    o.is_sdn() && o.kind != crate::proxmox::types::ObjectKind::SdnApplier
+                });
             results.insert(address, outcome);
+        }
+        if sdn_deleted {
+            self.applied_after_removals(work.appliers(), results).await;
         }
     }
 

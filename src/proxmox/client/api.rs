@@ -148,6 +148,8 @@ pub trait ProxmoxApi: Send + Sync + std::fmt::Debug {
         kind: GuestKind,
         vmid: VmId,
     ) -> Result<(), PveError>;
+    /// `PUT /cluster/sdn`: applies the pending SDN configuration; the reload task.
+    async fn sdn_apply(&self) -> Result<Upid, PveError>;
 }
 
 #[async_trait]
@@ -331,5 +333,8 @@ impl ProxmoxApi for ProxmoxClient {
         vmid: VmId,
     ) -> Result<(), PveError> {
         ProxmoxClient::wait_unlocked(self, node, kind, vmid).await
+    }
+    async fn sdn_apply(&self) -> Result<Upid, PveError> {
+        ProxmoxClient::sdn_apply(self).await
     }
 }

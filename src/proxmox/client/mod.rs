@@ -15,6 +15,7 @@ mod model;
 mod objects;
 mod qemu;
 mod reads;
+mod sdn;
 mod settings;
 mod tasks;
 mod template;

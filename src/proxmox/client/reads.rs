@@ -58,6 +58,19 @@ pub enum ClusterRead {
     MetricServer {
         id: String,
     },
+    SdnZone {
+        zone: String,
+    },
+    SdnZones {
+        zone_type: Option<String>,
+    },
+    SdnVnet {
+        vnet: String,
+    },
+    SdnVnets,
+    SdnSubnets {
+        vnet: String,
+    },
 }
 
 impl ClusterRead {
@@ -102,6 +115,25 @@ impl ClusterRead {
             Self::HaResource { sid } => cluster("ha/resources", Some(sid)),
             Self::Replications { id } => cluster("replication", id.as_deref()),
             Self::MetricServer { id } => cluster("metrics/server", Some(id)),
+            Self::SdnZone { zone } => {
+                let path = format!("/cluster/sdn/zones/{}", seg(zone));
+                Call::new(Method::GET, path, None).param("pending", "1")
+            }
+            Self::SdnZones { zone_type } => {
+                Call::new(Method::GET, "/cluster/sdn/zones".into(), None)
+                    .param("pending", "1")
+                    .param_opt("type", zone_type.as_deref())
+            }
+            Self::SdnVnet { vnet } => Call::new(
+                Method::GET,
+                format!("/cluster/sdn/vnets/{}", seg(vnet)),
+                None,
+            ),
+            Self::SdnVnets => Call::new(Method::GET, "/cluster/sdn/vnets".into(), None),
+            Self::SdnSubnets { vnet } => {
+                let path = format!("/cluster/sdn/vnets/{}/subnets", seg(vnet));
+                Call::new(Method::GET, path, None)
+            }
         }
     }
 }

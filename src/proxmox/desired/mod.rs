@@ -10,6 +10,7 @@ mod file;
 mod generated;
 mod network;
 mod object;
+mod sdn;
 mod values;
 mod vm;
 
@@ -28,6 +29,8 @@ use crate::proxmox::plan::{
 use crate::proxmox::state::GeneratedValues;
 use tfconfig::{Known, ResourceInstance, Value};
 use values::{Marks, object};
+
+pub(crate) use sdn::net_bridge;
 
 pub const CONTAINER: &str = "proxmox_virtual_environment_container";
 pub const VM: &str = "proxmox_virtual_environment_vm";
@@ -180,6 +183,7 @@ pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<Desired
             CONTAINER | VM => guest(resource, resources).map(Desired::Guest),
             t if is_download(t) => download(resource).map(Desired::Download),
             t if object::is_object(t) => object::build(resource).map(Desired::Object),
+            t if sdn::is_sdn(t) => sdn::build(resource, resources),
             t if file::is_file(t) => file::file(resource).map(Desired::Download),
             _ => {
                 match generated::from_instance(resource) {
@@ -216,6 +220,7 @@ pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<Desired
     );
     link_clone_sources(&mut state.resources);
     link_objects(&mut state.resources);
+    sdn::link(&mut state.resources);
     if errors.is_empty() {
         Ok(state)
     } else {

@@ -376,6 +376,7 @@ pub(super) fn build(resource: &ResourceInstance) -> Result<DesiredObject, Desire
         labels,
         lifecycle: lifecycle(&resource.lifecycle, None),
         uses: Vec::new(),
+        bridges: Vec::new(),
     })
 }
 

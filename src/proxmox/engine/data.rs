@@ -177,5 +177,10 @@ fn request(query: &Query) -> ClusterRead {
         Query::Replications => ClusterRead::Replications { id: None },
         Query::Replication { id } => ClusterRead::Replications { id: Some(id) },
         Query::MetricServer { id } => ClusterRead::MetricServer { id },
+        Query::SdnZone { zone } => ClusterRead::SdnZone { zone },
+        Query::SdnZones { zone_type } => ClusterRead::SdnZones { zone_type },
+        Query::SdnVnet { vnet } => ClusterRead::SdnVnet { vnet },
+        Query::SdnVnets => ClusterRead::SdnVnets,
+        Query::SdnSubnets { vnet } => ClusterRead::SdnSubnets { vnet },
     }
 }

@@ -9,6 +9,7 @@ mod ha;
 mod identity;
 mod network;
 mod rules;
+mod sdn;
 
 pub use identity::Nic;
 pub use rules::{GuardRefusal, check, recheck};

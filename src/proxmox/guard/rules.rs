@@ -90,6 +90,9 @@ fn evaluate(
     {
         return super::network::check(change, protected);
     }
+    if change.object.as_ref().is_some_and(|o| o.is_sdn()) {
+        return super::sdn::check(change, protected, all);
+    }
     if change.object.is_some() {
         return super::firewall::check(change, protected, all)
             .or_else(|| super::ha::check(change, protected));

@@ -8,6 +8,7 @@
 mod network;
 mod cluster;
 mod objects;
+mod sdn;
 
 pub(crate) use cluster::{fields as cluster_fields, listed as cluster_listed};
 pub(crate) use objects::entries as object_entries;

@@ -103,6 +103,9 @@ async fn read_object(
         live.entries = Some(entries(&value));
     } else {
         live.fields = text(&value);
+        if id.kind == crate::proxmox::types::ObjectKind::SdnSubnet {
+            super::sdn::subnet_fields(&value, &mut live.fields);
+        }
         if let Some((_, name_key)) = id.collection() {
             live.fields.remove(name_key);
         }

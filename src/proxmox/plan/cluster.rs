@@ -186,6 +186,7 @@ mod tests {
             labels: Default::default(),
             lifecycle: Default::default(),
             uses: Vec::new(),
+            bridges: Vec::new(),
         })
     }
 

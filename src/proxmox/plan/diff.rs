@@ -13,7 +13,7 @@ use super::model::{
     StateValue,
 };
 use super::paths::typed;
-use super::{download, object};
+use super::{download, object, sdn};
 
 /// Everything a plan is computed from.
 #[derive(Debug, Clone, Copy)]
@@ -72,6 +72,9 @@ pub fn plan(input: PlanInput<'_>) -> Result<Plan, PlanErrors> {
         let resource = match desired {
             Desired::Guest(guest) => guest_change(guest, prior, input.inventory),
             Desired::Download(file) => download::change_for(file, prior, input.inventory),
+            Desired::Object(object) if object.id.is_sdn() => {
+                sdn::change_for(object, prior, input.inventory)
+            }
             Desired::Object(object) => object::change_for(object, prior, input.inventory),
         };
         if resource.is_replace() && prevent_destroy(desired) {
@@ -91,6 +94,7 @@ pub fn plan(input: PlanInput<'_>) -> Result<Plan, PlanErrors> {
             StateEntry::Object { .. } => object::delete(entry, input.inventory),
         });
     }
+    sdn::settle(&mut changes, input.inventory);
     if !errors.is_empty() {
         return Err(PlanErrors(errors));
     }

@@ -21,6 +21,7 @@ mod paths;
 mod propstr;
 mod qemu;
 mod qemu_keys;
+mod sdn;
 
 pub use change::{
     Action, AttributeChange, Blocked, Drift, GuardRule, Importing, OutsideDrift, PendingDrift,
@@ -40,6 +41,7 @@ pub use observed::{
 };
 pub use order::{Step, StepOp, steps};
 pub use qemu::{Hotplug, classify_qemu, qemu_mac};
+pub use sdn::deleted_bridges as sdn_deleted_bridges;
 
 /// Whether `desired`, the value the configuration asks for `key`, differs from the guest's
 /// `live` value, as the plan compares them (PVE's defaults, spellings and allocated volumes

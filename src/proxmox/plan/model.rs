@@ -134,6 +134,9 @@ pub struct DesiredObject {
     pub lifecycle: Lifecycle,
     /// Addresses of resources this object uses (the guest whose firewall it is).
     pub uses: Vec<String>,
+    /// The vnet bridges a change to this SDN object re-plugs once applied (a vnet's own, a
+    /// subnet's vnet, the vnets of a zone); empty for other objects.
+    pub bridges: Vec<String>,
 }
 
 /// A resource the configuration declares.

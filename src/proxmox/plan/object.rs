@@ -192,6 +192,12 @@ const FLAGS: &[&str] = &[
     "failback",
     "verify-certificate",
     "otel-verify-ssl",
+    "snat",
+    "vlanaware",
+    "isolate-ports",
+    "advertise-subnets",
+    "disable-arp-nd-suppression",
+    "exitnodes-local-routing",
 ];
 
 /// A PVE value as the plan shows it: a flag as a boolean.

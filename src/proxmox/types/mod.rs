@@ -20,6 +20,7 @@ pub use features::Features;
 pub use ids::{GuestKind, NodeName, StorageId, VmId};
 pub use net::{IpConfig, LxcNet, Mac, Rate, qemu_net_mac};
 pub use object::{Entries, ObjectId, ObjectKind, Scope};
+pub use object::{sdn_subnet_cidr, sdn_subnet_id};
 pub use propstring::DiskSize;
 pub use startup::Startup;
 pub use upid::Upid;

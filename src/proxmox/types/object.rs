@@ -47,6 +47,15 @@ pub enum ObjectKind {
     Replication,
     /// An external metric server (`/cluster/metrics/server/{id}`).
     MetricServer,
+    /// An SDN zone (`/cluster/sdn/zones/{zone}`), kept pending until SDN is applied.
+    SdnZone,
+    /// An SDN vnet (`/cluster/sdn/vnets/{vnet}`): once applied, a bridge on every node.
+    SdnVnet,
+    /// An SDN subnet (`/cluster/sdn/vnets/{vnet}/subnets/{zone-net-mask}`), named
+    /// `{vnet}/{zone}-{network}-{mask}`.
+    SdnSubnet,
+    /// The SDN configuration as a whole (`/cluster/sdn`): `PUT` applies what is pending.
+    SdnApplier,
 }
 
 /// Where a firewall object lives.
@@ -169,6 +178,13 @@ impl ObjectId {
             ObjectKind::HaRule => format!("/cluster/ha/rules/{name}"),
             ObjectKind::Replication => format!("/cluster/replication/{name}"),
             ObjectKind::MetricServer => format!("/cluster/metrics/server/{name}"),
+            ObjectKind::SdnZone => format!("/cluster/sdn/zones/{name}"),
+            ObjectKind::SdnVnet => format!("/cluster/sdn/vnets/{name}"),
+            ObjectKind::SdnSubnet => {
+                let (vnet, subnet) = name.split_once('/').unwrap_or_default();
+                format!("/cluster/sdn/vnets/{vnet}/subnets/{subnet}")
+            }
+            ObjectKind::SdnApplier => "/cluster/sdn".to_owned(),
         }
     }
 
@@ -194,7 +210,45 @@ impl ObjectId {
             ObjectKind::HaRule => Some(("/cluster/ha/rules".to_owned(), "rule")),
             ObjectKind::Replication => Some(("/cluster/replication".to_owned(), "id")),
             ObjectKind::MetricServer => Some(("/cluster/metrics/server".to_owned(), "id")),
+            ObjectKind::SdnZone => Some(("/cluster/sdn/zones".to_owned(), "zone")),
+            ObjectKind::SdnVnet => Some(("/cluster/sdn/vnets".to_owned(), "vnet")),
+            ObjectKind::SdnSubnet => {
+                let name = self.name.as_deref().unwrap_or_default();
+                let vnet = name.split_once('/').map_or(name, |(vnet, _)| vnet);
+                Some((format!("/cluster/sdn/vnets/{vnet}/subnets"), "subnet"))
+            }
+            ObjectKind::SdnApplier => None,
         }
+    }
+
+    /// What names the object in the `POST` that creates it: its name, but a subnet's CIDR
+    /// (`10.0.0.0/24`; PVE makes the id `{zone}-10.0.0.0-24` from it).
+    pub fn create_name(&self) -> String {
+        let name = self.name.clone().unwrap_or_default();
+        match self.kind {
+            ObjectKind::SdnSubnet => sdn_subnet_cidr(&name).unwrap_or(name),
+            _ => name,
+        }
+    }
+
+    /// Parameters sent only when the object is created, never in a `PUT` (an SDN zone's or
+    /// subnet's `type`, which PVE's update schema does not take).
+    pub fn create_only(&self) -> &'static [&'static str] {
+        match self.kind {
+            ObjectKind::SdnZone | ObjectKind::SdnSubnet => &["type"],
+            _ => &[],
+        }
+    }
+
+    /// Whether the object belongs to the SDN configuration that `PUT /cluster/sdn` applies.
+    pub fn is_sdn(&self) -> bool {
+        matches!(
+            self.kind,
+            ObjectKind::SdnZone
+                | ObjectKind::SdnVnet
+                | ObjectKind::SdnSubnet
+                | ObjectKind::SdnApplier
+        )
     }
 
     /// Settings that always exist and are never deleted: atoll stops managing them and leaves
@@ -273,6 +327,9 @@ impl ObjectId {
             | ObjectKind::HaRule
             | ObjectKind::Replication
             | ObjectKind::MetricServer => Some(name),
+            // bpg: the zone or vnet id; a subnet's `{vnet}/{zone}-{net}-{mask}`, its name here
+            ObjectKind::SdnZone | ObjectKind::SdnVnet | ObjectKind::SdnSubnet => Some(name),
+            ObjectKind::SdnApplier => None,
         }
     }
 
@@ -296,6 +353,15 @@ impl ObjectId {
             (ObjectKind::SecurityGroup, Some(name)) => format!("security group {name}"),
             (kind, Some(name)) if kind.is_cluster_object() => format!("{} {name}", kind.noun()),
             (ObjectKind::ClusterOptions, None) => "the datacenter options".to_owned(),
+            (ObjectKind::SdnZone | ObjectKind::SdnVnet, Some(name)) => {
+                format!("{} {name}", self.kind.noun())
+            }
+            (ObjectKind::SdnSubnet, Some(name)) => {
+                let (vnet, _) = name.split_once('/').unwrap_or_default();
+                let cidr = sdn_subnet_cidr(name).unwrap_or_default();
+                format!("SDN subnet {cidr} of vnet {vnet}")
+            }
+            (ObjectKind::SdnApplier, _) => "the SDN configuration".to_owned(),
             (kind, Some(name)) => format!("{} {name} of {at}", kind.noun()),
             (kind, None) => format!("{} of {at}", kind.noun()),
         }
@@ -325,6 +391,10 @@ impl ObjectKind {
             Self::HaRule => "HA rule",
             Self::Replication => "replication job",
             Self::MetricServer => "metric server",
+            Self::SdnZone => "SDN zone",
+            Self::SdnVnet => "SDN vnet",
+            Self::SdnSubnet => "SDN subnet",
+            Self::SdnApplier => "SDN configuration",
         }
     }
 
@@ -381,8 +451,48 @@ impl ObjectKind {
             Self::HaRule => Some(("HA rule id", 128, super::cluster_names::config_id)),
             Self::Replication => Some(("replication job id", 32, super::cluster_names::job_id)),
             Self::MetricServer => Some(("metric server id", 128, super::cluster_names::config_id)),
+            // pve-network's `pve-sdn-zone-id` and `pve-sdn-vnet-id`
+            Self::SdnZone => Some(("SDN zone id", 8, sdn_id)),
+            Self::SdnVnet => Some(("SDN vnet id", 8, sdn_id)),
+            Self::SdnSubnet => Some(("SDN subnet", 72, sdn_subnet_name)),
+            Self::SdnApplier => None,
         }
     }
+}
+
+/// pve-network's zone and vnet ids: `[a-zA-Z][a-zA-Z0-9]*[a-zA-Z0-9]`, 2 to 8 characters.
+fn sdn_id(b: &[u8]) -> bool {
+    (2..=8).contains(&b.len())
+        && b[0].is_ascii_alphabetic()
+        && b.iter().all(u8::is_ascii_alphanumeric)
+}
+
+/// `{vnet}/{zone}-{network}-{mask}`: a vnet id, then PVE's subnet id for a valid CIDR.
+fn sdn_subnet_name(b: &[u8]) -> bool {
+    let Ok(name) = std::str::from_utf8(b) else {
+        return false;
+    };
+    let Some((vnet, id)) = name.split_once('/') else {
+        return false;
+    };
+    let zone = id.split('-').next().unwrap_or_default();
+    sdn_id(vnet.as_bytes()) && sdn_id(zone.as_bytes()) && sdn_subnet_cidr(name).is_some()
+}
+
+/// The CIDR of a subnet named `{vnet}/{zone}-{network}-{mask}` (`10.0.0.0/24`), when it is one.
+pub fn sdn_subnet_cidr(name: &str) -> Option<String> {
+    let (_, id) = name.split_once('/')?;
+    let mut parts = id.splitn(3, '-');
+    let (_zone, net, mask) = (parts.next()?, parts.next()?, parts.next()?);
+    let addr: std::net::IpAddr = net.parse().ok()?;
+    let mask: u8 = mask.parse().ok().filter(|_| !mask.starts_with('+'))?;
+    let max = if addr.is_ipv4() { 32 } else { 128 };
+    (mask <= max).then(|| format!("{net}/{mask}"))
+}
+
+/// PVE's subnet id for a subnet of `zone`: `{zone}-{network}-{mask}`.
+pub fn sdn_subnet_id(zone: &str, cidr: &str) -> String {
+    format!("{zone}-{}", cidr.replace('/', "-"))
 }
 
 #[cfg(test)]
@@ -448,5 +558,40 @@ mod tests {
         }
         let long = "g".repeat(19);
         assert!(ObjectId::new(ObjectKind::SecurityGroup, Scope::Cluster, Some(&long)).is_err());
+    }
+
+    #[test]
+    fn sdn_objects_are_named_as_pve_names_them() {
+        let zone = ObjectId::new(ObjectKind::SdnZone, Scope::Cluster, Some("zone1")).expect("ok");
+        assert_eq!(zone.path(), "/cluster/sdn/zones/zone1");
+        assert_eq!(zone.import_id().as_deref(), Some("zone1"));
+        for bad in ["toolongid", "1zone", "z", "zo-ne"] {
+            assert!(ObjectId::new(ObjectKind::SdnZone, Scope::Cluster, Some(bad)).is_err());
+        }
+        let name = format!("vnet1/{}", sdn_subnet_id("zone1", "10.0.0.0/24"));
+        let subnet = ObjectId::new(ObjectKind::SdnSubnet, Scope::Cluster, Some(&name)).expect("ok");
+        assert_eq!(
+            subnet.path(),
+            "/cluster/sdn/vnets/vnet1/subnets/zone1-10.0.0.0-24"
+        );
+        assert_eq!(
+            subnet.collection(),
+            Some(("/cluster/sdn/vnets/vnet1/subnets".to_owned(), "subnet"))
+        );
+        assert_eq!(subnet.create_name(), "10.0.0.0/24");
+        assert_eq!(subnet.describe(), "SDN subnet 10.0.0.0/24 of vnet vnet1");
+        assert_eq!(
+            subnet.import_id().as_deref(),
+            Some("vnet1/zone1-10.0.0.0-24")
+        );
+        let v6 = format!("vnet1/{}", sdn_subnet_id("zone1", "fd00::/64"));
+        assert!(ObjectId::new(ObjectKind::SdnSubnet, Scope::Cluster, Some(&v6)).is_ok());
+        for bad in [
+            "vnet1/zone1-10.0.0.0-33",
+            "vnet1/zone1-10.0.0-24",
+            "zone1-10.0.0.0-24",
+        ] {
+            assert!(ObjectId::new(ObjectKind::SdnSubnet, Scope::Cluster, Some(bad)).is_err());
+        }
     }
 }

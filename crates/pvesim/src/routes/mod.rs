@@ -24,6 +24,7 @@ mod qemu_clone;
 mod qemu_create;
 mod qemu_disk;
 mod qemu_power;
+mod sdn;
 mod storage;
 mod tasks;
 mod upload;
@@ -109,6 +110,7 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
         .merge(firewall::routes())
         .merge(network::routes())
         .merge(cluster_cfg::routes())
+        .merge(sdn::routes())
         .fallback(not_implemented)
         .method_not_allowed_fallback(not_implemented)
         .layer(middleware::from_fn_with_state(sim.clone(), pipeline))

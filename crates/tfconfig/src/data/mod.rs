@@ -11,6 +11,7 @@ mod ha;
 mod json;
 mod node;
 mod pool;
+mod sdn;
 mod storage;
 mod vm;
 
@@ -157,6 +158,16 @@ pub enum Query {
     Replication { id: String },
     /// `GET /cluster/metrics/server/{id}`.
     MetricServer { id: String },
+    /// `GET /cluster/sdn/zones/{zone}?pending=1`.
+    SdnZone { zone: String },
+    /// `GET /cluster/sdn/zones?pending=1[&type=]`.
+    SdnZones { zone_type: Option<String> },
+    /// `GET /cluster/sdn/vnets/{vnet}`.
+    SdnVnet { vnet: String },
+    /// `GET /cluster/sdn/vnets`.
+    SdnVnets,
+    /// `GET /cluster/sdn/vnets/{vnet}/subnets`.
+    SdnSubnets { vnet: String },
 }
 
 /// What the caller read: the cluster's guests (the refresh's listing) and PVE's `data` for each
@@ -323,6 +334,45 @@ const SOURCES: &[Source] = &[
         ],
         queries: ha::metrics_server_query,
         answer: ha::metrics_server,
+    },
+    Source {
+        names: &[
+            "proxmox_sdn_zone_simple",
+            "proxmox_sdn_zone_vlan",
+            "proxmox_sdn_zone_qinq",
+            "proxmox_sdn_zone_vxlan",
+            "proxmox_sdn_zone_evpn",
+            "proxmox_virtual_environment_sdn_zone_simple",
+            "proxmox_virtual_environment_sdn_zone_vlan",
+            "proxmox_virtual_environment_sdn_zone_qinq",
+            "proxmox_virtual_environment_sdn_zone_vxlan",
+            "proxmox_virtual_environment_sdn_zone_evpn",
+        ],
+        queries: sdn::zone_query,
+        answer: sdn::zone,
+    },
+    Source {
+        names: &["proxmox_sdn_zones", "proxmox_virtual_environment_sdn_zones"],
+        queries: sdn::zones_query,
+        answer: sdn::zones,
+    },
+    Source {
+        names: &["proxmox_sdn_vnet", "proxmox_virtual_environment_sdn_vnet"],
+        queries: sdn::vnet_query,
+        answer: sdn::vnet,
+    },
+    Source {
+        names: &["proxmox_sdn_vnets", "proxmox_virtual_environment_sdn_vnets"],
+        queries: sdn::vnets_query,
+        answer: sdn::vnets,
+    },
+    Source {
+        names: &[
+            "proxmox_sdn_subnet",
+            "proxmox_virtual_environment_sdn_subnet",
+        ],
+        queries: sdn::subnet_query,
+        answer: sdn::subnet,
     },
 ];
 

@@ -56,6 +56,24 @@ pub const DATA_SOURCES: &[&str] = &[
     "proxmox_virtual_environment_replication",
     "proxmox_metrics_server",
     "proxmox_virtual_environment_metrics_server",
+    "proxmox_sdn_zone_simple",
+    "proxmox_sdn_zone_vlan",
+    "proxmox_sdn_zone_qinq",
+    "proxmox_sdn_zone_vxlan",
+    "proxmox_sdn_zone_evpn",
+    "proxmox_sdn_zones",
+    "proxmox_sdn_vnet",
+    "proxmox_sdn_vnets",
+    "proxmox_sdn_subnet",
+    "proxmox_virtual_environment_sdn_zone_simple",
+    "proxmox_virtual_environment_sdn_zone_vlan",
+    "proxmox_virtual_environment_sdn_zone_qinq",
+    "proxmox_virtual_environment_sdn_zone_vxlan",
+    "proxmox_virtual_environment_sdn_zone_evpn",
+    "proxmox_virtual_environment_sdn_zones",
+    "proxmox_virtual_environment_sdn_vnet",
+    "proxmox_virtual_environment_sdn_vnets",
+    "proxmox_virtual_environment_sdn_subnet",
 ];
 
 /// bpg's message on the data sources its `proxmox_*` names replace
@@ -122,6 +140,7 @@ pub fn data_source(type_name: &str) -> Option<DataSourceSchema> {
         }
         "proxmox_virtual_environment_pool" => ("proxmox_virtual_environment_pool", c::pool(), None),
         t if super::data_ha::NAMES.contains(&t) => super::data_ha::schema(t)?,
+        t if t.contains("_sdn_") => super::data_sdn::schema(t)?,
         _ => return None,
     };
     Some(DataSourceSchema {

@@ -17,7 +17,9 @@ mod data_ha;
 mod file;
 mod firewall;
 mod local;
+mod data_sdn;
 mod network;
+mod sdn;
 mod utility;
 mod vm;
 
@@ -339,6 +341,7 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
             .find(|n| **n == t)
             .and_then(|n| network::resource(n)),
         t if cluster::TYPES.contains(&t) => cluster::resource(t),
+        t if t.contains("_sdn_") => sdn::resource(t),
         _ => None,
     }
 }
@@ -495,6 +498,22 @@ pub const SUPPORTED: &[&str] = &[
     "proxmox_virtual_environment_replication",
     "proxmox_metrics_server",
     "proxmox_virtual_environment_metrics_server",
+    "proxmox_sdn_zone_simple",
+    "proxmox_sdn_zone_vlan",
+    "proxmox_sdn_zone_qinq",
+    "proxmox_sdn_zone_vxlan",
+    "proxmox_sdn_zone_evpn",
+    "proxmox_sdn_vnet",
+    "proxmox_sdn_subnet",
+    "proxmox_sdn_applier",
+    "proxmox_virtual_environment_sdn_zone_simple",
+    "proxmox_virtual_environment_sdn_zone_vlan",
+    "proxmox_virtual_environment_sdn_zone_qinq",
+    "proxmox_virtual_environment_sdn_zone_vxlan",
+    "proxmox_virtual_environment_sdn_zone_evpn",
+    "proxmox_virtual_environment_sdn_vnet",
+    "proxmox_virtual_environment_sdn_subnet",
+    "proxmox_virtual_environment_sdn_applier",
 ];
 
 
