@@ -162,6 +162,8 @@ pub(crate) struct Cluster {
     pub(crate) pools: BTreeMap<String, super::pools::Pool>,
     /// The firewall configuration (cluster, nodes, guests).
     pub(crate) firewall: super::firewall::Firewall,
+    /// Users, groups, roles, ACL entries and what the API shows of tokens.
+    pub(crate) access: super::access_control::AccessControl,
 }
 
 /// Seconds since the epoch.

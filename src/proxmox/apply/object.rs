@@ -76,9 +76,12 @@ impl Run<'_> {
             return Err((error, changed));
         };
         let creating = change.actions.contains(&Action::Create) && ops.contains(&StepOp::Create);
-        self.put_object(object, creating)
-            .await
-            .map_err(|e| (e, changed))?;
+        let made = if object.id.is_access() {
+            self.put_access(object, creating).await
+        } else {
+            self.put_object(object, creating).await.map(|()| None)
+        }
+        .map_err(|e| (e, changed))?;
         self.put_entries(object).await.map_err(|e| (e, true))?;
         let entry = StateEntry::Object {
             address: object.address.clone(),
@@ -87,11 +90,12 @@ impl Run<'_> {
             fields: object.fields.clone(),
             entries: object.entries.clone(),
         };
-        self.exec
-            .state
-            .record(&entry)
-            .await
-            .map_err(|e| (format!("{} is set, but {e}", object.id.describe()), true))?;
+        let recorded = if object.id.is_access() {
+            self.exec.state.record_object(&entry, made).await
+        } else {
+            self.exec.state.record(&entry).await
+        };
+        recorded.map_err(|e| (format!("{} is set, but {e}", object.id.describe()), true))?;
         let done = match (creating, object.id.collection()) {
             (true, Some(_)) => "created",
             _ if object.id.is_setting() => "set",
@@ -249,6 +253,9 @@ impl Run<'_> {
         let what = id.describe();
         if id.is_setting() {
             return Ok(());
+        }
+        if id.is_access() {
+            return self.delete_access(id).await;
         }
         let gone = |e: &PveError| matches!(e, PveError::NotFound(_));
         if id.entries() == Some(Entries::Ordered) {

@@ -207,6 +207,10 @@ impl Run<'_> {
                 Some(K::SecurityGroup) => 1,
                 Some(K::Alias | K::IpSet) => 2,
                 Some(K::Pool) | None => 3,
+                // grants and memberships before what they name, users before their groups
+                Some(K::Acl | K::PoolMember | K::UserToken) => 0,
+                Some(K::User) => 1,
+                Some(K::Group | K::Role) => 2,
             }
         };
         todo.sort_by_key(|c| rank(c));

@@ -82,4 +82,19 @@ impl ProxmoxClient {
         let _: Json = self.transport.execute(&call).await?;
         Ok(())
     }
+
+    /// A `POST` that creates an object, answering PVE's `data` (an API token's secret):
+    /// never retried, as a second try would make another or fail.
+    pub async fn object_create(
+        &self,
+        id: &ObjectId,
+        target: &ObjectTarget,
+        params: &[(String, String)],
+    ) -> Result<Json, PveError> {
+        let mut call = call(id, target, Method::POST)?.idempotent(false);
+        for (key, value) in params {
+            call = call.param(key, value);
+        }
+        self.transport.execute(&call).await
+    }
 }

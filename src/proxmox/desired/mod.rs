@@ -4,6 +4,7 @@
 //! `random_string`) to secrets kept in state. It must not do I/O, and it never puts a
 //! sensitive value anywhere but a [`Secret`](crate::proxmox::plan::Secret).
 
+mod access;
 mod container;
 mod file;
 mod generated;
@@ -281,9 +282,18 @@ fn link_objects(resources: &mut [Desired]) {
                         .then(|| named.get(&(ObjectKind::SecurityGroup, e.get("action")?.clone())))
                         .flatten()
                 });
+                let member = access::member_guest(&o.id).and_then(|id| guests.get(&id));
+                let named_access = access::uses(&o.id, &o.fields)
+                    .into_iter()
+                    .filter_map(|k| named.get(&k));
                 (
                     o.address.as_str(),
-                    guest.into_iter().chain(groups).collect(),
+                    guest
+                        .into_iter()
+                        .chain(groups)
+                        .chain(member)
+                        .chain(named_access)
+                        .collect(),
                 )
             }
             Desired::Download(_) => continue,

@@ -170,5 +170,12 @@ fn request(query: &Query) -> ClusterRead {
         },
         Query::Pools => ClusterRead::Pools,
         Query::Pool { pool } => ClusterRead::Pool { pool },
+        Query::Users => ClusterRead::Users,
+        Query::User { user } => ClusterRead::User { user },
+        Query::Groups => ClusterRead::Groups,
+        Query::Group { group } => ClusterRead::Group { group },
+        Query::Roles => ClusterRead::Roles,
+        Query::Role { role } => ClusterRead::Role { role },
+        Query::Acl => ClusterRead::Acl,
     }
 }

@@ -4,10 +4,12 @@
 //! applied to a plan at plan time and again before apply. It is pure: callers pass the
 //! inventory, the desired guests and local MACs in; it must not do I/O.
 
+mod access;
 mod firewall;
 mod identity;
 mod rules;
 
+pub use access::OwnAccess;
 pub use identity::Nic;
 pub use rules::{GuardRefusal, check, recheck};
 
@@ -60,6 +62,8 @@ pub struct GuardPolicy {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProtectedSet {
     guests: Vec<ProtectedGuest>,
+    /// Who atoll is on the cluster and what grants it access, when known.
+    access: Option<OwnAccess>,
 }
 
 impl ProtectedSet {
@@ -120,7 +124,21 @@ impl ProtectedSet {
                 nics: nics(own.vm_id),
             });
         }
-        Self { guests }
+        Self {
+            guests,
+            access: None,
+        }
+    }
+
+    /// With what grants atoll its own access (the self-lockout rule).
+    pub fn with_access(mut self, access: OwnAccess) -> Self {
+        self.access = Some(access);
+        self
+    }
+
+    /// Who atoll is on the cluster, when known.
+    pub fn own_access(&self) -> Option<&OwnAccess> {
+        self.access.as_ref()
     }
 
     /// The VMIDs of the protected guests found so far.

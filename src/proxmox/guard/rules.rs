@@ -84,7 +84,10 @@ fn evaluate(
         return None;
     }
     if change.object.is_some() {
-        return super::firewall::check(change, protected, all);
+        let lockout = protected
+            .own_access()
+            .and_then(|own| super::access::check(change, own));
+        return lockout.or_else(|| super::firewall::check(change, protected, all));
     }
     change.kind?;
     own_rules(change, protected, policy)

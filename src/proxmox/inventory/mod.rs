@@ -5,8 +5,11 @@
 //! concurrently; the client's per-node limit keeps each node within PVE's worker count. It must not decide
 //! anything about the plan.
 
+mod access;
 mod objects;
 
+pub(crate) use access::live as access_live;
+pub use access::{own_access, with_own_access};
 pub(crate) use objects::entries as object_entries;
 
 use std::collections::{BTreeMap, BTreeSet};

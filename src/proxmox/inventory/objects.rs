@@ -26,7 +26,7 @@ pub(super) async fn read_objects(
     let read: Vec<Option<(String, LiveObject)>> = stream::iter(ids)
         .map(|id| async move {
             let live = read_object(api, &id).await?;
-            Ok::<_, InventoryError>(live.map(|live| (id.path(), live)))
+            Ok::<_, InventoryError>(live.map(|live| (id.key(), live)))
         })
         .buffer_unordered(IN_FLIGHT)
         .try_collect()
@@ -66,6 +66,9 @@ async fn read_object(
         PveError::NotFound(_) => Ok(None),
         e => Err(InventoryError::Api(e)),
     };
+    if id.is_access() {
+        return super::access::read(api, id).await;
+    }
     let mut live = LiveObject::default();
     if id.fields_from_listing() {
         let listing = match api.object_read(id, &ObjectTarget::Collection).await {

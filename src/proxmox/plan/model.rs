@@ -134,6 +134,9 @@ pub struct DesiredObject {
     pub lifecycle: Lifecycle,
     /// Addresses of resources this object uses (the guest whose firewall it is).
     pub uses: Vec<String>,
+    /// Write-only parameters (a user's `password`): sent when the object is created, never
+    /// compared, shown or stored.
+    pub secrets: BTreeMap<String, Secret>,
 }
 
 /// A resource the configuration declares.

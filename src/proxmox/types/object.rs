@@ -26,6 +26,20 @@ pub enum ObjectKind {
     NodeDns,
     /// A node's time zone (`/nodes/{node}/time`): always there, only changed.
     NodeTime,
+    /// A user (`/access/users/{userid}`), named `name@realm`.
+    User,
+    /// A group of users (`/access/groups/{groupid}`).
+    Group,
+    /// A role, a named set of privileges (`/access/roles/{roleid}`).
+    Role,
+    /// One ACL entry, a role granted on a path to a user, a group or a token, named as bpg
+    /// imports it (`{path}?{subject}?{role}`); set and removed with `PUT /access/acl`.
+    Acl,
+    /// An API token (`/access/users/{userid}/token/{tokenid}`), named `user@realm!tokenid`.
+    UserToken,
+    /// A guest or a storage in a pool, named as bpg imports it (`{pool}/{vm|storage}/{id}`);
+    /// added and removed with `PUT /pools/{poolid}`.
+    PoolMember,
 }
 
 /// Where a firewall object lives.
@@ -138,6 +152,34 @@ impl ObjectId {
             ObjectKind::SecurityGroup => format!("/cluster/firewall/groups/{name}"),
             ObjectKind::NodeDns => format!("{base}/dns"),
             ObjectKind::NodeTime => format!("{base}/time"),
+            ObjectKind::User => format!("/access/users/{}", super::access::segment(name)),
+            ObjectKind::Group => format!("/access/groups/{name}"),
+            ObjectKind::Role => format!("/access/roles/{name}"),
+            ObjectKind::Acl => "/access/acl".to_owned(),
+            ObjectKind::UserToken => {
+                let (user, token) = name.rsplit_once('!').unwrap_or_default();
+                let (user, token) = (super::access::segment(user), super::access::segment(token));
+                format!("/access/users/{user}/token/{token}")
+            }
+            ObjectKind::PoolMember => {
+                let pool = name.rsplitn(3, '/').nth(2).unwrap_or_default();
+                format!("/pools/{pool}")
+            }
+        }
+    }
+
+    /// What tells this object from every other: its path, and for the kinds that share one
+    /// (ACL entries, pool members) the path and the name.
+    pub fn key(&self) -> String {
+        match self.kind {
+            ObjectKind::Acl | ObjectKind::PoolMember => {
+                format!(
+                    "{}#{}",
+                    self.path(),
+                    self.name.as_deref().unwrap_or_default()
+                )
+            }
+            _ => self.path(),
         }
     }
 
@@ -154,7 +196,26 @@ impl ObjectId {
             | ObjectKind::FirewallRules
             | ObjectKind::NodeDns
             | ObjectKind::NodeTime => None,
+            ObjectKind::User => Some(("/access/users".to_owned(), "userid")),
+            ObjectKind::Group => Some(("/access/groups".to_owned(), "groupid")),
+            ObjectKind::Role => Some(("/access/roles".to_owned(), "roleid")),
+            // created by their own path (tokens) or by a `PUT` (ACL entries, pool members)
+            ObjectKind::Acl | ObjectKind::UserToken | ObjectKind::PoolMember => None,
         }
+    }
+
+    /// Whether the object is access control or pool membership ([`crate::proxmox::types::
+    /// access`]), whose reads and writes are not the firewall's.
+    pub fn is_access(&self) -> bool {
+        matches!(
+            self.kind,
+            ObjectKind::User
+                | ObjectKind::Group
+                | ObjectKind::Role
+                | ObjectKind::Acl
+                | ObjectKind::UserToken
+                | ObjectKind::PoolMember
+        )
     }
 
     /// Settings that always exist and are never deleted: atoll stops managing them and leaves
@@ -212,6 +273,14 @@ impl ObjectId {
             ObjectKind::FirewallOptions | ObjectKind::FirewallRules => Some(scope),
             // bpg documents IP sets so; aliases take the same form
             ObjectKind::Alias | ObjectKind::IpSet => Some(format!("{scope}/{name}")),
+            // bpg: the id itself (`user@realm`, `group`, `role`, `user@realm!token`,
+            // `{path}?{subject}?{role}`, `{pool}/{type}/{member}`)
+            ObjectKind::User
+            | ObjectKind::Group
+            | ObjectKind::Role
+            | ObjectKind::Acl
+            | ObjectKind::UserToken
+            | ObjectKind::PoolMember => Some(name),
         }
     }
 
@@ -233,6 +302,12 @@ impl ObjectId {
         match (&self.kind, &self.name) {
             (ObjectKind::Pool, Some(name)) => format!("pool {name}"),
             (ObjectKind::SecurityGroup, Some(name)) => format!("security group {name}"),
+            (ObjectKind::Acl, Some(name)) => super::access::describe_acl(name),
+            (ObjectKind::PoolMember, Some(name)) => super::access::describe_member(name),
+            (
+                ObjectKind::User | ObjectKind::Group | ObjectKind::Role | ObjectKind::UserToken,
+                Some(name),
+            ) => format!("{} {name}", self.kind.noun()),
             (kind, Some(name)) => format!("{} {name} of {at}", kind.noun()),
             (kind, None) => format!("{} of {at}", kind.noun()),
         }
@@ -252,6 +327,12 @@ impl ObjectKind {
             Self::SecurityGroup => "security group",
             Self::NodeDns => "DNS settings",
             Self::NodeTime => "time zone",
+            Self::User => "user",
+            Self::Group => "group",
+            Self::Role => "role",
+            Self::Acl => "ACL entry",
+            Self::UserToken => "API token",
+            Self::PoolMember => "pool member",
         }
     }
 
@@ -278,6 +359,12 @@ impl ObjectKind {
             Self::IpSet => Some(("IP set name", 64, firewall_name)),
             Self::SecurityGroup => Some(("security group name", 18, firewall_name)),
             Self::FirewallOptions | Self::FirewallRules | Self::NodeDns | Self::NodeTime => None,
+            Self::User => Some(("user id", 64, super::access::userid)),
+            Self::Group => Some(("group id", 64, super::access::group_or_role)),
+            Self::Role => Some(("role id", 64, super::access::group_or_role)),
+            Self::Acl => Some(("ACL entry", 512, super::access::acl)),
+            Self::UserToken => Some(("token id", 128, super::access::tokenid)),
+            Self::PoolMember => Some(("pool membership", 160, super::access::member)),
         }
     }
 }

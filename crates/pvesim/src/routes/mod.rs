@@ -3,6 +3,7 @@
 //! injected latency and faults, then the handler. Handlers live in the sibling files.
 
 mod access;
+mod access_control;
 mod cluster;
 mod download;
 mod firewall;
@@ -101,6 +102,7 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
                 .delete(pools::delete_one),
         )
         .merge(firewall::routes())
+        .merge(access_control::routes())
         .fallback(not_implemented)
         .method_not_allowed_fallback(not_implemented)
         .layer(middleware::from_fn_with_state(sim.clone(), pipeline))

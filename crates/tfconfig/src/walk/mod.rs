@@ -156,6 +156,12 @@ impl Walker<'_> {
             env.resources.insert(key, Value::Unknown(Type::Dynamic));
             return;
         };
+        if let Some(message) = schema::deprecated_resource(&r.rtype) {
+            let d = Diagnostic::warning("Deprecated Resource", message, Some(r.type_span.clone()));
+            if !self.diags.contains(&d) {
+                self.diags.push(d);
+            }
+        }
         let refused = refused(r);
         let stop = refused
             .iter()
