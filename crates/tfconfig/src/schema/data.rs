@@ -231,6 +231,6 @@ mod tests {
                 .attr("regex")
                 .is_some_and(|a| a.default.is_some())
         );
-        assert!(data_source("proxmox_virtual_environment_users").is_none());
+        assert!(data_source("proxmox_virtual_environment_no_such_thing").is_none());
     }
 }
