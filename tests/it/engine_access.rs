@@ -181,6 +181,11 @@ async fn access_objects_apply_the_next_plan_is_empty_and_changes_apply_as_planne
         .atoll(&["state", "show", "proxmox_user_token.deploy"])
         .await;
     assert!(!text(&shown).contains(&value), "{}", text(&shown));
+    assert!(
+        stdout(&shown).contains("value = (sensitive value)"),
+        "{}",
+        text(&shown)
+    );
 
     // fewer privileges and a new comment: updated in place, live
     env.write_tf(&stack(r#""VM.Audit""#, "the deploy robot", true));
@@ -344,4 +349,139 @@ resource "terraform_data" "facts" {
         said.contains("ci@pve") && said.contains("root@pam"),
         "{said}"
     );
+}
+
+/// The configuration's access objects as atoll will send them, or why not.
+fn desired(tf: &str) -> Result<Vec<atoll::proxmox::plan::DesiredObject>, String> {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("main.tf"), tf).expect("main.tf");
+    let input = tfconfig::Input {
+        checkout: dir.path().to_path_buf(),
+        project_dir: ".".into(),
+        workspace: "default".to_owned(),
+        vars: Vec::new(),
+        limits: Default::default(),
+        modules: Default::default(),
+    };
+    let loaded = tfconfig::load(&input);
+    assert!(!loaded.has_errors(), "{}", loaded.render_diagnostics());
+    let built = atoll::proxmox::desired::build(&loaded.resources).map_err(|errors| {
+        errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+    Ok(built
+        .resources
+        .into_iter()
+        .filter_map(|d| match d {
+            atoll::proxmox::plan::Desired::Object(o) => Some(o),
+            _ => None,
+        })
+        .collect())
+}
+
+#[test]
+fn access_arguments_become_pve_parameters_and_bad_ones_are_refused_at_plan() {
+    let objects = desired(
+        r#"
+resource "proxmox_virtual_environment_user" "u" {
+  user_id         = "ops@pve"
+  password        = "long-enough-secret"
+  expiration_date = "2034-01-01T22:00:00Z"
+  groups          = ["b", "a"]
+  enabled         = false
+}
+
+resource "proxmox_acl" "a" {
+  user_id = proxmox_virtual_environment_user.u.user_id
+  role_id = "PVEAuditor"
+  path    = "/vms/100"
+}
+
+resource "proxmox_pool_membership" "m" {
+  pool_id = "web"
+  vm_id   = 100
+}
+"#,
+    )
+    .expect("desired");
+    let find = |address: &str| {
+        objects
+            .iter()
+            .find(|o| o.address == address)
+            .unwrap_or_else(|| panic!("{address}"))
+    };
+    let user = find("proxmox_virtual_environment_user.u");
+    assert_eq!(user.id.path(), "/access/users/ops@pve");
+    assert_eq!(user.fields["expire"], "2019765600");
+    assert_eq!(user.fields["groups"], "a,b");
+    assert_eq!(user.fields["enable"], "0");
+    assert!(
+        !user.fields.contains_key("password"),
+        "write-only, never compared"
+    );
+    assert_eq!(user.secrets["password"].expose(), "long-enough-secret");
+    assert!(!format!("{user:?}").contains("long-enough-secret"));
+    let acl = find("proxmox_acl.a");
+    assert_eq!(
+        acl.id.import_id().as_deref(),
+        Some("/vms/100?ops@pve?PVEAuditor")
+    );
+    assert_eq!(acl.fields["propagate"], "1");
+    assert!(
+        acl.uses.iter().any(|u| u.ends_with("user.u")),
+        "{:?}",
+        acl.uses
+    );
+    let member = find("proxmox_pool_membership.m");
+    assert_eq!(member.id.import_id().as_deref(), Some("web/vm/100"));
+
+    for (tf, says) in [
+        (
+            r#"resource "proxmox_acl" "a" {
+  user_id  = "ops@pve"
+  group_id = "ops"
+  role_id  = "PVEAuditor"
+  path     = "/"
+}"#,
+            "exactly one of user_id, group_id or token_id",
+        ),
+        (
+            r#"resource "proxmox_acl" "a" {
+  group_id = "ops"
+  role_id  = "PVEAuditor"
+  path     = "/vm/100"
+}"#,
+            "not an ACL path Proxmox VE accepts",
+        ),
+        (
+            r#"resource "proxmox_virtual_environment_role" "r" {
+  role_id    = "ops"
+  privileges = ["VM.Audit", "VM.Monitor"]
+}"#,
+            "no privilege 'VM.Monitor'",
+        ),
+        (
+            r#"resource "proxmox_virtual_environment_user" "u" {
+  user_id  = "ops@pve"
+  password = "short"
+}"#,
+            "8 to 64 characters, this one has 5",
+        ),
+        (
+            r#"resource "proxmox_virtual_environment_user" "u" {
+  user_id = "ops"
+}"#,
+            "user id",
+        ),
+    ] {
+        let refused = desired(tf).expect_err(says);
+        assert!(refused.contains(says), "{says}: {refused}");
+        assert!(
+            !refused.contains("short\""),
+            "the password is never said: {refused}"
+        );
+    }
 }

@@ -443,7 +443,7 @@ impl AccessControl {
                 format!("role '{roleid}' does not exist"),
             ));
         };
-        if !p.get("append").is_some_and(|a| a == "1") {
+        if p.get("append").is_none_or(|a| a != "1") {
             privs.clear();
         }
         privs.extend(split_privs(p.get("privs")));
