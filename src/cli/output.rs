@@ -155,6 +155,11 @@ pub(super) fn state_show(state: &ProjectState, address: &str) -> Option<String> 
                 for (i, entry) in entries.iter().flatten().enumerate() {
                     let _ = writeln!(out, "entry[{i}] = {entry:?}");
                 }
+                // what Proxmox VE made for it (an API token's value): kept, never shown
+                let made = state.object_values.iter().filter(|v| v.address == address);
+                for key in made.flat_map(|v| v.values.0.keys()) {
+                    let _ = writeln!(out, "{key} = {HIDDEN}");
+                }
             }
         }
         return Some(out);

@@ -60,6 +60,9 @@ pub struct ProjectState {
     /// Guests and downloads, as the plan engine reads them.
     pub entries: Vec<StateEntry>,
     pub generated: Vec<GeneratedEntry>,
+    /// What Proxmox VE made for an object and answered once (an API token's `value`), kept
+    /// as secrets by address: given to the configuration like generated values, never shown.
+    pub object_values: Vec<GeneratedEntry>,
     /// Changes whenever any row changes; plans record it, apply checks it.
     pub fingerprint: String,
 }
@@ -69,6 +72,7 @@ impl ProjectState {
     pub fn generated_values(&self) -> BTreeMap<String, GeneratedValues> {
         self.generated
             .iter()
+            .chain(&self.object_values)
             .map(|g| {
                 let values = g.values.0.iter();
                 let values = values.map(|(k, v)| (k.clone(), v.expose_secret().to_owned()));
@@ -141,8 +145,17 @@ impl StateHandle {
                         detail: e.to_string(),
                     }
                 })?;
+            let secrets = (!row.secrets.0.is_empty()).then(|| GeneratedEntry {
+                address: row.address.clone(),
+                resource_type: row.resource_type.clone(),
+                arguments: BTreeMap::new(),
+                values: row.secrets.clone(),
+            });
             match to_entry(row, document)? {
-                Loaded::Entry(entry) => state.entries.push(entry),
+                Loaded::Entry(entry) => {
+                    state.object_values.extend(secrets);
+                    state.entries.push(entry);
+                }
                 Loaded::Generated(generated) => state.generated.push(generated),
             }
         }
@@ -151,65 +164,35 @@ impl StateHandle {
 
     /// Records (or replaces) a guest, download or object entry.
     pub async fn record(&self, entry: &StateEntry) -> Result<(), StateError> {
-        let row = match entry {
-            StateEntry::Guest {
-                address,
-                resource_type,
-                kind,
-                node,
-                vm_id,
-                attributes,
-            } => ManagedResource {
-                address: address.clone(),
-                resource_type: resource_type.clone(),
-                node: node.clone(),
-                vm_id: Some(*vm_id),
-                volid: None,
-                attributes: document_json(&Document::Guest {
-                    guest_kind: *kind,
-                    config: attributes
-                        .iter()
-                        .map(|(k, v)| (k.clone(), stored(v)))
-                        .collect(),
-                }),
-                secrets: Secrets::default(),
-            },
-            StateEntry::Download {
-                address,
-                resource_type,
-                node,
-                volid,
-                arguments,
-            } => ManagedResource {
-                address: address.clone(),
-                resource_type: resource_type.clone(),
-                node: node.clone(),
-                vm_id: None,
-                volid: Some(volid.clone()),
-                attributes: document_json(&Document::Download {
-                    arguments: arguments.clone(),
-                }),
-                secrets: Secrets::default(),
-            },
-            StateEntry::Object {
-                address,
-                resource_type,
-                id,
-                fields,
-                entries,
-            } => ManagedResource {
-                address: address.clone(),
-                resource_type: resource_type.clone(),
-                node: id.scope.node().map(ToString::to_string).unwrap_or_default(),
-                vm_id: None,
-                volid: Some(id.path()),
-                attributes: document_json(&Document::Object {
-                    object: id.clone(),
-                    fields: fields.clone(),
-                    entries: entries.clone(),
-                }),
-                secrets: Secrets::default(),
-            },
+        Ok(self
+            .store
+            .state()
+            .state_put(&self.scope, &row_of(entry))
+            .await?)
+    }
+
+    /// Records an object with what Proxmox VE made for it (`secrets`, an API token's value);
+    /// `None` keeps what the row held (a token changed in place keeps its value).
+    pub async fn record_object(
+        &self,
+        entry: &StateEntry,
+        secrets: Option<Secrets>,
+    ) -> Result<(), StateError> {
+        let secrets = match secrets {
+            Some(secrets) => secrets,
+            None => self
+                .store
+                .state()
+                .state_list(&self.scope)
+                .await?
+                .into_iter()
+                .find(|row| row.address == entry.address())
+                .map(|row| row.secrets)
+                .unwrap_or_default(),
+        };
+        let row = ManagedResource {
+            secrets,
+            ..row_of(entry)
         };
         Ok(self.store.state().state_put(&self.scope, &row).await?)
     }
@@ -236,6 +219,70 @@ impl StateHandle {
             .state()
             .state_remove(&self.scope, address)
             .await?)
+    }
+}
+
+/// The row that records a guest, download or object entry (without secrets).
+fn row_of(entry: &StateEntry) -> ManagedResource {
+    match entry {
+        StateEntry::Guest {
+            address,
+            resource_type,
+            kind,
+            node,
+            vm_id,
+            attributes,
+        } => ManagedResource {
+            address: address.clone(),
+            resource_type: resource_type.clone(),
+            node: node.clone(),
+            vm_id: Some(*vm_id),
+            volid: None,
+            attributes: document_json(&Document::Guest {
+                guest_kind: *kind,
+                config: attributes
+                    .iter()
+                    .map(|(k, v)| (k.clone(), stored(v)))
+                    .collect(),
+            }),
+            secrets: Secrets::default(),
+        },
+        StateEntry::Download {
+            address,
+            resource_type,
+            node,
+            volid,
+            arguments,
+        } => ManagedResource {
+            address: address.clone(),
+            resource_type: resource_type.clone(),
+            node: node.clone(),
+            vm_id: None,
+            volid: Some(volid.clone()),
+            attributes: document_json(&Document::Download {
+                arguments: arguments.clone(),
+            }),
+            secrets: Secrets::default(),
+        },
+        StateEntry::Object {
+            address,
+            resource_type,
+            id,
+            fields,
+            entries,
+        } => ManagedResource {
+            address: address.clone(),
+            resource_type: resource_type.clone(),
+            node: id.scope.node().map(ToString::to_string).unwrap_or_default(),
+            vm_id: None,
+            volid: Some(id.path()),
+            attributes: document_json(&Document::Object {
+                object: id.clone(),
+                fields: fields.clone(),
+                entries: entries.clone(),
+            }),
+            secrets: Secrets::default(),
+        },
     }
 }
 

@@ -176,6 +176,12 @@ fn guest_lines(change: &ResourceChange) -> Vec<String> {
         if object.kind == crate::proxmox::types::ObjectKind::Pool {
             return lines;
         }
+        if object.is_access() {
+            if change.actions == [Action::Update] {
+                lines.push("(applied at once)".to_owned());
+            }
+            return lines;
+        }
         let dropping = change.paths_with(Effect::LinkReset);
         if !dropping.is_empty() {
             lines.push(format!(

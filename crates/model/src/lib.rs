@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub mod access;
 mod clock;
 mod names;
 mod net;

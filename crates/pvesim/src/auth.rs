@@ -39,7 +39,9 @@ impl Caller {
 
 /// Known tokens and passwords, and the ticket signing key.
 pub(crate) struct Auth {
-    tokens: BTreeMap<String, String>,
+    /// Token secrets by full id: the scenario's, and those made through the API
+    /// (`routes::access_control`), which also removes them.
+    tokens: std::sync::Mutex<BTreeMap<String, String>>,
     passwords: BTreeMap<String, String>,
     key: [u8; 32],
     pub(crate) ticket_lifetime: Duration,
@@ -49,7 +51,7 @@ pub(crate) struct Auth {
 impl fmt::Debug for Auth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Auth")
-            .field("tokens", &self.tokens.keys().collect::<Vec<_>>())
+            .field("tokens", &self.tokens().keys().cloned().collect::<Vec<_>>())
             .field("users", &self.passwords.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
@@ -66,12 +68,38 @@ impl Auth {
         clock: model::SharedClock,
     ) -> Self {
         Self {
-            tokens,
+            tokens: std::sync::Mutex::new(tokens),
             passwords,
             key: rand::random(),
             ticket_lifetime,
             clock,
         }
+    }
+
+    fn tokens(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
+        self.tokens
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A token made through the API: a new random secret (a UUID, as PVE makes them), which
+    /// authenticates from now on.
+    pub(crate) fn add_token(&self, full_id: &str) -> String {
+        let secret = format!(
+            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+            rand::random::<u32>(),
+            rand::random::<u16>(),
+            rand::random::<u16>() & 0xfff,
+            (rand::random::<u16>() & 0x3fff) | 0x8000,
+            rand::random::<u64>() & 0xffff_ffff_ffff
+        );
+        self.tokens().insert(full_id.to_owned(), secret.clone());
+        secret
+    }
+
+    /// A token removed (or its user): its secret no longer authenticates.
+    pub(crate) fn remove_token(&self, full_id: &str) {
+        self.tokens().remove(full_id);
     }
 
     /// Seconds since the epoch, on the simulator's clock.
@@ -91,7 +119,7 @@ impl Auth {
         let failed = || ApiError::unauthorized("Authentication failed!");
         let value = header.strip_prefix("PVEAPIToken=").ok_or_else(failed)?;
         let (full_id, secret) = value.split_once('=').ok_or_else(failed)?;
-        let expected = self.tokens.get(full_id).ok_or_else(failed)?;
+        let expected = self.tokens().get(full_id).cloned().ok_or_else(failed)?;
         if !bool::from(expected.as_bytes().ct_eq(secret.as_bytes())) {
             return Err(failed());
         }

@@ -6,6 +6,7 @@
 //! It must never be used by production code paths, and it is independent of `proxmox::client`
 //! (which is tested against it). Where it could differ from PVE, PVE's own source decides.
 
+mod access_control;
 mod auth;
 pub mod cli;
 mod cluster_cfg;

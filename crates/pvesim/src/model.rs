@@ -171,6 +171,8 @@ pub(crate) struct Cluster {
     pub(crate) cluster_cfg: super::cluster_cfg::ClusterConfig,
     /// SDN zones, vnets and subnets, written and running.
     pub(crate) sdn: super::sdn::Sdn,
+    /// Users, groups, roles, ACL entries and what the API shows of tokens.
+    pub(crate) access: super::access_control::AccessControl,
 }
 
 /// Seconds since the epoch.

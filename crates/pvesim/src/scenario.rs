@@ -219,6 +219,8 @@ impl Scenario {
             };
             cluster.pools.insert(pool.poolid.clone(), p);
         }
+        cluster.access =
+            crate::access_control::AccessControl::seeded(self.users().keys(), self.tokens().keys());
         Ok(cluster)
     }
 }

@@ -6,6 +6,7 @@
 //! reporting progress events. It must not decide what a change does (the plan says) nor
 //! format user-facing text.
 
+mod access;
 mod body;
 mod clone;
 mod cluster;

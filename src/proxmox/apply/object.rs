@@ -83,9 +83,12 @@ impl Run<'_> {
             return Err((error, changed));
         };
         let creating = change.actions.contains(&Action::Create) && ops.contains(&StepOp::Create);
-        self.put_object(object, creating)
-            .await
-            .map_err(|e| (e, changed))?;
+        let made = if object.id.is_access() {
+            self.put_access(object, creating).await
+        } else {
+            self.put_object(object, creating).await.map(|()| None)
+        }
+        .map_err(|e| (e, changed))?;
         self.put_entries(object).await.map_err(|e| (e, true))?;
         let entry = StateEntry::Object {
             address: object.address.clone(),
@@ -94,11 +97,12 @@ impl Run<'_> {
             fields: object.fields.clone(),
             entries: object.entries.clone(),
         };
-        self.exec
-            .state
-            .record(&entry)
-            .await
-            .map_err(|e| (format!("{} is set, but {e}", object.id.describe()), true))?;
+        let recorded = if object.id.is_access() {
+            self.exec.state.record_object(&entry, made).await
+        } else {
+            self.exec.state.record(&entry).await
+        };
+        recorded.map_err(|e| (format!("{} is set, but {e}", object.id.describe()), true))?;
         let done = match (creating, object.id.collection()) {
             (true, Some(_)) => "created",
             _ if object.id.is_setting() => "set",
@@ -283,6 +287,9 @@ impl Run<'_> {
                 .is_some_and(|m| m == "interface does not exist"),
             _ => false,
         };
+        if id.is_access() {
+            return self.delete_access(id).await;
+        }
         if id.entries() == Some(Entries::Ordered) {
             let have = match self.live_entries(id).await {
                 Ok(have) => have,

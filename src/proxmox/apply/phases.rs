@@ -259,6 +259,10 @@ impl Run<'_> {
                 Some(K::SdnVnet) => 5,
                 Some(K::SdnZone) => 6,
                 Some(K::SdnApplier) => 7,
+                // grants and memberships before what they name, users before their groups
+                Some(K::Acl | K::PoolMember | K::UserToken) => 0,
+                Some(K::User) => 1,
+                Some(K::Group | K::Role) => 2,
             }
         };
         todo.sort_by_key(|c| rank(c));

@@ -141,6 +141,19 @@ pub trait ProxmoxApi: Send + Sync + std::fmt::Debug {
     async fn network_reload(&self, node: &NodeName) -> Result<Upid, PveError>;
     /// A node's network interfaces, and PVE's diff of what is pending (written, not applied).
     async fn network_list(&self, node: &NodeName) -> Result<(Json, Option<String>), PveError>;
+    /// A `POST` that creates an object and answers what PVE made of it (an API token's
+    /// secret, returned this once): the answer may hold a secret, never log it.
+    async fn object_create(
+        &self,
+        id: &ObjectId,
+        target: &ObjectTarget,
+        params: &[(String, String)],
+    ) -> Result<Json, PveError>;
+    /// Who atoll authenticates as: `user@realm!token` for an API token (never its secret),
+    /// `user@realm` for a password login; `None` when unknown.
+    fn caller(&self) -> Option<String> {
+        None
+    }
     /// Waits (bounded) until the guest holds no lock; see [`ProxmoxClient::wait_unlocked`].
     async fn wait_unlocked(
         &self,
@@ -325,6 +338,17 @@ impl ProxmoxApi for ProxmoxClient {
     }
     async fn network_list(&self, node: &NodeName) -> Result<(Json, Option<String>), PveError> {
         ProxmoxClient::network_list(self, node).await
+    }
+    async fn object_create(
+        &self,
+        id: &ObjectId,
+        target: &ObjectTarget,
+        params: &[(String, String)],
+    ) -> Result<Json, PveError> {
+        ProxmoxClient::object_create(self, id, target, params).await
+    }
+    fn caller(&self) -> Option<String> {
+        Some(self.transport.caller())
     }
     async fn wait_unlocked(
         &self,

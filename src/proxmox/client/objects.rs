@@ -104,4 +104,18 @@ impl ProxmoxClient {
             .map(str::to_owned);
         Ok((body["data"].take(), changes))
     }
+    /// A `POST` that creates an object, answering PVE's `data` (an API token's secret):
+    /// never retried, as a second try would make another or fail.
+    pub async fn object_create(
+        &self,
+        id: &ObjectId,
+        target: &ObjectTarget,
+        params: &[(String, String)],
+    ) -> Result<Json, PveError> {
+        let mut call = call(id, target, Method::POST)?.idempotent(false);
+        for (key, value) in params {
+            call = call.param(key, value);
+        }
+        self.transport.execute(&call).await
+    }
 }

@@ -71,6 +71,19 @@ pub enum ClusterRead {
     SdnSubnets {
         vnet: String,
     },
+    Users,
+    User {
+        user: String,
+    },
+    Groups,
+    Group {
+        group: String,
+    },
+    Roles,
+    Role {
+        role: String,
+    },
+    Acl,
 }
 
 impl ClusterRead {
@@ -134,6 +147,19 @@ impl ClusterRead {
                 let path = format!("/cluster/sdn/vnets/{}/subnets", seg(vnet));
                 Call::new(Method::GET, path, None)
             }
+            Self::Users => Call::new(Method::GET, "/access/users".into(), None),
+            Self::User { user } => {
+                Call::new(Method::GET, format!("/access/users/{}", seg(user)), None)
+            }
+            Self::Groups => Call::new(Method::GET, "/access/groups".into(), None),
+            Self::Group { group } => {
+                Call::new(Method::GET, format!("/access/groups/{}", seg(group)), None)
+            }
+            Self::Roles => Call::new(Method::GET, "/access/roles".into(), None),
+            Self::Role { role } => {
+                Call::new(Method::GET, format!("/access/roles/{}", seg(role)), None)
+            }
+            Self::Acl => Call::new(Method::GET, "/access/acl".into(), None),
         }
     }
 }

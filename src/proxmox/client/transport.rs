@@ -229,6 +229,17 @@ impl Transport {
         }
     }
 
+    /// Who the requests authenticate as: the token id before its `=SECRET`, or the user.
+    pub(super) fn caller(&self) -> String {
+        match &self.auth {
+            Auth::ApiToken(token) => {
+                let token = token.expose_secret();
+                token.split_once('=').map_or("", |(id, _)| id).to_owned()
+            }
+            Auth::Password { username, .. } => username.clone(),
+        }
+    }
+
     async fn send_authenticated(&self, call: &Call) -> Result<Bytes, PveError> {
         let mut headers = HeaderMap::new();
         match &self.auth {

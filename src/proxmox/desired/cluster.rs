@@ -340,6 +340,7 @@ pub(super) fn build(resource: &ResourceInstance) -> Result<DesiredObject, Desire
         lifecycle: lifecycle(&resource.lifecycle, None),
         uses: Vec::new(),
         bridges: Vec::new(),
+        secrets: Default::default(),
     })
 }
 

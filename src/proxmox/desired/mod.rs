@@ -4,6 +4,7 @@
 //! `random_string`) to secrets kept in state. It must not do I/O, and it never puts a
 //! sensitive value anywhere but a [`Secret`](crate::proxmox::plan::Secret).
 
+mod access;
 mod cluster;
 mod container;
 mod file;
@@ -294,9 +295,19 @@ fn link_objects(resources: &mut [Desired]) {
                         .flatten()
                 });
                 let cluster = cluster::used(&o.id, &o.fields, &guests, &named);
+                let member = access::member_guest(&o.id).and_then(|id| guests.get(&id));
+                let named_access = access::uses(&o.id, &o.fields)
+                    .into_iter()
+                    .filter_map(|k| named.get(&k));
                 (
                     o.address.as_str(),
-                    guest.into_iter().chain(groups).chain(cluster).collect(),
+                    guest
+                        .into_iter()
+                        .chain(groups)
+                        .chain(cluster)
+                        .chain(member)
+                        .chain(named_access)
+                        .collect(),
                 )
             }
             Desired::Download(_) => continue,

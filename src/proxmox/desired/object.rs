@@ -19,6 +19,10 @@ pub(super) enum Conv {
     /// A list of names as PVE keeps them: trimmed, sorted, space-separated (bridge ports, bond
     /// slaves); an absent list is an empty value.
     Words,
+    /// An RFC 3339 date as epoch seconds (`expire`).
+    Epoch,
+    /// A set of strings as a sorted, comma-separated list (`privs`, `groups`), even empty.
+    Set,
 }
 
 /// Where the resource's object lives.
@@ -183,6 +187,61 @@ fn spec(resource_type: &str) -> Option<Spec> {
             params: super::network::BOND,
             entries: None,
         },
+        "user" => Spec {
+            kind: ObjectKind::User,
+            place: Place::Cluster,
+            name: Some("user_id"),
+            params: &[
+                ("comment", "comment", Text),
+                ("email", "email", Text),
+                ("enabled", "enable", Flag),
+                ("expiration_date", "expire", Conv::Epoch),
+                ("first_name", "firstname", Text),
+                ("groups", "groups", Conv::Set),
+                ("keys", "keys", Text),
+                ("last_name", "lastname", Text),
+            ],
+            entries: None,
+        },
+        "group" => Spec {
+            kind: ObjectKind::Group,
+            place: Place::Cluster,
+            name: Some("group_id"),
+            params: &[("comment", "comment", Text)],
+            entries: None,
+        },
+        "role" => Spec {
+            kind: ObjectKind::Role,
+            place: Place::Cluster,
+            name: Some("role_id"),
+            params: &[("privileges", "privs", Conv::Set)],
+            entries: None,
+        },
+        "acl" => Spec {
+            kind: ObjectKind::Acl,
+            place: Place::Cluster,
+            name: None,
+            params: &[("propagate", "propagate", Flag)],
+            entries: None,
+        },
+        "user_token" => Spec {
+            kind: ObjectKind::UserToken,
+            place: Place::Cluster,
+            name: None,
+            params: &[
+                ("comment", "comment", Text),
+                ("expiration_date", "expire", Conv::Epoch),
+                ("privileges_separation", "privsep", Flag),
+            ],
+            entries: None,
+        },
+        "pool_membership" => Spec {
+            kind: ObjectKind::PoolMember,
+            place: Place::Cluster,
+            name: None,
+            params: &[],
+            entries: None,
+        },
         _ => return None,
     })
 }
@@ -231,6 +290,14 @@ impl Reader<'_> {
                 words.sort();
                 words.dedup();
                 Some(words.join(" "))
+            }
+            Conv::Epoch => match marks.text(attrs.get(name)).filter(|v| !v.is_empty()) {
+                Some(date) => Some(super::access::epoch(name, &date).map_err(|e| self.invalid(e))?),
+                None => None,
+            },
+            Conv::Set => {
+                let items = marks.texts(attrs.get(name));
+                Some(super::access::joined(name, items).map_err(|e| self.invalid(e))?)
             }
         };
         if marks.unknown {
@@ -312,7 +379,13 @@ pub(super) fn build(resource: &ResourceInstance) -> Result<DesiredObject, Desire
                 .text(attrs, arg, "")?
                 .ok_or_else(|| reader.invalid(format!("{arg} is required")))?,
         ),
-        None => None,
+        None => {
+            let text = |arg: &str| reader.text(attrs, arg, "");
+            super::access::composite_name(spec.kind, &text).map_err(|e| match e {
+                super::access::Refused::Desired(e) => e,
+                super::access::Refused::Invalid(why) => reader.invalid(why),
+            })?
+        }
     };
     let id = ObjectId::new(spec.kind, scope, name.as_deref())
         .map_err(|e| reader.invalid(e.to_string()))?;
@@ -344,6 +417,9 @@ pub(super) fn build(resource: &ResourceInstance) -> Result<DesiredObject, Desire
     if spec.kind.network_type().is_some() {
         super::network::finish(&id, &mut fields).map_err(|why| reader.invalid(why))?;
     }
+    super::access::check(spec.kind, &fields).map_err(|why| reader.invalid(why))?;
+    let secrets = super::access::write_only(spec.kind, reader.text(attrs, "password", "")?)
+        .map_err(|why| reader.invalid(why))?;
     let entries = match spec.entries {
         Some(block) => {
             labels.insert("entries".to_owned(), block.to_owned());
@@ -377,6 +453,7 @@ pub(super) fn build(resource: &ResourceInstance) -> Result<DesiredObject, Desire
         lifecycle: lifecycle(&resource.lifecycle, None),
         uses: Vec::new(),
         bridges: Vec::new(),
+        secrets,
     })
 }
 

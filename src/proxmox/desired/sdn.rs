@@ -207,6 +207,7 @@ pub(super) fn build(
         lifecycle: lifecycle(&resource.lifecycle, None),
         uses: Vec::new(),
         bridges: Vec::new(),
+        secrets: Default::default(),
     }))
 }
 

@@ -182,5 +182,12 @@ fn request(query: &Query) -> ClusterRead {
         Query::SdnVnet { vnet } => ClusterRead::SdnVnet { vnet },
         Query::SdnVnets => ClusterRead::SdnVnets,
         Query::SdnSubnets { vnet } => ClusterRead::SdnSubnets { vnet },
+        Query::Users => ClusterRead::Users,
+        Query::User { user } => ClusterRead::User { user },
+        Query::Groups => ClusterRead::Groups,
+        Query::Group { group } => ClusterRead::Group { group },
+        Query::Roles => ClusterRead::Roles,
+        Query::Role { role } => ClusterRead::Role { role },
+        Query::Acl => ClusterRead::Acl,
     }
 }

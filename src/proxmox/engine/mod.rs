@@ -370,6 +370,13 @@ async fn prepare(
         .complete(api, &project_state.entries, &desired.resources)
         .await?;
     let (inventory, protected) = protected_inventory(api, protect, refreshed).await?;
+    let protected = crate::proxmox::inventory::with_own_access(
+        api,
+        protected,
+        &project_state.entries,
+        &desired.resources,
+    )
+    .await?;
     if computed::has_unknowns(&desired) {
         let addresses =
             computed::container_addresses(api, &project_state.entries, &inventory).await?;

@@ -4,6 +4,7 @@
 //! applied to a plan at plan time and again before apply. It is pure: callers pass the
 //! inventory, the desired guests and local MACs in; it must not do I/O.
 
+mod access;
 mod firewall;
 mod ha;
 mod identity;
@@ -11,6 +12,7 @@ mod network;
 mod rules;
 mod sdn;
 
+pub use access::OwnAccess;
 pub use identity::Nic;
 pub use rules::{GuardRefusal, check, recheck};
 
@@ -63,6 +65,8 @@ pub struct GuardPolicy {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProtectedSet {
     guests: Vec<ProtectedGuest>,
+    /// Who atoll is on the cluster and what grants it access, when known.
+    access: Option<OwnAccess>,
 }
 
 impl ProtectedSet {
@@ -123,7 +127,21 @@ impl ProtectedSet {
                 nics: nics(own.vm_id),
             });
         }
-        Self { guests }
+        Self {
+            guests,
+            access: None,
+        }
+    }
+
+    /// With what grants atoll its own access (the self-lockout rule).
+    pub fn with_access(mut self, access: OwnAccess) -> Self {
+        self.access = Some(access);
+        self
+    }
+
+    /// Who atoll is on the cluster, when known.
+    pub fn own_access(&self) -> Option<&OwnAccess> {
+        self.access.as_ref()
     }
 
     /// The VMIDs of the protected guests found so far.

@@ -94,7 +94,11 @@ fn evaluate(
         return super::sdn::check(change, protected, all);
     }
     if change.object.is_some() {
-        return super::firewall::check(change, protected, all)
+        let lockout = protected
+            .own_access()
+            .and_then(|own| super::access::check(change, own));
+        return lockout
+            .or_else(|| super::firewall::check(change, protected, all))
             .or_else(|| super::ha::check(change, protected));
     }
     change.kind?;

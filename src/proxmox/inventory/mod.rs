@@ -5,11 +5,14 @@
 //! concurrently; the client's per-node limit keeps each node within PVE's worker count. It must not decide
 //! anything about the plan.
 
-mod network;
+mod access;
 mod cluster;
+mod network;
 mod objects;
 mod sdn;
 
+pub(crate) use access::live as access_live;
+pub use access::{own_access, with_own_access};
 pub(crate) use cluster::{fields as cluster_fields, listed as cluster_listed};
 pub(crate) use objects::entries as object_entries;
 

@@ -30,7 +30,7 @@ pub(super) async fn read_objects(
     let read: Vec<Option<(String, LiveObject)>> = stream::iter(ids)
         .map(|id| async move {
             let live = read_object(api, &id).await?;
-            Ok::<_, InventoryError>(live.map(|live| (id.path(), live)))
+            Ok::<_, InventoryError>(live.map(|live| (id.key(), live)))
         })
         .buffer_unordered(IN_FLIGHT)
         .try_collect()
@@ -73,6 +73,9 @@ async fn read_object(
     };
     if id.kind.is_cluster_family() {
         return super::cluster::read(api, id).await;
+    }
+    if id.is_access() {
+        return super::access::read(api, id).await;
     }
     let mut live = LiveObject::default();
     if id.fields_from_listing() {

@@ -35,6 +35,8 @@ pub enum GuardRule {
     /// A change would give another guest a protected guest's MAC, or its static IP address on
     /// the same bridge and VLAN.
     NetworkIdentity,
+    /// A change would remove or weaken the access atoll itself works with.
+    SelfLockout,
 }
 
 /// Why a resource change is refused.
@@ -140,6 +142,9 @@ pub struct ResourceChange {
     /// bridge itself, or those a VLAN or a bond carries traffic for), for the guard.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bridges: Vec<String>,
+    /// The object a replace deletes when it is another one (a new name): what it takes away.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced: Option<ObjectId>,
     /// What else the change does or why it happens, shown under its header: an apply that will
     /// wait (`time_sleep`), a rotation that is due (`time_rotating`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -178,6 +183,7 @@ impl ResourceChange {
             object: None,
             importing: None,
             bridges: Vec::new(),
+            replaced: None,
         }
     }
 

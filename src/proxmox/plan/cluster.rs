@@ -187,6 +187,7 @@ mod tests {
             lifecycle: Default::default(),
             uses: Vec::new(),
             bridges: Vec::new(),
+            secrets: Default::default(),
         })
     }
 

@@ -114,7 +114,7 @@ fn duplicate_objects(desired: &[Desired]) -> Vec<PlanError> {
         Desired::Object(object) => Some(object),
         _ => None,
     }) {
-        if let Some(other) = seen.insert(object.id.path(), &object.address) {
+        if let Some(other) = seen.insert(object.id.key(), &object.address) {
             errors.push(PlanError::DuplicateObject {
                 address: object.address.clone(),
                 other: other.to_owned(),

@@ -137,6 +137,9 @@ pub struct DesiredObject {
     /// The vnet bridges a change to this SDN object re-plugs once applied (a vnet's own, a
     /// subnet's vnet, the vnets of a zone); empty for other objects.
     pub bridges: Vec<String>,
+    /// Write-only parameters (a user's `password`): sent when the object is created, never
+    /// compared, shown or stored.
+    pub secrets: BTreeMap<String, Secret>,
 }
 
 /// A resource the configuration declares.

@@ -23,7 +23,7 @@ fn base(address: &str, resource_type: &str, id: &ObjectId) -> ResourceChange {
 
 /// Whether the object always exists (options, rule lists): it is changed, never created.
 fn always_there(id: &ObjectId) -> bool {
-    id.collection().is_none()
+    id.collection().is_none() && !id.is_access()
 }
 
 /// The plan for one desired object.
@@ -34,7 +34,7 @@ pub(crate) fn change_for(
 ) -> ResourceChange {
     let mut resource = base(&object.address, &object.resource_type, &object.id);
     resource.uses.clone_from(&object.uses);
-    let live = inventory.objects.get(&object.id.path());
+    let live = inventory.objects.get(&object.id.key());
     let had = match prior {
         Some(StateEntry::Object { id, .. }) => Some(id),
         _ => None,
@@ -42,6 +42,7 @@ pub(crate) fn change_for(
     if let Some(had) = had.filter(|had| **had != object.id) {
         // a new name or scope is another object: the old one goes, the new one comes
         resource.actions = vec![Action::Delete, Action::Create];
+        resource.replaced = Some(had.clone());
         resource.attributes = created(object);
         resource.notes.push(format!(
             "{} becomes {}: replaced",
@@ -198,6 +199,8 @@ const FLAGS: &[&str] = &[
     "advertise-subnets",
     "disable-arp-nd-suppression",
     "exitnodes-local-routing",
+    "propagate",
+    "privsep",
 ];
 
 /// A PVE value as the plan shows it: a flag as a boolean.

@@ -3,6 +3,7 @@
 //! PVE does and prints canonically (default key, required keys, then alphabetical), so values are
 //! compared parsed, never as strings. Pure: no I/O here.
 
+mod access;
 mod cluster_names;
 mod features;
 mod ids;
@@ -16,6 +17,7 @@ mod volume;
 #[cfg(test)]
 mod roundtrip_tests;
 
+pub use access::{AclEntry, Subject, acl_name, parse_acl, parse_member};
 pub use features::Features;
 pub use ids::{GuestKind, NodeName, StorageId, VmId};
 pub use net::{IpConfig, LxcNet, Mac, Rate, qemu_net_mac};

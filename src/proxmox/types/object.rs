@@ -56,6 +56,20 @@ pub enum ObjectKind {
     SdnSubnet,
     /// The SDN configuration as a whole (`/cluster/sdn`): `PUT` applies what is pending.
     SdnApplier,
+    /// A user (`/access/users/{userid}`), named `name@realm`.
+    User,
+    /// A group of users (`/access/groups/{groupid}`).
+    Group,
+    /// A role, a named set of privileges (`/access/roles/{roleid}`).
+    Role,
+    /// One ACL entry, a role granted on a path to a user, a group or a token, named as bpg
+    /// imports it (`{path}?{subject}?{role}`); set and removed with `PUT /access/acl`.
+    Acl,
+    /// An API token (`/access/users/{userid}/token/{tokenid}`), named `user@realm!tokenid`.
+    UserToken,
+    /// A guest or a storage in a pool, named as bpg imports it (`{pool}/{vm|storage}/{id}`);
+    /// added and removed with `PUT /pools/{poolid}`.
+    PoolMember,
 }
 
 /// Where a firewall object lives.
@@ -185,6 +199,34 @@ impl ObjectId {
                 format!("/cluster/sdn/vnets/{vnet}/subnets/{subnet}")
             }
             ObjectKind::SdnApplier => "/cluster/sdn".to_owned(),
+            ObjectKind::User => format!("/access/users/{}", super::access::segment(name)),
+            ObjectKind::Group => format!("/access/groups/{name}"),
+            ObjectKind::Role => format!("/access/roles/{name}"),
+            ObjectKind::Acl => "/access/acl".to_owned(),
+            ObjectKind::UserToken => {
+                let (user, token) = name.rsplit_once('!').unwrap_or_default();
+                let (user, token) = (super::access::segment(user), super::access::segment(token));
+                format!("/access/users/{user}/token/{token}")
+            }
+            ObjectKind::PoolMember => {
+                let pool = name.rsplitn(3, '/').nth(2).unwrap_or_default();
+                format!("/pools/{pool}")
+            }
+        }
+    }
+
+    /// What tells this object from every other: its path, and for the kinds that share one
+    /// (ACL entries, pool members) the path and the name.
+    pub fn key(&self) -> String {
+        match self.kind {
+            ObjectKind::Acl | ObjectKind::PoolMember => {
+                format!(
+                    "{}#{}",
+                    self.path(),
+                    self.name.as_deref().unwrap_or_default()
+                )
+            }
+            _ => self.path(),
         }
     }
 
@@ -218,6 +260,11 @@ impl ObjectId {
                 Some((format!("/cluster/sdn/vnets/{vnet}/subnets"), "subnet"))
             }
             ObjectKind::SdnApplier => None,
+            ObjectKind::User => Some(("/access/users".to_owned(), "userid")),
+            ObjectKind::Group => Some(("/access/groups".to_owned(), "groupid")),
+            ObjectKind::Role => Some(("/access/roles".to_owned(), "roleid")),
+            // created by their own path (tokens) or by a `PUT` (ACL entries, pool members)
+            ObjectKind::Acl | ObjectKind::UserToken | ObjectKind::PoolMember => None,
         }
     }
 
@@ -248,6 +295,20 @@ impl ObjectId {
                 | ObjectKind::SdnVnet
                 | ObjectKind::SdnSubnet
                 | ObjectKind::SdnApplier
+        )
+    }
+
+    /// Whether the object is access control or pool membership ([`crate::proxmox::types::
+    /// access`]), whose reads and writes are not the firewall's.
+    pub fn is_access(&self) -> bool {
+        matches!(
+            self.kind,
+            ObjectKind::User
+                | ObjectKind::Group
+                | ObjectKind::Role
+                | ObjectKind::Acl
+                | ObjectKind::UserToken
+                | ObjectKind::PoolMember
         )
     }
 
@@ -330,6 +391,14 @@ impl ObjectId {
             // bpg: the zone or vnet id; a subnet's `{vnet}/{zone}-{net}-{mask}`, its name here
             ObjectKind::SdnZone | ObjectKind::SdnVnet | ObjectKind::SdnSubnet => Some(name),
             ObjectKind::SdnApplier => None,
+            // bpg: the id itself (`user@realm`, `group`, `role`, `user@realm!token`,
+            // `{path}?{subject}?{role}`, `{pool}/{type}/{member}`)
+            ObjectKind::User
+            | ObjectKind::Group
+            | ObjectKind::Role
+            | ObjectKind::Acl
+            | ObjectKind::UserToken
+            | ObjectKind::PoolMember => Some(name),
         }
     }
 
@@ -362,6 +431,12 @@ impl ObjectId {
                 format!("SDN subnet {cidr} of vnet {vnet}")
             }
             (ObjectKind::SdnApplier, _) => "the SDN configuration".to_owned(),
+            (ObjectKind::Acl, Some(name)) => super::access::describe_acl(name),
+            (ObjectKind::PoolMember, Some(name)) => super::access::describe_member(name),
+            (
+                ObjectKind::User | ObjectKind::Group | ObjectKind::Role | ObjectKind::UserToken,
+                Some(name),
+            ) => format!("{} {name}", self.kind.noun()),
             (kind, Some(name)) => format!("{} {name} of {at}", kind.noun()),
             (kind, None) => format!("{} of {at}", kind.noun()),
         }
@@ -395,6 +470,12 @@ impl ObjectKind {
             Self::SdnVnet => "SDN vnet",
             Self::SdnSubnet => "SDN subnet",
             Self::SdnApplier => "SDN configuration",
+            Self::User => "user",
+            Self::Group => "group",
+            Self::Role => "role",
+            Self::Acl => "ACL entry",
+            Self::UserToken => "API token",
+            Self::PoolMember => "pool member",
         }
     }
 
@@ -456,6 +537,12 @@ impl ObjectKind {
             Self::SdnVnet => Some(("SDN vnet id", 8, sdn_id)),
             Self::SdnSubnet => Some(("SDN subnet", 72, sdn_subnet_name)),
             Self::SdnApplier => None,
+            Self::User => Some(("user id", 64, super::access::userid)),
+            Self::Group => Some(("group id", 64, super::access::group_or_role)),
+            Self::Role => Some(("role id", 64, super::access::group_or_role)),
+            Self::Acl => Some(("ACL entry", 512, super::access::acl)),
+            Self::UserToken => Some(("token id", 128, super::access::tokenid)),
+            Self::PoolMember => Some(("pool membership", 160, super::access::member)),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! injected latency and faults, then the handler. Handlers live in the sibling files.
 
 mod access;
+mod access_control;
 mod cluster;
 mod cluster_cfg;
 mod cluster_cfg_jobs;
@@ -111,6 +112,7 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
         .merge(network::routes())
         .merge(cluster_cfg::routes())
         .merge(sdn::routes())
+        .merge(access_control::routes())
         .fallback(not_implemented)
         .method_not_allowed_fallback(not_implemented)
         .layer(middleware::from_fn_with_state(sim.clone(), pipeline))

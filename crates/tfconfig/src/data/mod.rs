@@ -7,6 +7,7 @@
 //! Must not: read the cluster or anything else itself. An answer is a pure function of the
 //! read's arguments and PVE's responses ([`Facts`]), so it is tested without Proxmox VE.
 
+mod access;
 mod ha;
 mod json;
 mod node;
@@ -168,6 +169,20 @@ pub enum Query {
     SdnVnets,
     /// `GET /cluster/sdn/vnets/{vnet}/subnets`.
     SdnSubnets { vnet: String },
+    /// `GET /access/users`.
+    Users,
+    /// `GET /access/users/{user}`.
+    User { user: String },
+    /// `GET /access/groups`.
+    Groups,
+    /// `GET /access/groups/{group}`.
+    Group { group: String },
+    /// `GET /access/roles`.
+    Roles,
+    /// `GET /access/roles/{role}`.
+    Role { role: String },
+    /// `GET /access/acl`.
+    Acl,
 }
 
 /// What the caller read: the cluster's guests (the refresh's listing) and PVE's `data` for each
@@ -373,6 +388,36 @@ const SOURCES: &[Source] = &[
         ],
         queries: sdn::subnet_query,
         answer: sdn::subnet,
+    },
+    Source {
+        names: &["proxmox_virtual_environment_users"],
+        queries: access::users_query,
+        answer: access::users,
+    },
+    Source {
+        names: &["proxmox_virtual_environment_user"],
+        queries: access::user_query,
+        answer: access::user,
+    },
+    Source {
+        names: &["proxmox_virtual_environment_groups"],
+        queries: access::groups_query,
+        answer: access::groups,
+    },
+    Source {
+        names: &["proxmox_virtual_environment_group"],
+        queries: access::group_query,
+        answer: access::group,
+    },
+    Source {
+        names: &["proxmox_virtual_environment_roles"],
+        queries: access::roles_query,
+        answer: access::roles,
+    },
+    Source {
+        names: &["proxmox_virtual_environment_role"],
+        queries: access::role_query,
+        answer: access::role,
     },
 ];
 

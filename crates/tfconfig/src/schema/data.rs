@@ -74,6 +74,12 @@ pub const DATA_SOURCES: &[&str] = &[
     "proxmox_virtual_environment_sdn_vnet",
     "proxmox_virtual_environment_sdn_vnets",
     "proxmox_virtual_environment_sdn_subnet",
+    "proxmox_virtual_environment_user",
+    "proxmox_virtual_environment_users",
+    "proxmox_virtual_environment_group",
+    "proxmox_virtual_environment_groups",
+    "proxmox_virtual_environment_role",
+    "proxmox_virtual_environment_roles",
 ];
 
 /// bpg's message on the data sources its `proxmox_*` names replace
@@ -89,6 +95,7 @@ const MOVED_TO_FILE: &str =
 
 /// The schema of a data source, if atoll reads it.
 pub fn data_source(type_name: &str) -> Option<DataSourceSchema> {
+    use super::data_access as a;
     use super::data_cluster as c;
     let (type_name, body, deprecated) = match type_name {
         "proxmox_virtual_environment_vm" => (
@@ -141,6 +148,20 @@ pub fn data_source(type_name: &str) -> Option<DataSourceSchema> {
         "proxmox_virtual_environment_pool" => ("proxmox_virtual_environment_pool", c::pool(), None),
         t if super::data_ha::NAMES.contains(&t) => super::data_ha::schema(t)?,
         t if t.contains("_sdn_") => super::data_sdn::schema(t)?,
+        "proxmox_virtual_environment_user" => ("proxmox_virtual_environment_user", a::user(), None),
+        "proxmox_virtual_environment_users" => {
+            ("proxmox_virtual_environment_users", a::users(), None)
+        }
+        "proxmox_virtual_environment_group" => {
+            ("proxmox_virtual_environment_group", a::group(), None)
+        }
+        "proxmox_virtual_environment_groups" => {
+            ("proxmox_virtual_environment_groups", a::groups(), None)
+        }
+        "proxmox_virtual_environment_role" => ("proxmox_virtual_environment_role", a::role(), None),
+        "proxmox_virtual_environment_roles" => {
+            ("proxmox_virtual_environment_roles", a::roles(), None)
+        }
         _ => return None,
     };
     Some(DataSourceSchema {
@@ -244,6 +265,6 @@ mod tests {
                 .attr("regex")
                 .is_some_and(|a| a.default.is_some())
         );
-        assert!(data_source("proxmox_virtual_environment_users").is_none());
+        assert!(data_source("proxmox_virtual_environment_no_such_thing").is_none());
     }
 }

@@ -6,18 +6,20 @@
 //! reads itself (`local`: `local_file`, `local_sensitive_file`). Each argument carries its provider's default and whether changing it
 //! forces replacement, for the plan engine.
 
+mod access;
 mod builders;
 mod certs;
 mod check;
 mod cluster;
 mod container;
 mod data;
+mod data_access;
 mod data_cluster;
 mod data_ha;
+mod data_sdn;
 mod file;
 mod firewall;
 mod local;
-mod data_sdn;
 mod network;
 mod sdn;
 mod utility;
@@ -245,6 +247,9 @@ pub fn refusal(type_name: &str, name: &str) -> Option<&'static str> {
              never does); remove the idmap blocks and add the `lxc.idmap:` lines to that file \
              by hand as root: atoll leaves raw lxc entries alone",
         ),
+        ("proxmox_virtual_environment_user" | "proxmox_virtual_environment_group", "acl") => Some(
+            "the inline acl block is deprecated by bpg, which no longer reads it back from                  the cluster; write each entry as a proxmox_acl resource (path, role_id and                  user_id or group_id) instead",
+        ),
         _ => None,
     }
 }
@@ -342,6 +347,18 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
             .and_then(|n| network::resource(n)),
         t if cluster::TYPES.contains(&t) => cluster::resource(t),
         t if t.contains("_sdn_") => sdn::resource(t),
+        "proxmox_virtual_environment_user" => Some(access::user()),
+        "proxmox_virtual_environment_group" => Some(access::group()),
+        "proxmox_virtual_environment_role" => Some(access::role()),
+        "proxmox_acl" | "proxmox_virtual_environment_acl" => {
+            access::resource_named(type_name, access::acl)
+        }
+        "proxmox_user_token" | "proxmox_virtual_environment_user_token" => {
+            access::resource_named(type_name, access::user_token)
+        }
+        "proxmox_pool_membership" | "proxmox_virtual_environment_pool_membership" => {
+            access::resource_named(type_name, access::pool_membership)
+        }
         _ => None,
     }
 }
@@ -440,6 +457,7 @@ pub fn planned(type_name: &str, attributes: Value) -> Value {
     {
         fields.insert("numeric".to_owned(), number);
     }
+    access::planned(type_name, &mut fields);
     Value::Object(fields)
 }
 
@@ -514,8 +532,16 @@ pub const SUPPORTED: &[&str] = &[
     "proxmox_virtual_environment_sdn_vnet",
     "proxmox_virtual_environment_sdn_subnet",
     "proxmox_virtual_environment_sdn_applier",
+    "proxmox_virtual_environment_user",
+    "proxmox_virtual_environment_group",
+    "proxmox_virtual_environment_role",
+    "proxmox_acl",
+    "proxmox_virtual_environment_acl",
+    "proxmox_user_token",
+    "proxmox_virtual_environment_user_token",
+    "proxmox_pool_membership",
+    "proxmox_virtual_environment_pool_membership",
 ];
-
 
 fn download_file(type_name: &'static str) -> ResourceSchema {
     let attrs = vec![

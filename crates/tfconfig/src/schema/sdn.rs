@@ -175,7 +175,8 @@ mod tests {
             assert_eq!(schema.type_name, *name);
         }
         assert!(super::super::resource_deprecation("proxmox_sdn_vnet").is_none());
-        let message = super::super::resource_deprecation("proxmox_virtual_environment_sdn_vnet").expect("deprecated");
+        let message = super::super::resource_deprecation("proxmox_virtual_environment_sdn_vnet")
+            .expect("deprecated");
         assert!(message.starts_with("Use \"proxmox_sdn_vnet\" instead."));
         assert!(resource("proxmox_sdn_zone_faucet").is_none());
         assert!(super::super::resource_deprecation("proxmox_virtual_environment_vm").is_none());
