@@ -43,6 +43,7 @@ mod engine_generated_random;
 mod engine_generated_time;
 mod engine_generated_tls;
 mod engine_guard;
+mod engine_homelab;
 mod engine_import;
 mod engine_network;
 mod engine_remote_module;
