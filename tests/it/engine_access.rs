@@ -5,7 +5,7 @@
 
 use crate::engine_support;
 
-use engine_support::{Env, TOKEN, options, stdout, text};
+use engine_support::{Env, TOKEN, change, options, stdout, text};
 
 const SCENARIO: &str = r#"
 nodes:
@@ -98,15 +98,6 @@ async fn get_as(env: &Env, token: &str, path: &str) -> (u16, serde_json::Value) 
 
 async fn get(env: &Env, path: &str) -> serde_json::Value {
     get_as(env, TOKEN, path).await.1
-}
-
-fn change<'a>(plan: &'a serde_json::Value, address: &str) -> &'a serde_json::Value {
-    plan["resource_changes"]
-        .as_array()
-        .expect("changes")
-        .iter()
-        .find(|c| c["address"] == address)
-        .unwrap_or_else(|| panic!("no change for {address} in {plan}"))
 }
 
 /// The token's secret as atoll's state keeps it.

@@ -6,7 +6,7 @@
 
 use crate::engine_support;
 
-use engine_support::{Env, options, stdout, text};
+use engine_support::{Env, change, options, sim_get, stdout, text};
 
 const SCENARIO: &str = r#"
 nodes:
@@ -25,26 +25,6 @@ guests:
   - {vmid: 100, type: lxc, node: pve, status: running, config: {hostname: db, rootfs: 'tank:8'}}
   - {vmid: 101, type: lxc, node: pve, status: running, config: {hostname: web, rootfs: 'local-lvm:8'}}
 "#;
-
-async fn get(env: &Env, path: &str) -> serde_json::Value {
-    let response = reqwest::Client::new()
-        .get(format!("{}{path}", env.sim.base_url()))
-        .header("Authorization", crate::pvesim_support::TOKEN)
-        .send()
-        .await
-        .expect("the simulator answers");
-    let body: serde_json::Value = response.json().await.expect("json");
-    body["data"].clone()
-}
-
-fn change<'a>(plan: &'a serde_json::Value, address: &str) -> &'a serde_json::Value {
-    plan["resource_changes"]
-        .as_array()
-        .expect("changes")
-        .iter()
-        .find(|c| c["address"] == address)
-        .unwrap_or_else(|| panic!("no change for {address} in {plan}"))
-}
 
 fn attribute<'a>(change: &'a serde_json::Value, path: &str) -> &'a serde_json::Value {
     change["attributes"]
@@ -98,12 +78,12 @@ async fn datacenter_options_and_hosts_apply_then_a_removed_option_is_deleted() {
     let env = Env::with_scenario(SCENARIO, options(20)).await;
     env.write_tf(&options_stack(Some("pl"), "en"));
     env.apply().await;
-    let dc = get(&env, "/cluster/options").await;
+    let dc = sim_get(&env, "/cluster/options").await;
     assert_eq!(dc["keyboard"], "pl", "{dc}");
     assert_eq!(dc["migration"]["network"], "10.0.0.0/8", "{dc}");
     assert_eq!(dc["next-id"]["lower"], 1000, "{dc}");
     assert_eq!(dc["bwlimit"], "migration=555555", "{dc}");
-    let hosts = get(&env, "/nodes/pve/hosts").await;
+    let hosts = sim_get(&env, "/nodes/pve/hosts").await;
     assert_eq!(
         hosts["data"], "127.0.0.1 localhost.localdomain localhost\n10.0.0.5 db.lab en\n",
         "{hosts}"
@@ -123,11 +103,11 @@ async fn datacenter_options_and_hosts_apply_then_a_removed_option_is_deleted() {
     let hosts = change(&plan, "proxmox_virtual_environment_hosts.pve");
     assert_eq!(attribute(hosts, "entry")["effect"], "live", "{hosts}");
     env.apply().await;
-    let dc = get(&env, "/cluster/options").await;
+    let dc = sim_get(&env, "/cluster/options").await;
     assert!(dc.get("keyboard").is_none(), "deleted as planned: {dc}");
     assert_eq!(dc["language"], "de", "{dc}");
     assert!(
-        get(&env, "/nodes/pve/hosts").await["data"]
+        sim_get(&env, "/nodes/pve/hosts").await["data"]
             .as_str()
             .is_some_and(|d| d.contains("db.lab de")),
     );
@@ -136,7 +116,7 @@ async fn datacenter_options_and_hosts_apply_then_a_removed_option_is_deleted() {
     // settings are left as they are when no longer declared
     env.write_tf("");
     env.apply().await;
-    assert_eq!(get(&env, "/cluster/options").await["language"], "de");
+    assert_eq!(sim_get(&env, "/cluster/options").await["language"], "de");
 }
 
 fn ha_stack(state: &str) -> String {
@@ -171,10 +151,10 @@ async fn ha_resources_and_a_rule_apply_and_a_stopped_state_stops_the_guest_as_pl
     let env = Env::with_scenario(SCENARIO, options(20)).await;
     env.write_tf(&ha_stack("started"));
     env.apply().await;
-    let db = get(&env, "/cluster/ha/resources/ct:100").await;
+    let db = sim_get(&env, "/cluster/ha/resources/ct:100").await;
     assert_eq!(db["state"], "started", "{db}");
     assert_eq!(db["max_restart"], 2, "{db}");
-    let rule = get(&env, "/cluster/ha/rules/prefer-pve").await;
+    let rule = sim_get(&env, "/cluster/ha/rules/prefer-pve").await;
     assert_eq!(rule["resources"], "ct:100,ct:101", "{rule}");
     assert_eq!(rule["nodes"], "pve2:1,pve:2", "{rule}");
     no_changes(&env).await;
@@ -192,11 +172,11 @@ async fn ha_resources_and_a_rule_apply_and_a_stopped_state_stops_the_guest_as_pl
     let shown = env.plan().await;
     assert!(shown.contains("the HA manager stops ct:100"), "{shown}");
     assert_eq!(
-        get(&env, "/nodes/pve/lxc/100/status/current").await["status"],
+        sim_get(&env, "/nodes/pve/lxc/100/status/current").await["status"],
         "running"
     );
     env.apply().await;
-    let status = get(&env, "/nodes/pve/lxc/100/status/current").await;
+    let status = sim_get(&env, "/nodes/pve/lxc/100/status/current").await;
     assert_eq!(
         status["status"], "stopped",
         "the plan said it stops: {status}"
@@ -205,9 +185,9 @@ async fn ha_resources_and_a_rule_apply_and_a_stopped_state_stops_the_guest_as_pl
 
     env.write_tf("");
     env.apply().await;
-    let resources = get(&env, "/cluster/ha/resources").await;
+    let resources = sim_get(&env, "/cluster/ha/resources").await;
     assert_eq!(resources.as_array().map(Vec::len), Some(0), "{resources}");
-    let rules = get(&env, "/cluster/ha/rules").await;
+    let rules = sim_get(&env, "/cluster/ha/rules").await;
     assert_eq!(rules.as_array().map(Vec::len), Some(0), "{rules}");
 }
 
@@ -230,11 +210,11 @@ async fn the_guard_refuses_an_ha_state_that_stops_a_protected_guest() {
     let out = env.atoll(&["apply", "--auto-approve"]).await;
     assert!(!out.status.success(), "{}", text(&out));
     assert_eq!(
-        get(&env, "/nodes/pve/lxc/100/status/current").await["status"],
+        sim_get(&env, "/nodes/pve/lxc/100/status/current").await["status"],
         "running"
     );
     assert_eq!(
-        get(&env, "/cluster/ha/resources/ct:100").await["state"],
+        sim_get(&env, "/cluster/ha/resources/ct:100").await["state"],
         "started"
     );
 }
@@ -287,14 +267,14 @@ async fn replication_jobs_and_metric_servers_apply_change_in_place_or_replace_an
         "graphite",
     ));
     env.apply().await;
-    let job = get(&env, "/cluster/replication/100-0").await;
+    let job = sim_get(&env, "/cluster/replication/100-0").await;
     assert_eq!(job["target"], "pve2", "{job}");
     assert_eq!(job["schedule"], "*/30", "{job}");
     assert_eq!(job["source"], "pve", "{job}");
-    let influx = get(&env, "/cluster/metrics/server/influx").await;
+    let influx = sim_get(&env, "/cluster/metrics/server/influx").await;
     assert_eq!(influx["influxdbproto"], "http", "{influx}");
     assert_eq!(influx["port"], 8089, "{influx}");
-    let otel = get(&env, "/cluster/metrics/server/otel").await;
+    let otel = sim_get(&env, "/cluster/metrics/server/otel").await;
     assert_eq!(otel["otel-path"], "/v1/metrics", "{otel}");
     no_changes(&env).await;
 
@@ -316,24 +296,24 @@ async fn replication_jobs_and_metric_servers_apply_change_in_place_or_replace_an
         "{graphite}"
     );
     env.apply().await;
-    let job = get(&env, "/cluster/replication/100-0").await;
+    let job = sim_get(&env, "/cluster/replication/100-0").await;
     assert!(job.get("rate").is_none(), "{job}");
     assert_eq!(job["schedule"], "*/15", "{job}");
     assert_eq!(
-        get(&env, "/cluster/metrics/server/influx").await["port"],
+        sim_get(&env, "/cluster/metrics/server/influx").await["port"],
         8090
     );
     assert_eq!(
-        get(&env, "/cluster/metrics/server/graphite").await["type"],
+        sim_get(&env, "/cluster/metrics/server/graphite").await["type"],
         "opentelemetry"
     );
     no_changes(&env).await;
 
     env.write_tf("");
     env.apply().await;
-    let jobs = get(&env, "/cluster/replication").await;
+    let jobs = sim_get(&env, "/cluster/replication").await;
     assert_eq!(jobs.as_array().map(Vec::len), Some(0), "{jobs}");
-    let servers = get(&env, "/cluster/metrics/server").await;
+    let servers = sim_get(&env, "/cluster/metrics/server").await;
     assert_eq!(servers.as_array().map(Vec::len), Some(0), "{servers}");
 }
 

@@ -5,7 +5,7 @@
 
 use crate::engine_support;
 
-use engine_support::{Env, options, stdout, text};
+use engine_support::{Env, change, options, sim_get, stdout, text};
 
 const SCENARIO: &str = r#"
 nodes:
@@ -115,26 +115,6 @@ const DROP_SMTP: &str = r#"  rule {
   }
 "#;
 
-async fn get(env: &Env, path: &str) -> serde_json::Value {
-    let response = reqwest::Client::new()
-        .get(format!("{}{path}", env.sim.base_url()))
-        .header("Authorization", crate::pvesim_support::TOKEN)
-        .send()
-        .await
-        .expect("the simulator answers");
-    let body: serde_json::Value = response.json().await.expect("json");
-    body["data"].clone()
-}
-
-fn change<'a>(plan: &'a serde_json::Value, address: &str) -> &'a serde_json::Value {
-    plan["resource_changes"]
-        .as_array()
-        .expect("changes")
-        .iter()
-        .find(|c| c["address"] == address)
-        .unwrap_or_else(|| panic!("no change for {address} in {plan}"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pool_and_a_guests_firewall_apply_and_the_next_plan_is_empty() {
     let env = Env::with_scenario(SCENARIO, options(20)).await;
@@ -142,21 +122,21 @@ async fn a_pool_and_a_guests_firewall_apply_and_the_next_plan_is_empty() {
     let out = env.apply().await;
     assert!(out.status.success(), "apply: {}", text(&out));
 
-    let pool = get(&env, "/pools/web").await;
+    let pool = sim_get(&env, "/pools/web").await;
     assert_eq!(pool["comment"], "web servers", "{pool}");
     let members = pool["members"].as_array().expect("members");
     assert!(members.iter().any(|m| m["vmid"] == 300), "{pool}");
-    let rules = get(&env, "/nodes/pve/qemu/300/firewall/rules").await;
+    let rules = sim_get(&env, "/nodes/pve/qemu/300/firewall/rules").await;
     let rules = rules.as_array().expect("rules");
     assert_eq!(rules.len(), 2, "{rules:?}");
     assert_eq!(rules[0]["type"], "group");
     assert_eq!(rules[0]["action"], "webserver");
     assert_eq!(rules[1]["dport"], "22");
     assert_eq!(rules[1]["source"], "+dc/admins");
-    let options = get(&env, "/nodes/pve/qemu/300/firewall/options").await;
+    let options = sim_get(&env, "/nodes/pve/qemu/300/firewall/options").await;
     assert_eq!(options["enable"], 1, "{options}");
     assert_eq!(options["policy_in"], "DROP", "{options}");
-    let set = get(&env, "/cluster/firewall/ipset/admins").await;
+    let set = sim_get(&env, "/cluster/firewall/ipset/admins").await;
     assert_eq!(set.as_array().expect("entries").len(), 2, "{set}");
 
     let again = env.atoll(&["plan", "--detailed-exitcode"]).await;
@@ -182,9 +162,9 @@ async fn rule_and_comment_changes_apply_as_planned_and_destroy_removes_everythin
     assert_eq!(pool["attributes"][0]["path"], "comment", "{pool}");
     let out = env.apply().await;
     assert!(out.status.success(), "{}", text(&out));
-    let rules = get(&env, "/nodes/pve/qemu/300/firewall/rules").await;
+    let rules = sim_get(&env, "/nodes/pve/qemu/300/firewall/rules").await;
     assert_eq!(rules[2]["dport"], "8443", "{rules}");
-    assert_eq!(get(&env, "/pools/web").await["comment"], "web");
+    assert_eq!(sim_get(&env, "/pools/web").await["comment"], "web");
 
     env.write_tf(&stack(DROP_SMTP, "DROP", "web"));
     let plan = env.plan_json().await;
@@ -200,11 +180,11 @@ async fn rule_and_comment_changes_apply_as_planned_and_destroy_removes_everythin
     env.write_tf("");
     let out = env.apply().await;
     assert!(out.status.success(), "destroy: {}", text(&out));
-    let groups = get(&env, "/cluster/firewall/groups").await;
+    let groups = sim_get(&env, "/cluster/firewall/groups").await;
     assert_eq!(groups.as_array().map(Vec::len), Some(0), "{groups}");
-    let aliases = get(&env, "/cluster/firewall/aliases").await;
+    let aliases = sim_get(&env, "/cluster/firewall/aliases").await;
     assert_eq!(aliases.as_array().map(Vec::len), Some(0), "{aliases}");
-    let pools = get(&env, "/pools").await;
+    let pools = sim_get(&env, "/pools").await;
     assert_eq!(pools.as_array().map(Vec::len), Some(0), "{pools}");
 }
 
@@ -238,10 +218,10 @@ async fn the_guard_refuses_a_firewall_change_that_can_drop_a_protected_guests_tr
     }
     let out = env.atoll(&["apply", "--auto-approve"]).await;
     assert!(!out.status.success(), "{}", text(&out));
-    let rules = get(&env, "/nodes/pve/qemu/300/firewall/rules").await;
+    let rules = sim_get(&env, "/nodes/pve/qemu/300/firewall/rules").await;
     assert_eq!(rules.as_array().map(Vec::len), Some(3), "{rules}");
     assert_eq!(rules[2]["dport"], "8443", "{rules}");
-    let options = get(&env, "/nodes/pve/qemu/300/firewall/options").await;
+    let options = sim_get(&env, "/nodes/pve/qemu/300/firewall/options").await;
     assert_eq!(options["policy_in"], "DROP", "{options}");
 }
 
@@ -267,11 +247,11 @@ resource "proxmox_virtual_environment_time" "pve" {{
     env.write_tf(&settings("lab.example"));
     let out = env.apply().await;
     assert!(out.status.success(), "{}", text(&out));
-    let dns = get(&env, "/nodes/pve/dns").await;
+    let dns = sim_get(&env, "/nodes/pve/dns").await;
     assert_eq!(dns["search"], "lab.example", "{dns}");
     assert_eq!(dns["dns2"], "9.9.9.9", "{dns}");
     assert_eq!(
-        get(&env, "/nodes/pve/time").await["timezone"],
+        sim_get(&env, "/nodes/pve/time").await["timezone"],
         "Europe/Berlin"
     );
     let again = env.atoll(&["plan", "--detailed-exitcode"]).await;
@@ -287,5 +267,8 @@ resource "proxmox_virtual_environment_time" "pve" {{
     env.write_tf("");
     let out = env.apply().await;
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(get(&env, "/nodes/pve/dns").await["search"], "home.example");
+    assert_eq!(
+        sim_get(&env, "/nodes/pve/dns").await["search"],
+        "home.example"
+    );
 }

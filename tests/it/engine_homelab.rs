@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::engine_support::{Env, options, stdout, text};
+use crate::engine_support::{Env, options, sim_get, stdout, text};
 use crate::sshd_support::Sshd;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/homelab");
@@ -22,17 +22,6 @@ fn copy_tree(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &target).expect("copy");
         }
     }
-}
-
-async fn get(env: &Env, path: &str) -> serde_json::Value {
-    let response = reqwest::Client::new()
-        .get(format!("{}{path}", env.sim.base_url()))
-        .header("Authorization", crate::pvesim_support::TOKEN)
-        .send()
-        .await
-        .expect("the simulator answers");
-    let body: serde_json::Value = response.json().await.expect("json");
-    body["data"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -60,7 +49,7 @@ async fn a_homelab_repository_applies_in_one_go_and_the_next_plan_is_empty() {
     assert!(out.status.success(), "{}", text(&out));
 
     // what a user would check in the GUI
-    let bridges = get(&env, "/nodes/pve/network?type=bridge").await;
+    let bridges = sim_get(&env, "/nodes/pve/network?type=bridge").await;
     let names: Vec<&str> = bridges
         .as_array()
         .expect("interfaces")
@@ -71,7 +60,7 @@ async fn a_homelab_repository_applies_in_one_go_and_the_next_plan_is_empty() {
         names.contains(&"vmbr1") && names.contains(&"vmbr2"),
         "{bridges}"
     );
-    let pool = get(&env, "/pools/homelab").await;
+    let pool = sim_get(&env, "/pools/homelab").await;
     let members: Vec<u64> = pool["members"]
         .as_array()
         .expect("members")
@@ -79,16 +68,16 @@ async fn a_homelab_repository_applies_in_one_go_and_the_next_plan_is_empty() {
         .filter_map(|m| m["vmid"].as_u64())
         .collect();
     assert_eq!(members.len(), 3, "{pool}");
-    let ct = get(&env, "/nodes/pve/lxc/202/config").await;
+    let ct = sim_get(&env, "/nodes/pve/lxc/202/config").await;
     let net0 = ct["net0"].as_str().unwrap_or_default();
     assert!(
         net0.contains("bridge=vmbr1") && net0.contains("ip=10.10.0.80/24"),
         "{ct}"
     );
-    let rules = get(&env, "/nodes/pve/lxc/201/firewall/rules").await;
+    let rules = sim_get(&env, "/nodes/pve/lxc/201/firewall/rules").await;
     assert_eq!(rules[0]["action"], "ssh-admins", "{rules}");
     assert_eq!(rules[1]["dport"], "53", "{rules}");
-    let vm = get(&env, "/nodes/pve/qemu/301/config").await;
+    let vm = sim_get(&env, "/nodes/pve/qemu/301/config").await;
     assert_eq!(
         vm["cicustom"], "user=local:snippets/cloud-init.yaml",
         "{vm}"

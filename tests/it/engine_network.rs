@@ -6,7 +6,7 @@
 
 use crate::engine_support;
 
-use engine_support::{Env, options, stdout, text};
+use engine_support::{Env, change, options, stdout, text};
 use pvesim::{GuestEvent, TaskFailure};
 
 use crate::support::TEMPLATE;
@@ -68,15 +68,6 @@ async fn get(env: &Env, path: &str) -> serde_json::Value {
         .await
         .expect("the simulator answers");
     response.json().await.expect("json")
-}
-
-fn change<'a>(plan: &'a serde_json::Value, address: &str) -> &'a serde_json::Value {
-    plan["resource_changes"]
-        .as_array()
-        .expect("changes")
-        .iter()
-        .find(|c| c["address"] == address)
-        .unwrap_or_else(|| panic!("no change for {address} in {plan}"))
 }
 
 fn bridge_resets(env: &Env) -> usize {

@@ -6,7 +6,7 @@
 
 use crate::engine_support;
 
-use engine_support::{Env, options, stdout, text};
+use engine_support::{Env, change, options, sim_get, stdout, text};
 use pvesim::GuestEvent;
 
 const SCENARIO: &str = r#"
@@ -76,26 +76,6 @@ resource "proxmox_virtual_environment_vm" "app" {{
     )
 }
 
-async fn get(env: &Env, path: &str) -> serde_json::Value {
-    let response = reqwest::Client::new()
-        .get(format!("{}{path}", env.sim.base_url()))
-        .header("Authorization", crate::pvesim_support::TOKEN)
-        .send()
-        .await
-        .expect("the simulator answers");
-    let body: serde_json::Value = response.json().await.expect("json");
-    body["data"].clone()
-}
-
-fn change<'a>(plan: &'a serde_json::Value, address: &str) -> &'a serde_json::Value {
-    plan["resource_changes"]
-        .as_array()
-        .expect("changes")
-        .iter()
-        .find(|c| c["address"] == address)
-        .unwrap_or_else(|| panic!("no change for {address} in {plan}"))
-}
-
 fn replugs(env: &Env) -> usize {
     let events = env.sim.guest_events(300);
     events
@@ -116,16 +96,16 @@ async fn zones_vnets_a_subnet_and_the_applier_apply_and_the_next_plan_is_empty()
         text(&out)
     );
 
-    let vnet = get(&env, "/cluster/sdn/vnets/web?pending=1").await;
+    let vnet = sim_get(&env, "/cluster/sdn/vnets/web?pending=1").await;
     assert!(vnet["state"].is_null(), "applied, nothing pending: {vnet}");
     assert_eq!(vnet["alias"], "web servers", "{vnet}");
-    let subnet = get(&env, "/cluster/sdn/vnets/lab/subnets/iso-10.9.0.0-24").await;
+    let subnet = sim_get(&env, "/cluster/sdn/vnets/lab/subnets/iso-10.9.0.0-24").await;
     assert_eq!(subnet["gateway"], "10.9.0.1", "{subnet}");
     assert_eq!(subnet["snat"], 1, "{subnet}");
     let bridges = env.sim.bridges("pve");
     assert!(bridges.contains(&"web".to_owned()), "{bridges:?}");
     assert!(bridges.contains(&"lab".to_owned()), "{bridges:?}");
-    let vm = get(&env, "/nodes/pve/qemu/300/config").await;
+    let vm = sim_get(&env, "/nodes/pve/qemu/300/config").await;
     assert!(
         vm["net0"]
             .as_str()
@@ -165,7 +145,10 @@ async fn a_vnet_change_replugs_its_guests_as_planned_and_destroy_removes_everyth
         before + 1,
         "the link was re-plugged as planned"
     );
-    assert_eq!(get(&env, "/cluster/sdn/vnets/web").await["alias"], "web");
+    assert_eq!(
+        sim_get(&env, "/cluster/sdn/vnets/web").await["alias"],
+        "web"
+    );
 
     // a zone and a subnet nobody is on: live, and no guest is touched
     env.write_tf(&stack("web", 1400, "10.9.0.254"));
@@ -183,10 +166,10 @@ async fn a_vnet_change_replugs_its_guests_as_planned_and_destroy_removes_everyth
     let out = env.apply().await;
     assert!(out.status.success(), "destroy: {}", text(&out));
     for path in ["/cluster/sdn/zones", "/cluster/sdn/vnets"] {
-        let list = get(&env, path).await;
+        let list = sim_get(&env, path).await;
         assert_eq!(list.as_array().map(Vec::len), Some(0), "{path}: {list}");
     }
-    let running = get(&env, "/cluster/sdn/vnets?running=1").await;
+    let running = sim_get(&env, "/cluster/sdn/vnets?running=1").await;
     assert_eq!(
         running.as_array().map(Vec::len),
         Some(0),
@@ -206,9 +189,9 @@ async fn an_invalid_subnet_is_refused_with_pves_message_and_nothing_is_applied()
         "{}",
         text(&out)
     );
-    let subnets = get(&env, "/cluster/sdn/vnets/lab/subnets").await;
+    let subnets = sim_get(&env, "/cluster/sdn/vnets/lab/subnets").await;
     assert_eq!(subnets.as_array().map(Vec::len), Some(0), "{subnets}");
-    let running = get(&env, "/cluster/sdn/vnets?running=1").await;
+    let running = sim_get(&env, "/cluster/sdn/vnets?running=1").await;
     assert_eq!(
         running.as_array().map(Vec::len),
         Some(0),
@@ -245,7 +228,7 @@ async fn the_guard_refuses_an_sdn_change_that_replugs_a_protected_guest() {
     let out = env.atoll(&["apply", "--auto-approve"]).await;
     assert!(!out.status.success(), "{}", text(&out));
     assert_eq!(
-        get(&env, "/cluster/sdn/vnets/web").await["alias"],
+        sim_get(&env, "/cluster/sdn/vnets/web").await["alias"],
         "web servers"
     );
 }
@@ -292,7 +275,7 @@ resource "proxmox_virtual_environment_pool" "facts" {
     env.write_tf(&format!("{stack}{reads}"));
     let out = env.apply().await;
     assert!(out.status.success(), "{}", text(&out));
-    let pool = get(&env, "/pools/facts").await;
+    let pool = sim_get(&env, "/pools/facts").await;
     assert_eq!(
         pool["comment"], "web servers|vmbr0|1500|false|10.9.0.1|10.9.0.10|2",
         "{pool}"

@@ -208,3 +208,25 @@ pub fn text(output: &Output) -> String {
         String::from_utf8_lossy(&output.stderr)
     )
 }
+
+/// `GET path` on the simulator with the test token: PVE's `data`.
+pub async fn sim_get(env: &Env, path: &str) -> serde_json::Value {
+    let response = reqwest::Client::new()
+        .get(format!("{}{path}", env.sim.base_url()))
+        .header("Authorization", crate::pvesim_support::TOKEN)
+        .send()
+        .await
+        .expect("the simulator answers");
+    let body: serde_json::Value = response.json().await.expect("json");
+    body["data"].clone()
+}
+
+/// The change of `address` in a JSON plan; fails naming the plan when it has none.
+pub fn change<'a>(plan: &'a serde_json::Value, address: &str) -> &'a serde_json::Value {
+    plan["resource_changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .find(|c| c["address"] == address)
+        .unwrap_or_else(|| panic!("no change for {address} in {plan}"))
+}
