@@ -2,7 +2,7 @@
 //! once its resources are walked (an id may read variables and locals; `for_each` repeats the
 //! block). Whether the object exists is for the caller to find out on the cluster.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use hcl_edit::expr::{Expression, TraversalOperator};
 
@@ -13,10 +13,13 @@ use super::super::expand::{Repeated, instances};
 use super::super::load::ModuleTree;
 use super::super::module::{Env, InstanceNames};
 use super::super::{ImportTarget, ResourceInstance, schema};
+use super::MAX_DIAGNOSTICS;
 use crate::value::{Value, format_number, quote};
 
 /// The import targets of the root module; diagnostics for blocks that name nothing
-/// configured, repeat a target, or sit in a child module.
+/// configured, repeat a target, or sit in a child module. At most one target per configured
+/// instance can be valid, so past that many and [`MAX_DIAGNOSTICS`] more, the rest of a
+/// `for_each` a pull request wrote is not looked at.
 pub(crate) fn imports(
     ctx: &Ctx,
     env: &Env<'_>,
@@ -26,10 +29,17 @@ pub(crate) fn imports(
     in_children(env.tree, "", diags);
     let mut out: Vec<ImportTarget> = Vec::new();
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    let configured: BTreeSet<&str> = resources.iter().map(|r| r.address.as_str()).collect();
+    let most = resources.len() + MAX_DIAGNOSTICS;
+    let mut looked = 0usize;
     for block in &env.tree.config.imports {
         for target in evaluate(ctx, env, block, diags) {
+            looked += 1;
+            if looked > most {
+                return out;
+            }
             let (resource_type, _) = split(&target.address);
-            if schema::resource(resource_type).is_none() {
+            if !schema::SUPPORTED.contains(&resource_type) {
                 // the type itself was diagnosed once for the project
                 continue;
             }
@@ -45,7 +55,7 @@ pub(crate) fn imports(
                 ));
                 continue;
             }
-            if !resources.iter().any(|r| r.address == target.address) {
+            if !configured.contains(target.address.as_str()) {
                 diags.push(Diagnostic::error(
                     "Configuration for import target does not exist",
                     format!(

@@ -124,3 +124,30 @@ import {
     assert!(errors.iter().any(|e| e == "Invalid import configuration: An import block was detected in \"module.child\". Import blocks are only allowed in the root module."), "{errors:?}");
     assert!(loaded.imports.is_empty());
 }
+
+#[test]
+fn a_for_each_of_thousands_of_bad_imports_stops_at_the_diagnostics_bound() {
+    let tf = r#"
+resource "proxmox_virtual_environment_pool" "lone" {
+  pool_id = "lone"
+}
+import {
+  for_each = toset(flatten([for a in range(60) : [for b in range(60) : "${a}-${b}"]]))
+  to       = proxmox_virtual_environment_pool.lone[each.key]
+  id       = each.key
+}
+"#;
+    let loaded = load(&[("main.tf", tf)]);
+    let errors = errors(&loaded);
+    assert!(
+        !errors.is_empty() && errors.len() <= crate::walk::MAX_DIAGNOSTICS,
+        "{}",
+        errors.len()
+    );
+    assert!(
+        errors[0].starts_with("Configuration for import target does not exist"),
+        "{}",
+        errors[0]
+    );
+    assert!(loaded.imports.is_empty());
+}

@@ -113,6 +113,7 @@ impl Walker<'_> {
         if env.prefix.is_empty() {
             // while the root's resource values are still in `env`: an id may read them
             self.imports = import::imports(self.ctx, env, &self.resources, &mut self.diags);
+            self.bound_diagnostics();
         }
         for (index, key) in self.pending.drain(first_pending..) {
             if let Some(r) = self.resources.get_mut(index) {
