@@ -1,7 +1,7 @@
 //! Refresh of 1,000 containers through `proxmox::client` against the in-process simulator:
-//! `GET /cluster/resources?type=vm` once, then `config?current=1` and `pending` per container,
+//! `GET /cluster/resources?type=vm` once, then `pending` per container (as `proxmox::inventory`),
 //! with 5 ms latency per request and PVE's three API workers per node (the client's per-node
-//! limit is three as well). Prints wall time against the floor 2,001 x 5 ms / 3 ~ 3.34 s, and the
+//! limit is three as well). Prints wall time against the floor 1,001 x 5 ms / 3 ~ 1.67 s, and the
 //! same refresh without latency (client + simulator throughput).
 //!
 //! Run: `cargo bench --bench pve_refresh` (optimised) or `cargo bench --profile dev --bench
@@ -44,20 +44,12 @@ async fn refresh(client: &ProxmoxClient) -> (usize, Duration) {
         .into_iter()
         .filter(|g| g.kind == GuestKind::Lxc)
         .collect();
-    let reads = lxcs.iter().flat_map(|g| [(g, true), (g, false)]);
-    let done = stream::iter(reads)
-        .map(|(g, config)| async move {
-            if config {
-                client
-                    .guest_config(&g.node, g.kind, g.vmid, true)
-                    .await
-                    .map(|_| ())
-            } else {
-                client
-                    .guest_pending(&g.node, atoll::proxmox::types::GuestKind::Lxc, g.vmid)
-                    .await
-                    .map(|_| ())
-            }
+    let done = stream::iter(&lxcs)
+        .map(|g| async move {
+            client
+                .guest_pending(&g.node, g.kind, g.vmid)
+                .await
+                .map(|_| ())
         })
         // Enough in flight that the per-node limit, not this stream, is what throttles.
         .buffer_unordered(64)
@@ -68,15 +60,15 @@ async fn refresh(client: &ProxmoxClient) -> (usize, Duration) {
     (1 + done.len(), started.elapsed())
 }
 
-/// Mean time of one `GET config` sent alone (what a single worker slot costs on this machine).
+/// Mean time of one `GET pending` sent alone (what a single worker slot costs on this machine).
 async fn sequential_mean(client: &ProxmoxClient, count: u32) -> Duration {
     let guests = client.cluster_guests().await.expect("cluster/resources");
     let started = Instant::now();
     for g in guests.iter().take(count as usize) {
         client
-            .guest_config(&g.node, g.kind, g.vmid, true)
+            .guest_pending(&g.node, g.kind, g.vmid)
             .await
-            .expect("config");
+            .expect("pending");
     }
     started.elapsed() / count
 }
@@ -101,7 +93,7 @@ async fn run(latency: Duration, rounds: usize) -> Vec<(usize, Duration)> {
     let client = ProxmoxClient::new(&settings).expect("client");
     if !latency.is_zero() {
         let mean = sequential_mean(&client, 200).await;
-        let machine_floor = mean.as_secs_f64() * f64::from(1 + 2 * GUESTS) / WORKERS as f64;
+        let machine_floor = mean.as_secs_f64() * f64::from(1 + GUESTS) / WORKERS as f64;
         println!(
             "  one request alone: {:.2} ms mean (of which {} ms injected latency); \
              floor at that cost: {machine_floor:.3} s",
@@ -121,7 +113,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let floor = LATENCY * (1 + 2 * GUESTS) / WORKERS as u32;
+    let floor = LATENCY * (1 + GUESTS) / WORKERS as u32;
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let load: Vec<&str> = load.split_whitespace().take(3).collect();
     let cpus = std::thread::available_parallelism().map_or(0, usize::from);

@@ -48,8 +48,12 @@ resource "proxmox_virtual_environment_container" "c{id}" {{
 }
 
 fn mount_point(size: &str) -> String {
+    mount_point_on("local-lvm", size)
+}
+
+fn mount_point_on(storage: &str, size: &str) -> String {
     format!(
-        "  mount_point {{\n    volume = \"local-lvm\"\n    size   = \"{size}\"\n    path   = \"/mnt/data\"\n  }}\n"
+        "  mount_point {{\n    volume = \"{storage}\"\n    size   = \"{size}\"\n    path   = \"/mnt/data\"\n  }}\n"
     )
 }
 
@@ -100,6 +104,60 @@ async fn a_growing_mount_point_is_resized_live_and_a_shrinking_one_is_said_to_re
     let plan = env.plan().await;
     assert!(plan.contains("must be replaced"), "{plan}");
     assert!(plan.contains("unable to shrink disk size"), "{plan}");
+}
+
+/// pve-container keeps a running container's mount point change pending and, when it is
+/// applied, allocates the new volume and keeps the old one as `unusedN`
+/// (`vmconfig_hotplug_pending` "don't try to hotplug over existing mp",
+/// `apply_pending_mountpoint`): a restart, not a new container, and the data stays behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mount_point_moved_to_another_storage_restarts_the_container_and_keeps_the_old_volume() {
+    let env = env().await;
+    env.write_tf(&container(301, &mount_point("1G")));
+    env.apply().await;
+    let old = env.live_config(301).await["mp0"].clone();
+    let old_volume = old.split(',').next().expect("volume").to_owned();
+    assert!(old_volume.starts_with("local-lvm:vm-301-disk-"), "{old}");
+    let rootfs = env.live_config(301).await["rootfs"].clone();
+
+    env.write_tf(&container(301, &mount_point_on("thick", "1G")));
+    let plan = env.plan_json().await;
+    let change = change_of(&plan, 301);
+    assert_eq!(
+        (&change["disruption"], &change["actions"]),
+        (
+            &serde_json::json!("restart"),
+            &serde_json::json!(["update"])
+        ),
+        "{change}"
+    );
+    let text = env.plan().await;
+    assert!(
+        text.contains("mount_point[0] moves to thick")
+            && text.contains("copies no data")
+            && text.contains(&format!("{old_volume} stays attached as an unused disk")),
+        "{text}"
+    );
+
+    let events_before = env.sim.guest_events(301).len();
+    env.apply().await;
+    let config = env.live_config(301).await;
+    assert!(
+        config["mp0"].starts_with("thick:vm-301-disk-"),
+        "{config:?}"
+    );
+    assert!(config["mp0"].contains("mp=/mnt/data"), "{config:?}");
+    assert_eq!(config.get("unused0"), Some(&old_volume), "{config:?}");
+    let events = &env.sim.guest_events(301)[events_before..];
+    assert!(
+        events.iter().any(|e| matches!(e, GuestEvent::Stopped)),
+        "the change waits for a restart: {events:?}"
+    );
+    assert_eq!(
+        config["rootfs"], rootfs,
+        "the container is kept, not made anew"
+    );
+    assert_no_changes(&env).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -263,5 +321,32 @@ async fn a_containers_ipv4_and_ipv6_are_read_from_its_interfaces() {
         env.live_config(305).await["description"].trim_end(),
         "peer of 10.0.0.5"
     );
+    assert_no_changes(&env).await;
+}
+
+fn ipv4(address: &str) -> String {
+    format!(
+        "  initialization {{\n    hostname = \"web\"\n    ip_config {{\n      ipv4 {{\n        address = \"{address}\"\n      }}\n    }}\n  }}\n"
+    )
+}
+
+/// pve-container `update_ipconfig` removes a running container's static address at once and
+/// starts no DHCP client unless the interface is `host-managed`: live, and the plan says what
+/// the guest is left with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_to_dhcp_is_live_and_the_plan_says_the_container_waits_for_its_own_client() {
+    let env = env().await;
+    env.write_tf(&container(302, &ipv4("10.0.0.5/24")));
+    env.apply().await;
+    env.write_tf(&container(302, &ipv4("dhcp")));
+    let plan = env.plan_json().await;
+    assert_eq!(change_of(&plan, 302)["disruption"], "live");
+    let text = env.plan().await;
+    assert!(
+        text.contains("loses 10.0.0.5/24 at once and has no IPv4 address on eth0"),
+        "{text}"
+    );
+    env.apply().await;
+    assert!(env.live_config(302).await["net0"].contains("ip=dhcp"));
     assert_no_changes(&env).await;
 }

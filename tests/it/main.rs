@@ -68,6 +68,7 @@ mod pve_client;
 mod pve_client_discover;
 mod pve_client_faults;
 mod pve_client_proxy;
+mod pve_client_refresh;
 mod pve_client_tls;
 mod pve_client_wire;
 mod pvesim_access;

@@ -201,12 +201,21 @@ fn volume_rows() -> Vec<Row> {
             Some("size"),
             Replace,
         ),
+        // another volume is mounted when the change is applied, which waits for the restart
+        // (pve-container `vmconfig_hotplug_pending`: "don't try to hotplug over existing mp")
         (
             "mp0",
             s(MP),
             with(MP, "disk-1", "disk-7"),
             Some("volume"),
-            Replace,
+            Restart,
+        ),
+        (
+            "mp0",
+            s(MP),
+            with(MP, "local-lvm:vm-100-disk-1", "fast:8"),
+            Some("volume"),
+            Restart,
         ),
         ("dev1", None, s("path=/dev/ttyUSB0"), None, Live),
         (

@@ -147,3 +147,68 @@ async fn token_is_not_root_for_root_only_settings() {
     assert_eq!(r.status, 403);
     api.set(100, &[("features", "nesting=1")]).await.ok();
 }
+
+/// The values of `GET pending` as a JSON object, key → current value (keys with only a pending
+/// value or a queued delete have none).
+fn current_values(entries: &serde_json::Value) -> serde_json::Value {
+    let values = entries
+        .as_array()
+        .expect("pending is an array")
+        .iter()
+        .filter_map(|e| Some((e["key"].as_str()?.to_owned(), e.get("value")?.clone())))
+        .collect();
+    serde_json::Value::Object(values)
+}
+
+/// pve-guest-common `config_with_pending_array` lists the same `load_config` that
+/// `vm_config` returns with `current=1` (pve-container `API2/LXC.pm` `vm_pending`,
+/// `API2/LXC/Config.pm` `vm_config`): each key's `value` is its current value, the digest among
+/// them. atoll's refresh reads `pending` alone on the strength of this.
+#[tokio::test]
+async fn a_containers_pending_values_are_its_current_config() {
+    let api = Api::start().await;
+    api.running_ct().await;
+    api.set(
+        100,
+        &[
+            ("ostype", "ubuntu"),
+            ("cores", "2"),
+            ("description", ""),
+            ("delete", "hostname"),
+        ],
+    )
+    .await
+    .ok();
+    assert!(!api.pending_keys(100).await.is_empty(), "changes wait");
+    let pending = api.get("/nodes/pve/lxc/100/pending").await.ok();
+    assert_eq!(
+        current_values(pending.data()),
+        api.config(100, true).await,
+        "pending: {}",
+        pending.data()
+    );
+}
+
+/// qemu-server masks a cloud-init password in both (`API2/Qemu.pm` `vm_config`: `**********`;
+/// `vm_pending`: the same, and a pending one with a trailing space).
+#[tokio::test]
+async fn a_vms_pending_values_are_its_current_config_with_the_password_masked() {
+    let vm = "guests:\n  - vmid: 200\n    type: qemu\n    status: running\n    config: {name: db, cores: 2, memory: 4096, cipassword: hunter2, ciuser: ops, net0: 'virtio=BC:24:11:00:00:C8,bridge=vmbr0'}\n";
+    let api = Api::scenario(vm).await;
+    let r = api
+        .put("/nodes/pve/qemu/200/config", &[("cipassword", "s3cret")])
+        .await;
+    r.ok();
+    let config = api
+        .get_q("/nodes/pve/qemu/200/config", &[("current", "1")])
+        .await
+        .ok();
+    assert_eq!(config.data()["cipassword"], "**********");
+    let pending = api.get("/nodes/pve/qemu/200/pending").await.ok();
+    assert_eq!(current_values(pending.data()), *config.data());
+    let text = pending.data().to_string();
+    assert!(
+        !text.contains("hunter2") && !text.contains("s3cret"),
+        "{text}"
+    );
+}

@@ -112,7 +112,8 @@ impl Conf {
         let mut deletes = self.pending_delete();
         let mut out = Vec::new();
         let mut seen = BTreeSet::new();
-        let mut main = self.main.clone();
+        // the same keys `config?current=1` shows (an empty description is not in the file)
+        let mut main = self.view(true);
         main.insert("digest".to_owned(), self.digest());
         for (key, value) in &main {
             let mut item = Map::new();

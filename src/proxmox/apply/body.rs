@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use secrecy::SecretString;
 
 use crate::proxmox::client::{ConfigChange, GuestConfig};
-use crate::proxmox::plan::{DesiredGuest, DesiredValue, GuestKind};
+use crate::proxmox::plan::{DesiredGuest, DesiredValue, GuestKind, allocation, volume_storage};
 
 /// Keys that are sent only at create time.
 pub(super) const CREATE_ONLY: &[&str] = &[
@@ -243,6 +243,11 @@ fn drive(body: &mut UpdateBody, key: &str, want: &str, have: Option<&str>) {
     let want_fields = fields(want, "volume");
     let Some(have) = have else { return };
     let have_fields = fields(have, "volume");
+    if is_mount_point(key) && another_volume(&want_fields, &have_fields) {
+        // the whole new value: PVE allocates it and keeps the old volume as `unusedN`
+        body.change.set.insert(key.to_owned(), want.to_owned());
+        return;
+    }
     let have_bytes = have_fields.get("size").and_then(|s| size_bytes(s));
     if let (Some((size, bytes)), Some(have_bytes)) = (wanted_size(&want_fields), have_bytes)
         && bytes > have_bytes
@@ -271,6 +276,19 @@ fn drive(body: &mut UpdateBody, key: &str, want: &str, have: Option<&str>) {
         body.change
             .set
             .insert(key.to_owned(), print(Some("volume"), &fields));
+    }
+}
+
+/// Whether a mount point is given a volume other than the one it has: an allocation on another
+/// storage (`fast:8` for `local-lvm:vm-100-disk-1`), or another volume or directory. An
+/// allocation on the volume's own storage is that volume.
+fn another_volume(want: &BTreeMap<String, String>, have: &BTreeMap<String, String>) -> bool {
+    let (Some(want), Some(have)) = (want.get("volume"), have.get("volume")) else {
+        return false;
+    };
+    match allocation(want) {
+        Some((storage, _)) => volume_storage(have) != Some(storage),
+        None => want != have,
     }
 }
 

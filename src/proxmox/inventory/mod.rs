@@ -1,5 +1,5 @@
 //! `proxmox::inventory` refreshes what the plan needs from the cluster: `cluster/resources`
-//! once, then `config?current=1` and `pending` for each guest atoll manages (or may adopt) or
+//! once, then `pending` (current and pending values in one list) for each guest atoll manages (or may adopt) or
 //! protects, once any lock on it has cleared, the storage content lists of the downloads'
 //! storages, and the pools and firewall objects declared or in state. Requests run
 //! concurrently; the client's per-node limit keeps each node within PVE's worker count. It must not decide
@@ -302,8 +302,18 @@ fn summary_config(guest: &ClusterGuest) -> BTreeMap<String, String> {
     tags.into_iter().chain(lock).collect()
 }
 
-/// `config?current=1` and `pending` of one guest; `None` when it vanished meanwhile. A
-/// locked guest (a task still runs on it, e.g. a create whose apply was killed) is read once
+/// One guest as its `pending` list tells it; `None` when it vanished meanwhile.
+///
+/// `GET .../pending` is pve-guest-common's `config_with_pending_array` over the same
+/// `load_config` that `GET config?current=1` returns (pve-container `API2/LXC.pm` `vm_pending`
+/// and `API2/LXC/Config.pm` `vm_config`; qemu-server `API2/Qemu.pm` likewise): every key of
+/// the config file with its current `value` (the `digest` and `lock` among them, read-restricted
+/// keys removed the same way, a cloud-init password masked the same way), its `pending` value and
+/// its queued `delete`. Only array-valued keys are skipped (a container's raw `lxc.*` lines), and
+/// the plan never reads those ([`config_from_json`] drops them). So one request per guest tells
+/// what `config?current=1` and `pending` told together.
+///
+/// A locked guest (a task still runs on it, e.g. a create whose apply was killed) is read once
 /// its lock clears, so the plan sees what the task left, not the guest half-made.
 async fn read_guest(
     api: &dyn ProxmoxApi,
@@ -311,35 +321,33 @@ async fn read_guest(
 ) -> Result<Option<LiveGuest>, PveError> {
     // `cluster/resources` may be seconds old: the config's own `lock` is checked as well.
     let mut locked = guest.lock.is_some();
-    let config = loop {
+    let entries = loop {
         if locked && !unlocked(api, &guest).await? {
             return Ok(None);
         }
-        let config = match api
-            .guest_config(&guest.node, guest.kind, guest.vmid, true)
-            .await
-        {
-            Ok(config) => config,
+        let entries = match api.guest_pending(&guest.node, guest.kind, guest.vmid).await {
+            Ok(entries) => entries,
             Err(PveError::NotFound(_)) => return Ok(None),
             Err(e) => return Err(e),
         };
-        if config.get("lock").is_none() || locked {
-            break config;
+        let has_lock = entries.iter().any(|e| e.key == "lock" && e.value.is_some());
+        if !has_lock || locked {
+            break entries;
         }
         locked = true;
     };
-    let pending = api
-        .guest_pending(&guest.node, guest.kind, guest.vmid)
-        .await?;
-    let values: serde_json::Map<String, serde_json::Value> = config.values.into_iter().collect();
+    let current: serde_json::Map<String, serde_json::Value> = entries
+        .iter()
+        .filter_map(|e| Some((e.key.clone(), e.value.clone()?)))
+        .collect();
     Ok(Some(LiveGuest {
         vm_id: guest.vmid.get(),
         node: guest.node.to_string(),
         kind: guest.kind,
         name: guest.name.clone(),
         power: power_of(guest.status),
-        config: config_from_json(&values),
-        pending: pending.into_iter().map(pending_entry).collect(),
+        config: config_from_json(&current),
+        pending: entries.into_iter().map(pending_entry).collect(),
     }))
 }
 
@@ -356,6 +364,7 @@ fn text(value: Option<serde_json::Value>) -> Option<String> {
     match value? {
         serde_json::Value::String(s) => Some(s),
         serde_json::Value::Null => None,
+        serde_json::Value::Bool(flag) => Some(u8::from(flag).to_string()),
         other => Some(other.to_string()),
     }
 }

@@ -29,24 +29,6 @@ pub(crate) fn change(path: String, key: &str, before: Json, after: Json) -> Attr
     }
 }
 
-/// Why a smaller disk replaces the guest: PVE's `resize` only grows a volume
-/// (`unable to shrink disk size`), so the plan says so under the change.
-pub(crate) fn shrink_notes(attributes: &[AttributeChange]) -> Vec<String> {
-    attributes
-        .iter()
-        .filter(|a| a.effect == Some(Effect::Replace) && a.path.ends_with(".size"))
-        .filter(|a| a.pve_key == "rootfs" || a.pve_key.starts_with("mp"))
-        .map(|a| {
-            format!(
-                "{} cannot shrink in place ({} -> {}): Proxmox VE refuses with \"unable to shrink \
-                 disk size\", so the guest is replaced and the data on that volume is lost; keep \
-                 the size, or move the data first",
-                a.path, a.before, a.after
-            )
-        })
-        .collect()
-}
-
 /// The attributes of a whole value (every property-string field), e.g. for a create.
 pub(crate) fn expand(guest: GuestKind, key: &str, value: &str) -> Vec<(String, Json)> {
     match prop_key(guest, key) {

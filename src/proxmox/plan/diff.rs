@@ -13,7 +13,7 @@ use super::model::{
     StateValue,
 };
 use super::paths::typed;
-use super::{download, object, sdn};
+use super::{download, notes, object, sdn};
 
 /// Everything a plan is computed from.
 #[derive(Debug, Clone, Copy)]
@@ -279,7 +279,7 @@ fn guest_update(
         Some(_) => vec![Action::Update],
     };
     resource.disruption = worst;
-    resource.notes = attrs::shrink_notes(&attributes);
+    resource.notes = notes::guest_notes(live, &attributes);
     resource.attributes = attributes;
     resource
 }

@@ -169,8 +169,11 @@ fn lxc_replace(key: &str, field: Option<&str>, before: Option<&str>, after: Opti
     let is_volume = key == "rootfs" || indexed(key, "mp").is_some();
     match (is_volume, field) {
         (true, Some("volume")) => match (before, after) {
-            // rootfs may not move storage in place; a mount point pointing elsewhere is a new one
-            (Some(b), Some(a)) => key != "rootfs" || volume_storage(b) != volume_storage(a),
+            // rootfs may not move storage in place; a mount point given another volume keeps its
+            // place and gets that volume when the change is applied (pve-container
+            // `apply_pending_mountpoint`: a new `storage:size` is allocated, the old volume kept
+            // as `unusedN`), which for a running container waits for its restart
+            (Some(b), Some(a)) => key == "rootfs" && volume_storage(b) != volume_storage(a),
             _ => true,
         },
         (true, Some("size")) => match (before.and_then(size_bytes), after.and_then(size_bytes)) {

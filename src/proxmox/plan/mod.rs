@@ -14,6 +14,7 @@ mod keys;
 mod model;
 mod network;
 mod normalize;
+mod notes;
 mod object;
 mod observed;
 mod order;
@@ -35,6 +36,7 @@ pub use model::{
     Lifecycle, LiveGuest, LiveObject, ObjectEntry, PendingEntry, PlanSource, Secret, StateEntry,
     StateValue, VolumeSource, config_from_json, pending_from_json,
 };
+pub(crate) use normalize::{allocation, volume_storage};
 pub use observed::{
     Difference, GuestDiff, ObjectDiff, ObservedGuest, ObservedLive, ObservedObject, Refreshed,
     differences, object_differences, observe, observe_again, observe_ids, state_fingerprint,

@@ -35,13 +35,19 @@ pub(crate) async fn config(
     let vmid = parse_vmid(&vmid)?;
     let current = params.flag("current")?;
     let mut cluster = state.0.cluster();
-    Ok(data(
-        cluster
-            .guest_at(&node, GuestKind::Qemu, vmid)?
-            .conf
-            .to_json(current),
-    ))
+    let mut config = cluster
+        .guest_at(&node, GuestKind::Qemu, vmid)?
+        .conf
+        .to_json(current);
+    // `vm_config`: `$conf->{cipassword} = '**********' if $conf->{cipassword}`.
+    if let Some(password) = config.get_mut("cipassword") {
+        *password = Value::from(MASKED);
+    }
+    Ok(data(config))
 }
+
+/// How qemu-server shows a cloud-init password (`API2/Qemu.pm` `vm_config`, `vm_pending`).
+const MASKED: &str = "**********";
 
 /// `GET .../pending`.
 pub(crate) async fn pending(
@@ -50,12 +56,22 @@ pub(crate) async fn pending(
 ) -> ApiResult<Response> {
     let vmid = parse_vmid(&vmid)?;
     let mut cluster = state.0.cluster();
-    Ok(data(
-        cluster
-            .guest_at(&node, GuestKind::Qemu, vmid)?
-            .conf
-            .pending_array(),
-    ))
+    let mut entries = cluster
+        .guest_at(&node, GuestKind::Qemu, vmid)?
+        .conf
+        .pending_array();
+    // `vm_pending` masks a current password as `**********` and a pending one with a
+    // trailing space, so a pending change still shows as one.
+    let masked = entries.as_array_mut().into_iter().flatten();
+    for entry in masked.filter(|e| e["key"] == "cipassword") {
+        if let Some(value) = entry.get_mut("value") {
+            *value = Value::from(MASKED);
+        }
+        if let Some(pending) = entry.get_mut("pending") {
+            *pending = Value::from(format!("{MASKED} "));
+        }
+    }
+    Ok(data(entries))
 }
 
 /// `update_vm_api`: schema check, root-only keys, `delete` rules, digest and lock, then the
