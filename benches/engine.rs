@@ -6,7 +6,9 @@
 //!    per-node parallelism sets (ceil(100 / P) x (create task + start task));
 //!
 //! and the peak memory (VmHWM) of the `atoll` process for both. Prints the numbers; asserts
-//! nothing. Run: `cargo bench --bench engine` (add `--profile dev` for a quick debug build).
+//! nothing. Run: `cargo bench --bench engine` (add `--profile dev` for a quick debug build); with
+//! `ATOLL_BENCH_BEFORE=<path to another atoll binary>` the no-change plan is also run with that
+//! binary on the same simulator, for a before/after figure in one run.
 //!
 //! Measured 2026-11-30 on the shared 2-core build machine (release): plan 4.52 s vs a 3.33 s
 //! floor (1.36x; the bare requests through the client alone took 4.26 s), peak 67 MiB; apply
@@ -60,8 +62,14 @@ struct Run {
 
 /// Runs the binary, sampling its peak resident memory (VmHWM) until it exits.
 async fn atoll(sim: &Simulator, root: &Path, args: &[&str]) -> Run {
+    atoll_binary(env!("CARGO_BIN_EXE_atoll"), sim, root, args).await
+}
+
+/// The same run with another build of atoll (`ATOLL_BENCH_BEFORE`: an earlier commit's binary,
+/// to measure a change before and after in one run).
+async fn atoll_binary(binary: &str, sim: &Simulator, root: &Path, args: &[&str]) -> Run {
     let started = Instant::now();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_atoll"))
+    let mut child = tokio::process::Command::new(binary)
         .args(args)
         .env_clear()
         .env("PROXMOX_VE_ENDPOINT", sim.url())
@@ -155,6 +163,18 @@ async fn no_change_plan() {
         &["plan", "--detailed-exitcode", "--dir", &stack_arg],
     )
     .await;
+    let before = match std::env::var("ATOLL_BENCH_BEFORE") {
+        Ok(binary) => Some(
+            atoll_binary(
+                &binary,
+                &sim,
+                dir.path(),
+                &["plan", "--detailed-exitcode", "--dir", &stack_arg],
+            )
+            .await,
+        ),
+        Err(_) => None,
+    };
     let raw = raw_reads(&sim, count, false).await;
     let two_reads = raw_reads(&sim, count, true).await;
     // cluster/resources once, then pending (current and pending values) per guest
@@ -178,6 +198,16 @@ async fn no_change_plan() {
         "  peak memory (VmHWM):   {:.1} MiB",
         run.peak_kib as f64 / 1024.0
     );
+    if let Some(before) = before {
+        println!(
+            "  ATOLL_BENCH_BEFORE:    {:.2} s, exit ok {} ({:.2}x this floor; this build is \
+             {:.2}x faster)",
+            before.elapsed.as_secs_f64(),
+            before.ok,
+            before.elapsed.as_secs_f64() / floor.as_secs_f64(),
+            before.elapsed.as_secs_f64() / run.elapsed.as_secs_f64()
+        );
+    }
     println!(
         "  same plan, no latency: {:.2} s (load, evaluation, diff and process start)",
         unloaded.elapsed.as_secs_f64()

@@ -18,6 +18,7 @@ mod model;
 mod netconf;
 mod network;
 mod node_settings;
+mod oci;
 mod pending;
 mod pools;
 mod propstr;
@@ -42,5 +43,6 @@ mod worker;
 
 pub use faults::{FaultSettings, Faults, TaskFailure};
 pub use model::{GuestEvent, GuestKind};
+pub use oci::OciImageSpec;
 pub use scenario::{DEFAULT_TEMPLATE, GuestSpec, NodeSpec, PoolSpec, Scenario, StorageSpec};
 pub use server::{SimOptions, Simulator};

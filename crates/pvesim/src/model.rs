@@ -173,6 +173,8 @@ pub(crate) struct Cluster {
     pub(crate) sdn: super::sdn::Sdn,
     /// Users, groups, roles, ACL entries and what the API shows of tokens.
     pub(crate) access: super::access_control::AccessControl,
+    /// The registry OCI images are pulled from, and the archives pulled.
+    pub(crate) oci: super::oci::Oci,
 }
 
 /// Seconds since the epoch.

@@ -31,6 +31,10 @@ pub struct Scenario {
     /// Resource pools that exist from the start.
     #[serde(default)]
     pub pools: Vec<PoolSpec>,
+    /// The OCI registry `oci-registry-pull` reaches: image reference (with its tag) → the
+    /// image's configuration. A reference not listed cannot be pulled.
+    #[serde(default)]
+    pub registry: BTreeMap<String, crate::oci::OciImageSpec>,
 }
 
 /// One resource pool (`poolid` may be nested, `a/b`: its parent must be listed before it).
@@ -193,6 +197,7 @@ impl Scenario {
     /// Builds the cluster state, or says which entry is wrong.
     pub(crate) fn build(&self) -> anyhow::Result<Cluster> {
         let mut cluster = Cluster::default();
+        cluster.oci.registry = self.registry.clone();
         let default_node = [NodeSpec {
             name: "pve".to_owned(),
             bridges: BTreeMap::new(),

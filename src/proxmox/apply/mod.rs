@@ -232,6 +232,7 @@ impl Run<'_> {
         let replacing = change.actions.contains(&Action::Delete);
         let (outcome, verb) = match &file.source {
             VolumeSource::Url => (self.fetch(file).await, "downloaded"),
+            VolumeSource::Registry => (self.pull(file).await, "pulled"),
             VolumeSource::Bytes(bytes) => {
                 let put = self.put_file(file, bytes, replacing).await;
                 (put, "uploaded")
@@ -273,6 +274,23 @@ impl Run<'_> {
         api.wait_task(&upid)
             .await
             .map_err(|e| format!("downloading {}: {e}", file.volid()))?;
+        Ok(())
+    }
+
+    /// Pulls an OCI image onto its storage (`oci-registry-pull`, which adds `.tar` itself).
+    async fn pull(&self, file: &DesiredDownload) -> Result<(), String> {
+        let node = parse("node name", &file.node).map_err(|e| e.to_string())?;
+        let storage = parse("storage", &file.datastore).map_err(|e| e.to_string())?;
+        let reference = file.arguments.get("reference").cloned().unwrap_or_default();
+        let name = file.file_name.trim_end_matches(".tar");
+        let api = self.exec.api;
+        let failed =
+            |e: crate::proxmox::PveError| format!("pulling {reference} to {}: {e}", file.volid());
+        let upid = api
+            .oci_registry_pull(&node, &storage, &reference, name)
+            .await
+            .map_err(failed)?;
+        api.wait_task(&upid).await.map_err(failed)?;
         Ok(())
     }
 

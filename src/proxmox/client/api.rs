@@ -113,6 +113,13 @@ pub trait ProxmoxApi: Send + Sync + std::fmt::Debug {
         storage: &StorageId,
         req: &DownloadUrl,
     ) -> Result<Upid, PveError>;
+    async fn oci_registry_pull(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        reference: &str,
+        filename: &str,
+    ) -> Result<Upid, PveError>;
     async fn upload(
         &self,
         node: &NodeName,
@@ -298,6 +305,15 @@ impl ProxmoxApi for ProxmoxClient {
         req: &DownloadUrl,
     ) -> Result<Upid, PveError> {
         ProxmoxClient::download_url(self, node, storage, req).await
+    }
+    async fn oci_registry_pull(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        reference: &str,
+        filename: &str,
+    ) -> Result<Upid, PveError> {
+        ProxmoxClient::oci_registry_pull(self, node, storage, reference, filename).await
     }
     async fn upload(
         &self,

@@ -86,4 +86,24 @@ impl ProxmoxClient {
         }
         self.transport.execute(&call).await
     }
+
+    /// Starts an `ociregistrypull` task that pulls the image `reference` onto the storage as
+    /// `<filename>.tar` (pve-storage `oci_registry_pull`; `filename` without `.tar`).
+    pub async fn oci_registry_pull(
+        &self,
+        node: &NodeName,
+        storage: &StorageId,
+        reference: &str,
+        filename: &str,
+    ) -> Result<Upid, PveError> {
+        let path = format!(
+            "/nodes/{}/storage/{}/oci-registry-pull",
+            seg(node.as_str()),
+            seg(storage.as_str())
+        );
+        let call = Call::new(Method::POST, path, Some(node.as_str()))
+            .param("reference", reference)
+            .param("filename", filename);
+        self.transport.execute(&call).await
+    }
 }

@@ -11,6 +11,7 @@ mod file;
 mod generated;
 mod network;
 mod object;
+mod oci;
 mod sdn;
 mod values;
 mod vm;
@@ -124,9 +125,9 @@ fn is_download(resource_type: &str) -> bool {
     )
 }
 
-/// A volume the configuration puts in a storage: downloaded or uploaded.
+/// A volume the configuration puts in a storage: downloaded, pulled or uploaded.
 fn is_volume(resource_type: &str) -> bool {
-    is_download(resource_type) || file::is_file(resource_type)
+    is_download(resource_type) || oci::is_oci_image(resource_type) || file::is_file(resource_type)
 }
 
 /// Computed values known before apply: each download's `id` and `file_name`, and the
@@ -161,6 +162,7 @@ pub fn known_values(
     for resource in resources {
         let volume = match resource.resource_type.as_str() {
             t if is_download(t) => download(resource).ok(),
+            t if oci::is_oci_image(t) => oci::oci_image(resource).ok(),
             t if file::is_file(t) => file::file(resource).ok(),
             _ => None,
         };
@@ -183,6 +185,7 @@ pub fn build(resources: &[ResourceInstance]) -> Result<DesiredState, Vec<Desired
         let built = match resource.resource_type.as_str() {
             CONTAINER | VM => guest(resource, resources).map(Desired::Guest),
             t if is_download(t) => download(resource).map(Desired::Download),
+            t if oci::is_oci_image(t) => oci::oci_image(resource).map(Desired::Download),
             t if object::is_object(t) => object::build(resource).map(Desired::Object),
             t if sdn::is_sdn(t) => sdn::build(resource, resources),
             t if file::is_file(t) => file::file(resource).map(Desired::Download),

@@ -12,9 +12,12 @@ fn arguments(file: &DesiredDownload) -> Vec<(String, String)> {
     let mut out = vec![
         ("node_name".to_owned(), file.node.clone()),
         ("datastore_id".to_owned(), file.datastore.clone()),
-        ("content_type".to_owned(), file.content_type.clone()),
         ("file_name".to_owned(), file.file_name.clone()),
     ];
+    // an OCI image is always `vztmpl`, and bpg has no argument for it
+    if file.source != VolumeSource::Registry {
+        out.push(("content_type".to_owned(), file.content_type.clone()));
+    }
     out.extend(file.arguments.iter().map(|(k, v)| (k.clone(), v.clone())));
     out.sort();
     out
@@ -52,6 +55,7 @@ pub(crate) fn change_for(
         if present(inventory, &file.node, &volid) {
             let what = match (&file.source, file.arguments.get("overwrite")) {
                 (VolumeSource::Url, _) => "the download will refuse to overwrite it",
+                (VolumeSource::Registry, _) => "the pull will refuse to overwrite it",
                 (VolumeSource::Bytes(_), Some(no)) if no == "false" => {
                     "the upload will refuse to overwrite it (overwrite = false)"
                 }

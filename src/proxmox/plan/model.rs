@@ -85,6 +85,9 @@ pub enum VolumeSource {
     /// for `iso`, `vztmpl` and `import`, over SFTP into the storage's directory for
     /// `snippets`. Their SHA-256 is `arguments["content_sha256"]`, so a change replaces.
     Bytes(tfconfig::SourceBytes),
+    /// The node pulls an OCI image from a registry (`oci-registry-pull`; the reference is
+    /// `arguments["reference"]`).
+    Registry,
 }
 
 /// A volume the configuration puts in a storage: downloaded by the node

@@ -205,11 +205,19 @@ impl CreateJob {
             .next()
             .unwrap_or_default()
             .to_owned();
-        log.push(format!(
-            "extracting archive '/var/lib/vz/template/cache/{name}'"
-        ));
+        let oci = cluster.oci.archives.get(&self.ostemplate).cloned();
+        if oci.is_some() {
+            log.push("Detected OCI archive".to_owned());
+        } else {
+            log.push(format!(
+                "extracting archive '/var/lib/vz/template/cache/{name}'"
+            ));
+        }
         if let Some(msg) = fail {
             return Err(msg);
+        }
+        if let Some(image) = &oci {
+            crate::oci::restore(image, &mut conf.main);
         }
         log.push("Total bytes read: 524288000 (500MiB, 250MiB/s)".to_owned());
         let arch = conf

@@ -18,6 +18,7 @@ mod lxc_net;
 mod lxc_status;
 mod network;
 mod node_read;
+mod oci_pull;
 mod params;
 mod pools;
 mod qemu;
@@ -72,6 +73,10 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
         .route(
             "/nodes/{node}/storage/{storage}/download-url",
             post(download::download_url),
+        )
+        .route(
+            "/nodes/{node}/storage/{storage}/oci-registry-pull",
+            post(oci_pull::oci_registry_pull),
         )
         .route(
             "/nodes/{node}/query-url-metadata",

@@ -308,6 +308,10 @@ pub fn resource(type_name: &str) -> Option<ResourceSchema> {
         "proxmox_virtual_environment_download_file" => {
             Some(download_file("proxmox_virtual_environment_download_file"))
         }
+        "proxmox_oci_image" => Some(oci_image("proxmox_oci_image")),
+        "proxmox_virtual_environment_oci_image" => {
+            Some(oci_image("proxmox_virtual_environment_oci_image"))
+        }
         "proxmox_virtual_environment_pool" => Some(pool()),
         "proxmox_virtual_environment_firewall_alias" => Some(firewall_alias()),
         "proxmox_virtual_environment_firewall_ipset" => Some(firewall_ipset()),
@@ -469,6 +473,8 @@ pub const SUPPORTED: &[&str] = &[
     "proxmox_virtual_environment_download_file",
     "proxmox_virtual_environment_file",
     "proxmox_file",
+    "proxmox_oci_image",
+    "proxmox_virtual_environment_oci_image",
     "proxmox_virtual_environment_pool",
     "proxmox_virtual_environment_firewall_alias",
     "proxmox_virtual_environment_firewall_ipset",
@@ -559,6 +565,31 @@ fn download_file(type_name: &'static str) -> ResourceSchema {
         db("overwrite_unmanaged", false),
         dn("upload_timeout", 600.0),
         db("verify", true),
+    ];
+    ResourceSchema {
+        type_name,
+        body: BodySchema {
+            attrs,
+            blocks: vec![],
+        },
+        generated: false,
+    }
+}
+
+/// bpg's `proxmox_oci_image` (`fwprovider/nodes/resource_oci_image.go`): a registry image
+/// pulled into a storage's `vztmpl` content; `reference`, `file_name`, the node and the
+/// datastore force a new pull.
+fn oci_image(type_name: &'static str) -> ResourceSchema {
+    let attrs = vec![
+        ro("id", s()),
+        ro("size", n()),
+        fnew(req("datastore_id", s())),
+        fnew(req("node_name", s())),
+        fnew(req("reference", s())),
+        fnew(oc("file_name", s())),
+        db("overwrite", true),
+        db("overwrite_unmanaged", false),
+        dn("upload_timeout", 600.0),
     ];
     ResourceSchema {
         type_name,
