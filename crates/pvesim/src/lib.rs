@@ -19,6 +19,7 @@ mod netconf;
 mod network;
 mod node_settings;
 mod pending;
+mod permissions;
 mod pools;
 mod propstr;
 mod qemu;
