@@ -196,3 +196,25 @@ async fn a_self_signed_certificate_names_ca_file_and_insecure_and_the_ca_file_cu
     assert!(out.status.success(), "{text}");
     assert!(text.contains("pve-root-ca.pem"), "{text}");
 }
+
+#[tokio::test]
+async fn a_ticket_login_is_checked_and_a_wrong_password_is_explained_without_showing_it() {
+    let sim = sim("users:\n  \"root@pam\": right-pw-77\n", false).await;
+    let yaml = |password: &str| {
+        format!(
+            "proxmox:\n  endpoint: {}\n  username: root@pam\n  password: {password}\nprotect:\n  discover: false\n",
+            sim.url()
+        )
+    };
+    let (out, text) = doctor(yaml("right-pw-77"), vec![]).await;
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("ok      login: ticket login as root@pam accepted"), "{text}");
+    let (out, text) = doctor(yaml("wrong-pw-13"), vec![]).await;
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("FAILED  login: 401: Proxmox VE refused the login of root@pam"),
+        "{text}"
+    );
+    assert!(text.contains("proxmox.password"), "{text}");
+    assert!(!text.contains("wrong-pw-13") && !text.contains("right-pw-77"), "{text}");
+}

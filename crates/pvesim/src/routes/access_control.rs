@@ -194,15 +194,11 @@ async fn update_acl(state: SimState, params: Params) -> ApiResult<Response> {
     done()
 }
 
-fn format_authid(v: &str) -> Result<(), String> {
-    let valid = match v.rsplit_once('!') {
+/// `$PVE::AccessControl::userid_or_token_regex`: a user id, or a full token id.
+fn is_authid(v: &str) -> bool {
+    match v.rsplit_once('!') {
         Some(_) => model::access::split_tokenid(v).is_ok(),
         None => model::access::check_userid(v).is_ok(),
-    };
-    if valid {
-        Ok(())
-    } else {
-        Err("value does not match the regex pattern".to_owned())
     }
 }
 
@@ -217,7 +213,7 @@ async fn permissions(
     let p = spec::check(
         &params,
         &[
-            Field::str("userid").format(format_authid),
+            Field::str("userid").pattern(is_authid),
             Field::str("path"),
         ],
     )?;
