@@ -208,7 +208,10 @@ async fn a_ticket_login_is_checked_and_a_wrong_password_is_explained_without_sho
     };
     let (out, text) = doctor(yaml("right-pw-77"), vec![]).await;
     assert!(out.status.success(), "{text}");
-    assert!(text.contains("ok      login: ticket login as root@pam accepted"), "{text}");
+    assert!(
+        text.contains("ok      login: ticket login as root@pam accepted"),
+        "{text}"
+    );
     let (out, text) = doctor(yaml("wrong-pw-13"), vec![]).await;
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
@@ -216,5 +219,8 @@ async fn a_ticket_login_is_checked_and_a_wrong_password_is_explained_without_sho
         "{text}"
     );
     assert!(text.contains("proxmox.password"), "{text}");
-    assert!(!text.contains("wrong-pw-13") && !text.contains("right-pw-77"), "{text}");
+    assert!(
+        !text.contains("wrong-pw-13") && !text.contains("right-pw-77"),
+        "{text}"
+    );
 }

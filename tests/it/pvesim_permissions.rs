@@ -34,10 +34,16 @@ fn held(answer: &serde_json::Value, path: &str) -> Vec<String> {
 #[tokio::test]
 async fn a_separated_token_holds_its_own_roles_only_where_its_user_holds_them_too() {
     let api = as_token("ops@pve!sep=sep-secret").await;
-    let vm = api.get_q("/access/permissions", &[("path", "/vms/100")]).await.ok();
+    let vm = api
+        .get_q("/access/permissions", &[("path", "/vms/100")])
+        .await
+        .ok();
     let privs = held(vm.data(), "/vms/100");
     assert!(privs.contains(&"VM.PowerMgmt".to_owned()), "{privs:?}");
-    assert!(!privs.contains(&"VM.Allocate".to_owned()), "PVEVMUser lacks it: {privs:?}");
+    assert!(
+        !privs.contains(&"VM.Allocate".to_owned()),
+        "PVEVMUser lacks it: {privs:?}"
+    );
     // the token's own storage grant is cut to nothing: its user holds nothing there
     let storage = api
         .get_q("/access/permissions", &[("path", "/storage/local")])
@@ -45,7 +51,10 @@ async fn a_separated_token_holds_its_own_roles_only_where_its_user_holds_them_to
         .ok();
     assert_eq!(storage.data()["/storage/local"], serde_json::json!({}));
     let full = as_token("ops@pve!full=full-secret").await;
-    let vm = full.get_q("/access/permissions", &[("path", "/vms/100")]).await.ok();
+    let vm = full
+        .get_q("/access/permissions", &[("path", "/vms/100")])
+        .await
+        .ok();
     assert!(held(vm.data(), "/vms/100").contains(&"VM.Allocate".to_owned()));
 }
 
@@ -57,7 +66,10 @@ async fn without_a_path_every_path_with_a_privilege_is_listed_with_its_propagate
         .await
         .ok();
     let data = all.data().as_object().expect("object");
-    assert!(data.contains_key("/vms") && !data.contains_key("/"), "{data:?}");
+    assert!(
+        data.contains_key("/vms") && !data.contains_key("/"),
+        "{data:?}"
+    );
     assert_eq!(data["/vms"]["VM.Allocate"], 1);
     let root = api.get("/access/permissions").await.ok();
     assert!(held(root.data(), "/").contains(&"Sys.Modify".to_owned()));
@@ -70,14 +82,22 @@ async fn another_users_privileges_need_sys_audit_on_access_and_bad_ids_are_refus
         .get_q("/access/permissions", &[("userid", "root@pam")])
         .await;
     assert_eq!(other.status, 403, "{:?}", other.body);
-    assert_eq!(other.message(), "Permission check failed (/access, Sys.Audit)");
+    assert_eq!(
+        other.message(),
+        "Permission check failed (/access, Sys.Audit)"
+    );
     let own = api
         .get_q("/access/permissions", &[("userid", "ops@pve!sep")])
         .await;
     assert_eq!(own.status, 200, "{:?}", own.body);
-    let bad = api.get_q("/access/permissions", &[("userid", "nobody")]).await;
+    let bad = api
+        .get_q("/access/permissions", &[("userid", "nobody")])
+        .await;
     assert_eq!(bad.status, 400);
-    assert_eq!(bad.error("userid"), "value does not match the regex pattern");
+    assert_eq!(
+        bad.error("userid"),
+        "value does not match the regex pattern"
+    );
 }
 
 #[tokio::test]
@@ -85,7 +105,11 @@ async fn an_acl_granted_through_the_api_counts_at_once() {
     let api = Api::scenario(SCENARIO).await;
     api.put(
         "/access/acl",
-        &[("path", "/nodes"), ("roles", "PVEAuditor"), ("users", "ops@pve")],
+        &[
+            ("path", "/nodes"),
+            ("roles", "PVEAuditor"),
+            ("users", "ops@pve"),
+        ],
     )
     .await
     .ok();

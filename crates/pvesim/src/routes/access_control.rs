@@ -212,10 +212,7 @@ async fn permissions(
 ) -> ApiResult<Response> {
     let p = spec::check(
         &params,
-        &[
-            Field::str("userid").pattern(is_authid),
-            Field::str("path"),
-        ],
+        &[Field::str("userid").pattern(is_authid), Field::str("path")],
     )?;
     let authid = caller.upid_user();
     let target = p.get("userid").cloned().unwrap_or_else(|| authid.clone());
