@@ -4,6 +4,7 @@ pub mod app;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod doctor;
 pub mod forge;
 pub mod http;
 pub mod jobs;

@@ -39,6 +39,9 @@ enum Command {
     State(atoll::cli::StateArgs),
     /// The root module's outputs, evaluated with what atoll's state knows; sensitive ones redacted.
     Output(atoll::cli::OutputArgs),
+    /// Check the Proxmox VE endpoint, login, version, privileges and self-discovery; exit 0
+    /// only when everything holds.
+    Doctor(atoll::cli::DoctorArgs),
     /// Play a scripted PR against the simulator and a fake GitHub, on loopback.
     Demo {
         /// Exit 0 after the script instead of serving until Ctrl-C.
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Command::Apply(args) => run_cli(atoll::cli::apply(args)),
         Command::State(args) => run_cli(atoll::cli::state(args)),
         Command::Output(args) => run_cli(atoll::cli::output(args)),
+        Command::Doctor(args) => run_cli(atoll::cli::doctor(args)),
         Command::Demo { exit } => {
             atoll::telemetry::init(&LogSettings {
                 level: "warn".to_owned(),

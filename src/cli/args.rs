@@ -1,4 +1,4 @@
-//! The command-line arguments of `atoll plan`, `atoll apply` and `atoll state`.
+//! The command-line arguments of `atoll plan`, `atoll apply`, `atoll state` and `atoll doctor`.
 
 use std::path::PathBuf;
 
@@ -106,4 +106,12 @@ pub enum StateCommand {
         #[command(flatten)]
         project: ProjectArgs,
     },
+}
+
+/// `atoll doctor`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DoctorArgs {
+    /// Settings file (YAML, the server's format); else `ATOLL_*` and `PROXMOX_VE_*` variables.
+    #[arg(long, env = "ATOLL_CONFIG")]
+    pub config: Option<PathBuf>,
 }

@@ -15,7 +15,9 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use secrecy::ExposeSecret;
 
-pub use args::{ApplyArgs, OutputArgs, PlanArgs, ProjectArgs, StateArgs, StateCommand, VarArgs};
+pub use args::{
+    ApplyArgs, DoctorArgs, OutputArgs, PlanArgs, ProjectArgs, StateArgs, StateCommand, VarArgs,
+};
 pub use settings::{Settings, load as load_settings};
 
 use crate::proxmox::apply::{ApplyEvent, ApplySettings, has_steps};
@@ -75,6 +77,29 @@ async fn install_modules(settings: &Settings, input: &mut Input) -> anyhow::Resu
 /// Runs `atoll output [NAME]`.
 pub async fn output(args: OutputArgs) -> ExitCode {
     report(run_output(args).await)
+}
+
+/// Runs `atoll doctor`: one line per check, the fix under each failure; exit 0 only when
+/// everything holds.
+pub async fn doctor(args: DoctorArgs) -> ExitCode {
+    // the loader's warnings are about the server (forges, public URL): not this command's
+    let settings = match settings::load_with(args.config.as_deref(), false) {
+        Ok(settings) => settings,
+        Err(e) => {
+            print!(
+                "{}",
+                output::doctor_text(&crate::doctor::Report::from_config_error(e))
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let report = crate::doctor::run(settings.proxmox.as_ref(), &settings.protect).await;
+    print!("{}", output::doctor_text(&report));
+    if report.healthy() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 /// Runs `atoll state ...`.

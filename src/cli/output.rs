@@ -1,4 +1,4 @@
-//! The command line's own lines: apply progress and result, and `state list|show`.
+//! The command line's own lines: apply progress and result, `state list|show` and `doctor`.
 //! Sensitive values are never printed: fingerprints and generated values show as
 //! `(sensitive value)`.
 
@@ -183,4 +183,44 @@ pub(super) fn state_show(state: &ProjectState, address: &str) -> Option<String> 
         let _ = writeln!(out, "{key} = {HIDDEN}");
     }
     Some(out)
+}
+
+/// `atoll doctor`: one line per check in the apply result's columns, the fix under a failure,
+/// and a verdict.
+pub(super) fn doctor_text(report: &crate::doctor::Report) -> String {
+    use crate::doctor::Verdict;
+    let mut out = String::new();
+    let (mut failed, mut warned) = (0, 0);
+    for line in &report.lines {
+        let check = line.check;
+        match &line.verdict {
+            Verdict::Ok(text) => {
+                let _ = writeln!(out, "  ok      {check}: {text}");
+            }
+            Verdict::Warn(text) => {
+                warned += 1;
+                let _ = writeln!(out, "  warn    {check}: {text}");
+            }
+            Verdict::Skipped(text) => {
+                let _ = writeln!(out, "  skipped {check}: {text}");
+            }
+            Verdict::Fail(failure) => {
+                failed += 1;
+                let _ = writeln!(out, "  FAILED  {check}: {}", failure.problem);
+                let _ = writeln!(out, "          fix: {}", failure.fix);
+            }
+        }
+    }
+    let verdict = if failed == 0 {
+        "Everything atoll needs holds.".to_owned()
+    } else {
+        format!("{failed} problem(s) to fix; exit code 1.")
+    };
+    let warnings = match warned {
+        0 => String::new(),
+        1 => " 1 warning.".to_owned(),
+        n => format!(" {n} warnings."),
+    };
+    let _ = writeln!(out, "\n{verdict}{warnings}");
+    out
 }

@@ -19,6 +19,7 @@ mod sshd_support;
 mod web_support;
 mod webhook_support;
 
+mod cli_doctor;
 mod commands_grammar;
 mod commands_props;
 mod comment_render;
@@ -83,6 +84,7 @@ mod pvesim_lxc;
 mod pvesim_lxc_clone;
 mod pvesim_network;
 mod pvesim_pending;
+mod pvesim_permissions;
 mod pvesim_pools;
 mod pvesim_qemu;
 mod pvesim_qemu_create;

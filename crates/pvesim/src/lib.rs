@@ -20,6 +20,7 @@ mod network;
 mod node_settings;
 mod oci;
 mod pending;
+mod permissions;
 mod pools;
 mod propstr;
 mod qemu;

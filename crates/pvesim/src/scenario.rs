@@ -31,10 +31,39 @@ pub struct Scenario {
     /// Resource pools that exist from the start.
     #[serde(default)]
     pub pools: Vec<PoolSpec>,
+    /// Roles made by the administrator: name → privileges (the built-in ones always exist).
+    #[serde(default)]
+    pub roles: BTreeMap<String, Vec<String>>,
+    /// ACL entries that exist from the start.
+    #[serde(default)]
+    pub acl: Vec<AclSpec>,
+    /// Tokens (`user@realm!id`, listed under `tokens`) with privilege separation: they hold
+    /// only their own ACL entries, limited to what their user holds. Others act as their user.
+    #[serde(default)]
+    pub privsep_tokens: Vec<String>,
     /// The OCI registry `oci-registry-pull` reaches: image reference (with its tag) → the
     /// image's configuration. A reference not listed cannot be pulled.
     #[serde(default)]
     pub registry: BTreeMap<String, crate::oci::OciImageSpec>,
+}
+
+/// One ACL entry: a role for exactly one of `user` or `token` on `path`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AclSpec {
+    pub path: String,
+    pub role: String,
+    #[serde(default)]
+    pub user: Option<String>,
+    #[serde(default)]
+    pub token: Option<String>,
+    /// Whether the role also holds below `path` (PVE's default: yes).
+    #[serde(default = "default_propagate")]
+    pub propagate: bool,
+}
+
+fn default_propagate() -> bool {
+    true
 }
 
 /// One resource pool (`poolid` may be nested, `a/b`: its parent must be listed before it).
@@ -226,7 +255,51 @@ impl Scenario {
         }
         cluster.access =
             crate::access_control::AccessControl::seeded(self.users().keys(), self.tokens().keys());
+        self.add_access(&mut cluster.access)?;
         Ok(cluster)
+    }
+}
+
+impl Scenario {
+    /// The scenario's roles, ACL entries and privilege-separated tokens.
+    fn add_access(&self, access: &mut crate::access_control::AccessControl) -> anyhow::Result<()> {
+        for (name, privs) in &self.roles {
+            access
+                .roles
+                .insert(name.clone(), privs.iter().cloned().collect());
+        }
+        for full in &self.privsep_tokens {
+            let token = full.rsplit_once('!').and_then(|(user, id)| {
+                access
+                    .users
+                    .get_mut(user)
+                    .and_then(|u| u.tokens.get_mut(id))
+            });
+            let Some(token) = token else {
+                anyhow::bail!("privsep_tokens: {full} is not listed under tokens");
+            };
+            token.privsep = true;
+        }
+        for entry in &self.acl {
+            let (ty, who) = match (&entry.user, &entry.token) {
+                (Some(user), None) => ("user", user),
+                (None, Some(token)) => ("token", token),
+                _ => anyhow::bail!(
+                    "acl entry on {}: give exactly one of user or token",
+                    entry.path
+                ),
+            };
+            if access.role(&entry.role).is_none() {
+                anyhow::bail!(
+                    "acl entry on {}: role {} does not exist",
+                    entry.path,
+                    entry.role
+                );
+            }
+            let key = (entry.path.clone(), ty, who.clone(), entry.role.clone());
+            access.acl.insert(key, entry.propagate);
+        }
+        Ok(())
     }
 }
 

@@ -13,6 +13,7 @@ mod guests;
 mod metrics;
 mod model;
 mod objects;
+mod permissions;
 mod qemu;
 mod reads;
 mod sdn;
@@ -35,6 +36,7 @@ pub use model::{
     StorageVolume, TaskLogLine, TaskOutcome, TaskStatus, TaskSummary, Version,
 };
 pub use objects::{ObjectTarget, ObjectWrite};
+pub use permissions::Privileges;
 pub use reads::ClusterRead;
 pub use settings::{Auth, ClientSettings, RetryPolicy, TaskPolling, Tls};
 pub use tasks::CreateOutcome;

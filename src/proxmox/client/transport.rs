@@ -414,9 +414,17 @@ fn transport_error(call: &Call, e: &reqwest::Error) -> PveError {
     } else {
         "connection failed"
     };
-    let source = std::error::Error::source(e)
-        .map(|s| format!(": {s}"))
-        .unwrap_or_default();
+    // The whole chain: "client error (Connect)" alone does not say refused, DNS or timeout.
+    let mut source = String::new();
+    let mut cause = std::error::Error::source(e);
+    while let Some(err) = cause {
+        let text = err.to_string();
+        if !source.ends_with(&text) {
+            source.push_str(": ");
+            source.push_str(&text);
+        }
+        cause = err.source();
+    }
     let detail = Detail {
         op: call.op(),
         message: format!("{what}{source}"),

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::Router;
 use axum::extract::Path;
 use axum::response::Response;
@@ -11,7 +12,9 @@ use axum::routing::get;
 use serde_json::{Value, json};
 
 use super::{Params, SimState, data};
-use crate::error::ApiResult;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::firewall::spec::{self, Field};
 use crate::server::Sim;
 
 /// The routes, for the router.
@@ -40,6 +43,7 @@ pub(crate) fn routes() -> Router<Arc<Sim>> {
             get(read_role).put(update_role).delete(delete_role),
         )
         .route("/access/acl", get(list_acl).put(update_acl))
+        .route("/access/permissions", get(permissions))
 }
 
 fn done() -> ApiResult<Response> {
@@ -188,4 +192,68 @@ async fn list_acl(state: SimState) -> ApiResult<Response> {
 async fn update_acl(state: SimState, params: Params) -> ApiResult<Response> {
     state.0.cluster().access.update_acl(&params)?;
     done()
+}
+
+/// `$PVE::AccessControl::userid_or_token_regex`: a user id, or a full token id.
+fn is_authid(v: &str) -> bool {
+    match v.rsplit_once('!') {
+        Some(_) => model::access::split_tokenid(v).is_ok(),
+        None => model::access::check_userid(v).is_ok(),
+    }
+}
+
+/// `GET /access/permissions` (pve-access-control `API2/AccessControl.pm` `permissions`): the
+/// caller's effective privileges (or, with `userid`, those of a user or token; another user's
+/// need `Sys.Audit` on `/access`), on `path` alone or on every path that matters.
+async fn permissions(
+    state: SimState,
+    Extension(caller): Extension<Caller>,
+    params: Params,
+) -> ApiResult<Response> {
+    let p = spec::check(
+        &params,
+        &[Field::str("userid").pattern(is_authid), Field::str("path")],
+    )?;
+    let authid = caller.upid_user();
+    let target = p.get("userid").cloned().unwrap_or_else(|| authid.clone());
+    let owned_token = target
+        .rsplit_once('!')
+        .is_some_and(|(user, _)| user == authid);
+    let cluster = state.0.cluster();
+    let access = &cluster.access;
+    if target != authid && !owned_token {
+        let mine = access.privileges(&cluster.pools, &authid, "/access");
+        if !mine.contains_key("Sys.Audit") {
+            return Err(ApiError::forbidden(
+                "Permission check failed (/access, Sys.Audit)",
+            ));
+        }
+    }
+    let answer = match p.get("path").filter(|path| !path.is_empty()) {
+        // PVE tests the (always true) hash reference, so an empty set still names the path.
+        Some(path) => {
+            let privs = access.privileges(&cluster.pools, &target, path);
+            let mut one = serde_json::Map::new();
+            one.insert(path.clone(), privs_json(&privs));
+            Value::Object(one)
+        }
+        None => Value::Object(
+            access
+                .effective(&cluster.pools, &target)
+                .iter()
+                .map(|(path, privs)| (path.clone(), privs_json(privs)))
+                .collect(),
+        ),
+    };
+    Ok(data(answer))
+}
+
+/// `{priv: 1|0}`: the value is the propagate flag.
+fn privs_json(privs: &crate::permissions::Privs) -> Value {
+    Value::Object(
+        privs
+            .iter()
+            .map(|(p, prop)| (p.clone(), json!(u8::from(*prop))))
+            .collect(),
+    )
 }
