@@ -90,6 +90,7 @@ mod pvesim_qemu_power;
 mod pvesim_sdn;
 mod pvesim_snippets;
 mod pvesim_storage;
+mod pvesim_strict;
 mod queue_kill;
 mod queue_worker;
 mod repocfg_config;

@@ -342,7 +342,7 @@ pub(crate) fn is_cidr(text: &str, v6: bool) -> bool {
 /// `validate_ssh_public_keys` on the `uri_unescape`d value: every non-empty line must be
 /// `<type> <base64> [comment]` (ssh-keygen's check), else `SSH public key validation error`.
 pub(crate) fn check_ssh_keys(urlencoded: &str) -> Result<(), String> {
-        let raw = percent_encoding::percent_decode_str(urlencoded)
+    let raw = percent_encoding::percent_decode_str(urlencoded)
         .decode_utf8_lossy()
         .into_owned();
     check_ssh_key_lines(&raw)
