@@ -196,7 +196,7 @@ pub(crate) static LIST: Schema = Schema { parts: &[NODE] };
 pub(crate) static CREATE: Schema = Schema {
     parts: &[NODE_VMID, CREATE_EXTRA, CONFIG],
 };
-/// Endpoints with only `node` and `vmid`: the index, `pending`, `interfaces`, `status`,
+/// Endpoints with only `node` and `vmid`: the index, `pending`, `interfaces`, `template`,
 /// `status/current`, `status/resume`, `status/suspend`.
 pub(crate) static GUEST: Schema = Schema {
     parts: &[NODE_VMID],
@@ -266,6 +266,28 @@ pub(crate) static REBOOT: Schema = Schema {
     parts: &[NODE_VMID, &[Prop::int("timeout").min(0.0)]],
 };
 
+/// `POST .../clone` (`clone_vm`).
+pub(crate) static CLONE: Schema = Schema {
+    parts: &[
+        NODE_VMID,
+        &[
+            Prop::int("newid")
+                .required()
+                .format(f::vmid)
+                .min(100.0)
+                .max(999_999_999.0),
+            Prop::string("hostname").format(f::dns_name),
+            Prop::string("description"),
+            Prop::string("pool").format(f::pool_id),
+            Prop::string("snapname").format(f::configid).max_len(40),
+            Prop::string("storage").format(f::storage_id),
+            Prop::boolean("full"),
+            Prop::string("target").format(f::node),
+            Prop::number("bwlimit").min(0.0),
+        ],
+    ],
+};
+
 /// The power action's schema, by the `{action}` path segment.
 pub(crate) fn power(action: &str) -> Option<&'static Schema> {
     match action {
@@ -288,4 +310,10 @@ pub(crate) fn volume_keys() -> Vec<String> {
 /// The `$confdesc` entry of a config key, if there is one.
 pub(crate) fn config_prop(key: &str) -> Option<&'static Prop> {
     CONFIG.iter().find(|p| p.name.matches(key))
+}
+
+/// Checks one config value as `update_vm`'s schema does (for scenario files): `key: message`.
+pub(crate) fn check_config_value(key: &str, value: &str) -> Result<(), String> {
+    let prop = config_prop(key).ok_or_else(|| format!("'{key}' is not an LXC config key"))?;
+    super::value_error(prop, key, value).map_err(|e| format!("{key}: {e}"))
 }

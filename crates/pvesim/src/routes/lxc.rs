@@ -234,7 +234,7 @@ pub(crate) async fn update_config(
 fn check_update_lists(req: &Update) -> ApiResult<()> {
     for (list, name) in [(&req.revert, "revert"), (&req.delete, "delete")] {
         for opt in list {
-            if schema::lxc_kind(opt).is_none() {
+            if crate::api_schema::lxc::config_prop(opt).is_none() {
                 return Err(ApiError::param(name, format!("unknown option '{opt}'")));
             }
             if req.set.contains_key(opt) {

@@ -167,8 +167,14 @@ fn lxc_routes() -> Router<Arc<Sim>> {
             &format!("{ct}/resize"),
             put(lxc_disk::resize.layer(v(&schema::RESIZE))),
         )
-        .route(&format!("{ct}/clone"), post(lxc_clone::clone))
-        .route(&format!("{ct}/template"), post(lxc_clone::template))
+        .route(
+            &format!("{ct}/clone"),
+            post(lxc_clone::clone.layer(v(&schema::CLONE))),
+        )
+        .route(
+            &format!("{ct}/template"),
+            post(lxc_clone::template.layer(v(&schema::GUEST))),
+        )
         .route(
             &format!("{ct}/interfaces"),
             get(lxc_net::interfaces.layer(v(&schema::GUEST))),
