@@ -449,3 +449,33 @@ async fn a_trunks_change_does_not_replug_the_link() {
     assert!(events.contains(&GuestEvent::Written("net0".to_owned())));
     assert!(!events.contains(&GuestEvent::LinkReplugged("net0".to_owned())));
 }
+
+// pve-manager PVE/HTTPServer.pm rest_handler: a request parameter may repeat a path parameter
+// only with the same value.
+#[tokio::test]
+async fn a_path_parameter_repeated_with_another_value_is_refused() {
+    let api = stopped_ct().await;
+    let r = api.set(100, &[("vmid", "101"), ("cores", "2")]).await;
+    assert_param(
+        &r,
+        "vmid",
+        "duplicate parameter (already defined in URI) with conflicting values!",
+    );
+    api.set(100, &[("vmid", "100"), ("cores", "2")]).await.ok();
+}
+
+// check_type: a JSON `true` passes as a boolean (JSON::is_bool), the string "true" does not.
+#[tokio::test]
+async fn json_booleans_are_booleans() {
+    let api = stopped_ct().await;
+    let res = api
+        .client
+        .put(format!("{}/nodes/pve/lxc/100/config", api.base))
+        .header("Authorization", support::TOKEN)
+        .json(&serde_json::json!({ "onboot": true }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(api.config(100, false).await["onboot"], 1);
+}
