@@ -1,12 +1,15 @@
-//! `/nodes/{node}/lxc/{vmid}`: config (GET with `current`, PUT with `digest`/`delete`/`revert`),
-//! `pending` and delete. Parameters are checked before a handler runs (`routes/checked.rs`).
-//! Create lives in `lxc_create.rs`.
+//! The container routes, and `/nodes/{node}/lxc/{vmid}`: config (GET with `current`, PUT with
+//! `digest`/`delete`/`revert`), `pending` and delete. Every route's parameters are checked
+//! before its handler runs (`routes/checked.rs`). Create lives in `lxc_create.rs`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use axum::Extension;
 use axum::extract::Path;
+use axum::middleware;
 use axum::response::Response;
+use axum::routing::{get, post, put};
+use axum::{Extension, Router};
 use serde_json::{Value, json};
 
 use super::{Params, SimState, data, parse_vmid};
@@ -14,9 +17,64 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::model::{GuestKind, now};
 use crate::pending::{self, Env, Update};
+use crate::server::Sim;
 use crate::{propstr, schema, worker};
 
 pub(crate) use super::lxc_create::create;
+
+/// The container endpoints, each behind its parameter schema (`api_schema::lxc`).
+pub(crate) fn routes() -> Router<Arc<Sim>> {
+    use crate::api_schema::lxc as schema;
+    use axum::handler::Handler;
+    let v = |s: &'static crate::api_schema::Schema| {
+        middleware::from_fn_with_state(s, super::checked::checked)
+    };
+    let ct = "/nodes/{node}/lxc/{vmid}";
+    Router::new()
+        .route(
+            "/nodes/{node}/lxc",
+            get(list.layer(v(&schema::LIST))).post(create.layer(v(&schema::CREATE))),
+        )
+        .route(
+            ct,
+            get(index.layer(v(&schema::GUEST))).delete(destroy.layer(v(&schema::DESTROY))),
+        )
+        .route(
+            &format!("{ct}/config"),
+            get(config.layer(v(&schema::CONFIG_GET)))
+                .put(update_config.layer(v(&schema::CONFIG_PUT))),
+        )
+        .route(
+            &format!("{ct}/pending"),
+            get(pending.layer(v(&schema::GUEST))),
+        )
+        .route(
+            &format!("{ct}/resize"),
+            put(super::lxc_disk::resize.layer(v(&schema::RESIZE))),
+        )
+        .route(
+            &format!("{ct}/clone"),
+            post(super::lxc_clone::clone.layer(v(&schema::CLONE))),
+        )
+        .route(
+            &format!("{ct}/template"),
+            post(super::lxc_clone::template.layer(v(&schema::GUEST))),
+        )
+        .route(
+            &format!("{ct}/interfaces"),
+            get(super::lxc_net::interfaces.layer(v(&schema::GUEST))),
+        )
+        .route(
+            &format!("{ct}/status/current"),
+            get(super::lxc_status::current.layer(v(&schema::GUEST))),
+        )
+        .route(
+            &format!("{ct}/status/{{action}}"),
+            post(
+                super::lxc_status::action.layer(middleware::from_fn(super::checked::checked_power)),
+            ),
+        )
+}
 
 /// `GET /nodes/{node}/lxc`.
 pub(crate) async fn list(state: SimState, Path(node): Path<String>) -> ApiResult<Response> {

@@ -93,7 +93,7 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
             get(node_read::time).put(node_read::update_time),
         )
         .merge(upload_routes())
-        .merge(lxc_routes())
+        .merge(lxc::routes())
         .merge(qemu_routes())
         // pools and the firewall (helper-sim)
         .route(
@@ -135,58 +135,6 @@ fn upload_routes() -> Router<Arc<Sim>> {
             axum::routing::delete(upload::delete),
         )
         .route("/storage/{storage}", get(upload::config))
-}
-
-/// The container endpoints, each behind its parameter schema (`api_schema::lxc`).
-fn lxc_routes() -> Router<Arc<Sim>> {
-    use crate::api_schema::lxc as schema;
-    use axum::handler::Handler;
-    let v =
-        |s: &'static crate::api_schema::Schema| middleware::from_fn_with_state(s, checked::checked);
-    let ct = "/nodes/{node}/lxc/{vmid}";
-    Router::new()
-        .route(
-            "/nodes/{node}/lxc",
-            get(lxc::list.layer(v(&schema::LIST))).post(lxc::create.layer(v(&schema::CREATE))),
-        )
-        .route(
-            ct,
-            get(lxc::index.layer(v(&schema::GUEST)))
-                .delete(lxc::destroy.layer(v(&schema::DESTROY))),
-        )
-        .route(
-            &format!("{ct}/config"),
-            get(lxc::config.layer(v(&schema::CONFIG_GET)))
-                .put(lxc::update_config.layer(v(&schema::CONFIG_PUT))),
-        )
-        .route(
-            &format!("{ct}/pending"),
-            get(lxc::pending.layer(v(&schema::GUEST))),
-        )
-        .route(
-            &format!("{ct}/resize"),
-            put(lxc_disk::resize.layer(v(&schema::RESIZE))),
-        )
-        .route(
-            &format!("{ct}/clone"),
-            post(lxc_clone::clone.layer(v(&schema::CLONE))),
-        )
-        .route(
-            &format!("{ct}/template"),
-            post(lxc_clone::template.layer(v(&schema::GUEST))),
-        )
-        .route(
-            &format!("{ct}/interfaces"),
-            get(lxc_net::interfaces.layer(v(&schema::GUEST))),
-        )
-        .route(
-            &format!("{ct}/status/current"),
-            get(lxc_status::current.layer(v(&schema::GUEST))),
-        )
-        .route(
-            &format!("{ct}/status/{{action}}"),
-            post(lxc_status::action.layer(middleware::from_fn(checked::checked_power))),
-        )
 }
 
 fn qemu_routes() -> Router<Arc<Sim>> {
