@@ -236,3 +236,102 @@ async fn json_booleans_are_booleans() {
     assert_eq!(res.status(), 200);
     assert_eq!(api.config(100, false).await["onboot"], 1);
 }
+
+/// `(parameter, value, message)` for `PUT config`: one row per `$confdesc` rule.
+const CONFIG_RULES: &[(&str, &str, &str)] = &[
+    // check_prop enum
+    (
+        "arch",
+        "sparc",
+        "value 'sparc' does not have a value in the enumeration 'amd64, i386, arm64, armhf, riscv32, riscv64'",
+    ),
+    // check_prop maximum / minimum
+    ("cores", "8193", "value must have a maximum value of 8192"),
+    ("memory", "8", "value must have a minimum value of 16"),
+    (
+        "cpulimit",
+        "1.5x",
+        "type check ('number') failed - got '1.5x'",
+    ),
+    // pve_verify_tag (pve-tag-list)
+    (
+        "tags",
+        "ok;bad!tag",
+        "invalid format - invalid characters in tag",
+    ),
+    // pve_verify_dns_name (dns-name-list)
+    (
+        "searchdomain",
+        "example.com bad_domain",
+        "invalid format - value does not look like a valid DNS name",
+    ),
+    // verify_ct_timezone -> pve_verify_timezone
+    (
+        "timezone",
+        "nowhere",
+        "invalid format - invalid time zone 'nowhere'",
+    ),
+    // $mp_desc mp: verify_lxc_mp_string
+    (
+        "mp0",
+        "local-lvm:1,mp=/data/../etc",
+        "invalid format - format error\nmp0.mp: invalid format - /data/../etc contains illegal character sequences",
+    ),
+    // $mp_desc: mp is not optional
+    (
+        "mp1",
+        "local-lvm:1",
+        "invalid format - format error\nmp1.mp: property is missing and it is not optional",
+    ),
+    // $rootfs_desc mountoptions pattern
+    (
+        "rootfs",
+        "local-lvm:4,mountoptions=sync",
+        "invalid format - format error\nrootfs.mountoptions: value does not match the regex pattern",
+    ),
+    // pve_verify_mac_addr: the I/G bit must not be set
+    (
+        "net1",
+        "name=eth1,bridge=vmbr0,hwaddr=01:00:00:00:00:01",
+        "invalid format - format error\nnet1.hwaddr: invalid format - value does not look like a valid unicast MAC address",
+    ),
+    // parse_property_string: a key the format does not have, a repeated key
+    (
+        "net1",
+        "name=eth1,colour=red",
+        "invalid format - invalid key in comma-separated list property: colour",
+    ),
+    (
+        "net1",
+        "name=eth1,name=eth2",
+        "invalid format - duplicate key in comma-separated list property: name",
+    ),
+    // verify_lxc_dev_string
+    (
+        "dev0",
+        "/tmp/x",
+        "invalid format - format error\ndev0.path: invalid format - /tmp/x is not a valid device path",
+    ),
+    // update_vm: delete is a pve-configid-list
+    (
+        "delete",
+        "9bad",
+        "invalid format - invalid configuration ID '9bad'",
+    ),
+    // update_vm: digest maxLength 40
+    (
+        "digest",
+        "0123456789012345678901234567890123456789x",
+        "value may only be 40 characters long",
+    ),
+];
+
+// pve-container src/PVE/LXC/Config.pm $confdesc and its formats, checked by check_prop.
+#[tokio::test]
+async fn config_rules_answer_in_pves_words() {
+    let api = stopped_ct().await;
+    for (key, value, msg) in CONFIG_RULES {
+        let r = api.set(100, &[(key, value)]).await;
+        assert_param(&r, key, msg);
+    }
+}
