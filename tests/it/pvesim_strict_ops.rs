@@ -251,3 +251,49 @@ async fn a_trunks_change_does_not_replug_the_link() {
     assert!(events.contains(&GuestEvent::Written("net0".to_owned())));
     assert!(!events.contains(&GuestEvent::LinkReplugged("net0".to_owned())));
 }
+
+// create_vm's own parameters (src/PVE/API2/LXC.pm): minLength, pve-storage-id (parse_id),
+// pve-poolid, bwlimit minimum, ostemplate maxLength; checked before anything else.
+#[tokio::test]
+async fn create_parameters_answer_in_pves_words() {
+    let api = Api::start().await;
+    let long = format!("local:vztmpl/{}.tar.zst", "a".repeat(250));
+    let rules: &[(&str, &str, &str)] = &[
+        (
+            "password",
+            "abc",
+            "value must be at least 5 characters long",
+        ),
+        (
+            "storage",
+            "x",
+            "invalid format - storage ID 'x' cannot be shorter than 2 characters",
+        ),
+        (
+            "pool",
+            "bad pool",
+            "invalid format - pool name 'bad pool' contains invalid characters",
+        ),
+        ("bwlimit", "-1", "value must have a minimum value of 0"),
+    ];
+    for (key, value, msg) in rules {
+        let r = create(&api, &[(key, value)]).await;
+        assert_param(&r, key, msg);
+    }
+    let form = [("vmid", "120"), ("ostemplate", long.as_str())];
+    let r = api.post("/nodes/pve/lxc", &form).await;
+    assert_param(&r, "ostemplate", "value may only be 255 characters long");
+    let r = api
+        .post("/nodes/pve/lxc", &[("ostemplate", TEMPLATE)])
+        .await;
+    assert_param(&r, "vmid", "property is missing and it is not optional");
+    assert!(
+        api.get("/nodes/pve/lxc")
+            .await
+            .ok()
+            .data()
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
