@@ -6,7 +6,9 @@ use crate::engine_support;
 use crate::support::{Container, TEMPLATE};
 use engine_support::{Env, stdout, text};
 
-const KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAtoll atoll@test";
+// a well-formed key: PVE runs `ssh-keygen -l` on every key line (`validate_ssh_public_keys`)
+const KEY: &str =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f atoll@test";
 
 fn web(extra: &str) -> String {
     Container::new("web")

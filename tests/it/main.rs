@@ -94,6 +94,8 @@ mod pvesim_qemu_power;
 mod pvesim_sdn;
 mod pvesim_snippets;
 mod pvesim_storage;
+mod pvesim_strict;
+mod pvesim_strict_ops;
 mod queue_kill;
 mod queue_worker;
 mod repocfg_config;

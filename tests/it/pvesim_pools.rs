@@ -165,9 +165,14 @@ async fn a_guest_created_with_pool_is_a_member() {
         ("storage", "local-lvm"),
         ("pool", "nope"),
     ];
-    died(
-        &api.post("/nodes/pve/lxc", &form).await,
-        "pool 'nope' does not exist",
+    // create_vm: $rpcenv->check_pool_exist raises a permission exception
+    let r = api.post("/nodes/pve/lxc", &form).await;
+    assert_eq!(
+        (r.status, r.message()),
+        (
+            403,
+            "Permission check failed (pool 'nope' does not exist)".to_owned()
+        )
     );
     let vm = [("vmid", "102"), ("pool", "nope")];
     died(

@@ -239,8 +239,14 @@ async fn dhcp_address_appears_only_after_the_dhcp_delay() {
 #[tokio::test]
 async fn unused_volume_delete_is_live_and_frees_the_volume() {
     let api = Api::start().await;
-    api.create_ct(100, &[("mp0", "local-lvm:2,mp=/mnt/data")])
-        .await;
+    api.create_ct(
+        100,
+        &[
+            ("rootfs", "local-lvm:4"),
+            ("mp0", "local-lvm:2,mp=/mnt/data"),
+        ],
+    )
+    .await;
     api.set(100, &[("delete", "mp0")]).await.ok();
     let conf = api.config(100, true).await;
     assert_eq!(

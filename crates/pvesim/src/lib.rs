@@ -7,6 +7,7 @@
 //! (which is tested against it). Where it could differ from PVE, PVE's own source decides.
 
 mod access_control;
+mod api_schema;
 mod auth;
 pub mod cli;
 mod cluster_cfg;

@@ -1,6 +1,9 @@
 //! LXC `netN` values: the canonical form PVE writes (`parse_lxc_network` +
 //! `print_lxc_network`) and what `PVE::LXC::update_net` does to a running link.
 
+use std::collections::BTreeMap;
+
+use super::error::{ApiError, ApiResult};
 use super::model::GuestEvent;
 use super::propstr;
 
@@ -24,11 +27,57 @@ pub(crate) fn net_event(opt: &str, old: Option<&str>, new: &str) -> GuestEvent {
     let differs = |keys: &[&str]| keys.iter().any(|k| a.get(*k) != b.get(*k));
     if differs(&["hwaddr", "name"]) {
         GuestEvent::LinkRecreated(opt.to_owned())
-    } else if differs(&["bridge", "tag", "firewall", "link_down", "trunks"]) {
+    } else if differs(&["bridge", "tag", "firewall", "link_down"]) {
+        // `trunks` is not among them: a trunks-only change is written, the link stays plugged
         GuestEvent::LinkReplugged(opt.to_owned())
     } else if differs(&["rate", "ip", "gw", "ip6", "gw6"]) {
         GuestEvent::HotApplied(opt.to_owned())
     } else {
         GuestEvent::Written(opt.to_owned())
+    }
+}
+
+/// `update_pct_config` on `netN`: an `mtu` must fit the bridge's (`read_bridge_mtu`, which
+/// dies for a bridge that does not exist).
+pub(crate) fn check_mtu(opt: &str, value: &str, bridges: &BTreeMap<String, u32>) -> ApiResult<()> {
+    let props = propstr::parse(value, None).map_err(ApiError::die)?;
+    if let Some(mtu) = props.get("mtu").and_then(|m| m.parse::<u32>().ok()) {
+        let bridge = props.get("bridge").map(String::as_str).unwrap_or_default();
+        let Some(bridge_mtu) = bridges.get(bridge).copied() else {
+            return Err(ApiError::die(format!("bridge '{bridge}' does not exist")));
+        };
+        if mtu > bridge_mtu {
+            return Err(ApiError::die(format!(
+                "{opt}: MTU size '{mtu}' is bigger than bridge MTU '{bridge_mtu}'"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `update_net` on a running CT: a new or re-created veth reads its bridge's MTU
+/// (`veth_create` -> `read_bridge_mtu`); a re-plugged one needs a Linux or OVS bridge
+/// (`tap_plug`), both in pve-common `src/PVE/Network.pm`.
+pub(crate) fn check_link_bridge(
+    event: &GuestEvent,
+    net: &str,
+    bridges: &BTreeMap<String, u32>,
+) -> Result<(), String> {
+    let props = propstr::parse(net, None).unwrap_or_default();
+    let bridge = props.get("bridge").map(String::as_str).unwrap_or_default();
+    if bridges.contains_key(bridge) {
+        return Ok(());
+    }
+    match event {
+        GuestEvent::LinkCreated(_) | GuestEvent::LinkRecreated(_) if bridge.is_empty() => {
+            Err("unable to get bridge setting".to_owned())
+        }
+        GuestEvent::LinkCreated(_) | GuestEvent::LinkRecreated(_) => {
+            Err(format!("bridge '{bridge}' does not exist"))
+        }
+        GuestEvent::LinkReplugged(_) => Err(format!(
+            "bridge '{bridge}' is neither a linux nor an OVS bridge!"
+        )),
+        _ => Ok(()),
     }
 }

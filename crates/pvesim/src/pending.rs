@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::conf::Conf;
 use super::error::{ApiError, ApiResult};
 use super::model::GuestEvent;
-use super::netconf::{canonical_net, net_event};
+use super::netconf::{canonical_net, check_link_bridge, check_mtu, net_event};
 use super::propstr;
 use super::storage::Storage;
 use super::volumes::{add_unused, alloc_mountpoint, free_volume, volume_of};
@@ -132,7 +132,7 @@ fn queue_sets(
                 )));
             }
             "tags" => value = propstr::unique_tags(&value),
-            o if o.starts_with("net") => check_mtu(opt, &value, env)?,
+            o if o.starts_with("net") => check_mtu(opt, &value, env.bridges)?,
             _ => {}
         }
         conf.pending.insert(opt.clone(), value);
@@ -166,20 +166,6 @@ fn check_volume_storage(value: &str, env: &Env<'_>) -> ApiResult<()> {
         ))),
         None => Err(ApiError::die(format!("storage '{sid}' does not exist"))),
     }
-}
-
-fn check_mtu(opt: &str, value: &str, env: &Env<'_>) -> ApiResult<()> {
-    let props = propstr::parse(value, None).map_err(ApiError::die)?;
-    if let Some(mtu) = props.get("mtu").and_then(|m| m.parse::<u32>().ok()) {
-        let bridge = props.get("bridge").map(String::as_str).unwrap_or("vmbr0");
-        let bridge_mtu = env.bridges.get(bridge).copied().unwrap_or(1500);
-        if mtu > bridge_mtu {
-            return Err(ApiError::die(format!(
-                "{opt}: MTU size '{mtu}' is bigger than bridge MTU '{bridge_mtu}'"
-            )));
-        }
-    }
-    Ok(())
 }
 
 fn selected(selection: Option<&BTreeSet<String>>, opt: &str) -> bool {
@@ -271,6 +257,7 @@ fn hot_set(
         o if o.starts_with("net") => {
             let canonical = canonical_net(&value);
             let event = net_event(opt, conf.main.get(opt).map(String::as_str), &canonical);
+            check_link_bridge(&event, &canonical, env.bridges)?;
             Ok(Some((canonical, event)))
         }
         o if o.starts_with("mp") && !conf.main.contains_key(o) => {

@@ -342,10 +342,15 @@ pub(crate) fn is_cidr(text: &str, v6: bool) -> bool {
 /// `validate_ssh_public_keys` on the `uri_unescape`d value: every non-empty line must be
 /// `<type> <base64> [comment]` (ssh-keygen's check), else `SSH public key validation error`.
 pub(crate) fn check_ssh_keys(urlencoded: &str) -> Result<(), String> {
-    use base64::Engine as _;
     let raw = percent_encoding::percent_decode_str(urlencoded)
         .decode_utf8_lossy()
         .into_owned();
+    check_ssh_key_lines(&raw)
+}
+
+/// `PVE::Tools::validate_ssh_public_keys` on plain text (the container's `ssh-public-keys`).
+pub(crate) fn check_ssh_key_lines(raw: &str) -> Result<(), String> {
+    use base64::Engine as _;
     for line in raw.lines().filter(|l| !l.trim().is_empty()) {
         let mut parts = line.split_whitespace();
         let kind = parts.next().unwrap_or_default();

@@ -449,10 +449,8 @@ fn guest_conf(cluster: &mut Cluster, spec: &GuestSpec, kind: GuestKind) -> anyho
         return Ok(conf);
     }
     for (key, value) in &set {
-        let kind = super::schema::lxc_kind(key)
-            .ok_or_else(|| anyhow::anyhow!("guest {vmid}: '{key}' is not an LXC config key"))?;
-        super::schema::check(kind, value)
-            .map_err(|e| anyhow::anyhow!("guest {vmid}: {key}: {e}"))?;
+        super::api_schema::lxc::check_config_value(key, value)
+            .map_err(|e| anyhow::anyhow!("guest {vmid}: {e}"))?;
     }
     let lock = set.remove("lock");
     let bridges = node.network.bridges();

@@ -64,3 +64,32 @@ fn new_disk(volume: &str) -> Option<(&str, f64)> {
     let gib: f64 = size.parse().ok()?;
     (!sid.is_empty() && size.chars().all(|c| c.is_ascii_digit() || c == '.')).then_some((sid, gib))
 }
+
+/// `destroy_lxc_container` without `destroy-unreferenced-disks`: the volumes the config and its
+/// pending section reference (`rootfs`, `mpN`, `unusedN`), each freed once, and only those the
+/// container owns (`delete_mountpoint_volume`); bind and device mounts are left alone.
+pub(crate) fn destroy_referenced(
+    cluster: &mut super::model::Cluster,
+    node: &str,
+    vmid: u32,
+    conf: &Conf,
+) {
+    let referenced = conf
+        .main
+        .iter()
+        .chain(conf.pending.iter())
+        .filter(|(k, _)| *k == "rootfs" || k.starts_with("mp") || k.starts_with("unused"))
+        .filter_map(|(_, v)| volume_of(v))
+        .filter(|v| !v.starts_with('/'));
+    for volid in referenced.collect::<std::collections::BTreeSet<_>>() {
+        if let Some(sid) = super::storage::storage_of(&volid)
+            && let Some(storage) = cluster.storages.get_mut(&(node.to_owned(), sid.to_owned()))
+            && storage
+                .volumes
+                .get(&volid)
+                .is_some_and(|v| v.vmid == Some(vmid))
+        {
+            storage.volumes.remove(&volid);
+        }
+    }
+}

@@ -1,11 +1,15 @@
-//! `/nodes/{node}/lxc/{vmid}`: config (GET with `current`, PUT with `digest`/`delete`/`revert`),
-//! `pending`, delete, `resize` and `interfaces`. Create lives in `lxc_create.rs`.
+//! The container routes, and `/nodes/{node}/lxc/{vmid}`: config (GET with `current`, PUT with
+//! `digest`/`delete`/`revert`), `pending` and delete. Every route's parameters are checked
+//! before its handler runs (`routes/checked.rs`). Create lives in `lxc_create.rs`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use axum::Extension;
 use axum::extract::Path;
+use axum::middleware;
 use axum::response::Response;
+use axum::routing::{get, post, put};
+use axum::{Extension, Router};
 use serde_json::{Value, json};
 
 use super::{Params, SimState, data, parse_vmid};
@@ -13,9 +17,64 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::model::{GuestKind, now};
 use crate::pending::{self, Env, Update};
+use crate::server::Sim;
 use crate::{propstr, schema, worker};
 
 pub(crate) use super::lxc_create::create;
+
+/// The container endpoints, each behind its parameter schema (`api_schema::lxc`).
+pub(crate) fn routes() -> Router<Arc<Sim>> {
+    use crate::api_schema::lxc as schema;
+    use axum::handler::Handler;
+    let v = |s: &'static crate::api_schema::Schema| {
+        middleware::from_fn_with_state(s, super::checked::checked)
+    };
+    let ct = "/nodes/{node}/lxc/{vmid}";
+    Router::new()
+        .route(
+            "/nodes/{node}/lxc",
+            get(list.layer(v(&schema::LIST))).post(create.layer(v(&schema::CREATE))),
+        )
+        .route(
+            ct,
+            get(index.layer(v(&schema::GUEST))).delete(destroy.layer(v(&schema::DESTROY))),
+        )
+        .route(
+            &format!("{ct}/config"),
+            get(config.layer(v(&schema::CONFIG_GET)))
+                .put(update_config.layer(v(&schema::CONFIG_PUT))),
+        )
+        .route(
+            &format!("{ct}/pending"),
+            get(pending.layer(v(&schema::GUEST))),
+        )
+        .route(
+            &format!("{ct}/resize"),
+            put(super::lxc_disk::resize.layer(v(&schema::RESIZE))),
+        )
+        .route(
+            &format!("{ct}/clone"),
+            post(super::lxc_clone::clone.layer(v(&schema::CLONE))),
+        )
+        .route(
+            &format!("{ct}/template"),
+            post(super::lxc_clone::template.layer(v(&schema::GUEST))),
+        )
+        .route(
+            &format!("{ct}/interfaces"),
+            get(super::lxc_net::interfaces.layer(v(&schema::GUEST))),
+        )
+        .route(
+            &format!("{ct}/status/current"),
+            get(super::lxc_status::current.layer(v(&schema::GUEST))),
+        )
+        .route(
+            &format!("{ct}/status/{{action}}"),
+            post(
+                super::lxc_status::action.layer(middleware::from_fn(super::checked::checked_power)),
+            ),
+        )
+}
 
 /// `GET /nodes/{node}/lxc`.
 pub(crate) async fn list(state: SimState, Path(node): Path<String>) -> ApiResult<Response> {
@@ -87,52 +146,27 @@ pub(crate) async fn pending(
     Ok(data(guest.conf.pending_array()))
 }
 
-/// Validates the config keys of a create or update request; returns them normalised.
-pub(crate) fn config_params(
-    params: &Params,
-    allowed_extra: &[&str],
-) -> ApiResult<BTreeMap<String, String>> {
+/// The config keys of a create or update request (already checked against the route's
+/// schema, `api_schema::lxc`), normalised as `update_pct_config` stores them.
+pub(crate) fn config_params(params: &Params) -> ApiResult<BTreeMap<String, String>> {
     let mut set = BTreeMap::new();
-    let mut errors = BTreeMap::new();
     for key in params.keys() {
-        if allowed_extra.contains(&key.as_str()) {
+        if crate::api_schema::lxc::config_prop(key).is_none() {
             continue;
         }
-        let Some(kind) = schema::lxc_kind(key) else {
-            errors.insert(key.clone(), "property is not defined in schema and the schema does not allow additional properties".to_owned());
-            continue;
-        };
         let Some(value) = params.get(key)? else {
             continue;
         };
-        let value = if key == "description" {
-            value.replace("\r\n", "\n")
-        } else {
-            value.to_owned()
+        let value = match key.as_str() {
+            "cpuunits" => schema::clamp_cpuunits(value),
+            "description" => {
+                crate::conf::normalize_description(&value.replace("\r\n", "\n")).unwrap_or_default()
+            }
+            _ => value.to_owned(),
         };
-        match schema::check(kind, &value) {
-            Ok(v) if key == "cpuunits" => {
-                set.insert(key.clone(), schema::clamp_cpuunits(&v));
-            }
-            Ok(v) if key == "description" => {
-                set.insert(
-                    key.clone(),
-                    crate::conf::normalize_description(&v).unwrap_or_default(),
-                );
-            }
-            Ok(v) => {
-                set.insert(key.clone(), v);
-            }
-            Err(e) => {
-                errors.insert(key.clone(), e);
-            }
-        }
+        set.insert(key.clone(), value);
     }
-    if errors.is_empty() {
-        Ok(set)
-    } else {
-        Err(ApiError::params(errors))
-    }
+    Ok(set)
 }
 
 /// `check_ct_modify_config_perm`: the root@pam-only settings (a token is never root@pam).
@@ -208,7 +242,7 @@ pub(crate) async fn update_config(
     if !any_option {
         return Err(ApiError::die("no options specified"));
     }
-    let set = config_params(&params, &["delete", "revert", "digest"])?;
+    let set = config_params(&params)?;
     let req = Update {
         set,
         delete: params.list("delete"),
@@ -258,7 +292,7 @@ pub(crate) async fn update_config(
 fn check_update_lists(req: &Update) -> ApiResult<()> {
     for (list, name) in [(&req.revert, "revert"), (&req.delete, "delete")] {
         for opt in list {
-            if schema::lxc_kind(opt).is_none() {
+            if crate::api_schema::lxc::config_prop(opt).is_none() {
                 return Err(ApiError::param(name, format!("unknown option '{opt}'")));
             }
             if req.set.contains_key(opt) {
@@ -290,10 +324,14 @@ pub(crate) async fn destroy(
     let vmid = parse_vmid(&vmid)?;
     let force = params.flag("force")?;
     let purge = params.flag("purge")?;
+    let unreferenced = params.flag("destroy-unreferenced-disks")?;
     let sim = state.0;
     let upid = {
         let mut cluster = sim.cluster();
         let guest = cluster.guest_at(&node, GuestKind::Lxc, vmid)?;
+        // `destroy_vm`'s `$early_checks`: protection, lock, HA; then the running state
+        guest.check_protection(&format!("can't remove CT {vmid}"))?;
+        guest.check_lock()?;
         if guest.ha_managed && !purge {
             return Err(ApiError::die(format!(
                 "unable to remove CT {vmid} - used in HA resources and purge parameter not set."
@@ -304,8 +342,6 @@ pub(crate) async fn destroy(
                 "unable to destroy CT {vmid} - container is running"
             )));
         }
-        guest.check_protection(&format!("can't remove CT {vmid}"))?;
-        guest.check_lock()?;
         cluster.new_task(&node, "vzdestroy", &vmid.to_string(), &caller.upid_user())
     };
     let node2 = node;
@@ -321,9 +357,13 @@ pub(crate) async fn destroy(
             if cluster.guests.get(&vmid).is_some_and(|g| g.running) {
                 log.push(format!("forced to stop CT {vmid} before destroying!"));
             }
-            cluster.guests.remove(&vmid);
+            if let Some(guest) = cluster.guests.remove(&vmid) {
+                crate::volumes::destroy_referenced(cluster, &node2, vmid, &guest.conf);
+            }
             cluster.purge_cluster_config(vmid);
-            cluster.destroy_volumes_of(&node2, vmid);
+            if unreferenced {
+                cluster.destroy_volumes_of(&node2, vmid);
+            }
             log.push(format!("purging CT {vmid} from related configurations.."));
             Ok(0)
         }),

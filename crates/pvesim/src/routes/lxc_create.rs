@@ -1,5 +1,5 @@
-//! `POST /nodes/{node}/lxc` (the `vzcreate` task with its `create` lock), `resize`, and the
-//! in-guest view of a network interface.
+//! `POST /nodes/{node}/lxc`: the synchronous checks of pve-container's `create_vm`
+//! (`src/PVE/API2/LXC.pm`), the `create` lock, then the `vzcreate` task.
 
 use std::collections::BTreeMap;
 
@@ -18,23 +18,6 @@ use crate::pending::{self, Env};
 use crate::storage::storage_of;
 use crate::worker;
 
-const CREATE_EXTRA: &[&str] = &[
-    "vmid",
-    "ostemplate",
-    "storage",
-    "password",
-    "ssh-public-keys",
-    "pool",
-    "start",
-    "unique",
-    "restore",
-    "force",
-    "ignore-unpack-errors",
-    "bwlimit",
-    "ha-managed",
-    "unprivileged",
-];
-
 /// `POST /nodes/{node}/lxc`: checks, the `create` lock at once, the rest in a `vzcreate` task.
 pub(crate) async fn create(
     state: SimState,
@@ -47,8 +30,7 @@ pub(crate) async fn create(
     let sim = state.0;
     let (upid, vmid) = {
         let mut cluster = sim.cluster();
-        crate::pools::check_exists(&cluster, params.get("pool")?)?;
-        job.reserve(&mut cluster, ha_managed)?;
+        job.reserve(&mut cluster, &params, ha_managed)?;
         crate::pools::add_vm(&mut cluster, job.vmid, params.get("pool")?);
         // What PVE writes into the guest out of the API's sight, kept for tests.
         let mut created_from = BTreeMap::from([("ostemplate".to_owned(), job.ostemplate.clone())]);
@@ -86,27 +68,24 @@ struct CreateJob {
 }
 
 impl CreateJob {
-    /// The synchronous parameter checks of `create_vm`.
+    /// The request's values (checked against `api_schema::lxc::CREATE` already). A bare size
+    /// for `rootfs`/`mpN` means a new volume on the default storage (`<storage>:<size>`).
     fn from_params(node: String, caller: &Caller, params: &Params) -> ApiResult<Self> {
-        let missing = |k: &str| ApiError::param(k, "property is missing and it is not optional");
-        let vmid = parse_vmid(params.get("vmid")?.ok_or_else(|| missing("vmid"))?)?;
-        let ostemplate = params
-            .get("ostemplate")?
-            .ok_or_else(|| missing("ostemplate"))?
-            .to_owned();
+        let vmid = parse_vmid(params.get("vmid")?.unwrap_or_default())?;
+        let ostemplate = params.get("ostemplate")?.unwrap_or_default().to_owned();
         let storage = params.get("storage")?.unwrap_or("local").to_owned();
-        let unprivileged = params
-            .get("unprivileged")?
-            .is_none_or(|u| u == "1" || u.eq_ignore_ascii_case("true"));
-        if let Some(pw) = params.get("password")?
-            && pw.chars().count() < 5
-        {
-            return Err(ApiError::param(
-                "password",
-                "value must be at least 5 characters long",
-            ));
+        let unprivileged = params.get("unprivileged")? != Some("0");
+        let mut set = config_params(params)?;
+        for (key, value) in set.iter_mut() {
+            let bare = value.split_once('.').map_or(value.as_str(), |(a, _)| a);
+            if (key == "rootfs" || key.starts_with("mp"))
+                && !bare.is_empty()
+                && bare.bytes().all(|b| b.is_ascii_digit())
+                && value.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+            {
+                *value = format!("{storage}:{value}");
+            }
         }
-        let set = config_params(params, CREATE_EXTRA)?;
         let current = BTreeMap::from([(
             "unprivileged".to_owned(),
             if unprivileged { "1" } else { "0" }.to_owned(),
@@ -123,24 +102,24 @@ impl CreateJob {
         })
     }
 
-    /// `check_vmid_unused`, the storage check, then `create_and_lock_config`.
-    fn reserve(&self, cluster: &mut Cluster, ha_managed: bool) -> ApiResult<()> {
+    /// `create_vm`'s synchronous part, in its order: `check_vmid_unused`, the SSH keys, the
+    /// pool, the mount points and their storages (the default storage only without `rootfs`),
+    /// `update_pct_config`'s checks (hook script, MTU), then `create_and_lock_config`.
+    fn reserve(&self, cluster: &mut Cluster, params: &Params, ha_managed: bool) -> ApiResult<()> {
         cluster.node(&self.node)?;
         cluster.check_vmid_unused(self.vmid)?;
-        let storage = &self.storage;
-        match cluster.storages.get(&(self.node.clone(), storage.clone())) {
-            Some(s) if s.content.contains("rootdir") => {}
-            Some(_) => {
-                let msg = format!("storage '{storage}' does not support container directories");
-                return Err(ApiError::param("storage", msg));
-            }
-            None => {
-                return Err(ApiError::param(
-                    "storage",
-                    format!("storage '{storage}' does not exist"),
-                ));
-            }
+        if let Some(keys) = params.get("ssh-public-keys")? {
+            crate::qemu_format::check_ssh_key_lines(keys).map_err(ApiError::die)?;
         }
+        if let Some(pool) = params.get("pool")?
+            && !cluster.pools.contains_key(pool)
+        {
+            return Err(ApiError::forbidden(format!(
+                "Permission check failed (pool '{pool}' does not exist)"
+            )));
+        }
+        self.check_storages(cluster)?;
+        self.check_config(cluster)?;
         let mut conf = Conf::default();
         conf.main.insert("lock".to_owned(), "create".to_owned());
         let guest = Guest {
@@ -158,6 +137,56 @@ impl CreateJob {
             cloudinit_generated: None,
         };
         cluster.guests.insert(self.vmid, guest);
+        Ok(())
+    }
+
+    /// Mount points need `rootfs`; every volume's storage (or the default one) must exist on
+    /// the node and hold container directories (`$check_and_activate_storage`).
+    fn check_storages(&self, cluster: &Cluster) -> ApiResult<()> {
+        let has_mp = self.set.keys().any(|k| k.starts_with("mp"));
+        if has_mp && !self.set.contains_key("rootfs") {
+            return Err(ApiError::die(
+                "mount points configured, but 'rootfs' not set - aborting",
+            ));
+        }
+        let mut sids: Vec<String> = self
+            .set
+            .iter()
+            .filter(|(k, _)| *k == "rootfs" || k.starts_with("mp"))
+            .filter_map(|(_, v)| crate::volumes::volume_of(v))
+            .filter(|v| !v.starts_with('/'))
+            .filter_map(|v| storage_of(&v).map(str::to_owned))
+            .collect();
+        if !self.set.contains_key("rootfs") {
+            sids.push(self.storage.clone());
+        }
+        for sid in sids {
+            match cluster.storages.get(&(self.node.clone(), sid.clone())) {
+                Some(s) if s.content.contains("rootdir") => {}
+                Some(_) => {
+                    let msg = format!("storage '{sid}' does not support container directories");
+                    return Err(ApiError::param("storage", msg));
+                }
+                None => return Err(ApiError::die(format!("storage '{sid}' does not exist"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks `update_pct_config` makes on a new container before it is locked.
+    fn check_config(&self, cluster: &Cluster) -> ApiResult<()> {
+        if let Some(script) = self.set.get("hookscript") {
+            crate::snippets::check_hookscript(cluster, &self.node, script)
+                .map_err(ApiError::die)?;
+        }
+        let bridges = cluster
+            .nodes
+            .get(&self.node)
+            .map(|n| n.network.bridges())
+            .unwrap_or_default();
+        for (key, value) in self.set.iter().filter(|(k, _)| k.starts_with("net")) {
+            crate::netconf::check_mtu(key, value, &bridges)?;
+        }
         Ok(())
     }
 
@@ -195,9 +224,6 @@ impl CreateJob {
         log: &mut Vec<String>,
         fail: Option<String>,
     ) -> Result<Conf, String> {
-        if let Some(script) = self.set.get("hookscript") {
-            crate::snippets::check_hookscript(cluster, &self.node, script)?;
-        }
         let mut conf = self.initial_config(cluster)?;
         let name = self
             .ostemplate

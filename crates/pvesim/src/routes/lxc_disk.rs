@@ -1,5 +1,5 @@
-//! `PUT /nodes/{node}/lxc/{vmid}/resize`: grows `rootfs`/`mpN` (a `resize` task), refuses
-//! shrinking and no-op sizes, checks free space on the volume's storage.
+//! `PUT /nodes/{node}/lxc/{vmid}/resize`: grows `rootfs`/`mpN` (a `resize` task) from the
+//! volume's real size, refuses shrinking and no-op sizes, checks free space on its storage.
 
 use axum::Extension;
 use axum::extract::Path;
@@ -40,6 +40,18 @@ pub(crate) async fn resize(
     Ok(data(json!(upid)))
 }
 
+/// `parse_volume` of a `rootfs`/`mpN` value; an unset mount point fails as the empty property
+/// string does (`format error`, a 500).
+fn parse_mount_point(disk: &str, value: &str) -> ApiResult<propstr::Props> {
+    let desc = if disk == "rootfs" {
+        crate::api_schema::lxc::ROOTFS
+    } else {
+        crate::api_schema::lxc::MOUNT_POINT
+    };
+    crate::api_schema::parse_props(desc, "", value)
+        .map_err(|e| ApiError::die(e.replace("\n.", "\n")))
+}
+
 /// A checked resize: the volume, its new size and the key's new value.
 struct Resize {
     node: String,
@@ -51,21 +63,21 @@ struct Resize {
 }
 
 impl Resize {
-    /// The synchronous checks of `resize_vm`: lock, digest, shrinking, no-op size.
+    /// The synchronous checks of `resize_vm` (`$load_and_check`): lock, digest, the mount
+    /// point and its volume, whose real size (`volume_size_info`) the new size is measured from.
     fn check(cluster: &mut Cluster, node: &str, vmid: u32, params: &Params) -> ApiResult<Self> {
-        let missing = |k: &str| ApiError::param(k, "property is missing and it is not optional");
-        let disk = params
-            .get("disk")?
-            .ok_or_else(|| missing("disk"))?
-            .to_owned();
-        let size = params.get("size")?.ok_or_else(|| missing("size"))?;
+        let disk = params.get("disk")?.unwrap_or_default().to_owned();
+        let size = params.get("size")?.unwrap_or_default();
         let (relative, amount) = size
             .strip_prefix('+')
             .map_or((false, size), |rest| (true, rest));
-        let bytes = propstr::parse_size(amount)
-            .ok_or_else(|| ApiError::param("size", "value does not match the regex pattern"))?;
-        let guest = cluster.guest_at(node, GuestKind::Lxc, vmid)?;
-        guest.check_lock()?;
+        let bytes =
+            propstr::parse_size(amount).ok_or_else(|| ApiError::die("invalid size string"))?;
+        cluster.guest_at(node, GuestKind::Lxc, vmid)?.check_lock()?;
+        let storages = &cluster.storages;
+        let Some(guest) = cluster.guests.get(&vmid) else {
+            return Err(ApiError::die(format!("CT {vmid} does not exist")));
+        };
         if let Some(d) = params.get("digest")?
             && d != guest.conf.digest()
         {
@@ -73,14 +85,22 @@ impl Resize {
                 "detected modified configuration - file changed by other user? Try again.",
             ));
         }
-        let value = guest.conf.main.get(&disk).cloned();
-        let value = value
-            .ok_or_else(|| ApiError::die(format!("parameter '{disk}' not set in CT {vmid}")))?;
-        let mut props = propstr::parse(&value, Some("volume")).map_err(ApiError::die)?;
-        let current = props
-            .get("size")
-            .and_then(|s| propstr::parse_size(s))
-            .unwrap_or(0);
+        let value = guest.conf.main.get(&disk).cloned().unwrap_or_default();
+        let mut props = parse_mount_point(&disk, &value)?;
+        let volid = props.get("volume").cloned().unwrap_or_default();
+        let volume = storage_of(&volid)
+            .and_then(|sid| storages.get(&(node.to_owned(), sid.to_owned())))
+            .and_then(|s| s.volumes.get(&volid));
+        if let Some(owner) = volume.and_then(|v| v.vmid).filter(|o| *o != vmid) {
+            return Err(ApiError::die(format!(
+                "can't resize mount point owned by another container ({owner})"
+            )));
+        }
+        let current = volume.map(|v| v.size).ok_or_else(|| {
+            ApiError::die(format!(
+                "Could not determine current size of volume '{volid}'"
+            ))
+        })?;
         let new_size = if relative { current + bytes } else { bytes };
         if new_size < current {
             return Err(ApiError::die("unable to shrink disk size"));
@@ -91,7 +111,6 @@ impl Resize {
         props.insert("size".to_owned(), propstr::format_size(new_size));
         let required: &[&str] = if disk == "rootfs" { &[] } else { &["mp"] };
         let printed = propstr::print(&props, Some("volume"), required);
-        let volid = props.get("volume").cloned().unwrap_or_default();
         Ok(Self {
             node: node.to_owned(),
             vmid,

@@ -12,7 +12,7 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::model::{Cluster, Guest, GuestEvent, GuestKind, now};
 use crate::pending::{self, Env};
-use crate::worker;
+use crate::{propstr, worker};
 
 /// `status/current` and the `GET /nodes/{node}/lxc` entries.
 pub(crate) fn status_json(g: &Guest) -> Value {
@@ -28,7 +28,7 @@ pub(crate) fn status_json(g: &Guest) -> Value {
         "vmid": g.vmid, "status": if g.running { "running" } else { "stopped" }, "name": g.name(),
         "type": g.kind.as_str(),
         "cpus": g.conf.main.get("cores").and_then(|c| c.parse::<u64>().ok()).unwrap_or(1),
-        "maxmem": mem, "maxswap": swap, "maxdisk": 4_u64 << 30,
+        "maxmem": mem, "maxswap": swap, "maxdisk": max_disk(g),
         "mem": if g.running { mem / 4 } else { 0 }, "swap": 0, "disk": 0, "cpu": 0,
         "uptime": g.started_at.map_or(0, |s| now().saturating_sub(s)),
         "netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0,
@@ -47,6 +47,18 @@ pub(crate) fn status_json(g: &Guest) -> Value {
         v["template"] = json!(1);
     }
     v
+}
+
+/// `vmstatus`: the size `rootfs` records, 4 GiB when it records none (pve-container
+/// `src/PVE/LXC.pm`; a running CT's filesystem reports the same size).
+fn max_disk(g: &Guest) -> u64 {
+    g.conf
+        .main
+        .get("rootfs")
+        .and_then(|r| propstr::parse(r, Some("volume")).ok())
+        .and_then(|p| p.get("size").and_then(|s| propstr::parse_size(s)))
+        .filter(|s| *s > 0)
+        .unwrap_or(4 << 30)
 }
 
 /// `GET .../status/current`.

@@ -4,6 +4,7 @@
 
 mod access;
 mod access_control;
+mod checked;
 mod cluster;
 mod cluster_cfg;
 mod cluster_cfg_jobs;
@@ -97,7 +98,7 @@ pub(crate) fn router(sim: Arc<Sim>) -> Router {
             get(node_read::time).put(node_read::update_time),
         )
         .merge(upload_routes())
-        .merge(lxc_routes())
+        .merge(lxc::routes())
         .merge(qemu_routes())
         // pools and the firewall (helper-sim)
         .route(
@@ -139,24 +140,6 @@ fn upload_routes() -> Router<Arc<Sim>> {
             axum::routing::delete(upload::delete),
         )
         .route("/storage/{storage}", get(upload::config))
-}
-
-fn lxc_routes() -> Router<Arc<Sim>> {
-    let ct = "/nodes/{node}/lxc/{vmid}";
-    Router::new()
-        .route("/nodes/{node}/lxc", get(lxc::list).post(lxc::create))
-        .route(ct, get(lxc::index).delete(lxc::destroy))
-        .route(
-            &format!("{ct}/config"),
-            get(lxc::config).put(lxc::update_config),
-        )
-        .route(&format!("{ct}/pending"), get(lxc::pending))
-        .route(&format!("{ct}/resize"), put(lxc_disk::resize))
-        .route(&format!("{ct}/clone"), post(lxc_clone::clone))
-        .route(&format!("{ct}/template"), post(lxc_clone::template))
-        .route(&format!("{ct}/interfaces"), get(lxc_net::interfaces))
-        .route(&format!("{ct}/status/current"), get(lxc_status::current))
-        .route(&format!("{ct}/status/{{action}}"), post(lxc_status::action))
 }
 
 fn qemu_routes() -> Router<Arc<Sim>> {

@@ -17,28 +17,21 @@ impl<S: Send + Sync> FromRequest<S> for Params {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let mut params = Params::default();
-        if let Some(q) = req.uri().query() {
-            params.add_urlencoded(q);
-        }
-        let json = req
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| ct.starts_with("application/json"));
+        let query = req.uri().query().map(str::to_owned);
+        let json = is_json(req.headers());
         let body = Bytes::from_request(req, state)
             .await
             .map_err(|e| ApiError::die(format!("unable to read request body - {e}")))?;
-        if body.is_empty() {
-            return Ok(params);
-        }
-        if json {
-            params.add_json(&body)?;
-        } else {
-            params.add_urlencoded(&String::from_utf8_lossy(&body));
-        }
-        Ok(params)
+        Params::parse(query.as_deref(), json, &body)
     }
+}
+
+/// Whether the body is JSON (`Content-Type: application/json`), else form-urlencoded.
+pub(crate) fn is_json(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/json"))
 }
 
 fn decode(text: &str) -> String {
@@ -48,6 +41,23 @@ fn decode(text: &str) -> String {
 }
 
 impl Params {
+    /// The query string plus the body, as pve-http-server merges them.
+    pub(crate) fn parse(query: Option<&str>, json: bool, body: &[u8]) -> ApiResult<Self> {
+        let mut params = Params::default();
+        if let Some(q) = query {
+            params.add_urlencoded(q);
+        }
+        if body.is_empty() {
+            return Ok(params);
+        }
+        if json {
+            params.add_json(body)?;
+        } else {
+            params.add_urlencoded(&String::from_utf8_lossy(body));
+        }
+        Ok(params)
+    }
+
     fn add_urlencoded(&mut self, text: &str) {
         for pair in text.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
