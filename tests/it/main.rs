@@ -123,3 +123,4 @@ mod webhook_intake;
 mod webhook_limits;
 mod workdir_git;
 mod workdir_modules;
+mod pvesim_proxmoxer;

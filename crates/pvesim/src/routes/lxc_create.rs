@@ -128,7 +128,11 @@ impl CreateJob {
         cluster.node(&self.node)?;
         cluster.check_vmid_unused(self.vmid)?;
         let storage = &self.storage;
+        // API2/LXC.pm create_vm: the default storage is checked only when `rootfs` is absent
+        // (`pct create ... --rootfs local-lvm:8` names its storage in the volume)
+        let default_used = !self.set.contains_key("rootfs");
         match cluster.storages.get(&(self.node.clone(), storage.clone())) {
+            _ if !default_used => {}
             Some(s) if s.content.contains("rootdir") => {}
             Some(_) => {
                 let msg = format!("storage '{storage}' does not support container directories");
