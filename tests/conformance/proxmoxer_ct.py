@@ -193,6 +193,12 @@ class Life:
             expect_eq(row.get("status"), "OK", "status of a finished task")
             expect(isinstance(row.get("endtime"), int), f"endtime: {row.get('endtime')!r}")
             expect(row["endtime"] >= row["starttime"], "endtime >= starttime")
+            # an archived row goes through $convert_token_task as the status does
+            if self.login == "token":
+                user, token = self.args.task_user.split("!", 1)
+                expect_eq((row["user"], row.get("tokenid")), (user, token), "user, tokenid")
+            else:
+                expect_eq((row["user"], "tokenid" in row), (self.args.user, False), "user")
 
         self.led.ok(
             f"{self.tag} task list by vmid",
@@ -321,31 +327,41 @@ class Life:
         self.led.ok(f"{self.tag} GET /nodes/{{node}}/lxc", lambda: self.node.lxc.get(), check)
 
     def live_and_pending(self):
+        """LXC/Config.pm on a running CT: memory is hot-plugged, hostname is one of the
+        $LXC_FASTPLUG_OPTIONS (written at once), cmode and a nameserver removal stay pending."""
         ct, tag, old = self.ct, self.tag, f"conform-{self.login}"
         new = f"{old}-renamed"
         null = lambda r: expect_eq(r, None, "answer")  # noqa: E731 - returns => { type => 'null' }
         self.led.ok(f"{tag} PUT config memory=1024 on a running CT (hot-plugged)", lambda: ct.config.put(memory=1024), null)
-        self.led.ok(f"{tag} PUT config hostname on a running CT (kept pending)", lambda: ct.config.put(hostname=new), null)
-        self.led.ok(f"{tag} PUT config delete=description on a running CT", lambda: ct.config.put(delete="description"), null)
+        self.led.ok(f"{tag} PUT config hostname on a running CT (fast-plugged)", lambda: ct.config.put(hostname=new), null)
+        self.led.ok(f"{tag} PUT config cmode=shell on a running CT (kept pending)", lambda: ct.config.put(cmode="shell"), null)
+        self.led.ok(f"{tag} PUT config delete=nameserver on a running CT", lambda: ct.config.put(delete="nameserver"), null)
         self.read_pending(
-            "(hostname pending, description to delete)",
+            "(cmode pending, nameserver to delete)",
             {
                 "memory": {"value": 1024},
-                "hostname": {"value": old, "pending": new},
-                "description": {"value": "made by proxmoxer\n", "delete": 1},
+                "hostname": {"value": new},
+                "cmode": {"pending": "shell"},
+                "nameserver": {"value": "10.10.0.1", "delete": 1},
             },
         )
-        self.led.ok(f"{tag} PUT config revert=description", lambda: ct.config.put(revert="description"), null)
+        # AbstractConfig load_current_config: without `current`, pending values and deletions
+        # are taken in
         self.led.ok(
-            f"{tag} GET config?current=1 keeps the running hostname",
+            f"{tag} GET config?current=1 shows what runs",
             lambda: ct.config.get(current=1),
-            lambda c: expect_eq((c["hostname"], c["memory"]), (old, 1024), "hostname, memory"),
+            lambda c: expect_eq(
+                (c["hostname"], c["memory"], c.get("cmode"), c.get("nameserver")),
+                (new, 1024, None, "10.10.0.1"),
+                "hostname, memory, cmode, nameserver",
+            ),
         )
         self.led.ok(
-            f"{tag} GET config shows the pending hostname",
+            f"{tag} GET config takes the pending changes in",
             lambda: ct.config.get(),
-            lambda c: expect_eq(c["hostname"], new, "hostname"),
+            lambda c: expect_eq((c.get("cmode"), c.get("nameserver")), ("shell", None), "cmode, nameserver"),
         )
+        self.led.ok(f"{tag} PUT config revert=nameserver", lambda: ct.config.put(revert="nameserver"), null)
         self.led.fails(
             f"{tag} PUT config with a stale digest",
             lambda: ct.config.put(cores=3, digest="0" * 40),
@@ -368,7 +384,10 @@ class Life:
         )
         new = self.live_and_pending()
         self.task("reboot (applies pending)", "vzreboot", lambda: ct.status.reboot.post())
-        self.read_pending("(empty after the reboot)", {"hostname": {"value": new}})
+        self.read_pending(
+            "(applied by the reboot)",
+            {"hostname": {"value": new}, "cmode": {"value": "shell"}, "nameserver": {"value": "10.10.0.1"}},
+        )
         self.task("shutdown", "vzshutdown", lambda: ct.status.shutdown.post(timeout=30))
         self.led.fails(f"{tag} stop a stopped CT", lambda: ct.status.stop.post(), 500, rf"^CT {vmid} not running")
         self.task("resize rootfs +2G", "resize", lambda: ct.resize.put(disk="rootfs", size="+2G"))

@@ -63,6 +63,8 @@ pub(crate) struct Task {
     pub(crate) upid: Upid,
     pub(crate) log: Vec<String>,
     pub(crate) exit: Option<Exit>,
+    /// When it ended (seconds since the epoch): the task index's `endtime`.
+    pub(crate) endtime: Option<u64>,
     /// Before this instant the task index does not list it yet ("no such task").
     pub(crate) visible_at: std::time::Instant,
 }
@@ -73,6 +75,7 @@ impl Task {
             upid,
             log: Vec::new(),
             exit: None,
+            endtime: None,
             visible_at: std::time::Instant::now(),
         }
     }
@@ -86,6 +89,7 @@ impl Task {
         };
         self.log.push(last);
         self.exit = Some(exit);
+        self.endtime = Some(crate::model::now().max(self.upid.starttime));
     }
 
     /// `GET tasks/{upid}/status`.
@@ -114,7 +118,8 @@ impl Task {
     }
 
     /// One row of `GET /nodes/{node}/tasks`: the UPID's fields, plus `status` (the exit
-    /// status) once the task ended; a running task has no `status`.
+    /// status) and `endtime` once the task ended; a running task has neither (pve-manager
+    /// `PVE/API2/Tasks.pm` `node_tasks`, rows of the task index).
     pub(crate) fn list_json(&self) -> Value {
         let u = &self.upid;
         let mut v = json!({
@@ -127,6 +132,14 @@ impl Task {
                 Exit::Warnings(n) => format!("WARNINGS: {n}"),
                 Exit::Error(msg) => msg.clone(),
             });
+        }
+        if let Some(end) = self.endtime {
+            v["endtime"] = json!(end);
+            // an archived row goes through `$convert_token_task`: user and token apart
+            if let Some((user, token)) = u.user.split_once('!') {
+                v["user"] = json!(user);
+                v["tokenid"] = json!(token);
+            }
         }
         v
     }

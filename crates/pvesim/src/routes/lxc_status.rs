@@ -28,7 +28,7 @@ pub(crate) fn status_json(g: &Guest) -> Value {
         "vmid": g.vmid, "status": if g.running { "running" } else { "stopped" }, "name": g.name(),
         "type": g.kind.as_str(),
         "cpus": g.conf.main.get("cores").and_then(|c| c.parse::<u64>().ok()).unwrap_or(1),
-        "maxmem": mem, "maxswap": swap, "maxdisk": 4_u64 << 30,
+        "maxmem": mem, "maxswap": swap, "maxdisk": max_disk(g),
         "mem": if g.running { mem / 4 } else { 0 }, "swap": 0, "disk": 0, "cpu": 0,
         "uptime": g.started_at.map_or(0, |s| now().saturating_sub(s)),
         "netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0,
@@ -47,6 +47,18 @@ pub(crate) fn status_json(g: &Guest) -> Value {
         v["template"] = json!(1);
     }
     v
+}
+
+/// `PVE::LXC::vmstatus`: the root volume's size (also what `df` reports inside a running
+/// container), 4 GiB when the config names none.
+fn max_disk(g: &Guest) -> u64 {
+    g.conf
+        .main
+        .get("rootfs")
+        .and_then(|r| crate::propstr::parse(r, Some("volume")).ok())
+        .and_then(|p| p.get("size").and_then(|s| crate::propstr::parse_size(s)))
+        .filter(|size| *size > 0)
+        .unwrap_or(4 << 30)
 }
 
 /// `GET .../status/current`.
