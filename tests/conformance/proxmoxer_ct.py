@@ -406,6 +406,64 @@ class Life:
         self.task("start again", "vzstart", lambda: ct.status.start.post())
         self.task("stop", "vzstop", lambda: ct.status.stop.post())
 
+    def template(self):
+        """API2/LXC.pm template: answers null and converts in a `vztemplate` worker; a
+        template's volumes become `base-` volumes and it cannot start (Status.pm vm_start)."""
+        ct, tag, vmid, node = self.ct, self.tag, self.vmid, self.node
+        self.led.ok(f"{tag} POST template", lambda: ct.template.post(), lambda r: expect_eq(r, None, "answer"))
+
+        def find_task(rows):
+            expect(len(rows) == 1, f"one vztemplate task for {vmid}: {rows!r}")
+            self.upid("vztemplate")(rows[0]["upid"])
+
+        rows = self.led.ok(
+            f"{tag} the vztemplate task is listed",
+            lambda: node.tasks.get(vmid=vmid, typefilter="vztemplate", source="all"),
+            find_task,
+        )
+        if rows:
+            self.wait("template", "vztemplate", rows[0]["upid"])
+        self.led.ok(
+            f"{tag} GET config of the template",
+            lambda: ct.config.get(),
+            lambda c: expect_eq(
+                (c.get("template"), c["rootfs"]),
+                (1, f"{self.args.storage}:base-{vmid}-disk-0,size=10G"),
+                "template, rootfs",
+            ),
+        )
+        self.led.ok(
+            f"{tag} status/current of the template",
+            lambda: ct.status.current.get(),
+            lambda s: expect_eq((s.get("template"), s["status"]), (1, "stopped"), "template, status"),
+        )
+        self.led.fails(
+            f"{tag} POST template on a template",
+            lambda: ct.template.post(),
+            500,
+            r"^you can't convert a template to a template",
+        )
+        upid = self.led.ok(f"{tag} start a template returns a vzstart UPID", lambda: ct.status.start.post(), self.upid("vzstart"))
+
+        def failed(status):
+            expect(status is not None, "task did not stop in time")
+            expect_eq(
+                (status.get("status"), status.get("exitstatus")),
+                ("stopped", "you can't start a CT if it's a template"),
+                "status, exitstatus",
+            )
+
+        self.led.ok(
+            f"{tag} start a template: the task fails with PVE's reason",
+            lambda: Tasks.blocking_status(self.prox, upid, timeout=30, polling_interval=self.args.poll),
+            failed,
+        )
+        self.led.ok(
+            f"{tag} the failed task's log ends in TASK ERROR",
+            lambda: node.tasks(upid).log.get(),
+            lambda lines: expect_eq(lines[-1].get("t"), "TASK ERROR: you can't start a CT if it's a template", "last line"),
+        )
+
     def destroy(self):
         vmid = self.vmid
         self.task("destroy", "vzdestroy", lambda: self.ct.delete(purge=1))
@@ -423,6 +481,7 @@ class Life:
         self.read_pending("(nothing pending)", {})
         self.in_list()
         self.power_and_resize()
+        self.template()
         self.destroy()
 
 
