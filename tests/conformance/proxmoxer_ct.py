@@ -95,8 +95,9 @@ class Ledger:
         self._check(what, result, check)
         return result
 
-    def fails(self, what, call, status, message):
-        """A call PVE refuses with `status` and a message matching `message` (a regex)."""
+    def fails(self, what, call, status, message, errors=None):
+        """A call PVE refuses with `status` and a message matching `message` (a regex); for
+        a 400, `errors` is the per-parameter map PVE sends beside it."""
         self.calls += 1
         try:
             result = call()
@@ -106,6 +107,8 @@ class Ledger:
             def check(_):
                 expect_eq(e.status_code, status, "status")
                 expect(re.search(message, str(e.content)), f"message {got!r} !~ {message!r}")
+                if errors is not None:
+                    expect_eq(e.errors, errors, "errors")
 
             self._check(what, None, check)
             return
@@ -255,6 +258,46 @@ class Life:
         )
         upid = self.task("create (pct form)", "vzcreate", lambda: self.node.lxc.post(**params))
         self.task_log_and_list(upid)
+
+    def indexes_and_refusals(self):
+        """Directory indexes (API2/LXC.pm vmdiridx, LXC/Status.pm vmcmdidx) and the refusals
+        a client meets first: a taken VMID (PVE::Cluster::check_vmid_unused) and
+        parameters that fail the schema (RESTHandler: 400 with the per-parameter errors)."""
+        ct, tag, vmid = self.ct, self.tag, self.vmid
+        subdirs = lambda want: lambda rows: expect_eq([r.get("subdir") for r in rows], want, "subdirs")  # noqa: E731
+        self.led.ok(
+            f"{tag} GET /nodes/{{node}}/lxc/{{vmid}} (index)",
+            lambda: ct.get(),
+            subdirs(
+                ["config", "pending", "status", "vncproxy", "termproxy", "vncwebsocket", "spiceproxy"]
+                + ["migrate", "clone", "rrd", "rrddata", "firewall", "snapshot", "resize", "interfaces"]
+            ),
+        )
+        self.led.ok(
+            f"{tag} GET .../status (index)",
+            lambda: ct.status.get(),
+            subdirs(["current", "start", "stop", "shutdown", "reboot", "migrate"]),
+        )
+        self.led.fails(
+            f"{tag} create with a VMID in use",
+            lambda: self.node.lxc.post(vmid=vmid, ostemplate=self.args.template),
+            500,
+            rf"^CT {vmid} already exists on node '{re.escape(self.args.node)}'",
+        )
+        self.led.fails(
+            f"{tag} PUT config memory=abc",
+            lambda: ct.config.put(memory="abc"),
+            400,
+            r"^Parameter verification failed\.",
+            {"memory": "type check ('integer') failed - got 'abc'"},
+        )
+        self.led.fails(
+            f"{tag} PUT config with an unknown option",
+            lambda: ct.config.put(colour="blue"),
+            400,
+            r"^Parameter verification failed\.",
+            {"colour": "property is not defined in schema and the schema does not allow additional properties"},
+        )
 
     def read_config(self):
         vmid, a = self.vmid, self.args
@@ -479,6 +522,7 @@ class Life:
         self.create()
         self.read_config()
         self.read_pending("(nothing pending)", {})
+        self.indexes_and_refusals()
         self.in_list()
         self.power_and_resize()
         self.template()
@@ -494,6 +538,23 @@ def connect(args, login):
             host, user=user, token_name=token_name, token_value=secret, verify_ssl=False, timeout=30
         )
     return ProxmoxAPI(host, user=args.user, password=args.password, verify_ssl=False, timeout=30)
+
+
+def ticket_answer(args, ledger):
+    """PVE/API2/AccessControl.pm create_ticket: what proxmoxer's ticket login reads."""
+    prox = connect(args, "token")
+
+    def check(t):
+        expect_keys(t, ["username", "ticket", "CSRFPreventionToken", "cap"], "ticket answer")
+        expect_eq(t["username"], args.user, "username")
+        expect(t["ticket"].startswith(f"PVE:{args.user}:"), f"ticket {t['ticket'][:20]!r}...")
+        expect(isinstance(t["cap"], dict), "cap is an object")
+
+    ledger.ok(
+        "[ticket] POST /access/ticket answer",
+        lambda: prox.access.ticket.post(username=args.user, password=args.password),
+        check,
+    )
 
 
 def wrong_password(args, ledger):
@@ -533,6 +594,10 @@ def main():
         except Exception:  # an answer proxmoxer could not even handle is a disagreement too
             traceback.print_exc()
             ledger.disagreements.append(f"{login}: unexpected error")
+    try:
+        ticket_answer(args, ledger)
+    except Broken:
+        pass
     wrong_password(args, ledger)
 
     print(f"proxmoxer: {ledger.calls} calls, {ledger.agreed} as PVE")

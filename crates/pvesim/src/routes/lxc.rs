@@ -37,16 +37,23 @@ pub(crate) async fn index(
 ) -> ApiResult<Response> {
     let vmid = parse_vmid(&vmid)?;
     state.0.cluster().guest_at(&node, GuestKind::Lxc, vmid)?;
+    // API2/LXC.pm vmdiridx, in its order
     let names = [
         "config",
         "pending",
         "status",
-        "interfaces",
-        "resize",
-        "snapshot",
-        "firewall",
+        "vncproxy",
+        "termproxy",
+        "vncwebsocket",
+        "spiceproxy",
+        "migrate",
+        "clone",
         "rrd",
         "rrddata",
+        "firewall",
+        "snapshot",
+        "resize",
+        "interfaces",
     ];
     Ok(data(Value::Array(
         names.iter().map(|n| json!({ "subdir": n })).collect(),

@@ -152,6 +152,7 @@ fn lxc_routes() -> Router<Arc<Sim>> {
         .route(&format!("{ct}/interfaces"), get(lxc_net::interfaces))
         .route(&format!("{ct}/status/current"), get(lxc_status::current))
         .route(&format!("{ct}/status/{{action}}"), post(lxc_status::action))
+        .route(&format!("{ct}/status"), get(lxc_status::index))
 }
 
 fn qemu_routes() -> Router<Arc<Sim>> {
