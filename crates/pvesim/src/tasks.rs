@@ -117,9 +117,10 @@ impl Task {
         v
     }
 
-    /// One row of `GET /nodes/{node}/tasks`: the UPID's fields, plus `status` (the exit
-    /// status) and `endtime` once the task ended; a running task has neither (pve-manager
-    /// `PVE/API2/Tasks.pm` `node_tasks`, rows of the task index).
+    /// One row of `GET /nodes/{node}/tasks` (pve-manager `PVE/API2/Tasks.pm` `node_tasks`):
+    /// an ended task is a row of the task index, with `endtime` and its exit `status`; a
+    /// running one comes from the active-workers file as `PVE::INotify::read_active_workers`
+    /// reads it (`saved` "0", the user as the UPID names it) with `status` `RUNNING`.
     pub(crate) fn list_json(&self) -> Value {
         let u = &self.upid;
         let mut v = json!({
@@ -140,6 +141,9 @@ impl Task {
                 v["user"] = json!(user);
                 v["tokenid"] = json!(token);
             }
+        } else {
+            v["status"] = json!("RUNNING");
+            v["saved"] = json!("0");
         }
         v
     }
@@ -200,6 +204,32 @@ mod tests {
             ),
             (Some("root@pam"), Some("atlantis"), Some("running"))
         );
+    }
+
+    #[test]
+    fn task_list_row_is_running_until_the_task_ends_then_archived() {
+        let mut t = Task::new(upid());
+        let row = t.list_json();
+        assert_eq!(
+            (
+                row["status"].as_str(),
+                row["saved"].as_str(),
+                row["user"].as_str()
+            ),
+            (Some("RUNNING"), Some("0"), Some("root@pam!atlantis"))
+        );
+        assert!(row.get("endtime").is_none());
+        t.finish(Exit::Ok);
+        let row = t.list_json();
+        assert_eq!(
+            (
+                row["status"].as_str(),
+                row["user"].as_str(),
+                row["tokenid"].as_str()
+            ),
+            (Some("OK"), Some("root@pam"), Some("atlantis"))
+        );
+        assert!(row["endtime"].as_u64().is_some() && row.get("saved").is_none());
     }
 
     #[test]
