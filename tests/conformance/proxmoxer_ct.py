@@ -72,7 +72,8 @@ class Ledger:
         self.agreed = 0
         self.disagreements = []
 
-    def _check(self, what, result, check):
+    def record(self, what, result, check):
+        """Counts one answer as PVE's when `check` passes, else as a disagreement."""
         try:
             if check is not None:
                 check(result)
@@ -92,7 +93,7 @@ class Ledger:
             self.disagreements.append(f"{what}: refused ({e}); PVE accepts it")
             print(f"  DIFFERS  {what}: refused ({e}); PVE accepts it")
             raise Broken(what) from e
-        self._check(what, result, check)
+        self.record(what, result, check)
         return result
 
     def fails(self, what, call, status, message, errors=None):
@@ -110,7 +111,7 @@ class Ledger:
                 if errors is not None:
                     expect_eq(e.errors, errors, "errors")
 
-            self._check(what, None, check)
+            self.record(what, None, check)
             return
         self.disagreements.append(f"{what}: accepted ({result!r}); PVE refuses it")
         print(f"  DIFFERS  {what}: accepted ({result!r}); PVE refuses it")
@@ -128,6 +129,7 @@ class Life:
         self.node = prox.nodes(args.node)
         self.ct = self.node.lxc(vmid)
         self.tag = f"[{login}]"
+        self.hwaddr = ""
 
     # --- tasks (pve-manager PVE/API2/Tasks.pm) ---------------------------------------------
 
@@ -213,12 +215,11 @@ class Life:
 
     def cluster(self):
         p = self.prox
-        self.led.ok(
-            f"{self.tag} GET /version",
-            lambda: p.version.get(),
-            lambda v: [expect_keys(v, ["version", "release", "repoid"], "version")]
-            + [expect(all(isinstance(v[k], str) for k in ("version", "release")), "strings")],
-        )
+        def version_check(v):
+            expect_keys(v, ["version", "release", "repoid"], "version")
+            expect(all(isinstance(v[k], str) for k in ("version", "release")), "strings")
+
+        self.led.ok(f"{self.tag} GET /version", lambda: p.version.get(), version_check)
 
         def nodes_check(rows):
             row = next((r for r in rows if r.get("node") == self.args.node), None)
@@ -369,6 +370,25 @@ class Life:
 
         self.led.ok(f"{self.tag} GET /nodes/{{node}}/lxc", lambda: self.node.lxc.get(), check)
 
+    def interfaces(self):
+        """API2/LXC.pm ip (`interfaces`, LXC.pm get_interfaces): `ip --json a` inside the
+        running CT, with the MAC as the kernel prints it (lower case)."""
+        ip = f"10.10.0.{self.vmid % 200 + 2}"
+
+        def check(rows):
+            by_name = {r.get("name"): r for r in rows or []}
+            expect_eq(sorted(by_name), ["eth0", "lo"], "interfaces")
+            eth0 = by_name["eth0"]
+            expect_keys(eth0, ["hwaddr", "hardware-address", "inet", "ip-addresses"], "eth0")
+            expect_eq(eth0["hwaddr"], self.hwaddr.lower(), "hwaddr")
+            expect_eq(eth0["inet"], f"{ip}/24", "inet")
+            expect(
+                {"ip-address": ip, "ip-address-type": "inet", "prefix": 24} in eth0["ip-addresses"],
+                f"ip-addresses {eth0['ip-addresses']!r}",
+            )
+
+        self.led.ok(f"{self.tag} GET interfaces of the running CT", lambda: self.ct.interfaces.get(), check)
+
     def live_and_pending(self):
         """LXC/Config.pm on a running CT: memory is hot-plugged, hostname is one of the
         $LXC_FASTPLUG_OPTIONS (written at once), cmode and a nameserver removal stay pending."""
@@ -418,6 +438,7 @@ class Life:
         self.status("(stopped)", False, 512, 8)
         self.task("start", "vzstart", lambda: ct.status.start.post())
         self.status("(running)", True, 512, 8)
+        self.interfaces()
         self.led.fails(f"{tag} start a running CT", lambda: ct.status.start.post(), 500, rf"^CT {vmid} already running")
         self.led.fails(
             f"{tag} destroy a running CT",
@@ -520,7 +541,8 @@ class Life:
     def run(self):
         self.cluster()
         self.create()
-        self.read_config()
+        config = self.read_config()
+        self.hwaddr = re.search(r"hwaddr=([^,]+)", config["net0"]).group(1)
         self.read_pending("(nothing pending)", {})
         self.indexes_and_refusals()
         self.in_list()
@@ -563,9 +585,9 @@ def wrong_password(args, ledger):
     try:
         connect(argparse.Namespace(**{**vars(args), "password": "not-the-password"}), "ticket")
     except AuthenticationError as e:
-        ledger._check("[ticket] login with a wrong password", str(e), lambda m: expect("code: 401" in m, m))
+        ledger.record("[ticket] login with a wrong password", str(e), lambda m: expect("code: 401" in m, m))
         return
-    ledger._check("[ticket] login with a wrong password", None, lambda _: expect(False, "accepted"))
+    ledger.record("[ticket] login with a wrong password", None, lambda _: expect(False, "accepted"))
 
 
 def main():
