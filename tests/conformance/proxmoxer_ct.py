@@ -572,11 +572,25 @@ def ticket_answer(args, ledger):
         expect(t["ticket"].startswith(f"PVE:{args.user}:"), f"ticket {t['ticket'][:20]!r}...")
         expect(isinstance(t["cap"], dict), "cap is an object")
 
-    ledger.ok(
+    first = ledger.ok(
         "[ticket] POST /access/ticket answer",
         lambda: prox.access.ticket.post(username=args.user, password=args.password),
         check,
     )
+    # a valid ticket as the password renews it, as proxmoxer does past its renew_age
+    ledger.ok(
+        "[ticket] POST /access/ticket renews a ticket",
+        lambda: prox.access.ticket.post(username=args.user, password=first["ticket"]),
+        check,
+    )
+
+
+def wrong_token(args, ledger):
+    """PVE/HTTPServer.pm auth_handler: a token whose secret is wrong gets a 401."""
+    user_token = args.token.split("=", 1)[0]
+    bad = argparse.Namespace(**{**vars(args), "token": f"{user_token}=not-the-secret"})
+    prox = connect(bad, "token")
+    ledger.fails("[token] a wrong token secret", lambda: prox.version.get(), 401, r"^Authentication failed!")
 
 
 def wrong_password(args, ledger):
@@ -621,6 +635,7 @@ def main():
     except Broken:
         pass
     wrong_password(args, ledger)
+    wrong_token(args, ledger)
 
     print(f"proxmoxer: {ledger.calls} calls, {ledger.agreed} as PVE")
     for d in ledger.disagreements:
