@@ -228,6 +228,32 @@ class Life:
 
         self.led.ok(f"{self.tag} GET /nodes", lambda: p.nodes.get(), nodes_check)
 
+        node, a = self.node, self.args
+
+        def storages_check(rows):
+            row = next((r for r in rows if r.get("storage") == a.storage), None)
+            expect(row is not None, f"storage {a.storage} listed")
+            # PVE::Storage::Plugin content_hash_to_string: sorted, comma-separated
+            expect_eq((row.get("type"), row.get("content")), ("lvmthin", "images,rootdir"), "type, content")
+            expect_eq((row.get("active"), row.get("enabled")), (1, 1), "active, enabled")
+            for k in ("total", "used", "avail"):
+                expect(isinstance(row.get(k), int), f"{k} is an integer: {row.get(k)!r}")
+
+        self.led.ok(f"{self.tag} GET /nodes/{{node}}/storage", lambda: node.storage.get(), storages_check)
+
+        def templates_check(rows):
+            row = next((r for r in rows if r.get("volid") == a.template), None)
+            expect(row is not None, f"{a.template} listed")
+            expect_eq((row.get("content"), row.get("format")), ("vztmpl", "tzst"), "content, format")
+            expect(isinstance(row.get("size"), int), f"size {row.get('size')!r}")
+
+        tstore = a.template.split(":", 1)[0]
+        self.led.ok(
+            f"{self.tag} GET storage content=vztmpl (the templates)",
+            lambda: node.storage(tstore).content.get(content="vztmpl"),
+            templates_check,
+        )
+
         # PVE/API2/Cluster.pm nextid: the lowest free id; a number (or its text, depending on
         # how Perl last used the scalar), at least 100
         self.led.ok(
