@@ -425,11 +425,18 @@ class Life:
         self.led.ok(f"{tag} PUT config hostname on a running CT (fast-plugged)", lambda: ct.config.put(hostname=new), null)
         self.led.ok(f"{tag} PUT config cmode=shell on a running CT (kept pending)", lambda: ct.config.put(cmode="shell"), null)
         self.led.ok(f"{tag} PUT config delete=nameserver on a running CT", lambda: ct.config.put(delete="nameserver"), null)
+        # a new mount point is hot-plugged (apply_pending_mountpoint allocates its volume)
+        self.led.ok(
+            f"{tag} PUT config mp0 on a running CT (hot-plugged)",
+            lambda: ct.config.put(mp0=f"{self.args.storage}:2,mp=/data"),
+            null,
+        )
         self.read_pending(
             "(cmode pending, nameserver to delete)",
             {
                 "memory": {"value": 1024},
                 "hostname": {"value": new},
+                "mp0": {"value": f"{self.args.storage}:vm-{self.vmid}-disk-1,mp=/data,size=2G"},
                 "cmode": {"pending": "shell"},
                 "nameserver": {"value": "10.10.0.1", "delete": 1},
             },
@@ -477,6 +484,12 @@ class Life:
         self.read_pending(
             "(applied by the reboot)",
             {"hostname": {"value": new}, "cmode": {"value": "shell"}, "nameserver": {"value": "10.10.0.1"}},
+        )
+        self.task("resize mp0 +1G on the running CT", "resize", lambda: ct.resize.put(disk="mp0", size="+1G"))
+        self.led.ok(
+            f"{tag} GET config after the online resize",
+            lambda: ct.config.get(),
+            lambda c: expect_eq(c.get("mp0"), f"{self.args.storage}:vm-{vmid}-disk-1,mp=/data,size=3G", "mp0"),
         )
         self.task("shutdown", "vzshutdown", lambda: ct.status.shutdown.post(timeout=30))
         self.led.fails(f"{tag} stop a stopped CT", lambda: ct.status.stop.post(), 500, rf"^CT {vmid} not running")
@@ -557,6 +570,11 @@ class Life:
     def destroy(self):
         vmid = self.vmid
         self.task("destroy", "vzdestroy", lambda: self.ct.delete(purge=1))
+        self.led.ok(
+            f"{self.tag} the destroyed CT's volumes are gone",
+            lambda: self.node.storage(self.args.storage).content.get(vmid=vmid),
+            lambda rows: expect_eq([r.get("volid") for r in rows], [], "volumes"),
+        )
         self.led.fails(
             f"{self.tag} GET config of a destroyed CT",
             lambda: self.ct.config.get(),
