@@ -193,6 +193,7 @@ class Life(Reads):
         config = self.read_config()
         self.hwaddr = re.search(r"hwaddr=([^,]+)", config["net0"]).group(1)
         self.read_pending("(nothing pending)", {})
+        self.volumes()
         self.indexes_and_refusals()
         self.in_list()
         self.power_and_resize()

@@ -196,6 +196,25 @@ class Reads:
         upid = self.task("create (pct form)", "vzcreate", lambda: self.node.lxc.post(**params))
         self.task_log_and_list(upid)
 
+    def volumes(self):
+        """pve-storage Plugin.pm list_volumes: a container's volume is listed as `rootdir`,
+        and only under that content type (`images` is for VMs and orphans)."""
+        store, vmid = self.node.storage(self.args.storage), self.vmid
+        volid = f"{self.args.storage}:vm-{vmid}-disk-0"
+
+        def rootdir(rows):
+            row = next((r for r in rows if r.get("volid") == volid), None)
+            expect(row is not None, f"{volid} listed as rootdir")
+            want = {"content": "rootdir", "vmid": vmid, "format": "raw", "size": 8 * GIB}
+            expect_eq({k: row.get(k) for k in want}, want, "volume")
+
+        self.led.ok(f"{self.tag} GET storage content=rootdir", lambda: store.content.get(content="rootdir"), rootdir)
+        self.led.ok(
+            f"{self.tag} GET storage content=images leaves the CT's volume out",
+            lambda: store.content.get(content="images"),
+            lambda rows: expect(all(r.get("volid") != volid for r in rows), f"{volid} listed as images"),
+        )
+
     def indexes_and_refusals(self):
         """Directory indexes (API2/LXC.pm vmdiridx, LXC/Status.pm vmcmdidx) and the refusals
         a client meets first: a taken VMID (PVE::Cluster::check_vmid_unused) and
