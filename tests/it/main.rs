@@ -86,6 +86,7 @@ mod pvesim_network;
 mod pvesim_pending;
 mod pvesim_permissions;
 mod pvesim_pools;
+mod pvesim_proxmoxer;
 mod pvesim_qemu;
 mod pvesim_qemu_create;
 mod pvesim_qemu_hotplug;

@@ -63,6 +63,8 @@ pub(crate) struct Task {
     pub(crate) upid: Upid,
     pub(crate) log: Vec<String>,
     pub(crate) exit: Option<Exit>,
+    /// When it ended (seconds since the epoch): the task index's `endtime`.
+    pub(crate) endtime: Option<u64>,
     /// Before this instant the task index does not list it yet ("no such task").
     pub(crate) visible_at: std::time::Instant,
 }
@@ -73,6 +75,7 @@ impl Task {
             upid,
             log: Vec::new(),
             exit: None,
+            endtime: None,
             visible_at: std::time::Instant::now(),
         }
     }
@@ -86,6 +89,7 @@ impl Task {
         };
         self.log.push(last);
         self.exit = Some(exit);
+        self.endtime = Some(crate::model::now().max(self.upid.starttime));
     }
 
     /// `GET tasks/{upid}/status`.
@@ -113,8 +117,10 @@ impl Task {
         v
     }
 
-    /// One row of `GET /nodes/{node}/tasks`: the UPID's fields, plus `status` (the exit
-    /// status) once the task ended; a running task has no `status`.
+    /// One row of `GET /nodes/{node}/tasks` (pve-manager `PVE/API2/Tasks.pm` `node_tasks`):
+    /// an ended task is a row of the task index, with `endtime` and its exit `status`; a
+    /// running one comes from the active-workers file as `PVE::INotify::read_active_workers`
+    /// reads it (`saved` "0", the user as the UPID names it) with `status` `RUNNING`.
     pub(crate) fn list_json(&self) -> Value {
         let u = &self.upid;
         let mut v = json!({
@@ -127,6 +133,17 @@ impl Task {
                 Exit::Warnings(n) => format!("WARNINGS: {n}"),
                 Exit::Error(msg) => msg.clone(),
             });
+        }
+        if let Some(end) = self.endtime {
+            v["endtime"] = json!(end);
+            // an archived row goes through `$convert_token_task`: user and token apart
+            if let Some((user, token)) = u.user.split_once('!') {
+                v["user"] = json!(user);
+                v["tokenid"] = json!(token);
+            }
+        } else {
+            v["status"] = json!("RUNNING");
+            v["saved"] = json!("0");
         }
         v
     }
@@ -187,6 +204,32 @@ mod tests {
             ),
             (Some("root@pam"), Some("atlantis"), Some("running"))
         );
+    }
+
+    #[test]
+    fn task_list_row_is_running_until_the_task_ends_then_archived() {
+        let mut t = Task::new(upid());
+        let row = t.list_json();
+        assert_eq!(
+            (
+                row["status"].as_str(),
+                row["saved"].as_str(),
+                row["user"].as_str()
+            ),
+            (Some("RUNNING"), Some("0"), Some("root@pam!atlantis"))
+        );
+        assert!(row.get("endtime").is_none());
+        t.finish(Exit::Ok);
+        let row = t.list_json();
+        assert_eq!(
+            (
+                row["status"].as_str(),
+                row["user"].as_str(),
+                row["tokenid"].as_str()
+            ),
+            (Some("OK"), Some("root@pam"), Some("atlantis"))
+        );
+        assert!(row["endtime"].as_u64().is_some() && row.get("saved").is_none());
     }
 
     #[test]

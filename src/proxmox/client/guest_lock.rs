@@ -91,7 +91,7 @@ impl ProxmoxClient {
         match self.guest_tasks(node, vmid).await {
             Ok(tasks) => tasks
                 .into_iter()
-                .find(|t| t.status.is_none())
+                .find(TaskSummary::is_running)
                 .map(|t| t.upid),
             Err(e) => {
                 tracing::debug!(pve.node = %node, vmid = %vmid, error = %e, "listing the guest's tasks failed");

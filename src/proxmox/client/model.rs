@@ -243,9 +243,17 @@ pub struct TaskSummary {
     /// `vzcreate`, `vzdump`, `vzmigrate`, ...
     #[serde(rename = "type", default)]
     pub kind: String,
-    /// The exit status once the task ended; absent while it runs.
+    /// The exit status once the task ended; `RUNNING` while it runs (absent in old answers).
     #[serde(default)]
     pub status: Option<String>,
+}
+
+impl TaskSummary {
+    /// Whether the task still runs: PVE lists a running task with `status` `RUNNING`
+    /// (pve-manager `PVE/API2/Tasks.pm` `node_tasks`, from the active-workers file).
+    pub fn is_running(&self) -> bool {
+        self.status.as_deref().is_none_or(|s| s == "RUNNING")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]

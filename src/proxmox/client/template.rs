@@ -77,7 +77,7 @@ impl ProxmoxClient {
         let tasks = self.guest_tasks(node, vmid).await?;
         Ok(tasks
             .into_iter()
-            .find(|t| t.kind == "vztemplate" && t.status.is_none())
+            .find(|t| t.kind == "vztemplate" && t.is_running())
             .and_then(|t| t.upid.parse().ok()))
     }
 }

@@ -65,6 +65,10 @@ pub(crate) fn routes() -> Router<Arc<Sim>> {
             get(super::lxc_net::interfaces.layer(v(&schema::GUEST))),
         )
         .route(
+            &format!("{ct}/status"),
+            get(super::lxc_status::index.layer(v(&schema::GUEST))),
+        )
+        .route(
             &format!("{ct}/status/current"),
             get(super::lxc_status::current.layer(v(&schema::GUEST))),
         )
@@ -96,16 +100,23 @@ pub(crate) async fn index(
 ) -> ApiResult<Response> {
     let vmid = parse_vmid(&vmid)?;
     state.0.cluster().guest_at(&node, GuestKind::Lxc, vmid)?;
+    // API2/LXC.pm vmdiridx, in its order
     let names = [
         "config",
         "pending",
         "status",
-        "interfaces",
-        "resize",
-        "snapshot",
-        "firewall",
+        "vncproxy",
+        "termproxy",
+        "vncwebsocket",
+        "spiceproxy",
+        "migrate",
+        "clone",
         "rrd",
         "rrddata",
+        "firewall",
+        "snapshot",
+        "resize",
+        "interfaces",
     ];
     Ok(data(Value::Array(
         names.iter().map(|n| json!({ "subdir": n })).collect(),

@@ -61,6 +61,19 @@ fn max_disk(g: &Guest) -> u64 {
         .unwrap_or(4 << 30)
 }
 
+/// `GET .../status`: the directory index (API2/LXC/Status.pm `vmcmdidx`, in its order).
+pub(crate) async fn index(
+    state: SimState,
+    Path((node, vmid)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    let vmid = parse_vmid(&vmid)?;
+    state.0.cluster().guest_at(&node, GuestKind::Lxc, vmid)?;
+    let names = ["current", "start", "stop", "shutdown", "reboot", "migrate"];
+    Ok(data(Value::Array(
+        names.iter().map(|n| json!({ "subdir": n })).collect(),
+    )))
+}
+
 /// `GET .../status/current`.
 pub(crate) async fn current(
     state: SimState,

@@ -38,17 +38,31 @@ pub(crate) async fn content(
     params: Params,
 ) -> ApiResult<Response> {
     let mut cluster = state.0.cluster();
+    let containers: std::collections::BTreeSet<u32> = cluster
+        .guests
+        .values()
+        .filter(|g| g.kind == crate::model::GuestKind::Lxc)
+        .map(|g| g.vmid)
+        .collect();
     let storage = cluster.storage_mut(&node, &sid)?;
     let content = params.get("content")?;
     let vmid = params.int("vmid")?;
+    // pve-storage Plugin.pm list_volumes: a guest volume is `rootdir` while a container owns
+    // it, `images` otherwise (a VM's, or one whose owner is gone), and listed under that only
+    let kind_of = |v: &crate::storage::Volume| match v.content.as_str() {
+        "rootdir" if !v.vmid.is_some_and(|id| containers.contains(&id)) => "images".to_owned(),
+        other => other.to_owned(),
+    };
     let list: Vec<Value> = storage
         .volumes
         .values()
-        .filter(|v| {
-            content.is_none_or(|c| v.content == c || (c == "images" && v.content == "rootdir"))
-        })
+        .filter(|v| content.is_none_or(|c| kind_of(v) == c))
         .filter(|v| vmid.is_none_or(|id| v.vmid.map(u64::from) == Some(id)))
-        .map(Storage::volume_json)
+        .map(|v| {
+            let mut entry = Storage::volume_json(v);
+            entry["content"] = json!(kind_of(v));
+            entry
+        })
         .chain(
             storage
                 .snippets_json()
