@@ -350,3 +350,27 @@ async fn static_to_dhcp_is_live_and_the_plan_says_the_container_waits_for_its_ow
     assert!(env.live_config(302).await["net0"].contains("ip=dhcp"));
     assert_no_changes(&env).await;
 }
+
+/// The same rule at plan time: the plan is refused on the container, with PVE's words, before
+/// anything is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_managed_nic_with_slaac_is_refused_at_plan() {
+    let env = env().await;
+    let tf = container(303, "").replace(
+        "    name = \"eth0\"\n",
+        "    name = \"eth0\"\n    host_managed = true\n",
+    );
+    let tf = tf.replace(
+        "  network_interface {",
+        "  initialization {\n    ip_config {\n      ipv6 {\n        address = \"auto\"\n      }\n    }\n  }\n  network_interface {",
+    );
+    env.write_tf(&tf);
+    let out = env.atoll(&["plan"]).await;
+    assert!(!out.status.success());
+    let shown = text(&out);
+    assert!(
+        shown.contains("SLAAC is not supported for host-managed network configuration"),
+        "{shown}"
+    );
+    assert!(env.lxc_ids().await.is_empty());
+}

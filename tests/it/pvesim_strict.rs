@@ -335,3 +335,38 @@ async fn config_rules_answer_in_pves_words() {
         assert_param(&r, key, msg);
     }
 }
+
+/// pve-container `update_pct_config` (PVE 9.1+): "SLAAC is not supported for host-managed
+/// network configuration", unless the link is down; on create and on update alike.
+#[tokio::test]
+async fn a_host_managed_nic_cannot_take_ipv6_by_slaac() {
+    let api = stopped_ct().await;
+    let r = api
+        .set(
+            100,
+            &[(
+                "net0",
+                "name=eth0,bridge=vmbr0,host-managed=1,ip=dhcp,ip6=auto",
+            )],
+        )
+        .await;
+    assert_die(
+        &r,
+        "net0: SLAAC is not supported for host-managed network configuration.",
+    );
+    api.set(
+        100,
+        &[(
+            "net0",
+            "name=eth0,bridge=vmbr0,host-managed=1,ip6=auto,link_down=1",
+        )],
+    )
+    .await
+    .ok();
+    api.set(
+        100,
+        &[("net0", "name=eth0,bridge=vmbr0,host-managed=1,ip6=dhcp")],
+    )
+    .await
+    .ok();
+}

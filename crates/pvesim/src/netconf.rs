@@ -38,9 +38,16 @@ pub(crate) fn net_event(opt: &str, old: Option<&str>, new: &str) -> GuestEvent {
 }
 
 /// `update_pct_config` on `netN`: an `mtu` must fit the bridge's (`read_bridge_mtu`, which
-/// dies for a bridge that does not exist).
-pub(crate) fn check_mtu(opt: &str, value: &str, bridges: &BTreeMap<String, u32>) -> ApiResult<()> {
+/// dies for a bridge that does not exist), and a host-managed NIC whose link is up cannot take
+/// IPv6 by SLAAC.
+pub(crate) fn check_net(opt: &str, value: &str, bridges: &BTreeMap<String, u32>) -> ApiResult<()> {
     let props = propstr::parse(value, None).map_err(ApiError::die)?;
+    let flag = |key: &str| props.get(key).is_some_and(|v| v == "1");
+    if !flag("link_down") && flag("host-managed") && props.get("ip6").is_some_and(|v| v == "auto") {
+        return Err(ApiError::die(format!(
+            "{opt}: SLAAC is not supported for host-managed network configuration."
+        )));
+    }
     if let Some(mtu) = props.get("mtu").and_then(|m| m.parse::<u32>().ok()) {
         let bridge = props.get("bridge").map(String::as_str).unwrap_or_default();
         let Some(bridge_mtu) = bridges.get(bridge).copied() else {

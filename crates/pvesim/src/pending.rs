@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::conf::Conf;
 use super::error::{ApiError, ApiResult};
 use super::model::GuestEvent;
-use super::netconf::{canonical_net, check_link_bridge, check_mtu, net_event};
+use super::netconf::{canonical_net, check_link_bridge, check_net, net_event};
 use super::propstr;
 use super::storage::Storage;
 use super::volumes::{add_unused, alloc_mountpoint, free_volume, volume_of};
@@ -132,7 +132,7 @@ fn queue_sets(
                 )));
             }
             "tags" => value = propstr::unique_tags(&value),
-            o if o.starts_with("net") => check_mtu(opt, &value, env.bridges)?,
+            o if o.starts_with("net") => check_net(opt, &value, env.bridges)?,
             _ => {}
         }
         conf.pending.insert(opt.clone(), value);

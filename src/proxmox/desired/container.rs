@@ -8,6 +8,7 @@
 
 use super::values::{Config, Marks, Object, bit, block, blocks, num, put, tags};
 use super::{CONTAINER, DesiredError};
+use crate::proxmox::plan::DesiredValue;
 
 /// bpg's `disk.size` default: a clone keeps its template's size unless another is set.
 const DEFAULT_DISK_GB: f64 = 4.0;
@@ -26,9 +27,34 @@ pub(super) fn config(attrs: &Object, address: &str) -> Result<Config, DesiredErr
     initialization(&mut config, attrs);
     disk(&mut config, attrs, clone.is_none());
     networks(&mut config, attrs);
+    refuse_host_managed_slaac(&config, address)?;
     mount_points(&mut config, attrs);
     devices(&mut config, attrs);
     Ok(config)
+}
+
+/// pve-container `update_pct_config` (PVE 9.1+): a NIC whose addresses the host manages cannot
+/// take IPv6 by SLAAC, unless its link is down; PVE refuses the whole create or update.
+fn refuse_host_managed_slaac(config: &Config, address: &str) -> Result<(), DesiredError> {
+    for (key, value) in config {
+        let (true, DesiredValue::Known(net)) = (key.starts_with("net"), value) else {
+            continue;
+        };
+        let has = |field: &str| net.split(',').any(|f| f == field);
+        if has("host-managed=1") && has("ip6=auto") && !has("link_down=1") {
+            let index = key.trim_start_matches("net");
+            return Err(DesiredError::Invalid {
+                address: address.to_owned(),
+                why: format!(
+                    "network_interface[{index}] is host_managed and initialization.ip_config[{index}] \
+                     asks for IPv6 by SLAAC (address = \"auto\"): Proxmox VE refuses it (\"{key}: \
+                     SLAAC is not supported for host-managed network configuration.\"); use \
+                     \"dhcp\" or a static IPv6 address, or drop host_managed"
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A safety net behind the loader, which refuses the same blocks where they are written

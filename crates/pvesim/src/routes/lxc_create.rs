@@ -185,7 +185,7 @@ impl CreateJob {
             .map(|n| n.network.bridges())
             .unwrap_or_default();
         for (key, value) in self.set.iter().filter(|(k, _)| k.starts_with("net")) {
-            crate::netconf::check_mtu(key, value, &bridges)?;
+            crate::netconf::check_net(key, value, &bridges)?;
         }
         Ok(())
     }
