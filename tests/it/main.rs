@@ -130,3 +130,4 @@ mod webhook_intake;
 mod webhook_limits;
 mod workdir_git;
 mod workdir_modules;
+mod pvesim_strict_qemu;
