@@ -179,6 +179,17 @@ async fn ipconfig0_with_a_bad_address_is_refused() {
     .await;
 }
 
+// Network.pm $ipconfig_fmt gw: requires ip (check_object inside parse_property_string).
+#[tokio::test]
+async fn ipconfig0_gateway_requires_an_address() {
+    set_refused(
+        "ipconfig0",
+        "gw=10.0.0.1",
+        "invalid format - format error\nipconfig0.ip: missing property required by 'ipconfig0.gw'",
+    )
+    .await;
+}
+
 // $confdesc_cloudinit sshkeys: format urlencoded (pve_verify_urlencoded).
 #[tokio::test]
 async fn sshkeys_must_be_url_encoded() {

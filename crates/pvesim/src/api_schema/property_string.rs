@@ -70,11 +70,21 @@ pub(crate) fn parse_props(
             Some(v) => check_value(prop, &sub, v, &mut errors),
         }
     }
+    for (key, prop) in res.keys().filter_map(|k| Some((k, find(props, k)?))) {
+        if let Some(req) = prop.requires.filter(|r| !res.contains_key(*r)) {
+            let msg = format!("missing property required by '{path}.{key}'");
+            add_error(&mut errors, &format!("{path}.{req}"), &msg);
+        }
+    }
     if errors.is_empty() {
         return Ok(res);
     }
     let lines: Vec<String> = errors.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     Err(format!("format error\n{}", lines.join("\n")))
+}
+
+fn find(props: &'static [Prop], key: &str) -> Option<&'static Prop> {
+    props.iter().find(|p| p.name.matches(key))
 }
 
 /// `alias`/`keyAlias`: the key the value is stored under; a key alias records the key's name.
