@@ -46,13 +46,19 @@ async fn zero_cores_are_below_the_minimum() {
 // $confdesc cpuunits: integer, maximum 262144.
 #[tokio::test]
 async fn cpuunits_above_262144_are_refused() {
-    set_refused("cpuunits", "300000", "value must have a maximum value of 262144").await;
+    set_refused(
+        "cpuunits",
+        "300000",
+        "value must have a maximum value of 262144",
+    )
+    .await;
 }
 
 // QemuServer/Memory.pm $memory_fmt: `current` is the default key, an integer >= 16.
 #[tokio::test]
 async fn memory_must_be_an_integer_amount() {
-    let msg = "invalid format - format error\nmemory.current: type check ('integer') failed - got 'abc'";
+    let msg =
+        "invalid format - format error\nmemory.current: type check ('integer') failed - got 'abc'";
     set_refused("memory", "abc", msg).await;
     set_refused(
         "memory",
@@ -65,7 +71,10 @@ async fn memory_must_be_an_integer_amount() {
 // Network.pm $net_fmt: `model` is an enum of $nic_model_list (the default key).
 #[tokio::test]
 async fn net0_with_an_unknown_model_is_refused() {
-    let r = vm().await.put(CONFIG, &[("net0", "e1001,bridge=vmbr0")]).await;
+    let r = vm()
+        .await
+        .put(CONFIG, &[("net0", "e1001,bridge=vmbr0")])
+        .await;
     assert_eq!(r.status, 400);
     assert!(
         r.error("net0").starts_with(
@@ -259,7 +268,10 @@ async fn boot_order_names_only_boot_devices() {
 // API2/Qemu.pm update_vm_api: every device of `order=` must exist (a die, after the schema).
 #[tokio::test]
 async fn boot_order_naming_a_missing_device_is_refused() {
-    let r = vm().await.put(CONFIG, &[("boot", "order=scsi5;net0")]).await;
+    let r = vm()
+        .await
+        .put(CONFIG, &[("boot", "order=scsi5;net0")])
+        .await;
     assert_die(&r, "invalid bootorder: device 'scsi5' does not exist'");
 }
 
@@ -267,7 +279,12 @@ async fn boot_order_naming_a_missing_device_is_refused() {
 #[tokio::test]
 async fn description_longer_than_8192_characters_is_refused() {
     let long = "d".repeat(8193);
-    set_refused("description", &long, "value may only be 8192 characters long").await;
+    set_refused(
+        "description",
+        &long,
+        "value may only be 8192 characters long",
+    )
+    .await;
 }
 
 // $confdesc serialN: pattern `(/dev/[^,]+|socket)`.
@@ -296,7 +313,9 @@ async fn unknown_parameters_are_refused_on_reads_and_power_calls() {
         .post("/nodes/pve/qemu/200/status/start", &[("forceStop", "1")])
         .await;
     assert_param(&r, "forceStop", UNKNOWN);
-    let r = api.get_q("/nodes/pve/qemu/200/pending", &[("x", "1")]).await;
+    let r = api
+        .get_q("/nodes/pve/qemu/200/pending", &[("x", "1")])
+        .await;
     assert_param(&r, "x", UNKNOWN);
 }
 
@@ -340,8 +359,9 @@ async fn resize_of_a_non_disk_key_is_refused() {
     assert_eq!(r.status, 400, "{:?}", r.body);
     let e = r.error("disk");
     assert!(
-        e.starts_with("value 'net0' does not have a value in the enumeration 'ide0, ide1, ide2, ide3, scsi0,")
-            && e.ends_with("sata5, efidisk0, tpmstate0'"),
+        e.starts_with(
+            "value 'net0' does not have a value in the enumeration 'ide0, ide1, ide2, ide3, scsi0,"
+        ) && e.ends_with("sata5, efidisk0, tpmstate0'"),
         "{e}"
     );
 }
@@ -377,7 +397,10 @@ async fn create_with_a_short_vmid_is_refused() {
         .post("/nodes/pve/qemu", &[("vmid", "99")])
         .await;
     assert_eq!(r.status, 400, "{:?}", r.body);
-    assert!(r.error("vmid").starts_with("invalid format - value does not look like a valid VM ID"));
+    assert!(
+        r.error("vmid")
+            .starts_with("invalid format - value does not look like a valid VM ID")
+    );
 }
 
 // clone_vm format: enum raw, qcow2, vmdk; newid: pve-vmid.
@@ -425,9 +448,15 @@ async fn valid_values_pass_the_schema() {
         ("onboot", "1"),
         ("cores", "4"),
         ("memory", "4096"),
-        ("net1", "e1000=BC:24:11:00:00:09,bridge=vmbr0,tag=10,trunks=20-30;40"),
+        (
+            "net1",
+            "e1000=BC:24:11:00:00:09,bridge=vmbr0,tag=10,trunks=20-30;40",
+        ),
         ("ipconfig0", "ip=10.0.0.5/24,gw=10.0.0.1"),
-        ("sshkeys", "ssh-ed25519%20AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"),
+        (
+            "sshkeys",
+            "ssh-ed25519%20AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+        ),
         ("nameserver", "1.1.1.1 dns.example.com"),
         ("hotplug", "disk,network"),
         ("vga", "std,memory=16"),

@@ -189,7 +189,11 @@ impl Prop {
         self
     }
     /// `alias => target`, optionally with `keyAlias => key_alias`.
-    pub(crate) const fn alias(mut self, target: &'static str, key_alias: Option<&'static str>) -> Self {
+    pub(crate) const fn alias(
+        mut self,
+        target: &'static str,
+        key_alias: Option<&'static str>,
+    ) -> Self {
         self.alias = Some((target, key_alias));
         self
     }

@@ -31,7 +31,9 @@ pub(crate) fn urlencoded(v: &str) -> Result<(), String> {
 /// `pve_verify_address` (JSONSchema.pm): an IP address or a DNS name.
 pub(crate) fn address(v: &str) -> Result<(), String> {
     let ok = f::ip_with_ll_iface(v).is_ok_and(|()| !v.contains('%')) || f::dns_name(v).is_ok();
-    fail(ok, || format!("value does not look like a valid address: {v}"))
+    fail(ok, || {
+        format!("value does not look like a valid address: {v}")
+    })
 }
 
 /// `verify_volume_id_or_absolute_path` (QemuServer.pm): an absolute path or a volume ID.
@@ -126,7 +128,9 @@ pub(crate) fn vmgenid(v: &str) -> bool {
 
 /// `serialN`: `(/dev/[^,]+|socket)`.
 pub(crate) fn serial(v: &str) -> bool {
-    v == "socket" || v.strip_prefix("/dev/").is_some_and(|d| !d.is_empty() && !d.contains(','))
+    v == "socket"
+        || v.strip_prefix("/dev/")
+            .is_some_and(|d| !d.is_empty() && !d.contains(','))
 }
 
 /// `parallelN`: `/dev/parport\d+|/dev/usb/lp\d+`.
@@ -183,7 +187,10 @@ const fn model_alias(model: &'static str) -> Prop {
 /// `$net_fmt` (`QemuServer/Network.pm`).
 pub(crate) const NET: &[Prop] = &[
     Prop::string("macaddr").format(f::mac_addr),
-    Prop::string("model").required().default_key().one_of(NIC_MODELS),
+    Prop::string("model")
+        .required()
+        .default_key()
+        .one_of(NIC_MODELS),
     model_alias("e1000"),
     model_alias("e1000-82540em"),
     model_alias("e1000-82544gc"),
@@ -222,7 +229,10 @@ const FORMATS: &[&str] = &["raw", "qcow", "qed", "qcow2", "vmdk", "cloop"];
 /// `$alldrive_fmt_with_alloc` (`QemuServer/Drive.pm`): every bus's options in one table
 /// (PVE gives each bus its own subset), plus `import-from`.
 pub(crate) const DRIVE: &[Prop] = &[
-    Prop::string("file").required().default_key().format(volume_or_qm_path),
+    Prop::string("file")
+        .required()
+        .default_key()
+        .format(volume_or_qm_path),
     Prop::string("media").one_of(&["cdrom", "disk"]),
     Prop::boolean("snapshot"),
     Prop::string("cache").one_of(&["none", "writethrough", "writeback", "unsafe", "directsync"]),
@@ -276,7 +286,10 @@ pub(crate) const DRIVE: &[Prop] = &[
 
 /// `$efidisk_fmt` with `import-from`.
 pub(crate) const EFIDISK: &[Prop] = &[
-    Prop::string("file").required().default_key().format(volume_or_qm_path),
+    Prop::string("file")
+        .required()
+        .default_key()
+        .format(volume_or_qm_path),
     Prop::string("format").one_of(FORMATS),
     Prop::string("size").format(f::disk_size),
     Prop::string("efitype").one_of(&["2m", "4m"]),
@@ -287,7 +300,10 @@ pub(crate) const EFIDISK: &[Prop] = &[
 
 /// `$tpmstate_fmt` with `import-from`.
 pub(crate) const TPMSTATE: &[Prop] = &[
-    Prop::string("file").required().default_key().format(volume_or_qm_path),
+    Prop::string("file")
+        .required()
+        .default_key()
+        .format(volume_or_qm_path),
     Prop::string("format").one_of(&["raw", "qcow2", "vmdk"]),
     Prop::string("size").format(f::disk_size),
     Prop::string("version").one_of(&["v1.2", "v2.0"]),
@@ -297,7 +313,10 @@ pub(crate) const TPMSTATE: &[Prop] = &[
 /// `$unused_fmt`.
 pub(crate) const UNUSED: &[Prop] = &[
     Prop::string("volume").alias("file", None),
-    Prop::string("file").required().default_key().format(f::volume_id),
+    Prop::string("file")
+        .required()
+        .default_key()
+        .format(f::volume_id),
 ];
 
 /// `$agent_fmt` (`QemuServer/Agent.pm`).
@@ -316,8 +335,20 @@ pub(crate) const MEMORY: &[Prop] = &[Prop::int("current").required().default_key
 /// `$vga_fmt` (QemuServer.pm).
 pub(crate) const VGA: &[Prop] = &[
     Prop::string("type").default_key().one_of(&[
-        "cirrus", "qxl", "qxl2", "qxl3", "qxl4", "none", "serial0", "serial1", "serial2",
-        "serial3", "std", "virtio", "virtio-gl", "vmware",
+        "cirrus",
+        "qxl",
+        "qxl2",
+        "qxl3",
+        "qxl4",
+        "none",
+        "serial0",
+        "serial1",
+        "serial2",
+        "serial3",
+        "std",
+        "virtio",
+        "virtio-gl",
+        "vmware",
     ]),
     Prop::int("memory").min(4.0).max(512.0),
     Prop::string("clipboard").one_of(&["vnc"]),
@@ -331,7 +362,10 @@ pub(crate) const BOOT: &[Prop] = &[
 
 /// `pve-qemu-machine` (`QemuServer/Machine.pm`).
 pub(crate) const MACHINE: &[Prop] = &[
-    Prop::string("type").default_key().pattern(machine_type).max_len(40),
+    Prop::string("type")
+        .default_key()
+        .pattern(machine_type)
+        .max_len(40),
     Prop::string("viommu").one_of(&["intel", "virtio"]),
     Prop::int("aw-bits").min(32.0).max(64.0),
     Prop::boolean("enable-s3"),
@@ -358,7 +392,9 @@ pub(crate) const CICUSTOM: &[Prop] = &[
 
 /// `pve-qm-watchdog`.
 pub(crate) const WATCHDOG: &[Prop] = &[
-    Prop::string("model").default_key().one_of(&["i6300esb", "ib700"]),
+    Prop::string("model")
+        .default_key()
+        .one_of(&["i6300esb", "ib700"]),
     Prop::string("action").one_of(&["reset", "shutdown", "poweroff", "pause", "debug", "none"]),
 ];
 
