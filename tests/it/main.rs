@@ -97,6 +97,7 @@ mod pvesim_snippets;
 mod pvesim_storage;
 mod pvesim_strict;
 mod pvesim_strict_ops;
+mod pvesim_strict_qemu;
 mod queue_kill;
 mod queue_worker;
 mod repocfg_config;

@@ -11,7 +11,7 @@ use super::model::GuestEvent;
 use super::propstr;
 
 use super::qemu_net::net_change;
-pub(crate) use super::qemu_net::{check_net, net_mac, normalize_new, print_net};
+pub(crate) use super::qemu_net::{net_mac, normalize_new, print_net};
 
 /// `$fast_plug_option` in `vmconfig_hotplug_pending`: written at once, even while running.
 const FASTPLUG: &[&str] = &[

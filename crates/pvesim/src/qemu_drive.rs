@@ -8,61 +8,6 @@ use std::collections::BTreeMap;
 use super::propstr::{self, Props};
 use super::storage::Storage;
 
-/// The drive options qemu-server's `$alldrive_fmt` knows (plus `import-from`).
-const DRIVE_KEYS: &[&str] = &[
-    "file",
-    "media",
-    "cyls",
-    "heads",
-    "secs",
-    "trans",
-    "snapshot",
-    "cache",
-    "format",
-    "aio",
-    "discard",
-    "detect_zeroes",
-    "iops",
-    "iops_rd",
-    "iops_wr",
-    "iops_max",
-    "iops_rd_max",
-    "iops_wr_max",
-    "iops_max_length",
-    "iops_rd_max_length",
-    "iops_wr_max_length",
-    "mbps",
-    "mbps_rd",
-    "mbps_wr",
-    "mbps_max",
-    "mbps_rd_max",
-    "mbps_wr_max",
-    "bps_max_length",
-    "bps_rd_max_length",
-    "bps_wr_max_length",
-    "backup",
-    "replicate",
-    "rerror",
-    "werror",
-    "serial",
-    "shared",
-    "size",
-    "iothread",
-    "model",
-    "product",
-    "vendor",
-    "queues",
-    "ro",
-    "scsiblock",
-    "ssd",
-    "wwn",
-    "efitype",
-    "pre-enrolled-keys",
-    "ms-cert",
-    "version",
-    "import-from",
-];
-
 /// `is_valid_drivename`: ide0-3, sata0-5, scsi0-30, virtio0-15, efidisk0, tpmstate0.
 pub(crate) fn is_drive_key(key: &str) -> bool {
     let bus = |prefix: &str, count: u32| {
@@ -87,41 +32,6 @@ pub(crate) fn parse(value: &str) -> Result<Props, String> {
 /// `print_drive`: `file` first, the other options sorted.
 pub(crate) fn print(props: &Props) -> String {
     propstr::print(props, Some("file"), &[])
-}
-
-/// The schema check of one drive value: known options, a `file`, `media` disk or cdrom.
-pub(crate) fn check(key: &str, value: &str) -> Result<String, String> {
-    let props = parse(value).map_err(|e| format!("invalid format - {e}"))?;
-    if let Some(bad) = props.keys().find(|k| !DRIVE_KEYS.contains(&k.as_str())) {
-        return Err(format!(
-            "invalid format - property string: unknown key '{bad}'"
-        ));
-    }
-    if !props.contains_key("file") {
-        return Err("invalid format - file: property is missing and it is not optional".to_owned());
-    }
-    if let Some(m) = props.get("media").filter(|m| *m != "disk" && *m != "cdrom") {
-        return Err(format!(
-            "invalid format - media: value '{m}' does not have a value in the enumeration 'cdrom, disk'"
-        ));
-    }
-    if key == "efidisk0"
-        && let Some(t) = props.get("efitype").filter(|t| *t != "2m" && *t != "4m")
-    {
-        return Err(format!(
-            "invalid format - efitype: value '{t}' does not have a value in the enumeration '2m, 4m'"
-        ));
-    }
-    if key == "tpmstate0"
-        && let Some(v) = props
-            .get("version")
-            .filter(|v| *v != "v1.2" && *v != "v2.0")
-    {
-        return Err(format!(
-            "invalid format - version: value '{v}' does not have a value in the enumeration 'v1.2, v2.0'"
-        ));
-    }
-    Ok(value.to_owned())
 }
 
 /// `drive_is_cdrom`.

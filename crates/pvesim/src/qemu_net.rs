@@ -1,6 +1,6 @@
-//! QEMU NICs (`PVE::QemuServer::Network`): the `netN` schema check, `parse_net`/`print_net`
-//! with generated `BC:24:11` MACs, and `vmconfig_update_net`'s rule for a running VM. It must
-//! not touch anything but one NIC value.
+//! QEMU NICs (`PVE::QemuServer::Network`): `parse_net`/`print_net` with generated `BC:24:11`
+//! MACs, and `vmconfig_update_net`'s rule for a running VM (the schema check of a `netN` value
+//! is `api_schema::qemu`). It must not touch anything but one NIC value.
 
 use std::collections::BTreeSet;
 
@@ -9,54 +9,8 @@ use super::model::GuestEvent;
 use super::propstr;
 use super::qemu::is_net;
 
-pub(crate) const MODELS: &[&str] = &[
-    "virtio", "e1000", "e1000e", "rtl8139", "vmxnet3", "ne2k_pci", "pcnet", "i82551", "i82557b",
-    "i82559er",
-];
-
-/// `$net_fmt` keys besides the model names.
-const NET_KEYS: &[&str] = &[
-    "model",
-    "macaddr",
-    "bridge",
-    "tag",
-    "trunks",
-    "rate",
-    "firewall",
-    "link_down",
-    "queues",
-    "mtu",
-];
-
-/// `parse_net`'s schema check: a known model (default key, or `model=MAC`), known options.
-pub(crate) fn check_net(value: &str) -> Result<String, String> {
-    let props =
-        propstr::parse(value, Some("model")).map_err(|e| format!("invalid format - {e}"))?;
-    if let Some(bad) = props
-        .keys()
-        .find(|k| !NET_KEYS.contains(&k.as_str()) && !MODELS.contains(&k.as_str()))
-    {
-        return Err(format!(
-            "invalid format - property string: unknown key '{bad}'"
-        ));
-    }
-    let model = props.get("model").cloned().or_else(|| {
-        MODELS
-            .iter()
-            .find(|m| props.contains_key(**m))
-            .map(|m| (*m).to_owned())
-    });
-    match model {
-        Some(m) if MODELS.contains(&m.as_str()) => Ok(value.to_owned()),
-        Some(m) => Err(format!(
-            "invalid format - model: value '{m}' does not have a value in the enumeration '{}'",
-            MODELS.join(", ")
-        )),
-        None => {
-            Err("invalid format - model: property is missing and it is not optional".to_owned())
-        }
-    }
-}
+/// `$nic_model_list` (the schema's table).
+pub(crate) use crate::api_schema::qemu_formats::NIC_MODELS as MODELS;
 
 /// `parse_net` + `print_net`: `<model>=<MAC>` first (a random `BC:24:11` MAC if none, or a
 /// new one with `new_mac`), then the other options sorted.

@@ -8,12 +8,14 @@
 //! PVE's messages end in `\n` when they come from a `die`; the simulator leaves the trailing
 //! newlines out, as everywhere else (`error.rs`).
 //!
-//! The tables are data written from PVE's API schema (`lxc.rs`); the formats they name are in
-//! `formats.rs`.
+//! The tables are data written from PVE's API schema (`lxc.rs`, `qemu.rs` with the QEMU
+//! property strings in `qemu_formats.rs`); the formats they name are in `formats.rs`.
 
 pub(crate) mod formats;
 pub(crate) mod lxc;
 mod property_string;
+pub(crate) mod qemu;
+pub(crate) mod qemu_formats;
 
 pub(crate) use property_string::parse_props;
 
@@ -96,6 +98,9 @@ pub(crate) struct Prop {
     pub(crate) requires: Option<&'static str>,
     /// The property string's `default_key` (a bare value is assigned to it).
     pub(crate) default_key: bool,
+    /// A property-string `alias` (the key's value is stored under the target), with its
+    /// `keyAlias` (the key's own name is stored under that key: `virtio=MAC` sets `model`).
+    pub(crate) alias: Option<(&'static str, Option<&'static str>)>,
 }
 
 impl Prop {
@@ -113,6 +118,7 @@ impl Prop {
             values: Values::None,
             requires: None,
             default_key: false,
+            alias: None,
         }
     }
     pub(crate) const fn boolean(name: &'static str) -> Self {
@@ -180,6 +186,15 @@ impl Prop {
     }
     pub(crate) const fn default_key(mut self) -> Self {
         self.default_key = true;
+        self
+    }
+    /// `alias => target`, optionally with `keyAlias => key_alias`.
+    pub(crate) const fn alias(
+        mut self,
+        target: &'static str,
+        key_alias: Option<&'static str>,
+    ) -> Self {
+        self.alias = Some((target, key_alias));
         self
     }
 }

@@ -23,6 +23,7 @@ pub(crate) fn parse_props(
                         "duplicate key in comma-separated list property: {k}"
                     ));
                 }
+                let k = resolve_alias(props, k, &mut res)?;
                 let Some(prop) = props.iter().find(|p| p.name.matches(k)) else {
                     return Err(format!("invalid key in comma-separated list property: {k}"));
                 };
@@ -69,11 +70,46 @@ pub(crate) fn parse_props(
             Some(v) => check_value(prop, &sub, v, &mut errors),
         }
     }
+    for (key, prop) in res.keys().filter_map(|k| Some((k, find(props, k)?))) {
+        if let Some(req) = prop.requires.filter(|r| !res.contains_key(*r)) {
+            let msg = format!("missing property required by '{path}.{key}'");
+            add_error(&mut errors, &format!("{path}.{req}"), &msg);
+        }
+    }
     if errors.is_empty() {
         return Ok(res);
     }
     let lines: Vec<String> = errors.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     Err(format!("format error\n{}", lines.join("\n")))
+}
+
+fn find(props: &'static [Prop], key: &str) -> Option<&'static Prop> {
+    props.iter().find(|p| p.name.matches(key))
+}
+
+/// `alias`/`keyAlias`: the key the value is stored under; a key alias records the key's name.
+fn resolve_alias<'a>(
+    props: &'static [Prop],
+    k: &'a str,
+    res: &mut BTreeMap<String, String>,
+) -> Result<&'a str, String> {
+    let Some((target, key_alias)) = props
+        .iter()
+        .find(|p| p.name.matches(k))
+        .and_then(|p| p.alias)
+    else {
+        return Ok(k);
+    };
+    if let Some(ka) = key_alias {
+        if res.contains_key(ka) {
+            return Err(format!("key alias '{ka}' is already defined"));
+        }
+        res.insert(ka.to_owned(), k.to_owned());
+    }
+    if res.contains_key(target) {
+        return Err(format!("key '{target}' is already defined (via alias)"));
+    }
+    Ok(target)
 }
 
 /// `PVE::JSONSchema::parse_boolean`, leaving anything else as it is.

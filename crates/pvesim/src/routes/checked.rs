@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::Params;
 use super::params::is_json;
-use crate::api_schema::{Schema, lxc};
+use crate::api_schema::{Schema, lxc, qemu};
 use crate::error::ApiError;
 
 /// The largest body the check reads (uploads do not pass through it).
@@ -29,6 +29,11 @@ pub(crate) async fn checked(
 /// Middleware for `status/{action}`: the schema depends on the action.
 pub(crate) async fn checked_power(req: Request, next: Next) -> Response {
     run(lxc::power, req, next).await
+}
+
+/// Middleware for a QEMU guest's `status/{action}`.
+pub(crate) async fn checked_qemu_power(req: Request, next: Next) -> Response {
+    run(qemu::power, req, next).await
 }
 
 async fn run(

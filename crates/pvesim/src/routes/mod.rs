@@ -142,34 +142,67 @@ fn upload_routes() -> Router<Arc<Sim>> {
         .route("/storage/{storage}", get(upload::config))
 }
 
+/// The QEMU endpoints, each behind its parameter schema (`api_schema::qemu`).
 fn qemu_routes() -> Router<Arc<Sim>> {
+    use crate::api_schema::qemu as schema;
+    use axum::handler::Handler;
+    let v = |s: &'static crate::api_schema::Schema| {
+        axum::middleware::from_fn_with_state(s, checked::checked)
+    };
     let vm = "/nodes/{node}/qemu/{vmid}";
-    let config = get(qemu::config)
-        .put(qemu::update_config)
-        .post(qemu::update_config_async);
-    let cloudinit = get(qemu_disk::cloudinit_pending).put(qemu_disk::cloudinit_update);
+    let config = get(qemu::config.layer(v(&schema::CONFIG_GET)))
+        .put(qemu::update_config.layer(v(&schema::CONFIG_PUT)))
+        .post(qemu::update_config_async.layer(v(&schema::CONFIG_POST)));
+    let cloudinit = get(qemu_disk::cloudinit_pending.layer(v(&schema::GUEST)))
+        .put(qemu_disk::cloudinit_update.layer(v(&schema::GUEST)));
+    let power = axum::middleware::from_fn(checked::checked_qemu_power);
     Router::new()
         .route(
             "/nodes/{node}/qemu",
-            get(qemu::list).post(qemu_create::create),
+            get(qemu::list.layer(v(&schema::LIST)))
+                .post(qemu_create::create.layer(v(&schema::CREATE))),
         )
-        .route(vm, axum::routing::delete(qemu_disk::destroy))
+        .route(
+            vm,
+            axum::routing::delete(qemu_disk::destroy.layer(v(&schema::DESTROY))),
+        )
         .route(&format!("{vm}/config"), config)
-        .route(&format!("{vm}/pending"), get(qemu::pending))
-        .route(&format!("{vm}/clone"), post(qemu_clone::clone))
-        .route(&format!("{vm}/template"), post(qemu_clone::template))
-        .route(&format!("{vm}/resize"), put(qemu_disk::resize))
+        .route(
+            &format!("{vm}/pending"),
+            get(qemu::pending.layer(v(&schema::GUEST))),
+        )
+        .route(
+            &format!("{vm}/clone"),
+            post(qemu_clone::clone.layer(v(&schema::CLONE))),
+        )
+        .route(
+            &format!("{vm}/template"),
+            post(qemu_clone::template.layer(v(&schema::TEMPLATE))),
+        )
+        .route(
+            &format!("{vm}/resize"),
+            put(qemu_disk::resize.layer(v(&schema::RESIZE))),
+        )
         .route(&format!("{vm}/cloudinit"), cloudinit)
         .route(
             &format!("{vm}/cloudinit/dump"),
-            get(qemu_disk::cloudinit_dump),
+            get(qemu_disk::cloudinit_dump.layer(v(&schema::CLOUDINIT_DUMP))),
         )
-        .route(&format!("{vm}/status/current"), get(qemu::current))
-        .route(&format!("{vm}/status/{{action}}"), post(qemu_power::action))
-        .route(&format!("{vm}/agent/ping"), post(qemu_power::agent_ping))
+        .route(
+            &format!("{vm}/status/current"),
+            get(qemu::current.layer(v(&schema::GUEST))),
+        )
+        .route(
+            &format!("{vm}/status/{{action}}"),
+            post(qemu_power::action.layer(power)),
+        )
+        .route(
+            &format!("{vm}/agent/ping"),
+            post(qemu_power::agent_ping.layer(v(&schema::GUEST))),
+        )
         .route(
             &format!("{vm}/agent/network-get-interfaces"),
-            get(qemu_power::agent_interfaces),
+            get(qemu_power::agent_interfaces.layer(v(&schema::GUEST))),
         )
 }
 

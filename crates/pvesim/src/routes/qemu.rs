@@ -83,15 +83,7 @@ fn apply_update(
     vmid: u32,
     params: &Params,
 ) -> ApiResult<()> {
-    let extra = [
-        "delete",
-        "revert",
-        "digest",
-        "skiplock",
-        "background_delay",
-        "force",
-    ];
-    let mut set = super::qemu_create::config_params(params, &extra)?;
+    let mut set = super::qemu_create::config_params(params)?;
     if let Some(units) = set.get_mut("cpuunits") {
         *units = crate::schema::clamp_cpuunits(units);
     }

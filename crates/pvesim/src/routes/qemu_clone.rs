@@ -117,8 +117,7 @@ pub(crate) async fn clone(
     params: Params,
 ) -> ApiResult<Response> {
     let vmid = parse_vmid(&vmid)?;
-    let missing = || ApiError::param("newid", "property is missing and it is not optional");
-    let newid = parse_vmid(params.get("newid")?.ok_or_else(missing)?)?;
+    let newid = parse_vmid(params.get("newid")?.unwrap_or_default())?;
     let full = match params.get("full")? {
         Some(_) => Some(params.flag("full")?),
         None => None,

@@ -1,4 +1,4 @@
-//! `POST /nodes/{node}/qemu` (`create_vm`): the schema check, the synchronous checks in
+//! `POST /nodes/{node}/qemu` (`create_vm`), after the schema check: the synchronous checks in
 //! qemu-server's order, the `create` lock, then the `qmcreate` task (`create_disks`, default
 //! boot order, `smbios1` uuid, `vmgenid`).
 
@@ -17,21 +17,6 @@ use crate::model::{Cluster, Guest, GuestKind, now};
 use crate::qemu_alloc::{self, DiskEnv};
 use crate::{propstr, qemu, qemu_drive, qemu_schema, worker};
 
-/// `create_vm`'s own parameters besides the config keys.
-const CREATE_EXTRA: &[&str] = &[
-    "vmid",
-    "archive",
-    "storage",
-    "force",
-    "unique",
-    "live-restore",
-    "pool",
-    "bwlimit",
-    "start",
-    "ha-managed",
-    "import-working-storage",
-];
-
 /// `POST /nodes/{node}/qemu`.
 pub(crate) async fn create(
     state: SimState,
@@ -39,9 +24,8 @@ pub(crate) async fn create(
     Path(node): Path<String>,
     params: Params,
 ) -> ApiResult<Response> {
-    let mut set = config_params(&params, CREATE_EXTRA)?;
-    let missing = |k: &str| ApiError::param(k, "property is missing and it is not optional");
-    let vmid = parse_vmid(params.get("vmid")?.ok_or_else(|| missing("vmid"))?)?;
+    let mut set = config_params(&params)?;
+    let vmid = parse_vmid(params.get("vmid")?.unwrap_or_default())?;
     let storage = params.get("storage")?.map(str::to_owned);
     let start = params.flag("start")?;
     if let Some(keys) = set.get("sshkeys") {
@@ -123,42 +107,25 @@ pub(crate) fn new_guest(vmid: u32, node: &str, conf: Conf) -> Guest {
     }
 }
 
-/// The config keys of a request, checked against the schema (`additionalProperties => 0`):
-/// every bad key is reported at once, as JSONSchema's `validate` does.
-pub(crate) fn config_params(
-    params: &Params,
-    extra: &[&str],
-) -> ApiResult<BTreeMap<String, String>> {
+/// The config keys of a request (already checked against the route's schema,
+/// `api_schema::qemu`), with tags de-duplicated as PVE stores them.
+pub(crate) fn config_params(params: &Params) -> ApiResult<BTreeMap<String, String>> {
     let mut set = BTreeMap::new();
-    let mut errors = BTreeMap::new();
-    for key in params.keys().filter(|k| !extra.contains(&k.as_str())) {
-        if !qemu_schema::exists(key) {
-            let msg = "property is not defined in schema and the schema does not allow additional properties";
-            errors.insert(key.clone(), msg.to_owned());
+    for key in params.keys() {
+        if crate::api_schema::qemu::config_prop(key).is_none() {
             continue;
         }
         let Some(value) = params.get(key)? else {
             continue;
         };
-        match qemu_schema::check(key, value) {
-            Ok(v) => {
-                let v = if key == "tags" {
-                    propstr::unique_tags(&v)
-                } else {
-                    v
-                };
-                set.insert(key.clone(), v);
-            }
-            Err(e) => {
-                errors.insert(key.clone(), e);
-            }
-        }
+        let value = if key == "tags" {
+            propstr::unique_tags(value)
+        } else {
+            value.to_owned()
+        };
+        set.insert(key.clone(), value);
     }
-    if errors.is_empty() {
-        Ok(set)
-    } else {
-        Err(ApiError::params(errors))
-    }
+    Ok(set)
 }
 
 /// `$resolve_cdrom_alias`: `cdrom` is `ide2` with `media=cdrom`.
