@@ -115,6 +115,13 @@ async fn a_new_image_tag_pulls_again_and_replaces_the_container() {
     );
     let web = change(&plan, "proxmox_virtual_environment_container.web");
     assert_eq!(web["disruption"], "replace", "{web}");
+    let shown = env.plan().await;
+    assert!(
+        shown.contains("the container is made anew from local:vztmpl/nginx_1.29-alpine.tar")
+            && shown
+                .contains("its volumes are destroyed with it (rootfs (local-lvm:vm-410-disk-0))"),
+        "{shown}"
+    );
     env.apply().await;
     let config = env.live_config(410).await;
     assert!(config["env"].contains("NGINX_VERSION=1.29.0"), "{config:?}");

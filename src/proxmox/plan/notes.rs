@@ -16,6 +16,7 @@ pub(crate) fn guest_notes(live: &LiveGuest, attributes: &[AttributeChange]) -> V
         .iter()
         .filter_map(|a| {
             shrink(a)
+                .or_else(|| new_template(live, a))
                 .or_else(|| moved_mount_point(live, a))
                 .or_else(|| dhcp_without_address(live, attributes, a))
         })
@@ -34,6 +35,32 @@ fn shrink(a: &AttributeChange) -> Option<String> {
             a.path, a.before, a.after
         )
     })
+}
+
+/// A container made anew from another template (or OCI image) loses the volumes it has: the
+/// replace destroys it (`destroy-unreferenced-disks` aside, its own volumes go with it) before
+/// the new one is created. Bind mounts (host directories) are not volumes and survive.
+fn new_template(live: &LiveGuest, a: &AttributeChange) -> Option<String> {
+    if live.kind != GuestKind::Lxc || a.pve_key != "ostemplate" || a.effect != Some(Effect::Replace)
+    {
+        return None;
+    }
+    let mut volumes: Vec<String> = live
+        .config
+        .iter()
+        .filter(|(key, _)| *key == "rootfs" || key.starts_with("mp"))
+        .filter_map(|(key, value)| {
+            let volume = value.split(',').next()?;
+            (!volume.starts_with('/')).then(|| format!("{key} ({volume})"))
+        })
+        .collect();
+    volumes.sort();
+    Some(format!(
+        "the container is made anew from {}: its volumes are destroyed with it ({}); data that \
+         must survive belongs on a bind mount, or copy it off first",
+        a.after.as_str().unwrap_or_default(),
+        volumes.join(", ")
+    ))
 }
 
 /// A mount point given another volume keeps its path but not its data: pve-container
@@ -170,6 +197,33 @@ mod tests {
                 && notes[0].contains("copies no data")
                 && notes[0].contains("local-lvm:vm-100-disk-1 stays attached as an unused disk")
                 && notes[0].contains("pct move-volume 100 mp0 fast"),
+            "{}",
+            notes[0]
+        );
+    }
+
+    #[test]
+    fn a_new_template_names_the_volumes_the_replace_destroys() {
+        let a = attr(
+            "operating_system.template_file_id",
+            "ostemplate",
+            "local:vztmpl/nginx_alpine.tar",
+            "local:vztmpl/nginx_1.29-alpine.tar",
+            Effect::Replace,
+        );
+        let running = live(
+            Power::Running,
+            &[
+                ("rootfs", "local-lvm:vm-100-disk-0,size=2G"),
+                ("mp0", "local-lvm:vm-100-disk-1,mp=/data,size=8G"),
+                ("mp1", "/srv/shared,mp=/shared"),
+            ],
+        );
+        let notes = guest_notes(&running, &[a]);
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].contains("(mp0 (local-lvm:vm-100-disk-1), rootfs (local-lvm:vm-100-disk-0))")
+                && !notes[0].contains("/srv/shared"),
             "{}",
             notes[0]
         );
