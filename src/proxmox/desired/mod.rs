@@ -413,15 +413,38 @@ fn file_name_from_url(url: &str) -> Option<String> {
     (!name.is_empty() && !path.ends_with("//")).then(|| name.to_owned())
 }
 
+/// A resource's text arguments as plan time knows them.
+pub(super) struct TextArgs<'a> {
+    address: &'a str,
+    attrs: &'a values::Object,
+}
+
+impl<'a> TextArgs<'a> {
+    pub(super) fn of(resource: &'a ResourceInstance) -> Result<Self, DesiredError> {
+        let address = &resource.address;
+        let attrs =
+            object(&resource.attributes).ok_or_else(|| must_know(address, "the resource"))?;
+        Ok(Self { address, attrs })
+    }
+
+    /// The argument's text; `None` when it is unset or not known yet.
+    pub(super) fn get(&self, name: &str) -> Option<String> {
+        let mut marks = Marks::default();
+        let text = marks.text(self.attrs.get(name));
+        if marks.unknown { None } else { text }
+    }
+
+    /// A value the plan cannot do without, named as `name` when it is missing.
+    pub(super) fn known(&self, value: Option<String>, name: &str) -> Result<String, DesiredError> {
+        value.ok_or_else(|| must_know(self.address, name))
+    }
+}
+
 fn download(resource: &ResourceInstance) -> Result<DesiredDownload, DesiredError> {
     let address = &resource.address;
-    let attrs = object(&resource.attributes).ok_or_else(|| must_know(address, "the resource"))?;
-    let get = |name: &str| {
-        let mut marks = Marks::default();
-        let text = marks.text(attrs.get(name));
-        if marks.unknown { None } else { text }
-    };
-    let known = |value: Option<String>, name: &str| value.ok_or_else(|| must_know(address, name));
+    let args = TextArgs::of(resource)?;
+    let get = |name: &str| args.get(name);
+    let known = |value: Option<String>, name: &str| args.known(value, name);
     let url = known(get("url"), "url")?;
     let file_name = get("file_name")
         .filter(|f| !f.is_empty())

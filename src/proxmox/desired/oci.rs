@@ -4,8 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::values::{Marks, object};
-use super::{DesiredError, lifecycle, must_know};
+use super::{DesiredError, TextArgs, lifecycle};
 use crate::proxmox::plan::{DesiredDownload, VolumeSource};
 use tfconfig::ResourceInstance;
 
@@ -22,13 +21,9 @@ pub(super) fn is_oci_image(resource_type: &str) -> bool {
 /// (`normalize_content_filename`) and adds `.tar`, so the volume is named that way here.
 pub(super) fn oci_image(resource: &ResourceInstance) -> Result<DesiredDownload, DesiredError> {
     let address = &resource.address;
-    let attrs = object(&resource.attributes).ok_or_else(|| must_know(address, "the resource"))?;
-    let get = |name: &str| {
-        let mut marks = Marks::default();
-        let text = marks.text(attrs.get(name));
-        if marks.unknown { None } else { text }
-    };
-    let known = |value: Option<String>, name: &str| value.ok_or_else(|| must_know(address, name));
+    let args = TextArgs::of(resource)?;
+    let get = |name: &str| args.get(name);
+    let known = |value: Option<String>, name: &str| args.known(value, name);
     let reference = known(get("reference"), "reference")?;
     let given = get("file_name").filter(|f| !f.is_empty());
     let name = given
