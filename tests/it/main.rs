@@ -102,6 +102,7 @@ mod queue_worker;
 mod repocfg_config;
 mod repocfg_props;
 mod repocfg_select;
+mod runner_atlantis_yaml;
 mod runner_bounds;
 mod runner_comments;
 mod runner_demo;
