@@ -19,6 +19,7 @@ mod sshd_support;
 mod web_support;
 mod webhook_support;
 
+mod atlantis_conformance;
 mod cli_doctor;
 mod commands_grammar;
 mod commands_props;
