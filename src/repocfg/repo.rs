@@ -267,6 +267,17 @@ fn project(
                     .ok_or_else(|| invalid(&at, "must be `auto` or `never`"))?;
                 keys.restart = Some(policy);
             }
+            "plan_requirements" | "import_requirements" => {
+                // Not enforced yet, but a value Atlantis refuses is refused here too.
+                requirements(value, &at, &mut Vec::new())?;
+                warnings.push(unsupported(at));
+            }
+            "terraform_version" if text(value, &at)?.trim().is_empty() => {
+                return Err(invalid(
+                    &at,
+                    "is empty; give a version such as `1.9.0`, or remove it",
+                ));
+            }
             _ if UNSUPPORTED_PROJECT.contains(&key) => warnings.push(unsupported(at)),
             _ => return Err(RepoConfigError::UnknownKey { path: at }),
         }
