@@ -18,6 +18,8 @@ const DIFFERENCES: &str = include_str!("../../docs/atlantis-differences.md");
 #[derive(Debug, Default)]
 struct Tally {
     cases: usize,
+    /// Cases where atoll answers as Atlantis does, marked or not.
+    agreeing: usize,
     agreed: usize,
     differences: usize,
     not_yet: usize,
@@ -28,6 +30,7 @@ struct Tally {
 impl Tally {
     fn record(&mut self, case: &Value, agrees: bool, got: String) {
         self.cases += 1;
+        self.agreeing += usize::from(agrees);
         let marker = case["atoll"].as_str();
         match (marker, agrees) {
             (None, true) => self.agreed += 1,
@@ -41,8 +44,8 @@ impl Tally {
 
     fn check(self, table: &str) {
         println!(
-            "{table}: {} cases, {} agreed, {} deliberate differences, {} not yet",
-            self.cases, self.agreed, self.differences, self.not_yet
+            "{table}: {} cases, {} agreed, {} deliberate differences, {} not yet ({} agree in all)",
+            self.cases, self.agreed, self.differences, self.not_yet, self.agreeing
         );
         assert!(
             self.wrong.is_empty(),
