@@ -7,7 +7,9 @@
 //! starts agreeing fails too, so the table cannot go stale.
 
 use atoll::commands::{Grammar, Parsed, Reply, Usage, parse};
-use atoll::repocfg::{RepoConfig, RepoConfigError};
+use atoll::repocfg::{
+    Inputs, Project, RepoConfig, RepoConfigError, Resolution, ServerRules, resolve, select,
+};
 use serde_json::Value;
 
 const COMMENTS: &str = include_str!("../conformance/atlantis/comments.json");
@@ -182,4 +184,80 @@ fn atlantis_repo_config_cases_agree_or_are_documented_differences() {
         tally.record(case, repo_cfg_agrees(&case["expect"], &parsed), got);
     }
     tally.check("atlantis.yaml parser");
+}
+
+const SELECT: &str = include_str!("../conformance/atlantis/select.json");
+
+/// The server allows every repository setting, as the Atlantis cases assume.
+const ALLOW_ALL: &str = "repos:\n  - id: /.*/\n    allowed_overrides: [apply_requirements]\n";
+
+fn selection(case: &Value) -> Result<(Vec<Project>, Resolution), String> {
+    let text = case["comment"].as_str().expect("comment");
+    let command = match parse(text, &Grammar::new("atlantis", None)) {
+        Parsed::Run(command) => command,
+        other => return Err(format!("{other:?}")),
+    };
+    let policy = ServerRules::from_yaml(ALLOW_ALL)
+        .expect("rules")
+        .policy_for("example.com/acme/infra");
+    let tree = ["main.tf".to_owned()];
+    let inputs = Inputs {
+        atlantis_yaml: case["yaml"].as_str(),
+        tree: &tree,
+        changed: &tree,
+        module_uses: &[],
+    };
+    let resolution = resolve(inputs, &policy).map_err(|e| e.to_string())?;
+    let projects = select(&command, &resolution).map_err(|e| e.to_string())?;
+    Ok((projects, resolution))
+}
+
+fn select_agrees(expect: &Value, got: &Result<(Vec<Project>, Resolution), String>) -> bool {
+    match (expect["kind"].as_str(), got) {
+        (Some("error"), Err(message)) => expect["mentions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .all(|m| message.contains(m)),
+        (Some("ok"), Ok((projects, resolution))) => {
+            let want = expect["projects"].as_array().map_or(&[][..], Vec::as_slice);
+            let flag = |key: &str, got: bool| expect[key].as_bool().is_none_or(|w| w == got);
+            flag("parallel_plan", resolution.parallel_plan)
+                && flag("parallel_apply", resolution.parallel_apply)
+                && want.len() == projects.len()
+                && want.iter().zip(projects).all(|(w, p)| {
+                    let reqs: Vec<&str> = p.apply_requirements.iter().map(|r| r.as_str()).collect();
+                    w["dir"].as_str() == Some(p.dir.as_str())
+                        && w["workspace"].as_str() == Some(p.workspace.as_str())
+                        && w["name"].as_str() == p.name.as_ref().map(|n| n.as_str())
+                        && w["apply_requirements"]
+                            .as_array()
+                            .is_none_or(|r| r.iter().filter_map(Value::as_str).eq(reqs))
+                })
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn atlantis_project_selection_cases_agree_or_are_documented_differences() {
+    let data: Value = serde_json::from_str(SELECT).expect("select.json");
+    let mut tally = Tally::default();
+    for case in data["cases"].as_array().expect("cases") {
+        let got = selection(case);
+        let shown = match &got {
+            Ok((projects, _)) => format!(
+                "ok: {}",
+                projects
+                    .iter()
+                    .map(Project::label)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Err(e) => format!("error: {e}"),
+        };
+        tally.record(case, select_agrees(&case["expect"], &got), shown);
+    }
+    tally.check("project selection");
 }
