@@ -7,10 +7,11 @@ use crate::support::Container;
 use model::ForgeKind;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn atlantis_only_top_level_keys_are_warned_about_and_the_pr_is_planned() {
+async fn atlantis_only_keys_are_warned_about_and_empty_values_planned_as_atlantis_does() {
     let mut w = TestApp::start(Options::new(ForgeKind::Github)).await;
     let yaml = "version: 3\nrepo_locks: {mode: on_plan}\nemoji_reaction: eyes\n\
-                silence_pr_comments: [apply]\nprojects:\n- dir: envs/dev\n";
+                silence_pr_comments: [apply]\nprojects:\n- dir: envs/dev\n  workspace: \"\"\n  \
+                autoplan:\n";
     let pr = w
         .fake()
         .open_pr(
@@ -25,6 +26,12 @@ async fn atlantis_only_top_level_keys_are_warned_about_and_the_pr_is_planned() {
         .await
         .expect("open pr");
     let plan = w.comment_containing(pr, "Plan:").await;
+    // `workspace: ""` is `default` and `autoplan:` alone keeps autoplan on, as in Atlantis.
+    assert!(
+        plan.body.contains("dir: envs/dev workspace: default"),
+        "{}",
+        plan.body
+    );
     // Markdown escapes the underscores.
     for key in [r"repo\_locks", r"emoji\_reaction", r"silence\_pr\_comments"] {
         assert!(
