@@ -45,7 +45,15 @@ fn split_first_word(line: &str) -> (&str, &str) {
 
 /// `terraform plan` and `atlantos plan` get a did-you-mean; only when the second word is a
 /// known command, so that ordinary comments ("all good", "terraform is great") stay ignored.
+/// `terraform` alone, `terraform -h` and `terraform --help` suggest `atlantis help`.
 fn did_you_mean(first: &str, rest: &str, grammar: &Grammar) -> Option<Reply> {
+    if first == "terraform" && matches!(rest.trim(), "" | "-h" | "--help") {
+        // Atlantis answers a bare `terraform` (or its help flags) too (comment_parser.go).
+        return Some(Reply::DidYouMean {
+            typed: shown(first),
+            suggestion: format!("{ATLANTIS} help"),
+        });
+    }
     let verb = Verb::from_word(rest.split_whitespace().next()?)?;
     let name = if first == "terraform" {
         ATLANTIS

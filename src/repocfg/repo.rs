@@ -23,6 +23,10 @@ const UNSUPPORTED_TOP: &[&str] = &[
     "abort_on_execution_order_fail",
     "workflows",
     "allowed_regexp_prefixes",
+    "policies",
+    "emoji_reaction",
+    "repo_locks",
+    "silence_pr_comments",
 ];
 /// Project keys Atlantis knows and atoll ignores (with a warning).
 const UNSUPPORTED_PROJECT: &[&str] = &[
@@ -55,7 +59,7 @@ pub enum RepoConfigError {
     TooExpanded { max_nodes: u64 },
     #[error("atlantis.yaml is not valid YAML: {message}; fix the syntax")]
     Syntax { message: String },
-    #[error("atlantis.yaml has no `version`; add `version: 3` at the top")]
+    #[error("atlantis.yaml: version: is required; add `version: 3` at the top")]
     MissingVersion,
     #[error(
         "atlantis.yaml version {found} is not supported; atoll reads version 3: set `version: 3` \
@@ -142,6 +146,10 @@ impl RepoConfig {
         };
         let mut version_seen = false;
         for (key, value) in entries(mapping(&root, "(top level)")?, "(top level)")? {
+            if value.is_null() && is_known_top(key) {
+                // `key:` with no value is absent, as in Atlantis (`version:` is then missing).
+                continue;
+            }
             match key {
                 "version" => {
                     check_version(value)?;
@@ -166,6 +174,11 @@ impl RepoConfig {
         check_duplicates(&config.projects)?;
         Ok(config)
     }
+}
+
+fn is_known_top(key: &str) -> bool {
+    ["version", "projects", "parallel_plan", "parallel_apply"].contains(&key)
+        || UNSUPPORTED_TOP.contains(&key)
 }
 
 fn check_version(value: &Value) -> Result<(), RepoConfigError> {
@@ -231,6 +244,10 @@ fn project(
     let mut keys = ProjectKeys::default();
     for (key, value) in entries(mapping(value, path)?, path)? {
         let at = child(path, key);
+        if value.is_null() && is_known_project(key) {
+            // `autoplan:` with no value is absent, as in Atlantis.
+            continue;
+        }
         match key {
             "name" => {
                 keys.name =
@@ -239,10 +256,7 @@ fn project(
             "dir" => {
                 keys.dir = Some(RepoDir::parse(&text(value, &at)?).map_err(|e| invalid(&at, e))?);
             }
-            "workspace" => {
-                keys.workspace =
-                    Some(Workspace::parse(&text(value, &at)?).map_err(|e| invalid(&at, e))?);
-            }
+            "workspace" => keys.workspace = workspace(value, &at)?,
             "autoplan" => autoplan(value, &at, &mut keys)?,
             "apply_requirements" => {
                 keys.apply_requirements = Some(requirements(value, &at, warnings)?);
@@ -252,6 +266,17 @@ fn project(
                 let policy = RestartPolicy::from_word(&word)
                     .ok_or_else(|| invalid(&at, "must be `auto` or `never`"))?;
                 keys.restart = Some(policy);
+            }
+            "plan_requirements" | "import_requirements" => {
+                // Not enforced yet, but a value Atlantis refuses is refused here too.
+                requirements(value, &at, &mut Vec::new())?;
+                warnings.push(unsupported(at));
+            }
+            "terraform_version" if text(value, &at)?.trim().is_empty() => {
+                return Err(invalid(
+                    &at,
+                    "is empty; give a version such as `1.9.0`, or remove it",
+                ));
             }
             _ if UNSUPPORTED_PROJECT.contains(&key) => warnings.push(unsupported(at)),
             _ => return Err(RepoConfigError::UnknownKey { path: at }),
@@ -274,16 +299,59 @@ fn project(
     })
 }
 
+fn is_known_project(key: &str) -> bool {
+    [
+        "name",
+        "dir",
+        "workspace",
+        "autoplan",
+        "apply_requirements",
+        "restart",
+    ]
+    .contains(&key)
+        || UNSUPPORTED_PROJECT.contains(&key)
+}
+
+/// `workspace: ""` is `default`, as in Atlantis (raw/project.go `ToValid`).
+fn workspace(value: &Value, at: &str) -> Result<Option<Workspace>, RepoConfigError> {
+    let word = text(value, at)?;
+    if word.is_empty() {
+        return Ok(None);
+    }
+    Workspace::parse(&word)
+        .map(Some)
+        .map_err(|e| invalid(at, e))
+}
+
 fn autoplan(value: &Value, path: &str, keys: &mut ProjectKeys) -> Result<(), RepoConfigError> {
     for (key, value) in entries(mapping(value, path)?, path)? {
         let at = child(path, key);
+        if value.is_null() && (key == "enabled" || key == "when_modified") {
+            continue;
+        }
         match key {
             "enabled" => keys.autoplan = Some(boolean(value, &at)?),
-            "when_modified" => keys.when_modified = Some(text_list(value, &at)?),
+            "when_modified" => keys.when_modified = Some(when_modified(value, &at)?),
             _ => return Err(RepoConfigError::UnknownKey { path: at }),
         }
     }
     Ok(())
+}
+
+/// An empty pattern is the project directory itself (Atlantis joins it to `dir`, which then
+/// matches every file below it), written here as `**`.
+fn when_modified(value: &Value, at: &str) -> Result<Vec<String>, RepoConfigError> {
+    let patterns = text_list(value, at)?;
+    Ok(patterns
+        .into_iter()
+        .map(|p| {
+            if p.trim().is_empty() {
+                "**".to_owned()
+            } else {
+                p
+            }
+        })
+        .collect())
 }
 
 fn requirements(

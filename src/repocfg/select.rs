@@ -8,6 +8,9 @@
 //!   `atlantis.yaml` project in that directory, whatever its workspace (add `-w` to narrow it).
 //!   A directory `atlantis.yaml` does not list (or any directory without `atlantis.yaml`) is a
 //!   project with the server's settings if it holds `.tf` files at the head commit.
+//! - an explicit `-w` on a directory `atlantis.yaml` lists only for other workspaces is refused
+//!   with the workspaces it is configured for, and one that matches two named projects asks
+//!   for `-p`, naming them (Atlantis's `project_command_builder.go` and `valid/repo_cfg.go`).
 //!
 //! A named project or directory that the server rules exclude is refused, never skipped.
 //!
@@ -47,6 +50,32 @@ pub enum SelectError {
         dir: RepoDir,
         pattern: String,
     },
+    #[error(
+        "running commands in workspace `{workspace}` is not allowed because this directory is \
+         only configured for the following workspaces: {}; use one of them with `-w`, or add \
+         a project for `{workspace}` to atlantis.yaml",
+        joined(.configured)
+    )]
+    WorkspaceNotConfigured {
+        dir: RepoDir,
+        workspace: Workspace,
+        configured: Vec<Workspace>,
+    },
+    #[error(
+        "must specify project name: more than one project in atlantis.yaml matches dir `{dir}` \
+         workspace `{workspace}`; use `-p` with one of {}",
+        joined(.names)
+    )]
+    Ambiguous {
+        dir: RepoDir,
+        workspace: Workspace,
+        names: Vec<String>,
+    },
+}
+
+fn joined<T: std::fmt::Display>(items: &[T]) -> String {
+    let shown: Vec<String> = items.iter().map(|i| format!("`{i}`")).collect();
+    shown.join(", ")
 }
 
 fn known_names(known: &[ProjectName]) -> String {
@@ -109,6 +138,9 @@ fn by_dir(
         .filter(|p| p.dir == dir && workspace.as_ref().is_none_or(|w| *w == p.workspace))
         .cloned()
         .collect();
+    if let Some(workspace) = &workspace {
+        check_workspace(&dir, workspace, &listed, resolution)?;
+    }
     if !listed.is_empty() {
         if let Some(error) = listed.iter().find_map(|p| missing(p, resolution)) {
             return Err(error);
@@ -121,6 +153,41 @@ fn by_dir(
         return Err(SelectError::NoTerraform { dir });
     }
     Ok(list)
+}
+
+/// An explicit `-w` must pick exactly one listed project in a listed directory: a directory
+/// `atlantis.yaml` lists only for other workspaces is refused (planning it with the server's
+/// defaults would drop the repository's requirements), and two named projects need `-p`.
+fn check_workspace(
+    dir: &RepoDir,
+    workspace: &Workspace,
+    listed: &[Project],
+    resolution: &Resolution,
+) -> Result<(), SelectError> {
+    if listed.len() > 1 {
+        return Err(SelectError::Ambiguous {
+            dir: dir.clone(),
+            workspace: workspace.clone(),
+            names: listed.iter().map(Project::label).collect(),
+        });
+    }
+    if !listed.is_empty() {
+        return Ok(());
+    }
+    let mut configured: Vec<Workspace> = Vec::new();
+    for project in resolution.configured.iter().filter(|p| p.dir == *dir) {
+        if !configured.contains(&project.workspace) {
+            configured.push(project.workspace.clone());
+        }
+    }
+    if configured.is_empty() {
+        return Ok(());
+    }
+    Err(SelectError::WorkspaceNotConfigured {
+        dir: dir.clone(),
+        workspace: workspace.clone(),
+        configured,
+    })
 }
 
 /// `projects` if the server manages all of them; otherwise the first exclusion as an error.

@@ -19,6 +19,7 @@ mod sshd_support;
 mod web_support;
 mod webhook_support;
 
+mod atlantis_conformance;
 mod cli_doctor;
 mod commands_grammar;
 mod commands_props;
@@ -103,6 +104,7 @@ mod queue_worker;
 mod repocfg_config;
 mod repocfg_props;
 mod repocfg_select;
+mod runner_atlantis_yaml;
 mod runner_bounds;
 mod runner_comments;
 mod runner_demo;

@@ -328,3 +328,97 @@ fn alias_bombs_and_deep_nesting_are_refused_without_hanging() {
         Err(RepoConfigError::Syntax { .. })
     ));
 }
+
+/// Every key of Atlantis's `raw.RepoCfg` and `raw.Project` (runatlantis/atlantis
+/// `server/core/config/raw/repo_cfg.go` and `project.go` at 078d0a8) is read or warned about.
+#[test]
+fn every_atlantis_key_is_read_or_warned_about_never_refused() {
+    let top = [
+        ("workflows", "{custom: {plan: {steps: [init, plan]}}}"),
+        (
+            "policies",
+            "{policy_sets: [{name: p, path: policies/, source: local}]}",
+        ),
+        ("autodiscover", "{mode: auto}"),
+        ("automerge", "true"),
+        ("parallel_apply", "true"),
+        ("parallel_plan", "true"),
+        ("delete_source_branch_on_merge", "true"),
+        ("emoji_reaction", "eyes"),
+        ("allowed_regexp_prefixes", "[dev/]"),
+        ("abort_on_execution_order_fail", "true"),
+        ("repo_locks", "{mode: on_plan}"),
+        ("silence_pr_comments", "[apply]"),
+    ];
+    for (key, value) in top {
+        let yaml = format!("version: 3\n{key}: {value}\nprojects:\n- dir: .\n");
+        let config = RepoConfig::parse(&yaml).unwrap_or_else(|e| panic!("{key}: {e}"));
+        assert_eq!(config.projects.len(), 1, "{key}");
+    }
+    let project = [
+        ("name", "web"),
+        ("branch", "/main/"),
+        ("workspace", "staging"),
+        ("workflow", "custom"),
+        ("terraform_distribution", "opentofu"),
+        ("terraform_version", "v1.9.0"),
+        ("autoplan", "{enabled: false, when_modified: ['*.tf']}"),
+        ("plan_requirements", "[approved]"),
+        ("apply_requirements", "[approved]"),
+        ("import_requirements", "[approved]"),
+        ("depends_on", "[other]"),
+        ("delete_source_branch_on_merge", "true"),
+        ("repo_locking", "true"),
+        ("repo_locks", "{mode: on_apply}"),
+        ("execution_order_group", "1"),
+        ("policy_check", "true"),
+        ("custom_policy_check", "false"),
+        ("silence_pr_comments", "[plan]"),
+    ];
+    for (key, value) in project {
+        let yaml = format!("version: 3\nprojects:\n- dir: .\n  {key}: {value}\n");
+        RepoConfig::parse(&yaml).unwrap_or_else(|e| panic!("projects[0].{key}: {e}"));
+    }
+}
+
+#[test]
+fn atlantis_realistic_top_level_keys_warn_and_the_projects_still_load() {
+    let yaml = "version: 3\nrepo_locks: {mode: on_plan}\nemoji_reaction: eyes\n\
+                silence_pr_comments: [apply]\npolicies:\n  policy_sets:\n  - name: guests\n    \
+                path: policies/guests\n    source: local\nprojects:\n- dir: envs/dev\n";
+    let config = RepoConfig::parse(yaml).expect("parses");
+    let warned: Vec<&str> = config.warnings.iter().map(|w| w.path.as_str()).collect();
+    assert_eq!(
+        warned,
+        [
+            "repo_locks",
+            "emoji_reaction",
+            "silence_pr_comments",
+            "policies"
+        ]
+    );
+    assert_eq!(config.projects[0].dir.as_str(), "envs/dev");
+}
+
+#[test]
+fn empty_values_mean_what_atlantis_means() {
+    let config = RepoConfig::parse(
+        "version: 3\nprojects:\n- dir: .\n  workspace: \"\"\n  autoplan:\n- dir: a\n  \
+         workspace:\n  autoplan:\n    when_modified: [\"\"]\n",
+    )
+    .expect("parses");
+    assert_eq!(config.projects[0].workspace.as_str(), "default");
+    assert!(
+        config.projects[0].autoplan,
+        "`autoplan:` alone keeps the default"
+    );
+    assert!(config.projects[0].when_modified.matches("main.tf"));
+    assert_eq!(config.projects[1].workspace.as_str(), "default");
+    // `[""]` is the project directory itself: every file below it, nothing outside.
+    assert!(config.projects[1].when_modified.matches("a/deep/x.tfvars"));
+    assert!(!config.projects[1].when_modified.matches("b/main.tf"));
+
+    let err = parse_err("version:\nprojects:\n- dir: .\n");
+    assert_eq!(err, RepoConfigError::MissingVersion);
+    assert!(err.to_string().contains("version: is required"), "{err}");
+}

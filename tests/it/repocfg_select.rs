@@ -387,3 +387,53 @@ fn each_project_key_command_selects_exactly_that_project() {
         }
     }
 }
+
+#[test]
+fn a_workspace_the_listed_directory_is_not_configured_for_is_refused_naming_the_ones_it_is() {
+    let yaml = "version: 3\nprojects:\n- dir: envs/dev\n  workspace: notmyworkspace\n  \
+                apply_requirements: [approved]\n- dir: envs/dev\n  workspace: staging\n";
+    let resolution = resolution(Some(yaml), &[]);
+    let err = select(
+        &command("atlantis plan -d envs/dev -w myworkspace"),
+        &resolution,
+    )
+    .expect_err("refused");
+    assert!(
+        matches!(err, SelectError::WorkspaceNotConfigured { .. }),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains(
+            "running commands in workspace `myworkspace` is not allowed because this directory \
+             is only configured for the following workspaces: `notmyworkspace`, `staging`"
+        ),
+        "{err}"
+    );
+    let picked = select(
+        &command("atlantis plan -d envs/dev -w staging"),
+        &resolution,
+    )
+    .expect("a configured workspace is selected");
+    assert_eq!(dirs(&picked), ["envs/dev@staging"]);
+    // An unlisted directory still gets the server's settings in any workspace.
+    let other = select(&command("atlantis plan -d lab -w myworkspace"), &resolution)
+        .expect("unlisted directory");
+    assert_eq!(dirs(&other), ["lab@myworkspace"]);
+}
+
+#[test]
+fn a_dir_and_workspace_matching_two_named_projects_asks_for_a_project_name() {
+    let yaml = "version: 3\nprojects:\n- name: blue\n  dir: envs/dev\n  workspace: ws\n\
+                - name: green\n  dir: envs/dev\n  workspace: ws\n";
+    let resolution = resolution(Some(yaml), &[]);
+    let err =
+        select(&command("atlantis plan -d envs/dev -w ws"), &resolution).expect_err("ambiguous");
+    let text = err.to_string();
+    assert!(text.contains("must specify project name"), "{text}");
+    assert!(text.contains("`-p` with one of `blue`, `green`"), "{text}");
+    let one = select(&command("atlantis plan -p green"), &resolution).expect("by name");
+    assert_eq!(
+        one[0].name.as_ref().map(ToString::to_string).as_deref(),
+        Some("green")
+    );
+}

@@ -38,7 +38,7 @@ pub enum NameError {
     DirChar { shown: String, ch: char },
     #[error(
         "workspace `{shown}` is not a valid name; it must start with a letter or digit and \
-         contain only letters, digits, `.`, `_` and `-`"
+         contain only letters, digits, `.`, `_` and `-`, with no `..`"
     )]
     Workspace { shown: String },
     #[error(
@@ -214,7 +214,8 @@ impl From<RepoDir> for String {
     }
 }
 
-/// A Terraform workspace name: `^[0-9A-Za-z][0-9A-Za-z._-]*$`, at most 128 bytes.
+/// A Terraform workspace name: `^[0-9A-Za-z][0-9A-Za-z._-]*$` without `..` (Atlantis refuses
+/// it too: `comment_parser.go`), at most 128 bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Workspace(String);
@@ -230,7 +231,7 @@ impl Workspace {
         let mut chars = raw.chars();
         let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric());
         let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-        if first_ok && rest_ok {
+        if first_ok && rest_ok && !raw.contains("..") {
             Ok(Self(raw.to_owned()))
         } else {
             Err(NameError::Workspace { shown: shown(raw) })
