@@ -19,6 +19,7 @@
 
 mod bounded;
 mod discover;
+mod filters;
 mod patterns;
 mod repo;
 mod resolve;
@@ -30,9 +31,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::commands::{Command, ProjectName, RepoDir, Verb, Workspace};
 
+pub use filters::{Autodiscover, AutodiscoverMode, BranchFilter, DirGlob, is_glob};
 pub use patterns::PathPatterns;
 pub use repo::{RepoConfig, RepoConfigError, RepoProject, Warning};
-pub use resolve::{Excluded, Inputs, Resolution, resolve};
+pub use resolve::{Excluded, Inputs, Resolution, resolve, resolve_on_base};
 pub use select::{SelectError, select};
 pub use server::{Override, RepoPolicy, ServerRules, ServerRulesError};
 
