@@ -100,6 +100,7 @@ mod pvesim_strict_ops;
 mod queue_kill;
 mod queue_worker;
 mod repocfg_config;
+mod repocfg_filters;
 mod repocfg_props;
 mod repocfg_select;
 mod runner_bounds;
