@@ -108,6 +108,7 @@ mod runner_comments;
 mod runner_demo;
 mod runner_outsiders;
 mod runner_pr;
+mod runner_pr_select;
 mod runner_restart;
 mod runner_undiverged;
 mod server_bombs;
