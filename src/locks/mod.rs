@@ -124,7 +124,7 @@ pub struct KeyFilter {
     pub workspace: Option<Workspace>,
     pub project: Option<ProjectName>,
     /// `-d` written as a glob: the key's directory must match it.
-    pub dir_glob: Option<crate::repocfg::DirGlob>,
+    pub dir_glob: Option<Box<crate::repocfg::DirGlob>>,
 }
 
 impl KeyFilter {
@@ -136,8 +136,10 @@ impl KeyFilter {
             project: command.project.clone(),
             // The parser checked it; a glob that no longer compiles matches nothing.
             dir_glob: command.dir_glob.as_deref().map(|g| {
-                crate::repocfg::DirGlob::parse(g)
-                    .unwrap_or_else(|_| crate::repocfg::DirGlob::nothing())
+                Box::new(
+                    crate::repocfg::DirGlob::parse(g)
+                        .unwrap_or_else(|_| crate::repocfg::DirGlob::nothing()),
+                )
             }),
         }
     }
