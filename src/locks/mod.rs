@@ -247,4 +247,17 @@ mod tests {
         assert!(by_project.matches(&key("x", "default", Some("p"))));
         assert!(!by_project.matches(&key("x", "default", None)));
     }
+
+    #[test]
+    fn apply_with_a_dir_glob_selects_only_plans_in_matching_directories() {
+        let mut command = Command::new(Verb::Apply);
+        command.dir_glob = Some("envs/*".to_owned());
+        let filter = KeyFilter::from_command(&command);
+        assert!(filter.matches(&key("envs/dev", "default", None)));
+        assert!(!filter.matches(&key("envs/dev/sub", "default", None)));
+        assert!(!filter.matches(&key("lab", "default", None)));
+        command.dir_glob = Some("bad[".to_owned());
+        let filter = KeyFilter::from_command(&command);
+        assert!(!filter.matches(&key("envs/dev", "default", None)));
+    }
 }

@@ -12,6 +12,8 @@
 //!   `Resolution` for one PR; without projects in `atlantis.yaml`, projects are discovered from
 //!   the changed files with Atlantis's rules (see `discover`).
 //! - `select`: a `Command`'s `-p`/`-d`/`-w` (or none) against a `Resolution`.
+//! - `filters`: the PR-controlled selectors (`branch`, `autodiscover`, directory globs),
+//!   bounded and matched in linear time; `resolve_on_base` applies `branch` to the PR's base.
 //!
 //! atoll extends both files with one key, `restart: auto | never` (what to do when a change
 //! needs a guest restart); a repository may set it per project only where `allowed_overrides`

@@ -9,7 +9,12 @@
 //!   A directory `atlantis.yaml` does not list (or any directory without `atlantis.yaml`) is a
 //!   project with the server's settings if it holds `.tf` files at the head commit.
 //!
-//! A named project or directory that the server rules exclude is refused, never skipped.
+//! - `-d GLOB` (`*`, `?` or `[`, as in Atlantis): every listed project whose directory matches
+//!   (any workspace unless `-w`), else every directory holding `.tf` files that matches.
+//!
+//! A named project or directory that the server rules exclude is refused, never skipped. So is
+//! one `atlantis.yaml` lists only for other base branches (`branch`), and a directory that
+//! `autodiscover.ignore_paths` ignores (Atlantis skips the latter silently; atoll says why).
 //!
 //! Without flags this returns what the PR modifies now; `apply` and `unlock` without flags act
 //! on the PR's own plans and locks, which the runner and `locks` keep, not on this list.
