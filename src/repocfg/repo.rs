@@ -249,15 +249,7 @@ fn project(
                 keys.name =
                     Some(ProjectName::parse(&text(value, &at)?).map_err(|e| invalid(&at, e))?);
             }
-            "dir" => {
-                let written = text(value, &at)?;
-                if is_glob(&written) {
-                    keys.dir_glob = Some(DirGlob::parse(&written).map_err(|e| invalid(&at, e))?);
-                    keys.dir = Some(RepoDir::root());
-                } else {
-                    keys.dir = Some(RepoDir::parse(&written).map_err(|e| invalid(&at, e))?);
-                }
-            }
+            "dir" => dir(value, &at, &mut keys)?,
             "branch" => {
                 let written = text(value, &at)?;
                 keys.branch = Some(BranchFilter::parse(&written).map_err(|e| invalid(&at, e))?);
@@ -330,6 +322,18 @@ fn autodiscover(value: &Value, path: &str) -> Result<Autodiscover, RepoConfigErr
         }
     }
     Ok(out)
+}
+
+/// `dir`: a directory, or a glob (`envs/*`) standing for every matching directory.
+fn dir(value: &Value, path: &str, keys: &mut ProjectKeys) -> Result<(), RepoConfigError> {
+    let written = text(value, path)?;
+    if is_glob(&written) {
+        keys.dir_glob = Some(DirGlob::parse(&written).map_err(|e| invalid(path, e))?);
+        keys.dir = Some(RepoDir::root());
+    } else {
+        keys.dir = Some(RepoDir::parse(&written).map_err(|e| invalid(path, e))?);
+    }
+    Ok(())
 }
 
 fn autoplan(value: &Value, path: &str, keys: &mut ProjectKeys) -> Result<(), RepoConfigError> {

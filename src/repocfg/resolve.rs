@@ -128,39 +128,31 @@ pub fn resolve_on_base(
     let (parallel_plan, parallel_apply) = config
         .as_ref()
         .map_or((false, false), |c| (c.parallel_plan, c.parallel_apply));
-    let listed = config.as_ref().map_or(0, |c| c.projects.len());
+    let listed_count = config.as_ref().map_or(0, |c| c.projects.len());
     let autodiscover = config
         .as_ref()
         .and_then(|c| c.autodiscover.clone())
         .unwrap_or_default();
-    let mut configured = Vec::new();
-    let mut off_branch = Vec::new();
-    if let Some(config) = config {
-        warnings.extend(config.warnings);
-        for (index, project) in config.projects.into_iter().enumerate() {
-            let off = off_branch_regex(&project, base_branch);
-            for expanded in expand(project, &tf_dirs, &configured) {
-                let merged = merge(expanded, index, policy)?;
-                match &off {
-                    Some(branch) => off_branch.push(OffBranch {
-                        project: merged,
-                        branch: branch.clone(),
-                    }),
-                    None => configured.push(merged),
-                }
-            }
-            if let (Some(branch), Some(base)) = (&off, base_branch) {
-                warnings.push(off_branch_warning(index, branch, base));
-            }
+    let (configured, off_branch) = match config {
+        Some(config) => {
+            warnings.extend(config.warnings);
+            listed(
+                config.projects,
+                base_branch,
+                &tf_dirs,
+                policy,
+                &mut warnings,
+            )?
         }
-    }
+        None => (Vec::new(), Vec::new()),
+    };
     let mut touched: Vec<Project> = configured
         .iter()
         .filter(|p| existing.contains(p.dir.as_str()))
         .filter(|p| inputs.changed.iter().any(|f| p.when_modified.matches(f)))
         .cloned()
         .collect();
-    let discovery = autodiscover.enabled(listed).then_some(autodiscover);
+    let discovery = autodiscover.enabled(listed_count).then_some(autodiscover);
     if let Some(discovery) = &discovery {
         let listed_dirs: HashSet<&RepoDir> = configured
             .iter()
@@ -191,6 +183,36 @@ pub fn resolve_on_base(
         base_branch: base_branch.map(str::to_owned),
         discovery,
     })
+}
+
+/// The projects of `atlantis.yaml`, globs expanded and server rules merged, split into those
+/// on `base_branch` and those for other branches (each of which gets a warning).
+fn listed(
+    projects: Vec<RepoProject>,
+    base_branch: Option<&str>,
+    tf_dirs: &BTreeSet<RepoDir>,
+    policy: &RepoPolicy,
+    warnings: &mut Vec<Warning>,
+) -> Result<(Vec<Project>, Vec<OffBranch>), RepoConfigError> {
+    let mut configured = Vec::new();
+    let mut off_branch = Vec::new();
+    for (index, project) in projects.into_iter().enumerate() {
+        let off = off_branch_regex(&project, base_branch);
+        for expanded in expand(project, tf_dirs, &configured) {
+            let merged = merge(expanded, index, policy)?;
+            match &off {
+                Some(branch) => off_branch.push(OffBranch {
+                    project: merged,
+                    branch: branch.clone(),
+                }),
+                None => configured.push(merged),
+            }
+        }
+        if let (Some(branch), Some(base)) = (&off, base_branch) {
+            warnings.push(off_branch_warning(index, branch, base));
+        }
+    }
+    Ok((configured, off_branch))
 }
 
 /// The project's `branch` as written when it does not match `base_branch`.
