@@ -12,6 +12,18 @@
 //!   directory path, none may begin with `/`.
 //! - directory globs (`raw.ContainsGlobPattern`): a value with `*`, `?` or `[` is a glob;
 //!   `*` stays inside one path component and `**` spans any number of them.
+//!
+//! Deliberate differences from Atlantis (each safer):
+//! - `mode: auto` counts the projects `atlantis.yaml` lists as written, before the `branch`
+//!   filter, and a listed directory is never discovered on any branch: Atlantis would plan the
+//!   directories of projects meant for another branch with the server's defaults.
+//! - `-d DIR` on a directory `ignore_paths` ignores is refused with the pattern named; Atlantis
+//!   skips it without a word.
+//! - `-d GLOB` alone selects every workspace of matching listed projects (atoll's rule for
+//!   `-d`); with no listed match it selects matching directories holding `.tf` files, where
+//!   Atlantis would plan the glob text as a directory. Only `plan` and `apply` take a glob.
+//! - A project `dir` glob match that another listed project already has (same directory and
+//!   workspace) is left to that project instead of failing the whole file.
 
 use globset::{GlobBuilder, GlobMatcher};
 use regex_automata::meta::Regex;
