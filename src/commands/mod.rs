@@ -79,6 +79,10 @@ pub struct Command {
     pub dir: Option<RepoDir>,
     pub workspace: Option<Workspace>,
     pub verbose: bool,
+    /// `-d` written as a glob (`-d 'envs/*'`), checked by `repocfg::DirGlob`; `dir` is then
+    /// `None`. Atlantis runs every project whose directory matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir_glob: Option<String>,
 }
 
 impl Command {
@@ -90,6 +94,7 @@ impl Command {
             dir: None,
             workspace: None,
             verbose: false,
+            dir_glob: None,
         }
     }
 }

@@ -230,6 +230,10 @@ fn apply_flag(command: &mut Command, flag: &Flag, value: Option<String>) -> Resu
     match flag.kind {
         FlagKind::Verbose => command.verbose = true,
         FlagKind::Project => command.project = Some(ProjectName::parse(&value).map_err(describe)?),
+        FlagKind::Dir if crate::repocfg::is_glob(&value) => {
+            let glob = crate::repocfg::DirGlob::parse(&value)?;
+            command.dir_glob = Some(glob.as_str().to_owned());
+        }
         FlagKind::Dir => command.dir = Some(RepoDir::parse(&value).map_err(describe)?),
         FlagKind::Workspace => {
             command.workspace = Some(Workspace::parse(&value).map_err(describe)?);
@@ -244,10 +248,20 @@ fn describe(error: NameError) -> String {
 
 /// Checks the rules that span flags.
 fn finish(command: Command) -> Result<Command, Reply> {
-    if command.project.is_some() && (command.dir.is_some() || command.workspace.is_some()) {
+    if command.project.is_some()
+        && (command.dir.is_some() || command.dir_glob.is_some() || command.workspace.is_some())
+    {
         let message = "`-p` cannot be combined with `-d` or `-w`: a project already names its \
                        directory and workspace; use `-p NAME` or `-d DIR [-w WORKSPACE]`";
         return Err(error(message.to_owned(), Usage::Verb(command.verb)));
+    }
+    if command.dir_glob.is_some() && !matches!(command.verb, Verb::Plan | Verb::Apply) {
+        let message = format!(
+            "`-d` takes a glob pattern only with `plan` and `apply`; `{}` needs a directory \
+             written out",
+            command.verb
+        );
+        return Err(error(message, Usage::Verb(command.verb)));
     }
     Ok(command)
 }

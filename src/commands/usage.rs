@@ -36,6 +36,9 @@ impl Command {
         if let Some(dir) = &self.dir {
             text.push_str(&format!(" -d {}", quote(dir.as_str())));
         }
+        if let Some(glob) = &self.dir_glob {
+            text.push_str(&format!(" -d {}", quote(glob)));
+        }
         if let Some(workspace) = &self.workspace {
             text.push_str(&format!(" -w {}", quote(workspace.as_str())));
         }

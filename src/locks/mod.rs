@@ -123,6 +123,8 @@ pub struct KeyFilter {
     pub dir: Option<RepoDir>,
     pub workspace: Option<Workspace>,
     pub project: Option<ProjectName>,
+    /// `-d` written as a glob: the key's directory must match it.
+    pub dir_glob: Option<Box<crate::repocfg::DirGlob>>,
 }
 
 impl KeyFilter {
@@ -132,12 +134,23 @@ impl KeyFilter {
             dir: command.dir.clone(),
             workspace: command.workspace.clone(),
             project: command.project.clone(),
+            // The parser checked it; a glob that no longer compiles matches nothing.
+            dir_glob: command.dir_glob.as_deref().map(|g| {
+                Box::new(
+                    crate::repocfg::DirGlob::parse(g)
+                        .unwrap_or_else(|_| crate::repocfg::DirGlob::nothing()),
+                )
+            }),
         }
     }
 
     /// True when `key` is one this filter selects.
     pub fn matches(&self, key: &LockKey) -> bool {
         self.dir.as_ref().is_none_or(|d| *d == key.dir)
+            && self
+                .dir_glob
+                .as_ref()
+                .is_none_or(|g| g.matches(key.dir.as_str()))
             && self.workspace.as_ref().is_none_or(|w| *w == key.workspace)
             && self
                 .project
@@ -233,5 +246,18 @@ mod tests {
         };
         assert!(by_project.matches(&key("x", "default", Some("p"))));
         assert!(!by_project.matches(&key("x", "default", None)));
+    }
+
+    #[test]
+    fn apply_with_a_dir_glob_selects_only_plans_in_matching_directories() {
+        let mut command = Command::new(Verb::Apply);
+        command.dir_glob = Some("envs/*".to_owned());
+        let filter = KeyFilter::from_command(&command);
+        assert!(filter.matches(&key("envs/dev", "default", None)));
+        assert!(!filter.matches(&key("envs/dev/sub", "default", None)));
+        assert!(!filter.matches(&key("lab", "default", None)));
+        command.dir_glob = Some("bad[".to_owned());
+        let filter = KeyFilter::from_command(&command);
+        assert!(!filter.matches(&key("envs/dev", "default", None)));
     }
 }

@@ -12,6 +12,8 @@
 //!   `Resolution` for one PR; without projects in `atlantis.yaml`, projects are discovered from
 //!   the changed files with Atlantis's rules (see `discover`).
 //! - `select`: a `Command`'s `-p`/`-d`/`-w` (or none) against a `Resolution`.
+//! - `filters`: the PR-controlled selectors (`branch`, `autodiscover`, directory globs),
+//!   bounded and matched in linear time; `resolve_on_base` applies `branch` to the PR's base.
 //!
 //! atoll extends both files with one key, `restart: auto | never` (what to do when a change
 //! needs a guest restart); a repository may set it per project only where `allowed_overrides`
@@ -19,6 +21,7 @@
 
 mod bounded;
 mod discover;
+mod filters;
 mod patterns;
 mod repo;
 mod resolve;
@@ -30,9 +33,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::commands::{Command, ProjectName, RepoDir, Verb, Workspace};
 
+pub use filters::{Autodiscover, AutodiscoverMode, BranchFilter, DirGlob, is_glob};
 pub use patterns::PathPatterns;
 pub use repo::{RepoConfig, RepoConfigError, RepoProject, Warning};
-pub use resolve::{Excluded, Inputs, Resolution, resolve};
+pub use resolve::{Excluded, Inputs, Resolution, resolve, resolve_on_base};
 pub use select::{SelectError, select};
 pub use server::{Override, RepoPolicy, ServerRules, ServerRulesError};
 

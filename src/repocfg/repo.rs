@@ -5,6 +5,7 @@
 use serde_yaml_ng::Value;
 
 use super::bounded;
+use super::filters::{Autodiscover, AutodiscoverMode, BranchFilter, DirGlob, is_glob};
 use super::patterns::PathPatterns;
 use super::yaml::{boolean, child, entries, list, mapping, text, text_list};
 use super::{Requirement, RestartPolicy, default_when_modified};
@@ -18,7 +19,6 @@ const MAX_PROJECTS: usize = 500;
 /// Top-level keys Atlantis knows and atoll ignores (with a warning).
 const UNSUPPORTED_TOP: &[&str] = &[
     "automerge",
-    "autodiscover",
     "delete_source_branch_on_merge",
     "abort_on_execution_order_fail",
     "workflows",
@@ -30,7 +30,6 @@ const UNSUPPORTED_TOP: &[&str] = &[
 ];
 /// Project keys Atlantis knows and atoll ignores (with a warning).
 const UNSUPPORTED_PROJECT: &[&str] = &[
-    "branch",
     "terraform_distribution",
     "terraform_version",
     "plan_requirements",
@@ -106,6 +105,8 @@ pub struct RepoConfig {
     pub projects: Vec<RepoProject>,
     pub parallel_plan: bool,
     pub parallel_apply: bool,
+    /// Top-level `autodiscover`; `None` when absent (mode `auto`, nothing ignored).
+    pub autodiscover: Option<Autodiscover>,
     pub warnings: Vec<Warning>,
 }
 
@@ -121,6 +122,14 @@ pub struct RepoProject {
     pub apply_requirements: Option<Vec<Requirement>>,
     /// `restart: auto|never`, an atoll extension; `None` when absent.
     pub restart: Option<RestartPolicy>,
+    /// `branch: /REGEX/`: the project exists only on PRs whose base branch matches.
+    pub branch: Option<BranchFilter>,
+    /// `dir` written as a glob (`envs/*`): the project stands for every matching directory
+    /// holding Terraform files; `dir` is then the repository root and unused.
+    pub dir_glob: Option<DirGlob>,
+    /// `autoplan.when_modified` as written (relative to `dir`), to rebuild `when_modified`
+    /// for each directory a `dir_glob` expands to.
+    pub when_modified_written: Vec<String>,
 }
 
 impl RepoConfig {
@@ -142,6 +151,7 @@ impl RepoConfig {
             projects: Vec::new(),
             parallel_plan: false,
             parallel_apply: false,
+            autodiscover: None,
             warnings: Vec::new(),
         };
         let mut version_seen = false;
@@ -158,6 +168,7 @@ impl RepoConfig {
                 "projects" => config.projects = projects(value, &mut config.warnings)?,
                 "parallel_plan" => config.parallel_plan = boolean(value, key)?,
                 "parallel_apply" => config.parallel_apply = boolean(value, key)?,
+                "autodiscover" => config.autodiscover = Some(autodiscover(value, key)?),
                 _ if UNSUPPORTED_TOP.contains(&key) => {
                     config.warnings.push(unsupported(key.to_owned()));
                 }
@@ -234,6 +245,8 @@ struct ProjectKeys {
     when_modified: Option<Vec<String>>,
     apply_requirements: Option<Vec<Requirement>>,
     restart: Option<RestartPolicy>,
+    branch: Option<BranchFilter>,
+    dir_glob: Option<DirGlob>,
 }
 
 fn project(
@@ -253,8 +266,10 @@ fn project(
                 keys.name =
                     Some(ProjectName::parse(&text(value, &at)?).map_err(|e| invalid(&at, e))?);
             }
-            "dir" => {
-                keys.dir = Some(RepoDir::parse(&text(value, &at)?).map_err(|e| invalid(&at, e))?);
+            "dir" => dir(value, &at, &mut keys)?,
+            "branch" => {
+                let written = text(value, &at)?;
+                keys.branch = Some(BranchFilter::parse(&written).map_err(|e| invalid(&at, e))?);
             }
             "workspace" => keys.workspace = workspace(value, &at)?,
             "autoplan" => autoplan(value, &at, &mut keys)?,
@@ -285,8 +300,15 @@ fn project(
     let dir = keys
         .dir
         .ok_or_else(|| invalid(path, "has no `dir`; add `dir: .` for the repository root"))?;
-    let when_modified = keys.when_modified.unwrap_or_else(default_when_modified);
-    let when_modified = PathPatterns::new(&dir, &when_modified)
+    if keys.dir_glob.is_some() && keys.name.is_some() {
+        return Err(invalid(
+            &child(path, "name"),
+            "cannot be used with a glob in `dir`: the glob stands for several projects, which \
+             cannot share one name; remove `name` or write each directory out",
+        ));
+    }
+    let when_modified_written = keys.when_modified.unwrap_or_else(default_when_modified);
+    let when_modified = PathPatterns::new(&dir, &when_modified_written)
         .map_err(|e| invalid(&child(path, "autoplan.when_modified"), e))?;
     Ok(RepoProject {
         name: keys.name,
@@ -296,6 +318,9 @@ fn project(
         when_modified,
         apply_requirements: keys.apply_requirements,
         restart: keys.restart,
+        branch: keys.branch,
+        dir_glob: keys.dir_glob,
+        when_modified_written,
     })
 }
 
@@ -307,6 +332,7 @@ fn is_known_project(key: &str) -> bool {
         "autoplan",
         "apply_requirements",
         "restart",
+        "branch",
     ]
     .contains(&key)
         || UNSUPPORTED_PROJECT.contains(&key)
@@ -321,6 +347,43 @@ fn workspace(value: &Value, at: &str) -> Result<Option<Workspace>, RepoConfigErr
     Workspace::parse(&word)
         .map(Some)
         .map_err(|e| invalid(at, e))
+}
+
+/// Top-level `autodiscover: {mode, ignore_paths}`.
+fn autodiscover(value: &Value, path: &str) -> Result<Autodiscover, RepoConfigError> {
+    let mut out = Autodiscover::default();
+    if value.is_null() {
+        return Ok(out);
+    }
+    for (key, value) in entries(mapping(value, path)?, path)? {
+        let at = child(path, key);
+        match key {
+            "mode" => {
+                let word = text(value, &at)?;
+                out.mode = AutodiscoverMode::from_word(&word)
+                    .ok_or_else(|| invalid(&at, "must be `auto`, `enabled` or `disabled`"))?;
+            }
+            "ignore_paths" => {
+                let patterns = text_list(value, &at)?;
+                out.ignore_paths =
+                    Autodiscover::ignore_paths(&patterns).map_err(|e| invalid(&at, e))?;
+            }
+            _ => return Err(RepoConfigError::UnknownKey { path: at }),
+        }
+    }
+    Ok(out)
+}
+
+/// `dir`: a directory, or a glob (`envs/*`) standing for every matching directory.
+fn dir(value: &Value, path: &str, keys: &mut ProjectKeys) -> Result<(), RepoConfigError> {
+    let written = text(value, path)?;
+    if is_glob(&written) {
+        keys.dir_glob = Some(DirGlob::parse(&written).map_err(|e| invalid(path, e))?);
+        keys.dir = Some(RepoDir::root());
+    } else {
+        keys.dir = Some(RepoDir::parse(&written).map_err(|e| invalid(path, e))?);
+    }
+    Ok(())
 }
 
 fn autoplan(value: &Value, path: &str, keys: &mut ProjectKeys) -> Result<(), RepoConfigError> {
@@ -391,6 +454,8 @@ fn check_duplicates(projects: &[RepoProject]) -> Result<(), RepoConfigError> {
                 ));
             }
             if a.dir == b.dir
+                && a.dir_glob.is_none()
+                && b.dir_glob.is_none()
                 && a.workspace == b.workspace
                 && (a.name.is_none() || b.name.is_none())
             {

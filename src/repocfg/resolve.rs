@@ -4,6 +4,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use super::discover::{discover, is_config_file, parent_dir};
+use super::filters::Autodiscover;
 use super::patterns::PathPatterns;
 use super::repo::{RepoConfig, RepoConfigError, RepoProject, Warning};
 use super::server::{Override, RepoPolicy};
@@ -51,6 +52,22 @@ pub struct Resolution {
     pub(crate) tf_dirs: BTreeSet<RepoDir>,
     /// Every directory of the head commit.
     pub(crate) existing: HashSet<String>,
+    /// Projects of `atlantis.yaml` whose `branch` does not match this PR's base branch: never
+    /// planned, and refused by name when a comment targets them.
+    pub(crate) off_branch: Vec<OffBranch>,
+    /// The PR's base branch, when known.
+    pub(crate) base_branch: Option<String>,
+    /// `autodiscover` when directories outside `atlantis.yaml` are discovered; `None` when
+    /// discovery is off.
+    pub(crate) discovery: Option<Autodiscover>,
+}
+
+/// A listed project left out because its `branch` regex does not match the base branch.
+#[derive(Debug, Clone)]
+pub(crate) struct OffBranch {
+    pub(crate) project: Project,
+    /// The regex as written, e.g. `/^release/`.
+    pub(crate) branch: String,
 }
 
 impl Resolution {
@@ -86,39 +103,71 @@ fn default_project(policy: &RepoPolicy, dir: RepoDir, workspace: Workspace) -> P
     }
 }
 
-/// Resolves the projects of one PR under `policy` (see `ServerRules::policy_for`).
+/// Resolves the projects of one PR under `policy` (see `ServerRules::policy_for`), with no
+/// base branch known: every project's `branch` filter passes, as in Atlantis.
 pub fn resolve(inputs: Inputs<'_>, policy: &RepoPolicy) -> Result<Resolution, RepoConfigError> {
+    resolve_on_base(inputs, None, policy)
+}
+
+/// Resolves the projects of a PR into `base_branch`: a project whose `branch` regex does not
+/// match it is left out (listed in the warnings, refused by name when a comment targets it).
+///
+/// Autodiscovery (see `filters`): with `mode: auto` it runs when `atlantis.yaml` lists no
+/// projects, counted as written (before the `branch` filter: a repository whose projects are
+/// all meant for another branch plans nothing, rather than its directories with the server's
+/// defaults, which Atlantis would do). Discovered directories never include a listed
+/// project's directory, on any branch, nor one matched by `ignore_paths`.
+pub fn resolve_on_base(
+    inputs: Inputs<'_>,
+    base_branch: Option<&str>,
+    policy: &RepoPolicy,
+) -> Result<Resolution, RepoConfigError> {
     let config = inputs.atlantis_yaml.map(RepoConfig::parse).transpose()?;
     let (tf_dirs, mut warnings) = scan_tree(inputs.tree);
     let existing = existing_dirs(inputs.tree);
     let (parallel_plan, parallel_apply) = config
         .as_ref()
         .map_or((false, false), |c| (c.parallel_plan, c.parallel_apply));
-    let mut configured = Vec::new();
-    if let Some(config) = config {
-        warnings.extend(config.warnings);
-        for (index, project) in config.projects.into_iter().enumerate() {
-            configured.push(merge(project, index, policy)?);
+    let listed_count = config.as_ref().map_or(0, |c| c.projects.len());
+    let autodiscover = config
+        .as_ref()
+        .and_then(|c| c.autodiscover.clone())
+        .unwrap_or_default();
+    let (configured, off_branch) = match config {
+        Some(config) => {
+            warnings.extend(config.warnings);
+            listed(
+                config.projects,
+                base_branch,
+                &tf_dirs,
+                policy,
+                &mut warnings,
+            )?
         }
-    }
-    let touched: Vec<Project> = if configured.is_empty() {
-        discover(inputs.changed, &tf_dirs, &existing, inputs.module_uses)
-            .into_iter()
-            .map(|dir| default_project(policy, dir, Workspace::default()))
-            .collect()
-    } else {
-        configured
-            .iter()
-            .filter(|p| existing.contains(p.dir.as_str()))
-            .filter(|p| {
-                inputs
-                    .changed
-                    .iter()
-                    .any(|file| p.when_modified.matches(file))
-            })
-            .cloned()
-            .collect()
+        None => (Vec::new(), Vec::new()),
     };
+    let mut touched: Vec<Project> = configured
+        .iter()
+        .filter(|p| existing.contains(p.dir.as_str()))
+        .filter(|p| inputs.changed.iter().any(|f| p.when_modified.matches(f)))
+        .cloned()
+        .collect();
+    let discovery = autodiscover.enabled(listed_count).then_some(autodiscover);
+    if let Some(discovery) = &discovery {
+        let listed_dirs: HashSet<&RepoDir> = configured
+            .iter()
+            .chain(off_branch.iter().map(|o| &o.project))
+            .map(|p| &p.dir)
+            .collect();
+        let found = discover(inputs.changed, &tf_dirs, &existing, inputs.module_uses);
+        touched.extend(
+            found
+                .into_iter()
+                .filter(|dir| !listed_dirs.contains(dir))
+                .filter(|dir| discovery.ignored_by(dir.as_str()).is_none())
+                .map(|dir| default_project(policy, dir, Workspace::default())),
+        );
+    }
     let (modified, excluded) = split_excluded(touched, policy);
     Ok(Resolution {
         modified,
@@ -130,7 +179,88 @@ pub fn resolve(inputs: Inputs<'_>, policy: &RepoPolicy) -> Result<Resolution, Re
         policy: policy.clone(),
         tf_dirs,
         existing,
+        off_branch,
+        base_branch: base_branch.map(str::to_owned),
+        discovery,
     })
+}
+
+/// The projects of `atlantis.yaml`, globs expanded and server rules merged, split into those
+/// on `base_branch` and those for other branches (each of which gets a warning).
+fn listed(
+    projects: Vec<RepoProject>,
+    base_branch: Option<&str>,
+    tf_dirs: &BTreeSet<RepoDir>,
+    policy: &RepoPolicy,
+    warnings: &mut Vec<Warning>,
+) -> Result<(Vec<Project>, Vec<OffBranch>), RepoConfigError> {
+    let mut configured = Vec::new();
+    let mut off_branch = Vec::new();
+    for (index, project) in projects.into_iter().enumerate() {
+        let off = off_branch_regex(&project, base_branch);
+        for expanded in expand(project, tf_dirs, &configured) {
+            let merged = merge(expanded, index, policy)?;
+            match &off {
+                Some(branch) => off_branch.push(OffBranch {
+                    project: merged,
+                    branch: branch.clone(),
+                }),
+                None => configured.push(merged),
+            }
+        }
+        if let (Some(branch), Some(base)) = (&off, base_branch) {
+            warnings.push(off_branch_warning(index, branch, base));
+        }
+    }
+    Ok((configured, off_branch))
+}
+
+/// The project's `branch` as written when it does not match `base_branch`.
+fn off_branch_regex(project: &RepoProject, base_branch: Option<&str>) -> Option<String> {
+    let (filter, base) = (project.branch.as_ref()?, base_branch?);
+    (!filter.matches(base)).then(|| filter.as_str().to_owned())
+}
+
+fn off_branch_warning(index: usize, branch: &str, base: &str) -> Warning {
+    Warning {
+        path: format!("projects[{index}]"),
+        message: format!(
+            "is only for base branches matching `{branch}`; this PR's base branch is `{}`, so \
+             it is not planned",
+            crate::commands::shown_value(base)
+        ),
+    }
+}
+
+/// `project`, or for a glob `dir` one project per matching directory holding Terraform files
+/// (sorted), each with `when_modified` relative to its own directory. A match whose directory
+/// and workspace already belong to an earlier project is left to that project.
+fn expand(
+    project: RepoProject,
+    tf_dirs: &BTreeSet<RepoDir>,
+    earlier: &[Project],
+) -> Vec<RepoProject> {
+    let Some(glob) = project.dir_glob.clone() else {
+        return vec![project];
+    };
+    tf_dirs
+        .iter()
+        .filter(|dir| glob.matches(dir.as_str()))
+        .filter(|dir| {
+            !earlier
+                .iter()
+                .any(|p| p.dir == **dir && p.workspace == project.workspace)
+        })
+        .filter_map(|dir| {
+            let when_modified = PathPatterns::new(dir, &project.when_modified_written).ok()?;
+            Some(RepoProject {
+                dir: dir.clone(),
+                dir_glob: None,
+                when_modified,
+                ..project.clone()
+            })
+        })
+        .collect()
 }
 
 /// A repository project with the server's settings where the repository did not set them (or

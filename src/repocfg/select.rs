@@ -12,13 +12,19 @@
 //!   with the workspaces it is configured for, and one that matches two named projects asks
 //!   for `-p`, naming them (Atlantis's `project_command_builder.go` and `valid/repo_cfg.go`).
 //!
-//! A named project or directory that the server rules exclude is refused, never skipped.
+//! - `-d GLOB` (`*`, `?` or `[`, as in Atlantis): every listed project whose directory matches
+//!   (any workspace unless `-w`), else every directory holding `.tf` files that matches.
+//!
+//! A named project or directory that the server rules exclude is refused, never skipped. So is
+//! one `atlantis.yaml` lists only for other base branches (`branch`), and a directory that
+//! `autodiscover.ignore_paths` ignores (Atlantis skips the latter silently; atoll says why).
 //!
 //! Without flags this returns what the PR modifies now; `apply` and `unlock` without flags act
 //! on the PR's own plans and locks, which the runner and `locks` keep, not on this list.
 
 use super::Project;
-use super::resolve::Resolution;
+use super::filters::DirGlob;
+use super::resolve::{OffBranch, Resolution};
 use crate::commands::{Command, ProjectName, RepoDir, Workspace};
 
 /// Why a command's flags select nothing runnable. Each message says what to do instead.
@@ -71,6 +77,26 @@ pub enum SelectError {
         workspace: Workspace,
         names: Vec<String>,
     },
+    #[error(
+        "{label} is configured in atlantis.yaml only for base branches matching `{branch}`, and \
+         this PR's base branch is `{base}`; it is not planned on this PR (as in Atlantis)"
+    )]
+    OffBranch {
+        label: String,
+        branch: String,
+        base: String,
+    },
+    #[error(
+        "directory `{dir}` matches `autodiscover.ignore_paths` entry `{pattern}` in \
+         atlantis.yaml, so atoll does not plan it; remove the entry, or list the directory under \
+         `projects`"
+    )]
+    Ignored { dir: RepoDir, pattern: String },
+    #[error(
+        "`-d {pattern}` matches no project directory at this commit; check the pattern (`*` \
+         stays inside one directory name, `**` spans several)"
+    )]
+    NoMatch { pattern: String },
 }
 
 fn joined<T: std::fmt::Display>(items: &[T]) -> String {
@@ -90,6 +116,10 @@ fn known_names(known: &[ProjectName]) -> String {
 pub fn select(command: &Command, resolution: &Resolution) -> Result<Vec<Project>, SelectError> {
     match (&command.project, &command.dir, &command.workspace) {
         (Some(name), _, _) => by_name(name, resolution).map(|p| vec![p]),
+        (None, _, workspace) if command.dir_glob.is_some() => {
+            let written = command.dir_glob.as_deref().unwrap_or_default();
+            by_glob(written, workspace.as_ref(), resolution)
+        }
         (None, None, None) => Ok(resolution.modified.clone()),
         (None, dir, workspace) => {
             let dir = dir.clone().unwrap_or_else(RepoDir::root);
@@ -102,6 +132,13 @@ pub fn select(command: &Command, resolution: &Resolution) -> Result<Vec<Project>
 }
 
 fn by_name(name: &ProjectName, resolution: &Resolution) -> Result<Project, SelectError> {
+    if let Some(off) = resolution
+        .off_branch
+        .iter()
+        .find(|o| o.project.name.as_ref() == Some(name))
+    {
+        return Err(off_branch(off, resolution));
+    }
     if !resolution.has_configured_projects() {
         return Err(SelectError::NoConfiguredProjects);
     }
@@ -147,6 +184,21 @@ fn by_dir(
         }
         return managed(listed, resolution);
     }
+    if let Some(off) = resolution.off_branch.iter().find(|o| {
+        o.project.dir == dir && workspace.as_ref().is_none_or(|w| *w == o.project.workspace)
+    }) {
+        return Err(off_branch(off, resolution));
+    }
+    if let Some(pattern) = resolution
+        .discovery
+        .as_ref()
+        .and_then(|d| d.ignored_by(dir.as_str()))
+    {
+        return Err(SelectError::Ignored {
+            dir,
+            pattern: pattern.to_owned(),
+        });
+    }
     let project = resolution.default_project(dir.clone(), workspace.unwrap_or_default());
     let list = managed(vec![project], resolution)?;
     if !resolution.tf_dirs.contains(&dir) {
@@ -190,6 +242,54 @@ fn check_workspace(
     })
 }
 
+/// `-d GLOB`: the listed projects whose directory matches (any workspace unless `-w`), else
+/// every directory holding Terraform files that matches, that no project lists on another
+/// branch and that `autodiscover.ignore_paths` does not ignore.
+fn by_glob(
+    written: &str,
+    workspace: Option<&Workspace>,
+    resolution: &Resolution,
+) -> Result<Vec<Project>, SelectError> {
+    let no_match = || SelectError::NoMatch {
+        pattern: crate::commands::shown_value(written),
+    };
+    let glob = DirGlob::parse(written).map_err(|_| no_match())?;
+    let fits =
+        |p: &Project| glob.matches(p.dir.as_str()) && workspace.is_none_or(|w| *w == p.workspace);
+    let listed: Vec<Project> = resolution
+        .configured
+        .iter()
+        .filter(|p| fits(p))
+        .cloned()
+        .collect();
+    if !listed.is_empty() {
+        if let Some(error) = listed.iter().find_map(|p| missing(p, resolution)) {
+            return Err(error);
+        }
+        return managed(listed, resolution);
+    }
+    let taken = |dir: &RepoDir| resolution.off_branch.iter().any(|o| o.project.dir == *dir);
+    let ignored = |dir: &RepoDir| {
+        resolution
+            .discovery
+            .as_ref()
+            .is_some_and(|d| d.ignored_by(dir.as_str()).is_some())
+    };
+    let found: Vec<Project> = resolution
+        .tf_dirs
+        .iter()
+        .filter(|dir| glob.matches(dir.as_str()) && !taken(dir) && !ignored(dir))
+        .map(|dir| {
+            let workspace = workspace.cloned().unwrap_or_default();
+            resolution.default_project(dir.clone(), workspace)
+        })
+        .collect();
+    if found.is_empty() {
+        return Err(no_match());
+    }
+    managed(found, resolution)
+}
+
 /// `projects` if the server manages all of them; otherwise the first exclusion as an error.
 fn managed(projects: Vec<Project>, resolution: &Resolution) -> Result<Vec<Project>, SelectError> {
     match projects.iter().find_map(|p| not_managed(p, resolution)) {
@@ -207,13 +307,25 @@ fn missing(project: &Project, resolution: &Resolution) -> Option<SelectError> {
     })
 }
 
+fn off_branch(off: &OffBranch, resolution: &Resolution) -> SelectError {
+    SelectError::OffBranch {
+        label: label(&off.project),
+        branch: off.branch.clone(),
+        base: crate::commands::shown_value(resolution.base_branch.as_deref().unwrap_or("")),
+    }
+}
+
+fn label(project: &Project) -> String {
+    match &project.name {
+        Some(name) => format!("project `{name}`"),
+        None => format!("directory `{}`", project.dir),
+    }
+}
+
 fn not_managed(project: &Project, resolution: &Resolution) -> Option<SelectError> {
     let pattern = resolution.policy.excluded_by(&project.dir)?;
     Some(SelectError::NotManaged {
-        label: match &project.name {
-            Some(name) => format!("project `{name}`"),
-            None => format!("directory `{}`", project.dir),
-        },
+        label: label(project),
         dir: project.dir.clone(),
         pattern: pattern.to_owned(),
     })

@@ -108,7 +108,7 @@ async fn apply_plans(
     plans: Vec<SavedPlan>,
 ) -> anyhow::Result<()> {
     let co = checkout(r, job, &pull).await?;
-    let resolution = resolve(r, job, &co.path).await?;
+    let resolution = resolve(r, job, &co.path, &pull.base_ref).await?;
     let mut projects: Vec<(SavedPlan, Project)> = plans
         .into_iter()
         .map(|s| {

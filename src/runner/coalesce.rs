@@ -105,6 +105,7 @@ fn same_flags(stored: &StoredJob, command: &Command) -> bool {
     };
     theirs.project == command.project
         && theirs.dir == command.dir
+        && theirs.dir_glob == command.dir_glob
         && theirs.workspace == command.workspace
 }
 

@@ -37,7 +37,7 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
     }
     let sha = pull.head_sha.clone();
     let co = checkout(r, job, &pull).await?;
-    let resolution = resolve(r, job, &co.path).await?;
+    let resolution = resolve(r, job, &co.path, &pull.base_ref).await?;
     let projects = match command {
         None => resolution.autoplan().cloned().collect::<Vec<_>>(),
         Some(c) => select(c, &resolution)?,

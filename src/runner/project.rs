@@ -100,8 +100,15 @@ pub(super) async fn undiverged(
     }))
 }
 
-/// Step "select projects": atlantis.yaml (or discovery) against the changed files.
-pub(super) async fn resolve(r: &Runner, job: &Job, root: &Path) -> anyhow::Result<Resolution> {
+/// Step "select projects": atlantis.yaml (or discovery) against the changed files, for a PR
+/// into `base_ref` (the base branch as the forge reports it now: a project's `branch` filter
+/// matches it).
+pub(super) async fn resolve(
+    r: &Runner,
+    job: &Job,
+    root: &Path,
+    base_ref: &str,
+) -> anyhow::Result<Resolution> {
     job.step("select projects").await;
     let files = job
         .forge
@@ -117,24 +124,23 @@ pub(super) async fn resolve(r: &Runner, job: &Job, root: &Path) -> anyhow::Resul
     let (tree, yaml) = tokio::task::spawn_blocking(move || read_checkout(&root, &limits))
         .await
         .context("listing the checkout")??;
-    resolve_now(r, job, yaml.as_deref(), &tree, &changed)
+    let inputs = Inputs {
+        atlantis_yaml: yaml.as_deref(),
+        tree: &tree,
+        changed: &changed,
+        module_uses: &[],
+    };
+    resolve_now(r, job, inputs, base_ref)
 }
 
 fn resolve_now(
     r: &Runner,
     job: &Job,
-    yaml: Option<&str>,
-    tree: &[String],
-    changed: &[String],
+    inputs: Inputs<'_>,
+    base_ref: &str,
 ) -> anyhow::Result<Resolution> {
     let policy = r.rules.policy_for(&job.repo());
-    let inputs = Inputs {
-        atlantis_yaml: yaml,
-        tree,
-        changed,
-        module_uses: &[],
-    };
-    Ok(repocfg::resolve(inputs, &policy)?)
+    Ok(repocfg::resolve_on_base(inputs, Some(base_ref), &policy)?)
 }
 
 /// The checkout's files and its `atlantis.yaml` (`None` when there is none), both bounded.

@@ -97,7 +97,13 @@ fn comment_agrees(expect: &Value, parsed: &Parsed) -> bool {
             let same =
                 |key: &str, got: Option<&str>| optional(expect, key).is_none_or(|want| want == got);
             Some(command.verb.as_str()) == expect["verb"].as_str()
-                && same("dir", command.dir.as_ref().map(|d| d.as_str()))
+                && same(
+                    "dir",
+                    command
+                        .dir_glob
+                        .as_deref()
+                        .or(command.dir.as_ref().map(|d| d.as_str())),
+                )
                 && same("workspace", command.workspace.as_ref().map(|w| w.as_str()))
                 && same("project", command.project.as_ref().map(|p| p.as_str()))
                 && expect["verbose"]

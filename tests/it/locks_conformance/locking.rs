@@ -199,6 +199,7 @@ pub(crate) async fn unlock_with_dir_flag_releases_only_that_lock(db: &TestStore)
         dir: Some(RepoDir::parse("x").expect("dir")),
         workspace: Some(Workspace::parse("staging").expect("ws")),
         project: None,
+        dir_glob: None,
     };
     let release = Release::Pr {
         repo: REPO.to_owned(),
