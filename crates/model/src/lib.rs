@@ -11,6 +11,7 @@ mod clock;
 mod names;
 mod net;
 mod plan_source;
+mod plan_options;
 
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use names::{
@@ -18,6 +19,7 @@ pub use names::{
 };
 pub use net::{IpNetwork, canonical_ip};
 pub use plan_source::{PlanSource, Stale};
+pub use plan_options::{OptionError, PlanOptions, ResourceAddress, VarArg};
 
 /// Which forge a delivery came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
