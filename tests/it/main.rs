@@ -20,6 +20,7 @@ mod web_support;
 mod webhook_support;
 
 mod cli_doctor;
+mod commands_extra;
 mod commands_grammar;
 mod commands_props;
 mod comment_render;

@@ -10,16 +10,16 @@ pub mod access;
 mod clock;
 mod names;
 mod net;
-mod plan_source;
 mod plan_options;
+mod plan_source;
 
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use names::{
     NameError, ProjectName, RepoDir, Workspace, is_hidden as is_hidden_char, shown as shown_value,
 };
 pub use net::{IpNetwork, canonical_ip};
-pub use plan_source::{PlanSource, Stale};
 pub use plan_options::{OptionError, PlanOptions, ResourceAddress, VarArg};
+pub use plan_source::{PlanSource, Stale};
 
 /// Which forge a delivery came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -20,9 +20,7 @@ pub struct ResourceAddress(String);
 /// Why an address or a variable file was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OptionError {
-    #[error(
-        "`{shown}` is not a resource address; write TYPE.NAME, TYPE.NAME[KEY] or module.NAME"
-    )]
+    #[error("`{shown}` is not a resource address; write TYPE.NAME, TYPE.NAME[KEY] or module.NAME")]
     Address { shown: String },
     #[error(
         "variable file `{shown}` must be a relative path inside the project, without `..` and \
@@ -250,7 +248,14 @@ mod tests {
     #[test]
     fn var_files_escaping_the_project_are_refused() {
         assert!(VarArg::file("env/dev.tfvars").is_ok());
-        for bad in ["../x.tfvars", "a/../../x", "a/../x", "/etc/passwd", ".", "~/x"] {
+        for bad in [
+            "../x.tfvars",
+            "a/../../x",
+            "a/../x",
+            "/etc/passwd",
+            ".",
+            "~/x",
+        ] {
             assert!(VarArg::file(bad).is_err(), "{bad}");
         }
     }
