@@ -49,6 +49,7 @@ mod engine_homelab;
 mod engine_import;
 mod engine_network;
 mod engine_oci;
+mod engine_options;
 mod engine_remote_module;
 mod engine_requirements;
 mod engine_sdn;

@@ -18,7 +18,7 @@ pub use names::{
     NameError, ProjectName, RepoDir, Workspace, is_hidden as is_hidden_char, shown as shown_value,
 };
 pub use net::{IpNetwork, canonical_ip};
-pub use plan_options::{OptionError, PlanOptions, ResourceAddress, VarArg};
+pub use plan_options::{MAX_ADDRESS_LEN, OptionError, PlanOptions, ResourceAddress, VarArg};
 pub use plan_source::{PlanSource, Stale};
 
 /// Which forge a delivery came from.
