@@ -1,7 +1,7 @@
 //! `atoll plan` with Terraform's plan options, on the simulator: `--target` plans the targeted
 //! resource and what it depends on and says the plan is partial; a saved targeted plan applies
 //! only that; `--replace` replaces without a change; `--destroy` plans everything in state
-//! away; `--var` and `--var-file` override the configuration's values in command-line order.
+//! away; `--var-file` and then `--var` override the configuration's defaults.
 
 use crate::engine_support::{self, Env, text};
 use crate::support::Container;
@@ -109,7 +109,7 @@ async fn destroy_plans_everything_in_state_away_and_the_saved_plan_destroys_it()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn var_and_var_file_override_in_command_line_order() {
+async fn var_file_and_var_override_the_default_and_the_var_comes_last() {
     let env = Env::start().await;
     env.write_tf(&format!(
         "variable \"cores\" {{\n  default = 1\n}}\n{}",
@@ -118,15 +118,17 @@ async fn var_and_var_file_override_in_command_line_order() {
             .body("  cpu {\n    cores = var.cores\n  }")
             .hcl()
     ));
-    std::fs::write(env.project().join("big.tfvars"), "cores = 4\n").expect("tfvars");
+    let big = env.project().join("big.tfvars");
+    std::fs::write(&big, "cores = 4\n").expect("tfvars");
+    let big = big.display().to_string();
     let cores = |plan: &serde_json::Value| {
         let change = engine_support::change(plan, &format!("{CT}.v"));
         change.to_string()
     };
     let plain = plan_json(&env, &[]).await;
-    let file_only = plan_json(&env, &["--var-file", "big.tfvars"]).await;
+    let file_only = plan_json(&env, &["--var-file", &big]).await;
     let var_only = plan_json(&env, &["--var", "cores=4"]).await;
-    let file_then_var = plan_json(&env, &["--var-file", "big.tfvars", "--var", "cores=3"]).await;
+    let file_then_var = plan_json(&env, &["--var-file", &big, "--var", "cores=3"]).await;
     let three = plan_json(&env, &["--var", "cores=3"]).await;
     assert_ne!(cores(&plain), cores(&file_only));
     assert_eq!(cores(&var_only), cores(&file_only));
