@@ -107,6 +107,7 @@ mod repocfg_select;
 mod runner_bounds;
 mod runner_comments;
 mod runner_demo;
+mod runner_extra_args;
 mod runner_outsiders;
 mod runner_pr;
 mod runner_restart;
