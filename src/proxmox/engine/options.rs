@@ -132,3 +132,38 @@ pub(super) fn force_replace(plan: &mut Plan, options: &PlanOptions) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::ResourceAddress;
+
+    fn targeting(targets: &[&str]) -> PlanOptions {
+        PlanOptions {
+            targets: targets
+                .iter()
+                .map(|t| ResourceAddress::parse(t).expect("address"))
+                .collect(),
+            ..PlanOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_target_keeps_what_it_depends_on_transitively_and_nothing_else() {
+        let deps: BTreeMap<String, Vec<String>> = [
+            ("t.c", vec!["t.b"]),
+            ("t.b[0]", vec!["module.m"]),
+            ("module.m.t.x", vec![]),
+            ("t.other", vec!["t.c"]),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.into_iter().map(str::to_owned).collect()))
+        .collect();
+        let all = ["t.c", "t.b[0]", "module.m.t.x", "t.other"];
+        let kept = targeted(&targeting(&["t.c"]), all, &deps);
+        let kept: Vec<&str> = kept.iter().map(String::as_str).collect();
+        assert_eq!(kept, ["module.m.t.x", "t.b[0]", "t.c"]);
+        let module = targeted(&targeting(&["module.m"]), all, &deps);
+        assert_eq!(module.into_iter().collect::<Vec<_>>(), ["module.m.t.x"]);
+    }
+}
