@@ -1,13 +1,13 @@
 //! `atlantis plan -- <Terraform flags>` through the fake forge: the targeted plan of one
 //! container with a variable file from the checkout, Terraform's partial-plan warning in the
-//! comment, and a flag atoll does not honour refused by name without a plan.
+//! comment, an apply that creates only the target, and a flag atoll does not honour refused by name without a plan.
 
 use crate::app_support::{Options, REPO, TestApp};
 use crate::support::Container;
 use model::ForgeKind;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn plan_with_target_and_var_file_plans_only_the_target_and_says_it_is_partial() {
+async fn plan_with_target_and_var_file_plans_and_applies_only_the_target_and_says_it_is_partial() {
     let mut w = TestApp::start(Options::new(ForgeKind::Github)).await;
     let yaml = "version: 3\nprojects:\n  - dir: envs/dev\n    autoplan:\n      enabled: false\n";
     let main = format!(
@@ -50,6 +50,22 @@ async fn plan_with_target_and_var_file_plans_only_the_target_and_says_it_is_part
     assert!(plan.body.contains("container.picked"), "{}", plan.body);
     assert!(!plan.body.contains("container.left"), "{}", plan.body);
     assert!(plan.body.contains("cores        = 3"), "{}", plan.body);
+
+    // The saved plan applies only the target, with the variable file's value.
+    w.fake().set_permission(REPO, "alice", "write");
+    w.fake().set_permission(REPO, "bob", "write");
+    w.fake()
+        .review(REPO, pr, "bob", fakeforge::ReviewAction::Approve)
+        .await
+        .expect("approve");
+    w.fake()
+        .comment(REPO, pr, "alice", "atlantis apply -d envs/dev")
+        .await
+        .expect("comment");
+    w.comment_containing(pr, "Apply complete").await;
+    let guests = w.pve().cluster_guests().await.expect("guests");
+    let ids: Vec<u32> = guests.iter().map(|g| g.vmid.get()).collect();
+    assert_eq!(ids, [970], "only the target was created");
 
     w.fake()
         .comment(REPO, pr, "alice", "atlantis plan -- -out=/tmp/x")
