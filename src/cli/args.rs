@@ -32,6 +32,21 @@ pub struct VarArgs {
     pub var_files: Vec<PathBuf>,
 }
 
+/// What a plan covers: Terraform's `-target`, `-replace` and `-destroy`, as a comment's
+/// `atlantis plan -- ...` takes them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ScopeArgs {
+    /// Plan only this resource or module and what it depends on (repeatable).
+    #[arg(long = "target", value_name = "ADDRESS")]
+    pub targets: Vec<String>,
+    /// Plan this resource as replaced even without a change (repeatable).
+    #[arg(long = "replace", value_name = "ADDRESS")]
+    pub replace: Vec<String>,
+    /// Plan the destruction of everything in state.
+    #[arg(long)]
+    pub destroy: bool,
+}
+
 /// `atoll plan`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PlanArgs {
@@ -39,6 +54,8 @@ pub struct PlanArgs {
     pub project: ProjectArgs,
     #[command(flatten)]
     pub vars: VarArgs,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
     /// Print the JSON plan instead of the human one.
     #[arg(long)]
     pub json: bool,

@@ -16,7 +16,8 @@ use anyhow::{Context as _, bail};
 use secrecy::ExposeSecret;
 
 pub use args::{
-    ApplyArgs, DoctorArgs, OutputArgs, PlanArgs, ProjectArgs, StateArgs, StateCommand, VarArgs,
+    ApplyArgs, DoctorArgs, OutputArgs, PlanArgs, ProjectArgs, ScopeArgs, StateArgs, StateCommand,
+    VarArgs,
 };
 pub use settings::{Settings, load as load_settings};
 
@@ -195,13 +196,17 @@ struct Planned {
 }
 
 /// Opens the store, builds the engine and plans the project.
-async fn plan_project(project: &ProjectArgs, vars: &VarArgs) -> anyhow::Result<Planned> {
+async fn plan_project(
+    project: &ProjectArgs,
+    vars: &VarArgs,
+    options: &model::PlanOptions,
+) -> anyhow::Result<Planned> {
     let opened = open(project).await?;
     let engine = engine(&opened.settings)?;
     let mut input = input(&project.dir, &project.workspace, cli_vars(vars)?);
     input.limits = opened.settings.limits.clone();
     install_modules(&opened.settings, &mut input).await?;
-    let prepared = engine.prepare(&opened.state, &input).await?;
+    let prepared = engine.prepare_with(&opened.state, &input, options).await?;
     Ok(Planned {
         opened,
         engine,
@@ -211,7 +216,8 @@ async fn plan_project(project: &ProjectArgs, vars: &VarArgs) -> anyhow::Result<P
 }
 
 async fn run_plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
-    let Planned { prepared, .. } = plan_project(&args.project, &args.vars).await?;
+    let options = plan_options(&args.scope)?;
+    let Planned { prepared, .. } = plan_project(&args.project, &args.vars, &options).await?;
     let plan = &prepared.plan;
     if let Some(out) = &args.out {
         write_plan(out, plan)?;
@@ -235,6 +241,22 @@ async fn run_plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// `--target`, `--replace` and `--destroy` as the engine takes them (the variables are read
+/// by [`cli_vars`]).
+fn plan_options(scope: &ScopeArgs) -> anyhow::Result<model::PlanOptions> {
+    let addresses = |raw: &[String]| -> anyhow::Result<Vec<model::ResourceAddress>> {
+        raw.iter()
+            .map(|a| model::ResourceAddress::parse(a).map_err(anyhow::Error::from))
+            .collect()
+    };
+    Ok(model::PlanOptions {
+        targets: addresses(&scope.targets)?,
+        replace: addresses(&scope.replace)?,
+        destroy: scope.destroy,
+        vars: Vec::new(),
     })
 }
 
@@ -270,7 +292,7 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
         engine,
         input,
         prepared,
-    } = plan_project(&args.project, &args.vars).await?;
+    } = plan_project(&args.project, &args.vars, &model::PlanOptions::default()).await?;
     let plan = match &args.plan {
         Some(path) => {
             let saved = read_plan(path)?;

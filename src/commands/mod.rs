@@ -9,8 +9,10 @@
 //!    `terraform <command>` and near misses of the name (edit distance <= 2) followed by a
 //!    known command get a did-you-mean, anything else is ignored;
 //! 3. the rest is split shell-style (quotes, backslashes; no expansion) and parsed into a verb
-//!    and its flags; names are validated into `RepoDir`, `Workspace` and `ProjectName`.
+//!    and its flags; names are validated into `RepoDir`, `Workspace` and `ProjectName`;
+//! 4. after `--`, `plan` takes the Terraform flags atoll's engine honours (`extra`).
 
+mod extra;
 mod grammar;
 mod lexer;
 mod parser;
@@ -18,9 +20,10 @@ mod usage;
 
 use serde::{Deserialize, Serialize};
 
+pub use extra::{ACCEPTED as ACCEPTED_EXTRA, MAX_EXTRA_WORD_LEN, MAX_EXTRA_WORDS};
 pub use grammar::Grammar;
 // The name newtypes are the model's; commands validates comments into them.
-pub use model::{NameError, ProjectName, RepoDir, Workspace};
+pub use model::{NameError, PlanOptions, ProjectName, RepoDir, ResourceAddress, VarArg, Workspace};
 pub use parser::parse;
 
 /// A user-supplied value as it may be echoed in an error: control characters replaced, at most
@@ -83,6 +86,9 @@ pub struct Command {
     /// `None`. Atlantis runs every project whose directory matches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dir_glob: Option<String>,
+    /// The Terraform flags after `--` (`plan` only).
+    #[serde(default, skip_serializing_if = "PlanOptions::is_empty")]
+    pub options: PlanOptions,
 }
 
 impl Command {
@@ -95,6 +101,7 @@ impl Command {
             workspace: None,
             verbose: false,
             dir_glob: None,
+            options: PlanOptions::default(),
         }
     }
 }

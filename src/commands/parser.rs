@@ -137,15 +137,18 @@ fn parse_flags(verb: Verb, args: &[String]) -> Result<Command, Reply> {
     let mut words = args.iter();
     while let Some(word) = words.next() {
         if word == "--" {
-            return match words.next() {
-                None => Ok(finish(command)?),
-                Some(_) => Err(error(
-                    "atoll passes no extra arguments to Terraform or any other tool; remove `--` \
-                     and everything after it"
-                        .to_owned(),
-                    Usage::Verb(verb),
-                )),
-            };
+            let rest: Vec<String> = words.cloned().collect();
+            if verb == Verb::Plan {
+                command.options =
+                    super::extra::parse(&rest).map_err(|m| error(m, Usage::Verb(verb)))?;
+            } else if !rest.is_empty() {
+                let message = format!(
+                    "`{verb}` takes nothing after `--`; Terraform flags after `--` belong to \
+                     `plan` (the saved plan is applied as planned)"
+                );
+                return Err(error(message, Usage::Verb(verb)));
+            }
+            return finish(command);
         }
         if is_help_flag(word) {
             return Err(Reply::Help { verb });

@@ -213,10 +213,11 @@ async fn apply_one(
     let flags = lock_key(job, p).plan_flags();
     let turn = tally.turns.turn(tally.index);
     job.step(&format!("freshness {label}")).await;
-    let (state, mut input) = project_io(r, job, root, p);
-    let prepared = project::prepare(r, job, &state, &mut input, pull.head_sha.as_str()).await?;
     let plan: Plan = serde_json::from_value(saved.document.clone())
         .context("the saved plan is not a plan document; re-plan")?;
+    let (state, mut input) = project_io(r, job, root, p);
+    let head = pull.head_sha.as_str();
+    let prepared = project::prepare(r, job, &state, &mut input, head, &plan.options).await?;
     let fresh = prepared.now();
     let now = PlanSource {
         sha: pull.head_sha.as_str().to_owned(),

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::project::{self, checkout, lock_key, open_pull, pr_url, project_io, resolve};
 use super::{Job, Runner};
 use super::{gate, parallel};
-use crate::commands::Command;
+use crate::commands::{Command, PlanOptions};
 use crate::forge::{CommitSha, CommitStatus, StatusKind, StatusState};
 use crate::locks::{Acquisition, LockOwner, NewPlan};
 use crate::render::pr::{self as view, ConflictView, PlanOutcome, ProjectPlanView};
@@ -43,6 +43,7 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
         Some(c) => select(c, &resolution)?,
     };
     let warnings = warnings(&resolution);
+    let options = command.map(|c| c.options.clone()).unwrap_or_default();
     if projects.is_empty() {
         job.status(
             &sha,
@@ -64,7 +65,7 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
     }
     let work = projects
         .iter()
-        .map(|p| plan_project(r, job, &co.path, p, &sha))
+        .map(|p| plan_project(r, job, &co.path, p, &sha, &options))
         .collect();
     let views = parallel::in_order(work, resolution.parallel_plan).await;
     let failed = views
@@ -152,11 +153,12 @@ async fn plan_project(
     root: &Path,
     p: &Project,
     sha: &CommitSha,
+    options: &PlanOptions,
 ) -> ProjectPlanView {
     job.status(sha, &project_status(p, StatusState::Pending, "planning"))
         .await;
     job.step(&format!("plan {}", p.label())).await;
-    let outcome = match plan_one(r, job, root, p, sha).await {
+    let outcome = match plan_one(r, job, root, p, sha, options).await {
         Ok(outcome) => outcome,
         Err(e) => PlanOutcome::Failed {
             error: format!("{e:#}"),
@@ -193,9 +195,10 @@ async fn plan_one(
     root: &Path,
     p: &Project,
     sha: &CommitSha,
+    options: &PlanOptions,
 ) -> anyhow::Result<PlanOutcome> {
     let (state, mut input) = project_io(r, job, root, p);
-    let prepared = project::prepare(r, job, &state, &mut input, sha.as_str()).await?;
+    let prepared = project::prepare(r, job, &state, &mut input, sha.as_str(), options).await?;
     let plan = &prepared.plan;
     let text = plan_output(plan, &prepared.desired.warnings);
     let summary = plan_summary(plan);

@@ -271,6 +271,7 @@ pub(super) async fn prepare(
     state: &StateHandle,
     input: &mut Input,
     head_sha: &str,
+    options: &model::PlanOptions,
 ) -> anyhow::Result<Prepared> {
     let auth = git_auth(job).await?;
     let forge = ForgeHost {
@@ -279,7 +280,13 @@ pub(super) async fn prepare(
         auth_header: auth.as_ref(),
     };
     r.modules.install(input, Some(forge)).await;
-    let mut prepared = engine(r)?.prepare(state, input).await?;
+    input.vars = crate::proxmox::engine::input_vars(
+        &input.checkout,
+        &input.project_dir,
+        &options.vars,
+        input.limits.file_bytes,
+    )?;
+    let mut prepared = engine(r)?.prepare_with(state, input, options).await?;
     head_sha.clone_into(&mut prepared.plan.source.sha);
     Ok(prepared)
 }

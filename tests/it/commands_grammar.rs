@@ -287,14 +287,20 @@ fn project_is_exclusive_with_dir_and_workspace() {
 }
 
 #[test]
-fn anything_after_double_dash_is_refused() {
-    for text in [
-        "atlantis plan -- -target=foo",
-        "atlantis apply -d x -- -auto-approve",
-        "atlantis plan '--' x",
+fn double_dash_flags_atoll_does_not_honour_are_refused_by_name() {
+    for (text, needle) in [
+        (
+            "atlantis plan -- -parallelism=3",
+            "`-parallelism` after `--` is not supported",
+        ),
+        (
+            "atlantis apply -d x -- -auto-approve",
+            "`apply` takes nothing after `--`",
+        ),
+        ("atlantis plan '--' x", "`x` after `--` is not a flag"),
     ] {
         let (message, usage) = error_message(text);
-        assert!(message.contains("no extra arguments"), "{text}: {message}");
+        assert!(message.contains(needle), "{text}: {message}");
         assert!(matches!(usage, Usage::Verb(_)));
     }
     assert_eq!(run("atlantis plan -d x --").dir, dir("x"));

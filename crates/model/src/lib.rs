@@ -10,6 +10,7 @@ pub mod access;
 mod clock;
 mod names;
 mod net;
+mod plan_options;
 mod plan_source;
 
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
@@ -17,6 +18,7 @@ pub use names::{
     NameError, ProjectName, RepoDir, Workspace, is_hidden as is_hidden_char, shown as shown_value,
 };
 pub use net::{IpNetwork, canonical_ip};
+pub use plan_options::{MAX_ADDRESS_LEN, OptionError, PlanOptions, ResourceAddress, VarArg};
 pub use plan_source::{PlanSource, Stale};
 
 /// Which forge a delivery came from.

@@ -91,6 +91,9 @@ pub struct DesiredState {
     pub outputs: BTreeMap<String, tfconfig::OutputValue>,
     /// The root module's `import` blocks.
     pub imports: Vec<tfconfig::ImportTarget>,
+    /// What each resource instance depends on (references and `depends_on`), by address:
+    /// what `-target` follows.
+    pub depends_on: BTreeMap<String, Vec<String>>,
 }
 
 impl DesiredState {

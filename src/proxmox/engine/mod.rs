@@ -7,6 +7,7 @@ mod computed;
 mod data;
 mod error;
 mod import;
+mod options;
 mod settings;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,6 +17,7 @@ use secrecy::ExposeSecret as _;
 use serde_json::Value as Json;
 
 pub use error::EngineError;
+pub use options::{TARGETING_WARNING, input_vars};
 pub use settings::Protect;
 
 use crate::proxmox::apply::{ApplyEvent, ApplySettings, Executor, Now, adopt, entry_for};
@@ -69,7 +71,19 @@ impl Engine {
         state: &StateHandle,
         input: &Input,
     ) -> Result<Prepared, EngineError> {
-        prepare(self.api.as_ref(), state, input, &self.protect).await
+        let options = model::PlanOptions::default();
+        prepare(self.api.as_ref(), state, input, &self.protect, &options).await
+    }
+
+    /// [`Engine::prepare`] honouring `options` (`-target`, `-replace`, `-destroy`; the
+    /// variables must already be in `input`). The plan records them.
+    pub async fn prepare_with(
+        &self,
+        state: &StateHandle,
+        input: &Input,
+        options: &model::PlanOptions,
+    ) -> Result<Prepared, EngineError> {
+        prepare(self.api.as_ref(), state, input, &self.protect, options).await
     }
 
     /// Refuses `plan` (a saved one, or the one just made) if the guard would block any of its
@@ -332,6 +346,11 @@ fn evaluate(
     desired.warnings = loaded.render_warnings();
     desired.outputs = loaded.outputs;
     desired.imports = loaded.imports;
+    desired.depends_on = loaded
+        .resources
+        .iter()
+        .map(|r| (r.address.clone(), r.depends_on.clone()))
+        .collect();
     Ok(desired)
 }
 
@@ -340,6 +359,7 @@ async fn prepare(
     state: &StateHandle,
     input: &Input,
     protect: &Protect,
+    options: &model::PlanOptions,
 ) -> Result<Prepared, EngineError> {
     let project_state = state.load().await?;
     // Evaluate the configuration while the cluster is read.
@@ -404,12 +424,15 @@ async fn prepare(
         config_hash: desired.config_hash(),
         state_fingerprint: project_state.fingerprint.clone(),
     };
+    let (scoped, scoped_entries) =
+        options::scope(options, &desired.resources, &entries, &desired.depends_on);
     let mut plan = plan::plan(PlanInput {
-        desired: &desired.resources,
-        state: &entries,
+        desired: &scoped,
+        state: &scoped_entries,
         inventory: &inventory,
         source: &source,
     })?;
+    options::force_replace(&mut plan, options);
     for import in &imported {
         if let Some(change) = plan
             .resource_changes
@@ -423,7 +446,22 @@ async fn prepare(
     }
     plan.recount();
     adopted.extend(imported.into_iter().map(|i| i.entry));
-    add_generated(&mut plan, &desired, &project_state);
+    if !options.destroy {
+        add_generated(&mut plan, &desired, &project_state);
+    }
+    if !options.targets.is_empty() {
+        let instances = desired.depends_on.keys().map(String::as_str);
+        let kept = options::targeted(options, instances, &desired.depends_on);
+        // guests and objects were scoped before the diff; generated values are added after
+        plan.resource_changes.retain(|c| {
+            !desired::is_generated(&c.resource_type)
+                || kept.contains(&c.address)
+                || options.targets.iter().any(|t| t.covers(&c.address))
+        });
+        plan.recount();
+        desired.warnings.push(TARGETING_WARNING.to_owned());
+    }
+    plan.options = options.clone();
     guard::check(&mut plan, &protected, protect.policy, &desired.resources);
     plan.refreshed = plan::observe(&plan, &project_state.fingerprint, &inventory);
     plan.source.state_fingerprint = plan::state_fingerprint(&plan.refreshed);

@@ -239,6 +239,10 @@ pub struct Plan {
     pub refreshed: super::Refreshed,
     pub resource_changes: Vec<ResourceChange>,
     pub summary: Summary,
+    /// The options it was made with (`-target`, `-var`, ...): apply evaluates the
+    /// configuration with the same values.
+    #[serde(default, skip_serializing_if = "model::PlanOptions::is_empty")]
+    pub options: model::PlanOptions,
 }
 
 impl Plan {
@@ -251,6 +255,7 @@ impl Plan {
             refreshed: super::Refreshed::default(),
             resource_changes,
             summary: Summary::default(),
+            options: model::PlanOptions::default(),
         };
         plan.recount();
         plan
