@@ -13,6 +13,12 @@
 //! Measured 2026-11-30 on the shared 2-core build machine (release): plan 4.52 s vs a 3.33 s
 //! floor (1.36x; the bare requests through the client alone took 4.26 s), peak 67 MiB; apply
 //! 12.79 s vs a 10.0 s floor (1.28x), peak 21 MiB.
+//!
+//! Measured 2026-12-04, same machine, quiet (release), after the refresh began reading
+//! `pending` alone: plan 2.59 s vs the new 1.67 s floor (1.55x; 1,001 requests, the bare
+//! requests through the client alone 2.29 s, so the plan is 1.13x its own requests), peak
+//! 77 MiB; apply 13.01 s vs 10.0 s (1.30x). Before and after in one run, both dev builds
+//! (`ATOLL_BENCH_BEFORE`): 5.60 s before, 3.27 s after (1.71x).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
