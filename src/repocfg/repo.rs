@@ -13,8 +13,8 @@ use crate::commands::{ProjectName, RepoDir, Workspace};
 
 /// Largest accepted `atlantis.yaml`, in bytes.
 const MAX_LEN: usize = 256 * 1024;
-/// Most projects accepted in one `atlantis.yaml`.
-const MAX_PROJECTS: usize = 500;
+/// Most projects accepted in one `atlantis.yaml`, and most its glob `dir`s may expand to.
+pub(super) const MAX_PROJECTS: usize = 500;
 
 /// Top-level keys Atlantis knows and atoll ignores (with a warning).
 const UNSUPPORTED_TOP: &[&str] = &[

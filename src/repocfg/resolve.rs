@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashSet};
 use super::discover::{discover, is_config_file, parent_dir};
 use super::filters::Autodiscover;
 use super::patterns::PathPatterns;
-use super::repo::{RepoConfig, RepoConfigError, RepoProject, Warning};
+use super::repo::{MAX_PROJECTS, RepoConfig, RepoConfigError, RepoProject, Warning};
 use super::server::{Override, RepoPolicy};
 use super::{ModuleUse, Project, default_when_modified};
 use crate::commands::{RepoDir, Workspace};
@@ -194,18 +194,34 @@ fn listed(
     policy: &RepoPolicy,
     warnings: &mut Vec<Warning>,
 ) -> Result<(Vec<Project>, Vec<OffBranch>), RepoConfigError> {
-    let mut configured = Vec::new();
+    let mut configured: Vec<Project> = Vec::new();
     let mut off_branch = Vec::new();
+    // (dir, workspace) of the projects so far on this branch: a glob match leaves them alone
+    let mut taken: HashSet<(RepoDir, Workspace)> = HashSet::new();
     for (index, project) in projects.into_iter().enumerate() {
         let off = off_branch_regex(&project, base_branch);
-        for expanded in expand(project, tf_dirs, &configured) {
+        let budget = MAX_PROJECTS.saturating_sub(configured.len() + off_branch.len());
+        let expanded = expand(project, tf_dirs, &taken, budget);
+        if expanded.len() > budget {
+            return Err(RepoConfigError::Invalid {
+                path: format!("projects[{index}].dir"),
+                problem: format!(
+                    "with the glob `dir`s up to it, atlantis.yaml would have more than \
+                     {MAX_PROJECTS} projects; narrow the pattern or list the directories"
+                ),
+            });
+        }
+        for expanded in expanded {
             let merged = merge(expanded, index, policy)?;
             match &off {
                 Some(branch) => off_branch.push(OffBranch {
                     project: merged,
                     branch: branch.clone(),
                 }),
-                None => configured.push(merged),
+                None => {
+                    taken.insert((merged.dir.clone(), merged.workspace.clone()));
+                    configured.push(merged);
+                }
             }
         }
         if let (Some(branch), Some(base)) = (&off, base_branch) {
@@ -234,11 +250,14 @@ fn off_branch_warning(index: usize, branch: &str, base: &str) -> Warning {
 
 /// `project`, or for a glob `dir` one project per matching directory holding Terraform files
 /// (sorted), each with `when_modified` relative to its own directory. A match whose directory
-/// and workspace already belong to an earlier project is left to that project.
+/// and workspace already belong to an earlier project (`taken`) is left to that project. At
+/// most `budget + 1` come back, so a pattern the PR writes costs no more than the projects it
+/// may have (the caller refuses more than `budget`).
 fn expand(
     project: RepoProject,
     tf_dirs: &BTreeSet<RepoDir>,
-    earlier: &[Project],
+    taken: &HashSet<(RepoDir, Workspace)>,
+    budget: usize,
 ) -> Vec<RepoProject> {
     let Some(glob) = project.dir_glob.clone() else {
         return vec![project];
@@ -246,11 +265,8 @@ fn expand(
     tf_dirs
         .iter()
         .filter(|dir| glob.matches(dir.as_str()))
-        .filter(|dir| {
-            !earlier
-                .iter()
-                .any(|p| p.dir == **dir && p.workspace == project.workspace)
-        })
+        .filter(|dir| !taken.contains(&((*dir).clone(), project.workspace.clone())))
+        .take(budget.saturating_add(1))
         .filter_map(|dir| {
             let when_modified = PathPatterns::new(dir, &project.when_modified_written).ok()?;
             Some(RepoProject {

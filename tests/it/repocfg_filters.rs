@@ -252,3 +252,32 @@ fn dir_globs_in_comments_are_checked_and_kept_to_plan_and_apply() {
         "atlantis apply -d 'envs/*'"
     );
 }
+
+/// A glob `dir` is written by the PR: what it expands to counts against the same 500 projects
+/// a file may list, and the expansion stops there instead of making a project per directory
+/// for every glob (500 globs over thousands of directories).
+#[test]
+fn glob_dirs_that_would_make_more_than_500_projects_are_refused() {
+    let tree: Vec<String> = (0..600).map(|i| format!("stacks/s{i}/main.tf")).collect();
+    let resolve = |yaml: &str| {
+        resolve_on_base(
+            Inputs {
+                atlantis_yaml: Some(yaml),
+                tree: &tree,
+                changed: &tree,
+                module_uses: &[],
+            },
+            Some("main"),
+            &RepoPolicy::default(),
+        )
+    };
+    let error = resolve("version: 3\nprojects:\n- dir: \"stacks/*\"\n")
+        .expect_err("600 directories are more than 500 projects");
+    assert!(
+        error.to_string().contains("projects[0].dir")
+            && error.to_string().contains("more than 500 projects"),
+        "{error}"
+    );
+    let narrowed = resolve("version: 3\nprojects:\n- dir: \"stacks/s1*\"\n").expect("111 projects");
+    assert_eq!(narrowed.modified.len(), 111, "s1 and s10..s199");
+}
