@@ -197,6 +197,7 @@ fn queue_settings(settings: &Settings, metrics: Arc<JobMetrics>) -> QueueSetting
         limits: ClaimLimits {
             global: q.max_running,
             per_repo: q.max_running_per_repo,
+            per_repo_exempt: &crate::jobs::UNLIMITED_PER_REPO_KINDS,
         },
         shutdown_grace: q.shutdown_grace,
         retention: q.retention,

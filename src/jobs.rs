@@ -24,6 +24,7 @@ pub enum JobKind {
     Plan,
     Apply,
     Unlock,
+    Cancel,
     Help,
     Version,
     Reply,
@@ -36,11 +37,12 @@ pub enum JobKind {
 
 impl JobKind {
     /// Every kind; the migrations' check on `jobs.kind` lists the same names.
-    pub const ALL: [JobKind; 12] = [
+    pub const ALL: [JobKind; 13] = [
         Self::Autoplan,
         Self::Plan,
         Self::Apply,
         Self::Unlock,
+        Self::Cancel,
         Self::Help,
         Self::Version,
         Self::Reply,
@@ -51,12 +53,13 @@ impl JobKind {
         Self::AnnounceUnlock,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Self::Autoplan => "autoplan",
             Self::Plan => "plan",
             Self::Apply => "apply",
             Self::Unlock => "unlock",
+            Self::Cancel => "cancel",
             Self::Help => "help",
             Self::Version => "version",
             Self::Reply => "reply",
@@ -72,17 +75,28 @@ impl JobKind {
         Self::ALL.into_iter().find(|k| k.as_str() == kind)
     }
 
+    /// The kinds `atlantis cancel` cancels while they are still queued: the commands that
+    /// plan, apply or unlock, and the plans a push queues.
+    pub const CANCELLABLE: [JobKind; 4] = [Self::Autoplan, Self::Plan, Self::Apply, Self::Unlock];
+
     /// The kind of the job a comment command becomes.
     pub fn of_verb(verb: Verb) -> Self {
         match verb {
             Verb::Plan => Self::Plan,
             Verb::Apply => Self::Apply,
             Verb::Unlock => Self::Unlock,
+            Verb::Cancel => Self::Cancel,
             Verb::Help => Self::Help,
             Verb::Version => Self::Version,
         }
     }
 }
+
+/// The kinds a worker claims even while another job of the same repository runs (the queue's
+/// per-repository cap does not hold them back): `cancel` must reach the jobs queued behind a
+/// running one, or it could only ever cancel what had already run. It reads and writes only
+/// the store and one comment, so it cannot collide with the running job.
+pub const UNLIMITED_PER_REPO_KINDS: [&str; 1] = [JobKind::Cancel.as_str()];
 
 /// The pull request a job is about, and who asked for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -300,7 +314,12 @@ impl JobSpec {
             JobKind::parse(kind).ok_or_else(|| JobSpecError::UnknownKind(kind.to_owned()))?;
         Ok(match known {
             JobKind::Autoplan => Self::Autoplan(read(known, payload)?),
-            JobKind::Plan | JobKind::Apply | JobKind::Unlock | JobKind::Help | JobKind::Version => {
+            JobKind::Plan
+            | JobKind::Apply
+            | JobKind::Unlock
+            | JobKind::Cancel
+            | JobKind::Help
+            | JobKind::Version => {
                 let job: CommandJob = read(known, payload)?;
                 if JobKind::of_verb(job.command.verb) != known {
                     return Err(JobSpecError::Payload {

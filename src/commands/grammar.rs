@@ -3,6 +3,8 @@
 
 /// The name every atoll accepts, for compatibility with Atlantis habits.
 pub(crate) const ATLANTIS: &str = "atlantis";
+/// The other name Atlantis accepts from everyone (`run plan`), whatever the configured name.
+const RUN: &str = "run";
 /// Edit distance up to which a first word counts as a misspelt executable name.
 const NEAR_MISS_DISTANCE: usize = 2;
 
@@ -41,9 +43,11 @@ impl Grammar {
         self.configured.as_deref().unwrap_or(ATLANTIS)
     }
 
-    /// True if `word` (already lower-cased) is one of the executable names.
+    /// True if `word` (already lower-cased) is one of the executable names: `atlantis`, `run`
+    /// (as Atlantis accepts it), the configured name, the bot mention.
     pub(crate) fn is_executable(&self, word: &str) -> bool {
         word == ATLANTIS
+            || word == RUN
             || self.configured.as_deref() == Some(word)
             || self.bot.as_deref() == Some(word)
     }
@@ -104,7 +108,7 @@ mod tests {
     #[test]
     fn accepts_atlantis_configured_name_and_bot_mention_case_insensitively() {
         let grammar = Grammar::new("Atoll", Some("@Atoll-Bot"));
-        for word in ["atlantis", "atoll", "@atoll-bot"] {
+        for word in ["atlantis", "run", "atoll", "@atoll-bot"] {
             assert!(grammar.is_executable(word), "{word}");
         }
         assert!(!grammar.is_executable("atoll-bot"));

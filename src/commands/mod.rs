@@ -5,7 +5,8 @@
 //!
 //! The pipeline, after Atlantis's `comment_parser.go` (reference/atlantis.md 1.2):
 //! 1. trim whitespace and surrounding backticks; a comment with more than one line is ignored;
-//! 2. the first word, lower-cased, must be `atlantis`, the configured name or `@<bot user>`;
+//! 2. the first word, lower-cased, must be `atlantis`, `run` (as Atlantis accepts it), the configured name
+//!    or `@<bot user>`;
 //!    `terraform <command>` and near misses of the name (edit distance <= 2) followed by a
 //!    known command get a did-you-mean, anything else is ignored;
 //! 3. the rest is split shell-style (quotes, backslashes; no expansion) and parsed into a verb
@@ -113,15 +114,17 @@ pub enum Verb {
     Plan,
     Apply,
     Unlock,
+    Cancel,
     Help,
     Version,
 }
 
 impl Verb {
-    pub const ALL: [Verb; 5] = [
+    pub const ALL: [Verb; 6] = [
         Verb::Plan,
         Verb::Apply,
         Verb::Unlock,
+        Verb::Cancel,
         Verb::Help,
         Verb::Version,
     ];
@@ -132,6 +135,7 @@ impl Verb {
             Self::Plan => "plan",
             Self::Apply => "apply",
             Self::Unlock => "unlock",
+            Self::Cancel => "cancel",
             Self::Help => "help",
             Self::Version => "version",
         }
@@ -150,6 +154,7 @@ impl Verb {
             Self::Plan => "plan the projects changed by this pull request, or the ones named",
             Self::Apply => "apply the plans of this pull request, or of the projects named",
             Self::Unlock => "release this pull request's locks and plans, or only those named",
+            Self::Cancel => "cancel this pull request's queued commands (running ones finish)",
             Self::Help => "show this help",
             Self::Version => "show the atoll version",
         }
@@ -160,7 +165,7 @@ impl Verb {
         match self {
             Self::Plan | Self::Apply | Self::Version => &[PROJECT, DIR, WORKSPACE, VERBOSE],
             Self::Unlock => &[PROJECT, DIR, WORKSPACE],
-            Self::Help => &[],
+            Self::Cancel | Self::Help => &[],
         }
     }
 }

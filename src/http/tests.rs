@@ -128,6 +128,13 @@ impl QueueStore for DownStore {
     async fn job_log(&self, _: Uuid, _: i64) -> Result<Vec<LogLine>, StoreError> {
         down()
     }
+
+    async fn cancel_queued(
+        &self,
+        _: &crate::store::CancelQueued<'_>,
+    ) -> Result<Vec<Job>, StoreError> {
+        down()
+    }
 }
 
 #[async_trait::async_trait]

@@ -96,6 +96,7 @@ impl Default for QueueSettings {
             limits: ClaimLimits {
                 global: 4,
                 per_repo: 1,
+                per_repo_exempt: &[],
             },
             shutdown_grace: Duration::from_secs(60),
             retention: None,

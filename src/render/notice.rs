@@ -43,6 +43,24 @@ pub fn unlock_no_permission(executable: &str, user: &str, needs: &str) -> String
     )
 }
 
+/// `atlantis cancel` by someone who may not (`commands.unlock_requires` decides both).
+pub fn cancel_no_permission(executable: &str, user: &str, needs: &str) -> String {
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        user: &'a str,
+        needs: &'a str,
+    }
+    render(
+        "cancel_no_permission.md",
+        &View {
+            executable,
+            user,
+            needs,
+        },
+    )
+}
+
 /// The note that ends the last comment of a reply cut to `shown` of `total` comments.
 pub fn reply_truncated(
     shown: usize,

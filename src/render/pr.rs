@@ -419,6 +419,66 @@ pub fn unlocked(executable: &str, released: &[ReleasedLock]) -> String {
     )
 }
 
+/// The most log lines a `--verbose` reply shows (the last ones), and the most characters.
+pub const VERBOSE_LOG_LINES: usize = 400;
+const VERBOSE_LOG_CHARS: usize = 48_000;
+
+/// The job's own log, folded, for a command written with `--verbose` (Atlantis: "append Atlantis
+/// log to comment"). It is the log the dashboard shows for the job: steps, never secrets. Only
+/// the last lines are kept, within [`VERBOSE_LOG_LINES`] and a character budget.
+pub fn verbose_log(lines: &[String]) -> String {
+    #[derive(Serialize)]
+    struct View {
+        shown: usize,
+        omitted: usize,
+        text: String,
+    }
+    let mut kept: Vec<&str> = Vec::new();
+    let mut chars = 0usize;
+    for line in lines.iter().rev().take(VERBOSE_LOG_LINES) {
+        chars = chars.saturating_add(line.chars().count() + 1);
+        if chars > VERBOSE_LOG_CHARS {
+            break;
+        }
+        kept.push(line);
+    }
+    kept.reverse();
+    render(
+        "verbose_log.md",
+        &View {
+            shown: kept.len(),
+            omitted: lines.len() - kept.len(),
+            text: kept.join("\n"),
+        },
+    )
+}
+
+/// One job a cancel reply names: the command that queued it, who asked, its dashboard page.
+#[derive(Debug, Clone, Serialize)]
+pub struct CancelledJob {
+    pub command: String,
+    pub by: Option<String>,
+    pub page: Option<String>,
+}
+
+/// The reply to `atlantis cancel`: the queued jobs it cancelled and those still running.
+pub fn cancelled(executable: &str, cancelled: &[CancelledJob], running: &[CancelledJob]) -> String {
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        cancelled: &'a [CancelledJob],
+        running: &'a [CancelledJob],
+    }
+    render(
+        "cancel.md",
+        &View {
+            executable,
+            cancelled,
+            running,
+        },
+    )
+}
+
 /// The note when a merged or closed PR's locks are released.
 pub fn pr_closed(released: usize, merged: bool) -> String {
     #[derive(Serialize)]

@@ -22,7 +22,7 @@ use tera::{Context, Filter, Tera, Value};
 use super::comment::{code_block, code_text, escape};
 
 /// Every comment template, by name (file name under `templates/comments/`).
-pub(super) const TEMPLATES: [(&str, &str); 22] = [
+pub(super) const TEMPLATES: &[(&str, &str)] = &[
     (
         "apply_interrupted.md",
         include_str!("../../templates/comments/apply_interrupted.md"),
@@ -73,6 +73,18 @@ pub(super) const TEMPLATES: [(&str, &str); 22] = [
         include_str!("../../templates/comments/unlock.md"),
     ),
     (
+        "verbose_log.md",
+        include_str!("../../templates/comments/verbose_log.md"),
+    ),
+    (
+        "cancel.md",
+        include_str!("../../templates/comments/cancel.md"),
+    ),
+    (
+        "cancel_no_permission.md",
+        include_str!("../../templates/comments/cancel_no_permission.md"),
+    ),
+    (
         "pr_closed.md",
         include_str!("../../templates/comments/pr_closed.md"),
     ),
@@ -116,7 +128,7 @@ fn engine() -> tera::Result<Tera> {
     tera.register_filter("code", CodeBlock);
     tera.register_filter("fenced", Fenced);
     tera.register_filter("inline", Inline);
-    tera.add_raw_templates(TEMPLATES)?;
+    tera.add_raw_templates(TEMPLATES.iter().copied())?;
     Ok(tera)
 }
 

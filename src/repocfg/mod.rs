@@ -157,7 +157,41 @@ pub struct ModuleUse {
     pub module: RepoDir,
 }
 
-/// Atlantis's default `when_modified`, relative to the project directory.
+/// Atlantis's default `when_modified`, relative to the project directory (its
+/// `terraformAutoplanIndicators`): Terraform's files and variables, OpenTofu's `.tofu` files,
+/// Terragrunt's file and the provider lock file.
 pub(crate) fn default_when_modified() -> Vec<String> {
-    vec!["**/*.tf*".to_owned(), "**/.terraform.lock.hcl".to_owned()]
+    [
+        "**/*.tf*",
+        "**/*.tofu",
+        "**/*.tofu.json",
+        "**/terragrunt.hcl",
+        "**/.terraform.lock.hcl",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_when_modified_matches_tofu_and_terragrunt_files_as_atlantis_does() {
+        let dir = RepoDir::parse("envs/dev").expect("dir");
+        let patterns = PathPatterns::new(&dir, &default_when_modified()).expect("patterns");
+        for changed in [
+            "envs/dev/main.tf",
+            "envs/dev/prod.tfvars",
+            "envs/dev/main.tofu",
+            "envs/dev/sub/main.tofu.json",
+            "envs/dev/terragrunt.hcl",
+            "envs/dev/.terraform.lock.hcl",
+        ] {
+            assert!(patterns.matches(changed), "{changed}");
+        }
+        for other in ["envs/dev/README.md", "envs/prod/main.tf", "envs/dev/x.hcl"] {
+            assert!(!patterns.matches(other), "{other}");
+        }
+    }
 }

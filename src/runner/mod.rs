@@ -86,6 +86,13 @@ impl Runner {
         reaped::start(Arc::clone(&self.store))
     }
 
+    /// A job's dashboard page, when `server.public_url` is set.
+    fn job_page(&self, job: uuid::Uuid) -> Option<String> {
+        self.public_url
+            .as_ref()
+            .map(|base| format!("{base}/jobs/{job}"))
+    }
+
     fn forge(&self, kind: ForgeKind) -> anyhow::Result<Arc<dyn Forge>> {
         let forge = match kind {
             ForgeKind::Github => &self.github,
@@ -120,20 +127,32 @@ impl JobHandler for JobRunner {
             spec => Job::new(r, ctx, spec)?,
         };
         job.acknowledge().await;
-        match &job.spec {
-            JobSpec::Autoplan(_) => plan::run(r, &job, None).await,
+        let result = job.run(r).await;
+        if job.spec.command().is_some_and(|c| c.verbose) {
+            job.post_log(r).await;
+        }
+        result
+    }
+}
+
+impl Job {
+    /// The steps of the job's kind.
+    async fn run(&self, r: &Runner) -> anyhow::Result<()> {
+        match &self.spec {
+            JobSpec::Autoplan(_) => plan::run(r, self, None).await,
             JobSpec::Command(c) => match c.command.verb {
-                Verb::Plan => plan::run(r, &job, Some(c.command.clone())).await,
-                Verb::Apply => apply::run(r, &job, &c.command).await,
-                Verb::Unlock => other::unlock(r, &job, &c.command).await,
-                Verb::Help => other::help(r, &job).await,
-                Verb::Version => other::version(r, &job).await,
+                Verb::Plan => plan::run(r, self, Some(c.command.clone())).await,
+                Verb::Apply => apply::run(r, self, &c.command).await,
+                Verb::Unlock => other::unlock(r, self, &c.command).await,
+                Verb::Cancel => other::cancel(r, self).await,
+                Verb::Help => other::help(r, self).await,
+                Verb::Version => other::version(r, self).await,
             },
-            JobSpec::Reply(reply) => other::reply(r, &job, &reply.reply).await,
-            JobSpec::PrClosed(closed) => other::pr_closed(r, &job, closed.merged).await,
-            JobSpec::ApplyInterrupted(about) => interrupted::run(r, &job, about.interrupted).await,
-            JobSpec::ApplyCoalesced(about) => coalesce::run(r, &job, &about.coalesced).await,
-            JobSpec::JobGaveUp(about) => gave_up::run(r, &job, &about.gave_up).await,
+            JobSpec::Reply(reply) => other::reply(r, self, &reply.reply).await,
+            JobSpec::PrClosed(closed) => other::pr_closed(r, self, closed.merged).await,
+            JobSpec::ApplyInterrupted(about) => interrupted::run(r, self, about.interrupted).await,
+            JobSpec::ApplyCoalesced(about) => coalesce::run(r, self, &about.coalesced).await,
+            JobSpec::JobGaveUp(about) => gave_up::run(r, self, &about.gave_up).await,
             JobSpec::AnnounceUnlock(_) => Err(anyhow!("announce_unlock runs without a PR job")),
         }
     }
@@ -169,10 +188,7 @@ impl Job {
     fn about(runner: &Runner, ctx: JobContext, spec: JobSpec, pr: PrJob) -> anyhow::Result<Self> {
         let name =
             RepoName::parse(&pr.repo.full_name()).map_err(|e| anyhow!("repository id: {e}"))?;
-        let page = runner
-            .public_url
-            .as_ref()
-            .map(|base| format!("{base}/jobs/{}", ctx.job().id));
+        let page = runner.job_page(ctx.job().id);
         Ok(Self {
             page,
             applying: tokio::sync::OnceCell::new(),
@@ -232,6 +248,22 @@ impl Job {
         self.step(&interrupted::log::line(entry)).await;
         if let Err(e) = self.ctx.journal(entry).await {
             tracing::warn!(error = %e, "cannot write the apply journal");
+        }
+    }
+
+    /// `--verbose`: posts the job's log so far as one more comment. A failure is logged, not
+    /// fatal: the command's own reply is already posted.
+    async fn post_log(&self, r: &Runner) {
+        let lines = match r.store.job_log(self.ctx.job().id, 0).await {
+            Ok(lines) => lines,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the job log for --verbose");
+                return;
+            }
+        };
+        let lines: Vec<String> = lines.into_iter().map(|l| l.line).collect();
+        if let Err(e) = self.comment(&crate::render::pr::verbose_log(&lines)).await {
+            tracing::warn!(error = %format!("{e:#}"), "cannot post the --verbose log");
         }
     }
 

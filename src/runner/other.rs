@@ -5,11 +5,12 @@ use anyhow::anyhow;
 
 use super::{Job, Runner, gate};
 use crate::commands::{Command, Reply, Verb};
-use crate::jobs::{JobSpec, PrJob};
+use crate::jobs::{JobKind, JobSpec, PrJob};
 use crate::locks::{Actor, ActorVia, AuditStamp, KeyFilter, Lock, Release, UnlockAnnouncement};
 use crate::queue::JobContext;
 use crate::render::notice;
-use crate::render::pr::{self as view, ReleasedLock};
+use crate::render::pr::{self as view, CancelledJob, ReleasedLock};
+use crate::store::{CancelQueued, Job as StoredJob, JobState};
 use model::ForgeKind;
 
 /// `atlantis unlock [-p|-d|-w]`: releases only the matching locks of this PR.
@@ -49,6 +50,92 @@ pub(super) async fn unlock(r: &Runner, job: &Job, command: &Command) -> anyhow::
     let body = view::unlocked(&r.executable, &released);
     job.comment(&body).await?;
     Ok(())
+}
+
+/// `atlantis cancel`: the PR's plans, applies and unlocks that are still queued are cancelled;
+/// running ones finish. Who may cancel is who may unlock (`commands.unlock_requires`): both
+/// undo what someone else asked for. The reply lists what was cancelled and what still runs.
+pub(super) async fn cancel(r: &Runner, job: &Job) -> anyhow::Result<()> {
+    job.step("cancel").await;
+    let refusal = match gate::unlock_refusal(&r.policy, job).await {
+        Ok(refusal) => refusal,
+        Err(e) => {
+            let next = format!("Try again later with `{} cancel`.", r.executable);
+            job.comment(&view::error("Cancel Error", &format!("{e:#}"), &next))
+                .await?;
+            return Err(e);
+        }
+    };
+    if let Some(needs) = refusal {
+        job.step(&format!("refused: cancelling needs {needs}"))
+            .await;
+        let body = notice::cancel_no_permission(&r.executable, &job.user(), &needs);
+        job.comment(&body).await?;
+        return Ok(());
+    }
+    let repo = job.repo();
+    let kinds = JobKind::CANCELLABLE.map(JobKind::as_str);
+    let reason = format!("cancelled by {} with `{} cancel`", job.user(), r.executable);
+    let cancelled = r
+        .store
+        .cancel_queued(&CancelQueued {
+            repo: &repo,
+            pr: job.pr.number,
+            before: job.ctx.job().id,
+            kinds: &kinds,
+            reason: &reason,
+        })
+        .await?;
+    for c in &cancelled {
+        job.step(&format!("cancelled job {} ({})", c.id, c.kind))
+            .await;
+    }
+    let mut running = Vec::new();
+    for kind in kinds {
+        let jobs = r
+            .store
+            .list_pr_jobs(&repo, job.pr.number, kind, RUNNING_SHOWN)
+            .await?;
+        running.extend(
+            jobs.into_iter()
+                .filter(|j| matches!(j.state, JobState::Running | JobState::Applying)),
+        );
+    }
+    running.sort_by_key(|j| j.created_at);
+    let shown = |j: &StoredJob| CancelledJob {
+        command: job_command(&r.executable, j),
+        by: job_author(j),
+        page: r.job_page(j.id),
+    };
+    let body = view::cancelled(
+        &r.executable,
+        &cancelled.iter().map(shown).collect::<Vec<_>>(),
+        &running.iter().map(shown).collect::<Vec<_>>(),
+    );
+    job.comment(&body).await?;
+    Ok(())
+}
+
+/// The most running jobs of one kind a cancel reply names.
+const RUNNING_SHOWN: u32 = 10;
+
+/// A stored job as a reply names it: the comment that queued it (`atlantis plan -d envs/dev`), or
+/// the push that did (`autoplan of 1a2b3c4`).
+fn job_command(executable: &str, job: &StoredJob) -> String {
+    match JobSpec::parse(&job.kind, &job.payload) {
+        Ok(JobSpec::Command(c)) => c.command.to_comment(executable),
+        Ok(JobSpec::Autoplan(a)) => {
+            format!("autoplan of {}", a.head_sha.get(..7).unwrap_or(&a.head_sha))
+        }
+        _ => job.kind.clone(),
+    }
+}
+
+/// Who queued a stored job, if it says.
+fn job_author(job: &StoredJob) -> Option<String> {
+    JobSpec::parse(&job.kind, &job.payload)
+        .ok()
+        .and_then(|spec| spec.pr().and_then(|pr| pr.author.clone()))
 }
 
 /// The dashboard released one of the PR's locks (already audited): tell the PR who did it,

@@ -102,3 +102,39 @@ pub(super) async fn log(db: &Db, job: Uuid, after: i64) -> Result<Vec<LogLine>, 
         })
         .collect()
 }
+
+/// `atlantis cancel`: moves the PR's jobs of `kinds` that are still `queued` and were queued
+/// before the job `before` to `cancelled`, with `reason` as their error, and returns them. A job
+/// a worker has claimed is not `queued` any more and is left to finish; one claimed while this
+/// runs is either cancelled or claimed, never both (the claim and this update both require
+/// `queued`).
+pub(super) async fn cancel_queued(
+    db: &Db,
+    cancel: &super::CancelQueued<'_>,
+) -> Result<Vec<Job>, StoreError> {
+    if cancel.kinds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let kinds: Vec<String> = (0..cancel.kinds.len())
+        .map(|i| format!("${}", i + 5))
+        .collect();
+    let mut sql = Sql::new(format!(
+        "UPDATE jobs SET state = 'cancelled', error = $1, updated_at = {{now}},
+             finished_at = {{now}}, worker = NULL, lease_until = NULL
+         WHERE state = 'queued' AND repo = $2 AND pr = $3
+           AND seq < (SELECT b.seq FROM jobs b WHERE b.id = $4)
+           AND kind IN ({kinds})
+         RETURNING {JOB_COLUMNS}",
+        kinds = kinds.join(", ")
+    ))
+    .bind(cancel.reason)
+    .bind(cancel.repo)
+    .bind(rows::pr_to_db(Some(cancel.pr))?)
+    .bind(cancel.before);
+    for kind in cancel.kinds {
+        sql = sql.bind(*kind);
+    }
+    let mut cancelled = jobs(&sql.fetch_all(db.write()).await?)?;
+    cancelled.sort_by_key(|j| j.created_at);
+    Ok(cancelled)
+}

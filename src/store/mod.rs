@@ -269,6 +269,18 @@ impl JobProgress {
     }
 }
 
+/// What `atlantis cancel` cancels: the jobs of one PR of `kinds` still queued before the job
+/// `before` (the cancel command's own job).
+#[derive(Debug, Clone, Copy)]
+pub struct CancelQueued<'a> {
+    pub repo: &'a str,
+    pub pr: u64,
+    pub before: Uuid,
+    pub kinds: &'a [&'a str],
+    /// Stored as each cancelled job's error, e.g. "cancelled by @alice's `atlantis cancel`".
+    pub reason: &'a str,
+}
+
 /// Limits applied when claiming.
 #[derive(Debug, Clone, Copy)]
 pub struct ClaimLimits {
@@ -276,6 +288,9 @@ pub struct ClaimLimits {
     pub global: u32,
     /// At most this many per repository.
     pub per_repo: u32,
+    /// Job kinds the per-repository cap does not hold back (`jobs::JobKind::UNLIMITED_PER_REPO`):
+    /// short jobs that act on the others, such as `atlantis cancel`. The global cap still holds.
+    pub per_repo_exempt: &'static [&'static str],
 }
 
 /// One stored log line of a job.
@@ -462,6 +477,10 @@ pub trait QueueStore: Send + Sync {
     /// and delivery records, and up to [`PRUNE_BATCH`] delivery records received before then.
     /// Queued and leased jobs are never deleted. Call again while [`Pruned::full`].
     async fn prune(&self, older_than: Duration) -> Result<Pruned, StoreError>;
+
+    /// `atlantis cancel`: moves the matching queued jobs to `cancelled` and returns them, oldest
+    /// first; jobs already claimed are left to finish.
+    async fn cancel_queued(&self, cancel: &CancelQueued<'_>) -> Result<Vec<Job>, StoreError>;
 
     /// Log lines with `seq > after`, in order.
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError>;

@@ -191,8 +191,9 @@ impl QueueStore for PgStore {
                  SELECT j.id FROM jobs j
                  WHERE j.state = 'queued' AND j.kind = ANY($3)
                    AND (SELECT count(*) FROM jobs a WHERE a.state IN ('running', 'applying')) < $4
-                   AND (SELECT count(*) FROM jobs r
-                        WHERE r.state IN ('running', 'applying') AND r.repo = j.repo) < $5
+                   AND (j.kind = ANY($6)
+                        OR (SELECT count(*) FROM jobs r
+                            WHERE r.state IN ('running', 'applying') AND r.repo = j.repo) < $5)
                  ORDER BY j.seq LIMIT 1
                  FOR UPDATE SKIP LOCKED)
              RETURNING {JOB_COLUMNS}",
@@ -209,6 +210,7 @@ impl QueueStore for PgStore {
             .bind(kinds)
             .bind(i64::from(limits.global))
             .bind(i64::from(limits.per_repo))
+            .bind(limits.per_repo_exempt)
             .fetch_optional(&mut *tx)
             .await?;
         tx.commit().await?;
@@ -387,6 +389,13 @@ impl QueueStore for PgStore {
         .fetch_optional(&self.pool)
         .await?;
         seq.ok_or_else(|| StoreError::NotFound(format!("job {job} (appending a log line)")))
+    }
+
+    async fn cancel_queued(
+        &self,
+        cancel: &super::CancelQueued<'_>,
+    ) -> Result<Vec<Job>, StoreError> {
+        jobs::cancel_queued(&self.db, cancel).await
     }
 
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError> {

@@ -258,6 +258,7 @@ impl QueueStore for SqliteStore {
             lease: rows::micros(lease),
             global: i64::from(limits.global),
             per_repo: i64::from(limits.per_repo),
+            per_repo_exempt: rows::json_list(limits.per_repo_exempt.iter().copied()),
         };
         match self.committer.write(Write::Claim(claim)).await? {
             Written::Claimed(job) => Ok(job),
@@ -361,6 +362,13 @@ impl QueueStore for SqliteStore {
             Written::Seq(seq) => Ok(seq),
             other => Err(unexpected(&other)),
         }
+    }
+
+    async fn cancel_queued(
+        &self,
+        cancel: &super::CancelQueued<'_>,
+    ) -> Result<Vec<Job>, StoreError> {
+        jobs::cancel_queued(&self.db, cancel).await
     }
 
     async fn job_log(&self, job: Uuid, after: i64) -> Result<Vec<LogLine>, StoreError> {

@@ -158,6 +158,8 @@ pub(super) struct Claim {
     pub(super) lease: i64,
     pub(super) global: i64,
     pub(super) per_repo: i64,
+    /// Kinds the per-repository cap does not hold back, as a JSON array.
+    pub(super) per_repo_exempt: String,
 }
 
 async fn claim_one(
@@ -172,8 +174,9 @@ async fn claim_one(
              SELECT j.seq FROM jobs j
              WHERE j.state = 'queued' AND j.kind IN (SELECT value FROM json_each(?4))
                AND (SELECT COUNT(*) FROM jobs a WHERE a.state IN ('running', 'applying')) < ?5
-               AND (SELECT COUNT(*) FROM jobs r
-                    WHERE r.state IN ('running', 'applying') AND r.repo = j.repo) < ?6
+               AND (j.kind IN (SELECT value FROM json_each(?7))
+                    OR (SELECT COUNT(*) FROM jobs r
+                        WHERE r.state IN ('running', 'applying') AND r.repo = j.repo) < ?6)
              ORDER BY j.seq LIMIT 1)
          RETURNING {JOB_COLUMNS}"
     );
@@ -184,6 +187,7 @@ async fn claim_one(
         .bind(&claim.kinds)
         .bind(claim.global)
         .bind(claim.per_repo)
+        .bind(&claim.per_repo_exempt)
         .fetch_optional(&mut *conn)
         .await?;
     row.map(|row| job_from_row(&super::sql::Row::Sqlite(row)))

@@ -109,6 +109,7 @@ mod repocfg_props;
 mod repocfg_select;
 mod runner_atlantis_yaml;
 mod runner_bounds;
+mod runner_cancel;
 mod runner_comments;
 mod runner_demo;
 mod runner_extra_args;

@@ -32,6 +32,7 @@ fn settings() -> QueueSettings {
         limits: ClaimLimits {
             global: 4,
             per_repo: 4,
+            per_repo_exempt: &[],
         },
         ..QueueSettings::default()
     }

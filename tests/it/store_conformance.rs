@@ -45,6 +45,8 @@ per_backend!(
     apply_progress_is_stored_for_the_holder_and_survives_reopening,
     apply_journal_keeps_typed_entries_in_order_and_survives_reopening,
     only_job_kinds_atoll_runs_can_be_queued,
+    per_repo_exempt_kind_is_claimed_while_its_repo_is_full,
+    cancel_queued_cancels_only_the_prs_earlier_queued_jobs_of_those_kinds,
 );
 
 /// Cases that only PostgreSQL can pass: several replicas share one database.

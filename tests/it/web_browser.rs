@@ -317,6 +317,7 @@ async fn running_jobs_log_grows_live_and_the_state_follows() {
     let limits = ClaimLimits {
         global: 4,
         per_repo: 4,
+        per_repo_exempt: &[],
     };
     let claimed = s
         .store

@@ -264,6 +264,7 @@ async fn log_stream_resumes_after_last_event_id_and_ends_with_the_job() {
     let limits = ClaimLimits {
         global: 10,
         per_repo: 10,
+        per_repo_exempt: &[],
     };
     let claimed = s
         .store

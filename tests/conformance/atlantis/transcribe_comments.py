@@ -70,7 +70,6 @@ def marker(c):
     if verb=="approve_policies": return "not_yet:policies"
     if t in ("TestParse_BlockedExtraArgs","TestParse_CustomBlockedExtraArgs") or "extra_args" in c["expect"]: return "not_yet:extra-args"
     if t=="TestParse_GlobPatternDir": return "not_yet:glob-dir"
-    if words[:1]==["run"]: return "not_yet:run-executable"
     if t=="TestParse_HelpResponse" and c["comment"].startswith("atlantis help "): return "difference:help-topic"
     if t=="TestParse_ExecutableName" and words[0]=="atlantis": return "difference:atlantis-always"
     if c["comment"]=="atlantis unlock -d .": return "difference:unlock-dir"

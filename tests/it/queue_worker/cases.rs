@@ -20,6 +20,7 @@ fn settings() -> QueueSettings {
         limits: ClaimLimits {
             global: 4,
             per_repo: 4,
+            per_repo_exempt: &[],
         },
         shutdown_grace: Duration::from_secs(30),
         ..QueueSettings::default()
@@ -115,6 +116,7 @@ pub(crate) async fn pool_never_exceeds_per_repo_or_global_cap(db: &TestStore) {
     s.limits = ClaimLimits {
         global: 3,
         per_repo: 1,
+        per_repo_exempt: &[],
     };
     let pool = Queue::new(db.store.clone(), s)
         .handle("plan", gate.clone())
@@ -160,6 +162,7 @@ pub(crate) async fn job_abandoned_by_a_dead_worker_is_run_again(db: &TestStore) 
     let wide = ClaimLimits {
         global: 9,
         per_repo: 9,
+        per_repo_exempt: &[],
     };
     let dead = store.claim("dead", &["plan"], Duration::ZERO, wide).await;
     assert!(dead.expect("claim").is_some());
@@ -263,6 +266,7 @@ pub(crate) async fn interrupted_apply_is_reported_to_the_caller(db: &TestStore) 
     let wide = ClaimLimits {
         global: 9,
         per_repo: 9,
+        per_repo_exempt: &[],
     };
     let dead = store
         .claim("dead", &["apply"], Duration::from_secs(60), wide)

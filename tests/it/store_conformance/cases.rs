@@ -33,6 +33,7 @@ pub(crate) const EXPIRED: Duration = Duration::ZERO;
 pub(crate) const WIDE: ClaimLimits = ClaimLimits {
     global: 100,
     per_repo: 100,
+    per_repo_exempt: &[],
 };
 
 pub(crate) fn delivery(forge: ForgeKind, id: &str) -> NewDelivery {
