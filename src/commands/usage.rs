@@ -17,6 +17,9 @@ impl Verb {
         if has("verbose") {
             line.push_str(" [--verbose]");
         }
+        if self == Verb::Plan {
+            line.push_str(" [-- -target=ADDRESS ...]");
+        }
         if self == Verb::Help {
             line.push_str(" [COMMAND]");
         }
@@ -45,6 +48,14 @@ impl Command {
         if self.verbose {
             text.push_str(" --verbose");
         }
+        let args = self.options.to_args();
+        if !args.is_empty() {
+            text.push_str(" --");
+            for arg in &args {
+                text.push(' ');
+                text.push_str(&quote(arg));
+            }
+        }
         text
     }
 }
@@ -52,7 +63,8 @@ impl Command {
 /// `value` as one shell-style word: bare when it only has safe characters, else single-quoted.
 fn quote(value: &str) -> String {
     let safe = |c: char| {
-        c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '+' | ':' | '@' | ',')
+        c.is_ascii_alphanumeric()
+            || matches!(c, '.' | '_' | '-' | '/' | '+' | ':' | '@' | ',' | '=')
     };
     if !value.is_empty() && value.chars().all(safe) {
         return value.to_owned();
@@ -115,6 +127,29 @@ mod tests {
             assert!(text.contains(needle), "{needle} missing from {text}");
         }
         assert!(!Usage::Verb(Verb::Unlock).to_string().contains("--verbose"));
+    }
+
+    #[test]
+    fn a_plan_with_extra_arguments_is_written_back_with_them_and_parses_to_itself() {
+        let grammar = crate::commands::Grammar::default();
+        let written = "atlantis plan -d envs/dev -- -target=proxmox_virtual_environment_container.web \
+                       '-replace=module.ct[\"a b\"].proxmox_virtual_environment_container.ct' \
+                       -destroy -var 'name=two words' -var-file=prod.tfvars";
+        let crate::commands::Parsed::Run(command) = crate::commands::parse(written, &grammar)
+        else {
+            panic!("{written} does not parse");
+        };
+        let again = command.to_comment("atlantis");
+        assert!(
+            again.contains("-- -target=proxmox_virtual_environment_container.web"),
+            "{again}"
+        );
+        assert!(again.contains("'-var=name=two words'"), "{again}");
+        assert_eq!(
+            crate::commands::parse(&again, &grammar),
+            crate::commands::Parsed::Run(command),
+            "{again}"
+        );
     }
 
     #[test]

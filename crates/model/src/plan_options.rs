@@ -195,6 +195,23 @@ impl PlanOptions {
         *self == Self::default()
     }
 
+    /// The options as Terraform's flags, in the order `commands` reads them back (`-target=A`,
+    /// `-replace=A`, `-destroy`, then every `-var`/`-var-file` in command-line order): what a
+    /// reply tells a user to write after `--`.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut args: Vec<String> = Vec::new();
+        args.extend(self.targets.iter().map(|a| format!("-target={a}")));
+        args.extend(self.replace.iter().map(|a| format!("-replace={a}")));
+        if self.destroy {
+            args.push("-destroy".to_owned());
+        }
+        args.extend(self.vars.iter().map(|v| match v {
+            VarArg::Var { name, value } => format!("-var={name}={value}"),
+            VarArg::File { path } => format!("-var-file={path}"),
+        }));
+        args
+    }
+
     /// True when `instance` is one of the `-replace` addresses' instances.
     pub fn replaces(&self, instance: &str) -> bool {
         self.replace.iter().any(|a| a.covers(instance))
