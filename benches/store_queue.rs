@@ -111,6 +111,7 @@ async fn drain_load(store: Arc<dyn Store>, jobs: u64) {
         limits: ClaimLimits {
             global: 16,
             per_repo: 16,
+            per_repo_exempt: &[],
         },
         ..QueueSettings::default()
     };
