@@ -1,7 +1,7 @@
 //! One PR's projects: `atlantis.yaml` (or discovery) merged with the server policy, split into
 //! the projects the PR modifies and those the server may not manage.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::discover::{discover, is_config_file, parent_dir};
 use super::filters::Autodiscover;
@@ -79,6 +79,33 @@ impl Resolution {
     /// True when `atlantis.yaml` lists projects (so `-p` can name them).
     pub fn has_configured_projects(&self) -> bool {
         !self.configured.is_empty()
+    }
+
+    /// The directories of the modified projects that were discovered rather than listed in
+    /// `atlantis.yaml` (in the `default` workspace): those whose workspace a Terraform Cloud
+    /// `cloud` block may name (see [`Resolution::use_cloud_workspaces`]).
+    pub fn discovered_dirs(&self) -> Vec<RepoDir> {
+        self.modified
+            .iter()
+            .filter(|p| p.name.is_none() && p.workspace == Workspace::default())
+            .filter(|p| !self.configured.iter().any(|c| c.key() == p.key()))
+            .map(|p| p.dir.clone())
+            .collect()
+    }
+
+    /// As Atlantis's `DetermineWorkspaceFromHCL`: a discovered project whose configuration has
+    /// `terraform { cloud { workspaces { name = "prod" } } }` runs in that workspace, for its
+    /// plans, locks and state. `names` maps directories to the workspace their block names
+    /// (validated as every workspace is); a listed project keeps its `workspace`.
+    pub fn use_cloud_workspaces(&mut self, names: &BTreeMap<RepoDir, Workspace>) {
+        let discovered = self.discovered_dirs();
+        for project in &mut self.modified {
+            if discovered.contains(&project.dir)
+                && let Some(workspace) = names.get(&project.dir)
+            {
+                project.workspace = workspace.clone();
+            }
+        }
     }
 
     /// A project for `dir`/`workspace` with the server's settings, as used for discovered

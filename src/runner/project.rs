@@ -1,19 +1,21 @@
 //! Steps shared by plan and apply: check out the PR head, resolve its projects, and run the
 //! proxmox pipeline for one project.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, anyhow};
 use secrecy::SecretString;
 
 use super::{Job, Runner};
+use crate::commands::{RepoDir, Workspace};
 use crate::config::LimitsSettings;
 use crate::forge::{PrState, PullDetails};
 use crate::locks::LockKey;
 use crate::proxmox::engine::{Engine, Prepared};
 use crate::proxmox::state::StateHandle;
 use crate::render::pr::Unmet;
-use crate::repocfg::{self, Inputs, Project, Resolution};
+use crate::repocfg::{self, Inputs, Project, Resolution, Warning};
 use crate::store::StateScope;
 use crate::workdir::modules::ForgeHost;
 use crate::workdir::{Checkout, PrCheckout};
@@ -120,8 +122,8 @@ pub(super) async fn resolve(
         changed.extend(f.previous_path);
         changed.push(f.path);
     }
-    let (root, limits) = (root.to_path_buf(), r.limits);
-    let (tree, yaml) = tokio::task::spawn_blocking(move || read_checkout(&root, &limits))
+    let (co, limits) = (root.to_path_buf(), r.limits);
+    let (tree, yaml) = tokio::task::spawn_blocking(move || read_checkout(&co, &limits))
         .await
         .context("listing the checkout")??;
     let inputs = Inputs {
@@ -130,7 +132,58 @@ pub(super) async fn resolve(
         changed: &changed,
         module_uses: &[],
     };
-    resolve_now(r, job, inputs, base_ref)
+    let mut resolution = resolve_now(r, job, inputs, base_ref)?;
+    let dirs = resolution.discovered_dirs();
+    if !dirs.is_empty() {
+        let (co, limits) = (root.to_path_buf(), r.limits.tfconfig());
+        let named = tokio::task::spawn_blocking(move || cloud_workspaces(&co, dirs, &limits))
+            .await
+            .context("reading the projects' cloud blocks")?;
+        let mut names = BTreeMap::new();
+        for (dir, name) in named {
+            match Workspace::parse(&name) {
+                Ok(workspace) => {
+                    names.insert(dir, workspace);
+                }
+                Err(e) => resolution.warnings.push(Warning {
+                    path: format!("{dir} (terraform.cloud.workspaces.name)"),
+                    message: format!(
+                        "the workspace `{}` is not used: {e}; the project runs in the \
+                         default workspace",
+                        model::shown_value(&name)
+                    ),
+                }),
+            }
+        }
+        resolution.use_cloud_workspaces(&names);
+    }
+    Ok(resolution)
+}
+
+/// The workspace names of the `cloud` blocks of the discovered projects in `dirs`
+/// (`tfconfig::cloud_workspace`), as written.
+fn cloud_workspaces(
+    root: &Path,
+    dirs: Vec<RepoDir>,
+    limits: &tfconfig::Limits,
+) -> Vec<(RepoDir, String)> {
+    dirs.into_iter()
+        .filter_map(|dir| {
+            let input = Input {
+                checkout: root.to_path_buf(),
+                project_dir: if dir.is_root() {
+                    PathBuf::new()
+                } else {
+                    PathBuf::from(dir.as_str())
+                },
+                workspace: Workspace::default().as_str().to_owned(),
+                vars: Vec::new(),
+                limits: limits.clone(),
+                modules: Default::default(),
+            };
+            tfconfig::cloud_workspace(&input).map(|name| (dir, name))
+        })
+        .collect()
 }
 
 fn resolve_now(

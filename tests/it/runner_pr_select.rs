@@ -61,3 +61,42 @@ async fn a_project_for_another_base_branch_is_not_planned_and_a_comment_naming_i
     assert!(refused.body.contains("web-release"), "{}", refused.body);
     w.stop().await;
 }
+
+/// Atlantis's `DetermineWorkspaceFromHCL`: a discovered project whose configuration names a
+/// Terraform Cloud workspace (`cloud { workspaces { name } }`) is planned, locked and kept in
+/// that workspace, and `terraform.workspace` evaluates to it; a listed project keeps its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_discovered_project_with_a_cloud_block_runs_in_the_workspace_it_names() {
+    let mut w = TestApp::start(Options::new(ForgeKind::Gitea)).await;
+    let cloud = "terraform {\n  cloud {\n    organization = \"acme\"\n    workspaces {\n      name = \"prod\"\n    }\n  }\n}\n";
+    let main = Container::new("web")
+        .body("  description = \"in ${terraform.workspace}\"")
+        .hcl();
+    let pr = w
+        .fake()
+        .open_pr(
+            REPO,
+            "alice",
+            "cloud",
+            &[("envs/prod/cloud.tf", cloud), ("envs/prod/main.tf", &main)],
+        )
+        .await
+        .expect("open pr");
+    let plan = w.comment_containing(pr, "Plan:").await;
+    assert!(
+        plan.body.contains("dir: envs/prod workspace: prod"),
+        "{}",
+        plan.body
+    );
+    assert!(plan.body.contains("in prod"), "{}", plan.body);
+    w.finished_jobs("autoplan").await;
+    let locks = w
+        .store
+        .locks()
+        .lock_list(&atoll::locks::LockQuery::default())
+        .await
+        .expect("locks");
+    assert_eq!(locks.len(), 1, "{locks:#?}");
+    assert_eq!(locks[0].key.workspace.as_str(), "prod", "{locks:#?}");
+    w.stop().await;
+}

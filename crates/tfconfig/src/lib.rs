@@ -319,6 +319,19 @@ pub fn module_requests(input: &Input) -> Vec<ModuleRequest> {
     load::load_tree(&reader, &root, &input.modules, &mut sources, &mut diags).1
 }
 
+/// The workspace a Terraform Cloud `cloud` block of the project names
+/// (`terraform { cloud { workspaces { name = "prod" } } }`, a literal string), as Atlantis reads
+/// it for the projects it discovers. `None` without one, or when the directory cannot be read
+/// (the plan will say why).
+pub fn cloud_workspace(input: &Input) -> Option<String> {
+    let mut diags = Vec::new();
+    let (checkout, root) = locate(input, &mut diags)?;
+    let reader = checkout::CheckoutReader::new(checkout, &input.limits);
+    let mut sources = SourceMap::default();
+    let (tree, _) = load::load_tree(&reader, &root, &input.modules, &mut sources, &mut diags);
+    tree.config.cloud_workspace
+}
+
 /// Canonical checkout and root module directory, the latter confined to the former.
 fn locate(input: &Input, diags: &mut Vec<Diagnostic>) -> Option<(PathBuf, PathBuf)> {
     let Ok(checkout) = input.checkout.canonicalize() else {
@@ -430,4 +443,43 @@ pub fn evaluate_expression(src: &str) -> Result<Value, String> {
         );
     }
     Ok(value)
+}
+
+#[cfg(test)]
+mod cloud_tests {
+    /// `cloud_workspace` of a project made of `files`.
+    fn cloud(files: &[(&str, &str)]) -> Option<String> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).expect("write");
+        }
+        crate::cloud_workspace(&crate::Input {
+            checkout: dir.path().to_path_buf(),
+            project_dir: ".".into(),
+            workspace: "default".to_owned(),
+            vars: Vec::new(),
+            limits: crate::Limits::default(),
+            modules: Default::default(),
+        })
+    }
+
+    #[test]
+    fn a_cloud_blocks_literal_workspace_name_is_read_in_either_syntax() {
+        let native = "terraform {\n  cloud {\n    organization = \"acme\"\n    workspaces {\n      name = \"prod\"\n    }\n  }\n}\n";
+        assert_eq!(cloud(&[("main.tf", native)]).as_deref(), Some("prod"));
+        let json = r#"{"terraform": {"cloud": {"workspaces": {"name": "stage"}}}}"#;
+        assert_eq!(cloud(&[("main.tf.json", json)]).as_deref(), Some("stage"));
+    }
+
+    #[test]
+    fn no_cloud_block_tags_or_a_computed_name_name_no_workspace() {
+        assert_eq!(cloud(&[("main.tf", "terraform {}\n")]), None);
+        let tags =
+            "terraform {\n  cloud {\n    workspaces {\n      tags = [\"app\"]\n    }\n  }\n}\n";
+        assert_eq!(cloud(&[("main.tf", tags)]), None);
+        let computed = "locals {\n  w = \"x\"\n}\nterraform {\n  cloud {\n    workspaces {\n      name = \"${local.w}\"\n    }\n  }\n}\n";
+        assert_eq!(cloud(&[("main.tf", computed)]), None);
+        let backend = "terraform {\n  backend \"s3\" {\n    bucket = \"b\"\n  }\n}\n";
+        assert_eq!(cloud(&[("main.tf", backend)]), None);
+    }
 }

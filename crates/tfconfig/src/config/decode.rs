@@ -182,6 +182,19 @@ fn decode_terraform(m: &mut Module, file: usize, block: &Block, diags: &mut Vec<
             }
             m.backend_seen = true;
         }
+        if b.ident.as_str() == "cloud" {
+            let names = b
+                .body
+                .blocks()
+                .filter(|w| w.ident.as_str() == "workspaces")
+                .flat_map(|w| w.body.attributes())
+                .filter(|a| a.key.as_str() == "name");
+            for name in names {
+                if let Expression::String(s) = &name.value {
+                    m.cloud_workspace = Some(s.value().clone());
+                }
+            }
+        }
     }
 }
 

@@ -125,4 +125,7 @@ pub(crate) struct Module {
     pub(crate) outputs: BTreeMap<String, Output>,
     pub(crate) imports: Vec<Import>,
     pub(crate) backend_seen: bool,
+    /// `terraform { cloud { workspaces { name = "..." } } }`, when the name is a literal string
+    /// (Atlantis's `DetermineWorkspaceFromHCL`).
+    pub(crate) cloud_workspace: Option<String>,
 }

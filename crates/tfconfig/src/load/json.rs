@@ -93,7 +93,9 @@ fn meta_block(kind: &str, key: &str) -> Option<usize> {
         ("resource" | "data" | "module", "lifecycle") => Some(0),
         ("variable", "validation") => Some(0),
         ("terraform", "required_providers") => Some(0),
-        ("terraform", "backend" | "cloud") => Some(1),
+        ("terraform", "backend") => Some(1),
+        // `cloud` has no label (Terraform's configschema for the terraform block).
+        ("terraform", "cloud") | ("cloud", "workspaces") => Some(0),
         ("provider", "ssh") => Some(0),
         _ => None,
     }
@@ -141,7 +143,13 @@ fn emit_body(
                     .collect::<Vec<_>>()
                     .join(" ");
                 let _ = writeln!(out, "{pad}{header} {{");
-                emit_body(out, "lifecycle-or-meta", inner, None, depth + 1)?;
+                // a `cloud` block's own nested block (`workspaces`) is a block too
+                let inner_kind = if key == "cloud" {
+                    "cloud"
+                } else {
+                    "lifecycle-or-meta"
+                };
+                emit_body(out, inner_kind, inner, None, depth + 1)?;
                 let _ = writeln!(out, "{pad}}}");
             }
         } else {
