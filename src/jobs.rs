@@ -32,11 +32,13 @@ pub enum JobKind {
     ApplyCoalesced,
     JobGaveUp,
     AnnounceUnlock,
+    Import,
+    StateRm,
 }
 
 impl JobKind {
     /// Every kind; the migrations' check on `jobs.kind` lists the same names.
-    pub const ALL: [JobKind; 12] = [
+    pub const ALL: [JobKind; 14] = [
         Self::Autoplan,
         Self::Plan,
         Self::Apply,
@@ -49,6 +51,8 @@ impl JobKind {
         Self::ApplyCoalesced,
         Self::JobGaveUp,
         Self::AnnounceUnlock,
+        Self::Import,
+        Self::StateRm,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -65,6 +69,8 @@ impl JobKind {
             Self::ApplyCoalesced => "apply_coalesced",
             Self::JobGaveUp => "job_gave_up",
             Self::AnnounceUnlock => "announce_unlock",
+            Self::Import => "import",
+            Self::StateRm => "state_rm",
         }
     }
 
@@ -80,6 +86,8 @@ impl JobKind {
             Verb::Unlock => Self::Unlock,
             Verb::Help => Self::Help,
             Verb::Version => Self::Version,
+            Verb::Import => Self::Import,
+            Verb::StateRm => Self::StateRm,
         }
     }
 }
@@ -108,7 +116,8 @@ pub struct Autoplan {
     pub base_ref: String,
 }
 
-/// A comment the grammar runs (`atlantis plan`, `apply`, `unlock`, `help`, `version`).
+/// A comment the grammar runs (`atlantis plan`, `apply`, `unlock`, `help`, `version`,
+/// `import`, `state rm`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandJob {
     #[serde(flatten)]
@@ -300,7 +309,13 @@ impl JobSpec {
             JobKind::parse(kind).ok_or_else(|| JobSpecError::UnknownKind(kind.to_owned()))?;
         Ok(match known {
             JobKind::Autoplan => Self::Autoplan(read(known, payload)?),
-            JobKind::Plan | JobKind::Apply | JobKind::Unlock | JobKind::Help | JobKind::Version => {
+            JobKind::Plan
+            | JobKind::Apply
+            | JobKind::Unlock
+            | JobKind::Help
+            | JobKind::Version
+            | JobKind::Import
+            | JobKind::StateRm => {
                 let job: CommandJob = read(known, payload)?;
                 if JobKind::of_verb(job.command.verb) != known {
                     return Err(JobSpecError::Payload {

@@ -22,7 +22,7 @@ use tera::{Context, Filter, Tera, Value};
 use super::comment::{code_block, code_text, escape};
 
 /// Every comment template, by name (file name under `templates/comments/`).
-pub(super) const TEMPLATES: [(&str, &str); 22] = [
+pub(super) const TEMPLATES: [(&str, &str); 26] = [
     (
         "apply_interrupted.md",
         include_str!("../../templates/comments/apply_interrupted.md"),
@@ -104,6 +104,22 @@ pub(super) const TEMPLATES: [(&str, &str); 22] = [
     (
         "version.md",
         include_str!("../../templates/comments/version.md"),
+    ),
+    (
+        "import.md",
+        include_str!("../../templates/comments/import.md"),
+    ),
+    (
+        "state_rm.md",
+        include_str!("../../templates/comments/state_rm.md"),
+    ),
+    (
+        "import_unmet.md",
+        include_str!("../../templates/comments/import_unmet.md"),
+    ),
+    (
+        "state_no_permission.md",
+        include_str!("../../templates/comments/state_no_permission.md"),
     ),
 ];
 

@@ -68,6 +68,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "apply journal",
         include_str!("../../migrations/sqlite/0018_apply_journal.sql"),
     ),
+    (
+        19,
+        "job kinds and audit actions of import and state rm",
+        include_str!("../../migrations/sqlite/0019_job_kinds_import_state.sql"),
+    ),
 ];
 
 /// `(version, description, sql)` for PostgreSQL, oldest first.
@@ -126,6 +131,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         18,
         "apply journal",
         include_str!("../../migrations/postgres/0018_apply_journal.sql"),
+    ),
+    (
+        19,
+        "job kinds and audit actions of import and state rm",
+        include_str!("../../migrations/postgres/0019_job_kinds_import_state.sql"),
     ),
 ];
 

@@ -112,6 +112,7 @@ mod runner_bounds;
 mod runner_comments;
 mod runner_demo;
 mod runner_extra_args;
+mod runner_import;
 mod runner_outsiders;
 mod runner_pr;
 mod runner_pr_select;
