@@ -48,6 +48,7 @@ mod engine_generated_tls;
 mod engine_guard;
 mod engine_homelab;
 mod engine_import;
+mod engine_import_command;
 mod engine_network;
 mod engine_oci;
 mod engine_options;

@@ -190,6 +190,21 @@ async fn state_rm_forgets_and_import_takes_back_a_container_without_touching_the
         imported.body
     );
     assert_eq!(in_state(&w).await, [WEB]);
+    // The plan made before the import (`1 to add`) is no longer the PR's plan to apply.
+    assert!(
+        imported
+            .body
+            .contains("The saved plan of this project was discarded."),
+        "{}",
+        imported.body
+    );
+    let query = atoll::locks::PlanQuery {
+        repo: format!("github.com/{REPO}"),
+        pr,
+        current_only: true,
+    };
+    let current = w.store.plans().plan_list(&query).await.expect("plans");
+    assert!(current.is_empty(), "{current:?}");
 
     // Already in state: Terraform's error.
     say(
