@@ -52,9 +52,10 @@ async fn answer_failure(
     let Err(e) = result else {
         return Ok(());
     };
+    // `next` is atoll's own Markdown: no word of the comment goes in it.
     let next = format!(
-        "Fix the cause, then comment `{}` again.",
-        command.to_comment(&r.executable)
+        "Fix the cause, then comment `{} {}` again.",
+        r.executable, command.verb
     );
     job.comment(&view::error(what, &format!("{e:#}"), &next))
         .await?;

@@ -172,6 +172,21 @@ async fn state_rm_forgets_and_import_takes_back_a_container_without_touching_the
         undeclared.body
     );
 
+    // A comment's words reach the reply only inside its code block, never the next step.
+    say(
+        &w,
+        pr,
+        "atlantis import 'proxmox_virtual_environment_container.web[\"<img src=x> @admins\"]' pve/950 -d envs/dev",
+    )
+    .await;
+    let odd = w.comment_containing(pr, "<img src=x>").await;
+    assert!(!odd.body.contains("@admins"), "{}", odd.body);
+    let next = odd
+        .body
+        .lines()
+        .find(|l| l.starts_with("Fix the cause"))
+        .unwrap_or_else(|| panic!("{}", odd.body));
+    assert_eq!(next, "Fix the cause, then comment `atoll import` again.");
     say(
         &w,
         pr,
