@@ -213,6 +213,7 @@ fn intake_settings(settings: &Settings) -> IntakeSettings {
         repo_allowlist: settings.repo_allowlist.clone(),
         policy: settings.webhook,
         executable_name: settings.commands.executable_name.clone(),
+        allow_commands: settings.commands.allow_commands.clone(),
     }
 }
 

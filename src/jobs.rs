@@ -33,11 +33,13 @@ pub enum JobKind {
     ApplyCoalesced,
     JobGaveUp,
     AnnounceUnlock,
+    Import,
+    StateRm,
 }
 
 impl JobKind {
     /// Every kind; the migrations' check on `jobs.kind` lists the same names.
-    pub const ALL: [JobKind; 13] = [
+    pub const ALL: [JobKind; 15] = [
         Self::Autoplan,
         Self::Plan,
         Self::Apply,
@@ -51,6 +53,8 @@ impl JobKind {
         Self::ApplyCoalesced,
         Self::JobGaveUp,
         Self::AnnounceUnlock,
+        Self::Import,
+        Self::StateRm,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -68,6 +72,8 @@ impl JobKind {
             Self::ApplyCoalesced => "apply_coalesced",
             Self::JobGaveUp => "job_gave_up",
             Self::AnnounceUnlock => "announce_unlock",
+            Self::Import => "import",
+            Self::StateRm => "state_rm",
         }
     }
 
@@ -88,6 +94,8 @@ impl JobKind {
             Verb::Cancel => Self::Cancel,
             Verb::Help => Self::Help,
             Verb::Version => Self::Version,
+            Verb::Import => Self::Import,
+            Verb::StateRm => Self::StateRm,
         }
     }
 }
@@ -122,7 +130,8 @@ pub struct Autoplan {
     pub base_ref: String,
 }
 
-/// A comment the grammar runs (`atlantis plan`, `apply`, `unlock`, `help`, `version`).
+/// A comment the grammar runs (`atlantis plan`, `apply`, `unlock`, `help`, `version`,
+/// `import`, `state rm`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandJob {
     #[serde(flatten)]
@@ -319,7 +328,9 @@ impl JobSpec {
             | JobKind::Unlock
             | JobKind::Cancel
             | JobKind::Help
-            | JobKind::Version => {
+            | JobKind::Version
+            | JobKind::Import
+            | JobKind::StateRm => {
                 let job: CommandJob = read(known, payload)?;
                 if JobKind::of_verb(job.command.verb) != known {
                     return Err(JobSpecError::Payload {

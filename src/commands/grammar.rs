@@ -20,6 +20,8 @@ pub struct Grammar {
     configured: Option<String>,
     /// `@<bot user>`, lower-cased, when the forge account is known.
     bot: Option<String>,
+    /// The commands the server runs (Atlantis's default unless told).
+    allowed: super::AllowedCommands,
 }
 
 impl Grammar {
@@ -35,7 +37,23 @@ impl Grammar {
             .map(|user| user.trim().trim_start_matches('@').to_lowercase())
             .filter(|user| !user.is_empty() && !user.contains(char::is_whitespace))
             .map(|user| format!("@{user}"));
-        Self { configured, bot }
+        Self {
+            configured,
+            bot,
+            allowed: super::AllowedCommands::default(),
+        }
+    }
+
+    /// The same names, running only `allowed` (`commands.allow_commands`).
+    #[must_use]
+    pub fn allowing(mut self, allowed: super::AllowedCommands) -> Self {
+        self.allowed = allowed;
+        self
+    }
+
+    /// The commands the server runs.
+    pub fn allowed(&self) -> &super::AllowedCommands {
+        &self.allowed
     }
 
     /// The name to show in usage text: the configured name, else `atlantis`.

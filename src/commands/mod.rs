@@ -11,18 +11,24 @@
 //!    known command get a did-you-mean, anything else is ignored;
 //! 3. the rest is split shell-style (quotes, backslashes; no expansion) and parsed into a verb
 //!    and its flags; names are validated into `RepoDir`, `Workspace` and `ProjectName`;
-//! 4. after `--`, `plan` takes the Terraform flags atoll's engine honours (`extra`).
+//! 4. after `--`, `plan` takes the Terraform flags atoll's engine honours (`extra`);
+//! 5. `import ADDRESS ID` and `state rm ADDRESS...` take their words as `resources`;
+//! 6. a command the server does not allow (`allowed`) is answered instead of run.
 
+mod allowed;
 mod extra;
 mod grammar;
 mod lexer;
 mod parser;
+mod resources;
 mod usage;
 
 use serde::{Deserialize, Serialize};
 
+pub use allowed::{AllowedCommands, DEFAULT_ALLOW_COMMANDS};
 pub use extra::{ACCEPTED as ACCEPTED_EXTRA, MAX_EXTRA_WORD_LEN, MAX_EXTRA_WORDS};
 pub use grammar::Grammar;
+pub use resources::{ImportId, MAX_IMPORT_ID_LEN, MAX_STATE_RM_ADDRESSES, ResourceArgs};
 // The name newtypes are the model's; commands validates comments into them.
 pub use model::{NameError, PlanOptions, ProjectName, RepoDir, ResourceAddress, VarArg, Workspace};
 pub use parser::parse;
@@ -63,6 +69,9 @@ pub enum Reply {
     /// `terraform plan`, `atlantos plan`: `typed` is the first word as written, `suggestion`
     /// the command to use instead (e.g. `atlantis plan`).
     DidYouMean { typed: String, suggestion: String },
+    /// A command this server does not run (`commands.allow_commands`); `allowed` lists
+    /// those it does.
+    NotAllowed { verb: Verb, allowed: Vec<Verb> },
 }
 
 /// Which usage text belongs with an error.
@@ -90,6 +99,9 @@ pub struct Command {
     /// The Terraform flags after `--` (`plan` only).
     #[serde(default, skip_serializing_if = "PlanOptions::is_empty")]
     pub options: PlanOptions,
+    /// What `import` and `state rm` act on (`None` for every other command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceArgs>,
 }
 
 impl Command {
@@ -103,6 +115,7 @@ impl Command {
             verbose: false,
             dir_glob: None,
             options: PlanOptions::default(),
+            resources: None,
         }
     }
 }
@@ -117,16 +130,22 @@ pub enum Verb {
     Cancel,
     Help,
     Version,
+    /// `import ADDRESS ID`.
+    Import,
+    /// `state rm ADDRESS...` (the word is `state`; `rm` is its one subcommand).
+    StateRm,
 }
 
 impl Verb {
-    pub const ALL: [Verb; 6] = [
+    pub const ALL: [Verb; 8] = [
         Verb::Plan,
         Verb::Apply,
         Verb::Unlock,
         Verb::Cancel,
         Verb::Help,
         Verb::Version,
+        Verb::Import,
+        Verb::StateRm,
     ];
 
     /// The word that names the command in a comment.
@@ -138,6 +157,8 @@ impl Verb {
             Self::Cancel => "cancel",
             Self::Help => "help",
             Self::Version => "version",
+            Self::Import => "import",
+            Self::StateRm => "state",
         }
     }
 
@@ -157,13 +178,20 @@ impl Verb {
             Self::Cancel => "cancel this pull request's queued commands (running ones finish)",
             Self::Help => "show this help",
             Self::Version => "show the atoll version",
+            Self::Import => {
+                "take an existing guest or object into atoll's state as ADDRESS (state only: \
+                 nothing on the cluster changes)"
+            }
+            Self::StateRm => "forget resources in atoll's state without touching the cluster",
         }
     }
 
     /// The flags the command accepts (besides `-h`/`--help`), for parsing and for usage text.
     pub fn flags(self) -> &'static [Flag] {
         match self {
-            Self::Plan | Self::Apply | Self::Version => &[PROJECT, DIR, WORKSPACE, VERBOSE],
+            Self::Plan | Self::Apply | Self::Version | Self::Import | Self::StateRm => {
+                &[PROJECT, DIR, WORKSPACE, VERBOSE]
+            }
             Self::Unlock => &[PROJECT, DIR, WORKSPACE],
             Self::Cancel | Self::Help => &[],
         }

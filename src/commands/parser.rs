@@ -16,7 +16,7 @@ pub fn parse(text: &str, grammar: &Grammar) -> Parsed {
     let (first, rest) = split_first_word(line);
     let first = first.to_lowercase();
     if grammar.is_executable(&first) {
-        return match parse_arguments(rest) {
+        return match parse_arguments(rest, grammar) {
             Ok(command) => Parsed::Run(command),
             Err(reply) => Parsed::Reply(reply),
         };
@@ -70,8 +70,16 @@ fn error(message: String, usage: Usage) -> Reply {
     Reply::Error { message, usage }
 }
 
+/// A command the server does not run, answered with the ones it does.
+fn not_allowed(verb: Verb, grammar: &Grammar) -> Reply {
+    Reply::NotAllowed {
+        verb,
+        allowed: grammar.allowed().verbs(),
+    }
+}
+
 /// Everything after the executable name.
-fn parse_arguments(rest: &str) -> Result<Command, Reply> {
+fn parse_arguments(rest: &str, grammar: &Grammar) -> Result<Command, Reply> {
     let words = tokenize(rest).map_err(|e| error(e.message().to_owned(), Usage::Commands))?;
     let Some((first, args)) = words.split_first() else {
         return Ok(Command::new(Verb::Help));
@@ -83,8 +91,11 @@ fn parse_arguments(rest: &str) -> Result<Command, Reply> {
         };
     }
     let verb = Verb::from_word(first).ok_or_else(|| unknown_command(first))?;
+    if !grammar.allowed().allows(verb) {
+        return Err(not_allowed(verb, grammar));
+    }
     match verb {
-        Verb::Help => help_topic(args),
+        Verb::Help => help_topic(args, grammar),
         _ => parse_flags(verb, args),
     }
 }
@@ -119,10 +130,11 @@ fn unexpected_argument(verb: Verb, word: &str) -> Reply {
 }
 
 /// `help` alone, or `help <command>` for the usage of one command.
-fn help_topic(args: &[String]) -> Result<Command, Reply> {
+fn help_topic(args: &[String], grammar: &Grammar) -> Result<Command, Reply> {
     match args {
         [] => Ok(Command::new(Verb::Help)),
         [topic] => match Verb::from_word(topic) {
+            Some(verb) if !grammar.allowed().allows(verb) => Err(not_allowed(verb, grammar)),
             Some(verb) => Err(Reply::Help { verb }),
             None => Err(unknown_command(topic)),
         },
@@ -130,10 +142,17 @@ fn help_topic(args: &[String]) -> Result<Command, Reply> {
     }
 }
 
-/// The flags of `verb`, then the `-p` versus `-d/-w` rule.
+/// Whether `verb` takes positional words (`import ADDRESS ID`, `state rm ADDRESS...`).
+fn takes_words(verb: Verb) -> bool {
+    matches!(verb, Verb::Import | Verb::StateRm)
+}
+
+/// The flags of `verb` (and the words of `import` and `state`), then the `-p` versus
+/// `-d/-w` rule.
 fn parse_flags(verb: Verb, args: &[String]) -> Result<Command, Reply> {
     let mut command = Command::new(verb);
     let mut seen: Vec<FlagKind> = Vec::new();
+    let mut positional: Vec<String> = Vec::new();
     let mut words = args.iter();
     while let Some(word) = words.next() {
         if word == "--" {
@@ -141,6 +160,13 @@ fn parse_flags(verb: Verb, args: &[String]) -> Result<Command, Reply> {
             if verb == Verb::Plan {
                 command.options =
                     super::extra::parse(&rest).map_err(|m| error(m, Usage::Verb(verb)))?;
+            } else if let (true, Some(first)) = (takes_words(verb), rest.first()) {
+                let message = format!(
+                    "`{verb}` takes nothing after `--` (`{}`): atoll changes only its own \
+                     state and passes no flags to Terraform",
+                    shown(first)
+                );
+                return Err(error(message, Usage::Verb(verb)));
             } else if !rest.is_empty() {
                 let message = format!(
                     "`{verb}` takes nothing after `--`; Terraform flags after `--` belong to \
@@ -148,10 +174,14 @@ fn parse_flags(verb: Verb, args: &[String]) -> Result<Command, Reply> {
                 );
                 return Err(error(message, Usage::Verb(verb)));
             }
-            return finish(command);
+            return finish(with_words(command, &positional)?);
         }
         if is_help_flag(word) {
             return Err(Reply::Help { verb });
+        }
+        if takes_words(verb) && !word.starts_with('-') {
+            positional.push(word.clone());
+            continue;
         }
         if !word.starts_with('-') || word == "-" {
             return Err(unexpected_argument(verb, word));
@@ -176,7 +206,18 @@ fn parse_flags(verb: Verb, args: &[String]) -> Result<Command, Reply> {
         };
         apply_flag(&mut command, flag, value).map_err(|m| error(m, Usage::Verb(verb)))?;
     }
-    finish(command)
+    finish(with_words(command, &positional)?)
+}
+
+/// The positional words of `import` and `state` into the command's `resources`.
+fn with_words(mut command: Command, words: &[String]) -> Result<Command, Reply> {
+    let parsed = match command.verb {
+        Verb::Import => super::resources::import(words),
+        Verb::StateRm => super::resources::state(words),
+        _ => return Ok(command),
+    };
+    command.resources = Some(parsed.map_err(|m| error(m, Usage::Verb(command.verb)))?);
+    Ok(command)
 }
 
 /// The flag `word` names, and its value when written inline (`--dir=x`, `-d=x`, `-dx`).
@@ -261,7 +302,7 @@ fn finish(command: Command) -> Result<Command, Reply> {
     if command.dir_glob.is_some() && !matches!(command.verb, Verb::Plan | Verb::Apply) {
         let message = format!(
             "`-d` takes a glob pattern only with `plan` and `apply`; `{}` needs a directory \
-             written out",
+             written out (it runs in one project)",
             command.verb
         );
         return Err(error(message, Usage::Verb(command.verb)));

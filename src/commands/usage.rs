@@ -3,13 +3,18 @@
 
 use std::fmt;
 
-use super::{Command, Reply, Usage, Verb};
+use super::{Command, Reply, ResourceArgs, Usage, Verb};
 
 impl Verb {
     /// One synopsis line, e.g. `atlantis plan [-p NAME | [-d DIR] [-w WORKSPACE]] [--verbose]`.
     pub fn synopsis(self) -> String {
         let flags = self.flags();
         let mut line = format!("atlantis {self}");
+        match self {
+            Verb::Import => line.push_str(" ADDRESS ID"),
+            Verb::StateRm => line.push_str(" rm ADDRESS..."),
+            _ => {}
+        }
         let has = |long: &str| flags.iter().any(|f| f.long == long);
         if has("project") {
             line.push_str(" [-p NAME | [-d DIR] [-w WORKSPACE]]");
@@ -33,6 +38,22 @@ impl Command {
     /// needed so that `parse` gives this command back.
     pub fn to_comment(&self, executable: &str) -> String {
         let mut text = format!("{executable} {}", self.verb);
+        match &self.resources {
+            Some(ResourceArgs::Import { address, id }) => {
+                text.push_str(&format!(
+                    " {} {}",
+                    quote(address.as_str()),
+                    quote(id.as_str())
+                ));
+            }
+            Some(ResourceArgs::Remove { addresses }) => {
+                text.push_str(" rm");
+                for address in addresses {
+                    text.push_str(&format!(" {}", quote(address.as_str())));
+                }
+            }
+            None => {}
+        }
         if let Some(project) = &self.project {
             text.push_str(&format!(" -p {}", quote(project.as_str())));
         }
@@ -102,6 +123,16 @@ impl fmt::Display for Reply {
             Reply::Help { verb } => write!(f, "{}", Usage::Verb(*verb)),
             Reply::Error { message, usage } => write!(f, "Error: {message}.\n\n{usage}"),
             Reply::DidYouMean { suggestion, .. } => write!(f, "Did you mean `{suggestion}`?"),
+            Reply::NotAllowed { verb, allowed } => {
+                let names: Vec<&str> = allowed.iter().map(|v| v.as_str()).collect();
+                write!(
+                    f,
+                    "Error: `{verb}` is not allowed on this server.\nAllowed commands \
+                     (commands.allow_commands): {}.\nThe operator can allow it in the server's \
+                     configuration; run `atlantis help` for the commands this server runs.",
+                    names.join(", ")
+                )
+            }
         }
     }
 }

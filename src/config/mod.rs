@@ -108,6 +108,9 @@ pub struct CommandSettings {
     /// `commands.max_reply_comments`: the most comments one reply is split into; the rest is
     /// cut with a note linking the job log (default 4).
     pub max_reply_comments: usize,
+    /// `commands.allow_commands`: the commands the server runs (Atlantis's default
+    /// `version, plan, apply, unlock, approve_policies`; `all` for every one).
+    pub allow_commands: crate::commands::AllowedCommands,
 }
 
 /// Who may release a pull request's locks with `atlantis unlock`.

@@ -285,6 +285,34 @@ fn commands(r: &mut Reader<'_>) -> CommandSettings {
         executable_name: name,
         unlock_requires: unlock_requires(r),
         max_reply_comments: usize::try_from(max_reply).unwrap_or(4),
+        allow_commands: allow_commands(r),
+    }
+}
+
+/// `commands.allow_commands`: command names or `all` (Atlantis's `--allow-commands`).
+fn allow_commands(r: &mut Reader<'_>) -> crate::commands::AllowedCommands {
+    const PATH: &str = "commands.allow_commands";
+    if r.raw(PATH).is_none() {
+        return crate::commands::AllowedCommands::default();
+    }
+    let words = r.strings(PATH);
+    match crate::commands::AllowedCommands::parse(&words) {
+        Ok((allowed, absent)) => {
+            // The default list names `approve_policies`: no warning for what the default says.
+            let absent = absent
+                .into_iter()
+                .filter(|name| !crate::commands::DEFAULT_ALLOW_COMMANDS.contains(&name.as_str()));
+            for name in absent {
+                r.warn(format!(
+                    "{PATH}: `{name}` is an Atlantis command atoll does not have; it is ignored"
+                ));
+            }
+            allowed
+        }
+        Err(message) => {
+            r.problem(PATH, message);
+            crate::commands::AllowedCommands::default()
+        }
     }
 }
 

@@ -170,6 +170,13 @@ impl PlanStore for DownStore {
     async fn plan_supersede_pr(&self, _: &str, _: u64) -> Result<u64, StoreError> {
         down()
     }
+    async fn plan_supersede_key(
+        &self,
+        _: &crate::locks::LockKey,
+        _: u64,
+    ) -> Result<(), StoreError> {
+        down()
+    }
     async fn plan_comments_replace(
         &self,
         _: &str,
@@ -216,6 +223,7 @@ fn app() -> axum::Router {
             allow_fork_prs: false,
         },
         executable_name: "atoll".to_owned(),
+        allow_commands: crate::commands::AllowedCommands::default(),
     };
     let intake = Intake::new(Arc::clone(&store), &settings).expect("intake");
     super::with_outer_layers(router(

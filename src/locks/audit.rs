@@ -73,15 +73,21 @@ pub enum AuditAction {
     Apply,
     ApplySwitchOn,
     ApplySwitchOff,
+    /// `atlantis import`: an object taken into a project's state.
+    Import,
+    /// `atlantis state rm`: resources forgotten from a project's state.
+    StateRm,
 }
 
 impl AuditAction {
-    const ALL: [Self; 5] = [
+    const ALL: [Self; 7] = [
         Self::Unlock,
         Self::PrClosed,
         Self::Apply,
         Self::ApplySwitchOn,
         Self::ApplySwitchOff,
+        Self::Import,
+        Self::StateRm,
     ];
 
     /// The stored form, mirrored by a `CHECK` constraint.
@@ -92,6 +98,8 @@ impl AuditAction {
             Self::Apply => "apply",
             Self::ApplySwitchOn => "apply_switch_on",
             Self::ApplySwitchOff => "apply_switch_off",
+            Self::Import => "import",
+            Self::StateRm => "state_rm",
         }
     }
 

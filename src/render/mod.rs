@@ -10,6 +10,7 @@ mod outputs;
 mod plan_body;
 mod plan_text;
 pub mod pr;
+pub mod state;
 mod template;
 
 pub use outputs::{output_value_text, outputs_json, outputs_text, outputs_text_capped};

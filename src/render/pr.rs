@@ -175,7 +175,7 @@ impl Unmet {
         }
     }
 
-    fn why(&self) -> String {
+    pub(super) fn why(&self) -> String {
         match self {
             Self::NotApproved => "the pull request has no approving review by someone with write \
                                   access (other than its author); ask such a reviewer to approve it"

@@ -117,6 +117,22 @@ pub(super) const TEMPLATES: &[(&str, &str)] = &[
         "version.md",
         include_str!("../../templates/comments/version.md"),
     ),
+    (
+        "import.md",
+        include_str!("../../templates/comments/import.md"),
+    ),
+    (
+        "state_rm.md",
+        include_str!("../../templates/comments/state_rm.md"),
+    ),
+    (
+        "import_unmet.md",
+        include_str!("../../templates/comments/import_unmet.md"),
+    ),
+    (
+        "state_no_permission.md",
+        include_str!("../../templates/comments/state_no_permission.md"),
+    ),
 ];
 
 static ENGINE: LazyLock<Result<Tera, String>> = LazyLock::new(|| engine().map_err(|e| chain(&e)));

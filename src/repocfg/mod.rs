@@ -102,6 +102,8 @@ pub struct Project {
     /// Files (relative to the repository root) whose change marks the project modified.
     pub when_modified: PathPatterns,
     pub apply_requirements: Vec<Requirement>,
+    /// What must hold before `atlantis import` runs (the same words as apply's).
+    pub import_requirements: Vec<Requirement>,
     pub restart: RestartPolicy,
 }
 

@@ -33,7 +33,6 @@ const UNSUPPORTED_PROJECT: &[&str] = &[
     "terraform_distribution",
     "terraform_version",
     "plan_requirements",
-    "import_requirements",
     "workflow",
     "execution_order_group",
     "depends_on",
@@ -120,6 +119,8 @@ pub struct RepoProject {
     pub when_modified: PathPatterns,
     /// `None` when the key is absent (the server's value applies).
     pub apply_requirements: Option<Vec<Requirement>>,
+    /// `import_requirements`; `None` when the key is absent (the server's value applies).
+    pub import_requirements: Option<Vec<Requirement>>,
     /// `restart: auto|never`, an atoll extension; `None` when absent.
     pub restart: Option<RestartPolicy>,
     /// `branch: /REGEX/`: the project exists only on PRs whose base branch matches.
@@ -244,6 +245,7 @@ struct ProjectKeys {
     autoplan: Option<bool>,
     when_modified: Option<Vec<String>>,
     apply_requirements: Option<Vec<Requirement>>,
+    import_requirements: Option<Vec<Requirement>>,
     restart: Option<RestartPolicy>,
     branch: Option<BranchFilter>,
     dir_glob: Option<DirGlob>,
@@ -282,7 +284,10 @@ fn project(
                     .ok_or_else(|| invalid(&at, "must be `auto` or `never`"))?;
                 keys.restart = Some(policy);
             }
-            "plan_requirements" | "import_requirements" => {
+            "import_requirements" => {
+                keys.import_requirements = Some(requirements(value, &at, warnings)?);
+            }
+            "plan_requirements" => {
                 // Not enforced yet, but a value Atlantis refuses is refused here too.
                 requirements(value, &at, &mut Vec::new())?;
                 warnings.push(unsupported(at));
@@ -317,6 +322,7 @@ fn project(
         autoplan: keys.autoplan.unwrap_or(true),
         when_modified,
         apply_requirements: keys.apply_requirements,
+        import_requirements: keys.import_requirements,
         restart: keys.restart,
         branch: keys.branch,
         dir_glob: keys.dir_glob,
@@ -331,6 +337,7 @@ fn is_known_project(key: &str) -> bool {
         "workspace",
         "autoplan",
         "apply_requirements",
+        "import_requirements",
         "restart",
         "branch",
     ]

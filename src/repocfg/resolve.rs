@@ -126,6 +126,7 @@ fn default_project(policy: &RepoPolicy, dir: RepoDir, workspace: Workspace) -> P
         autoplan: true,
         when_modified,
         apply_requirements: policy.apply_requirements.clone(),
+        import_requirements: policy.import_requirements.clone(),
         restart: policy.restart,
     }
 }
@@ -324,6 +325,13 @@ fn merge(
         Some(own) => own,
         None => policy.apply_requirements.clone(),
     };
+    let import_requirements = match project.import_requirements {
+        Some(_) if !policy.allows(Override::ImportRequirements) => {
+            return Err(refused(Override::ImportRequirements));
+        }
+        Some(own) => own,
+        None => policy.import_requirements.clone(),
+    };
     let restart = match project.restart {
         Some(_) if !policy.allows(Override::Restart) => return Err(refused(Override::Restart)),
         Some(own) => own,
@@ -336,6 +344,7 @@ fn merge(
         autoplan: project.autoplan,
         when_modified: project.when_modified,
         apply_requirements,
+        import_requirements,
         restart,
     })
 }

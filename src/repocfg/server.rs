@@ -5,7 +5,8 @@
 //! repos:
 //!   - id: /.*/                      # exact `host/owner/repo`, or `/regex/` (unanchored, as in Atlantis)
 //!     apply_requirements: [approved, mergeable]
-//!     allowed_overrides: [apply_requirements, restart]
+//!     import_requirements: [approved]   # before `atlantis import`
+//!     allowed_overrides: [apply_requirements, import_requirements, restart]
 //!     restart: auto                 # auto | never
 //!     manage:
 //!       exclude: [infra/atoll]      # directories (globs) the server never plans or applies
@@ -28,6 +29,7 @@ use crate::commands::RepoDir;
 #[serde(rename_all = "snake_case")]
 pub enum Override {
     ApplyRequirements,
+    ImportRequirements,
     Restart,
 }
 
@@ -35,6 +37,7 @@ impl Override {
     pub fn key(self) -> &'static str {
         match self {
             Self::ApplyRequirements => "apply_requirements",
+            Self::ImportRequirements => "import_requirements",
             Self::Restart => "restart",
         }
     }
@@ -69,6 +72,7 @@ struct RawRules {
 struct RawRule {
     id: String,
     apply_requirements: Option<Vec<Requirement>>,
+    import_requirements: Option<Vec<Requirement>>,
     allowed_overrides: Option<Vec<Override>>,
     restart: Option<RestartPolicy>,
     manage: Option<RawManage>,
@@ -92,6 +96,7 @@ pub struct ServerRules {
 struct Rule {
     id: IdPattern,
     apply_requirements: Option<Vec<Requirement>>,
+    import_requirements: Option<Vec<Requirement>>,
     allowed_overrides: Option<Vec<Override>>,
     restart: Option<RestartPolicy>,
     exclude: Vec<String>,
@@ -149,6 +154,7 @@ fn compile(index: usize, raw: RawRule) -> Result<Rule, ServerRulesError> {
     Ok(Rule {
         id,
         apply_requirements: raw.apply_requirements,
+        import_requirements: raw.import_requirements,
         allowed_overrides: raw.allowed_overrides,
         restart: raw.restart,
         exclude,
@@ -173,6 +179,9 @@ impl ServerRules {
             if let Some(reqs) = &rule.apply_requirements {
                 policy.apply_requirements.clone_from(reqs);
             }
+            if let Some(reqs) = &rule.import_requirements {
+                policy.import_requirements.clone_from(reqs);
+            }
             if let Some(overrides) = &rule.allowed_overrides {
                 policy.allowed_overrides.clone_from(overrides);
             }
@@ -196,6 +205,7 @@ impl ServerRules {
 #[derive(Debug, Clone, Default)]
 pub struct RepoPolicy {
     pub apply_requirements: Vec<Requirement>,
+    pub import_requirements: Vec<Requirement>,
     pub allowed_overrides: Vec<Override>,
     pub restart: RestartPolicy,
     exclude: Vec<PathPatterns>,

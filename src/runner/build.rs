@@ -43,6 +43,7 @@ impl Runner {
                 allow_fork_prs: settings.webhook.allow_fork_prs,
                 unlock_requires: settings.commands.unlock_requires.clone(),
                 max_reply_comments: settings.commands.max_reply_comments,
+                allow_commands: settings.commands.allow_commands.clone(),
             },
             limits: settings.limits,
             modules: Installer::new(settings.modules.clone())

@@ -18,6 +18,8 @@ pub struct Policy {
     pub unlock_requires: Vec<UnlockRole>,
     /// The most comments one reply is split into.
     pub max_reply_comments: usize,
+    /// The commands the server runs (`commands.allow_commands`): `help` lists these.
+    pub allow_commands: crate::commands::AllowedCommands,
 }
 
 impl Default for Policy {
@@ -26,6 +28,7 @@ impl Default for Policy {
             allow_fork_prs: false,
             unlock_requires: vec![UnlockRole::Write, UnlockRole::Author],
             max_reply_comments: 4,
+            allow_commands: crate::commands::AllowedCommands::default(),
         }
     }
 }

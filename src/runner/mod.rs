@@ -1,8 +1,8 @@
 //! The jobs behind PR automation: `autoplan`/`plan`, `apply`, `apply_interrupted` (the report
 //! of an apply cut short by a restart), `apply_coalesced` (the one answer to identical apply
 //! comments), `job_gave_up` (the report of a job whose worker kept dying), `unlock`,
-//! `announce_unlock` (the dashboard released a lock), `pr_closed`, `reply`, `help` and
-//! `version`. Each job is a pipeline of named steps (logged to the job's durable
+//! `announce_unlock` (the dashboard released a lock), `pr_closed`, `reply`, `help`,
+//! `version`, and `import` and `state_rm` (atoll's state changed by comment, never the cluster). Each job is a pipeline of named steps (logged to the job's durable
 //! log) that ends in a PR comment: a result, or a failure saying what to do next.
 //!
 //! It owns orchestration only: it must not parse commands (`commands`), talk HTTP to a forge
@@ -23,6 +23,7 @@ mod progress;
 mod project;
 mod reaped;
 mod requirements;
+mod state_commands;
 
 use std::sync::Arc;
 
@@ -147,6 +148,8 @@ impl Job {
                 Verb::Cancel => other::cancel(r, self).await,
                 Verb::Help => other::help(r, self).await,
                 Verb::Version => other::version(r, self).await,
+                Verb::Import => state_commands::import(r, self, &c.command).await,
+                Verb::StateRm => state_commands::state_rm(r, self, &c.command).await,
             },
             JobSpec::Reply(reply) => other::reply(r, self, &reply.reply).await,
             JobSpec::PrClosed(closed) => other::pr_closed(r, self, closed.merged).await,

@@ -4,7 +4,7 @@
 use anyhow::anyhow;
 
 use super::{Job, Runner, gate};
-use crate::commands::{Command, Reply, Verb};
+use crate::commands::{Command, Reply};
 use crate::jobs::{JobKind, JobSpec, PrJob};
 use crate::locks::{Actor, ActorVia, AuditStamp, KeyFilter, Lock, Release, UnlockAnnouncement};
 use crate::queue::JobContext;
@@ -241,9 +241,12 @@ pub(super) async fn reply(_r: &Runner, job: &Job, reply: &Reply) -> anyhow::Resu
     Ok(())
 }
 
-/// `atlantis help`: the list of commands.
+/// `atlantis help`: the list of the commands this server runs.
 pub(super) async fn help(r: &Runner, job: &Job) -> anyhow::Result<()> {
-    let commands: Vec<(String, String)> = Verb::ALL
+    let commands: Vec<(String, String)> = r
+        .policy
+        .allow_commands
+        .verbs()
         .iter()
         .map(|verb| {
             let synopsis = verb.synopsis().replacen("atlantis", &r.executable, 1);

@@ -104,7 +104,7 @@ fn warnings(resolution: &Resolution) -> Vec<String> {
 }
 
 /// Step "take locks": all or nothing; a conflict comments the holder and the re-plan command.
-async fn take_locks(
+pub(super) async fn take_locks(
     r: &Runner,
     job: &Job,
     projects: &[Project],

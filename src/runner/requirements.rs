@@ -14,10 +14,20 @@ pub(super) async fn unmet_requirements(
     pull: &PullDetails,
     projects: &[(SavedPlan, Project)],
 ) -> anyhow::Result<Vec<Unmet>> {
-    let mut wanted: Vec<Requirement> = projects
+    let wanted: Vec<Requirement> = projects
         .iter()
         .flat_map(|(_, p)| p.apply_requirements.iter().copied())
         .collect();
+    unmet(r, job, pull, wanted).await
+}
+
+/// Each of `wanted` that is unmet, in name order (once each).
+pub(super) async fn unmet(
+    r: &Runner,
+    job: &Job,
+    pull: &PullDetails,
+    mut wanted: Vec<Requirement>,
+) -> anyhow::Result<Vec<Unmet>> {
     wanted.sort_by_key(|r| r.as_str());
     wanted.dedup();
     let mut unmet = Vec::new();

@@ -26,6 +26,10 @@ pub trait PlanStore: Send + Sync {
     /// Marks every current plan of a PR superseded (new commits pushed); returns how many.
     async fn plan_supersede_pr(&self, repo: &str, pr: u64) -> Result<u64, StoreError>;
 
+    /// Marks the PR's current plan for one project superseded (its state changed under it:
+    /// `atlantis import`, `atlantis state rm`).
+    async fn plan_supersede_key(&self, key: &LockKey, pr: u64) -> Result<(), StoreError>;
+
     /// Records `comments` as the PR's latest plan comments, replacing the ones recorded before,
     /// and returns those (sorted; the ones in `comments` left out) so the caller can hide them.
     /// `LockStore::pr_closed` forgets them.
@@ -186,6 +190,10 @@ impl PlanStore for Db {
         .bind(pr_column(pr)?)
         .execute(self.write())
         .await
+    }
+
+    async fn plan_supersede_key(&self, key: &LockKey, pr: u64) -> Result<(), StoreError> {
+        supersede_key(self.write(), key, pr).await
     }
 
     async fn plan_comments_replace(

@@ -70,8 +70,13 @@ const SQLITE: &[(i64, &str, &str)] = &[
     ),
     (
         19,
+        "job kinds and audit actions of import and state rm",
+        include_str!("../../migrations/sqlite/0019_job_kinds_import_state.sql"),
+    ),
+    (
+        20,
         "job kind cancel",
-        include_str!("../../migrations/sqlite/0019_job_kind_cancel.sql"),
+        include_str!("../../migrations/sqlite/0020_job_kind_cancel.sql"),
     ),
 ];
 
@@ -134,8 +139,13 @@ const POSTGRES: &[(i64, &str, &str)] = &[
     ),
     (
         19,
+        "job kinds and audit actions of import and state rm",
+        include_str!("../../migrations/postgres/0019_job_kinds_import_state.sql"),
+    ),
+    (
+        20,
         "job kind cancel",
-        include_str!("../../migrations/postgres/0019_job_kind_cancel.sql"),
+        include_str!("../../migrations/postgres/0020_job_kind_cancel.sql"),
     ),
 ];
 

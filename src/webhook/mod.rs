@@ -34,6 +34,8 @@ pub struct IntakeSettings {
     pub repo_allowlist: Vec<String>,
     pub policy: WebhookSettings,
     pub executable_name: String,
+    /// `commands.allow_commands`: the comments that become jobs; others are answered.
+    pub allow_commands: crate::commands::AllowedCommands,
 }
 
 /// One forge's verified intake: its secret and comment grammar.
@@ -102,7 +104,8 @@ impl Intake {
             let secret = s.webhook_secret.clone().ok_or_else(|| {
                 format!("{name} is enabled but {name}.webhook_secret is not set; refusing to start")
             })?;
-            let grammar = Grammar::new(&settings.executable_name, s.bot_user.as_deref());
+            let grammar = Grammar::new(&settings.executable_name, s.bot_user.as_deref())
+                .allowing(settings.allow_commands.clone());
             Ok(Some(ForgeIntake {
                 secret,
                 grammar,

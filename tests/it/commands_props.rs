@@ -1,11 +1,13 @@
 //! Property tests: the comment parser never panics and its results keep their invariants, on
 //! arbitrary strings and on token soups built from the grammar's own words.
 
-use atoll::commands::{Command, Grammar, Parsed, Reply, RepoDir, Workspace, parse};
+use atoll::commands::{
+    AllowedCommands, Command, Grammar, Parsed, Reply, RepoDir, Workspace, parse,
+};
 use proptest::prelude::*;
 
 fn grammar() -> Grammar {
-    Grammar::new("atoll", Some("atoll-bot"))
+    Grammar::new("atoll", Some("atoll-bot")).allowing(AllowedCommands::all())
 }
 
 /// A command that was run satisfies every rule the parser promises.
@@ -55,6 +57,12 @@ fn word() -> impl Strategy<Value = String> {
         Just("unlock".to_owned()),
         Just("help".to_owned()),
         Just("version".to_owned()),
+        Just("import".to_owned()),
+        Just("state".to_owned()),
+        Just("rm".to_owned()),
+        Just("a.b".to_owned()),
+        Just("module.m.a.b[\"k\"]".to_owned()),
+        Just("pve/100".to_owned()),
         Just("-p".to_owned()),
         Just("-d".to_owned()),
         Just("-w".to_owned()),

@@ -404,3 +404,24 @@ fn command_and_queue_bounds_default_and_are_checked_by_key_path() {
         "{p:?}"
     );
 }
+
+#[test]
+fn allow_commands_defaults_to_atlantis_list_takes_all_and_refuses_unknown_commands() {
+    use atoll::commands::Verb;
+    let s = ok("", &[]).settings;
+    assert!(s.commands.allow_commands.allows(Verb::Plan));
+    assert!(!s.commands.allow_commands.allows(Verb::Import));
+    assert!(!s.commands.allow_commands.allows(Verb::StateRm));
+    assert!(s.commands.allow_commands.allows(Verb::Cancel));
+    let loaded = ok("commands: {allow_commands: [plan, import]}\n", &[]);
+    let allowed = &loaded.settings.commands.allow_commands;
+    assert_eq!(allowed.verbs(), [Verb::Plan, Verb::Help, Verb::Import]);
+    let env = ok("", &[("ATOLL_COMMANDS__ALLOW_COMMANDS", "all")]).settings;
+    assert!(env.commands.allow_commands.allows(Verb::StateRm));
+    let p = problems("commands: {allow_commands: [plan, destroy]}\n", &[]);
+    assert!(
+        p.iter()
+            .any(|p| p.starts_with("commands.allow_commands:") && p.contains("\"destroy\"")),
+        "{p:?}"
+    );
+}

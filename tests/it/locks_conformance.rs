@@ -29,4 +29,5 @@ per_backend!(
     concurrent_switch_offs_audit_exactly_once,
     locks_plans_and_switch_survive_reopening_the_store,
     plan_comments_are_replaced_per_pr_and_survive_reopening,
+    a_state_change_supersedes_its_projects_plan_and_is_audited,
 );

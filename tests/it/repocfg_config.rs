@@ -422,3 +422,42 @@ fn empty_values_mean_what_atlantis_means() {
     assert_eq!(err, RepoConfigError::MissingVersion);
     assert!(err.to_string().contains("version: is required"), "{err}");
 }
+
+#[test]
+fn import_requirements_come_from_the_server_or_from_atlantis_yaml_where_allowed() {
+    let yaml = "version: 3\nprojects:\n- dir: lab\n  import_requirements: [approved, undiverged]\n";
+    let tree = files(&["lab/main.tf"]);
+    let err = resolve(inputs(yaml, &tree), &RepoPolicy::default()).expect_err("not allowed");
+    assert_eq!(
+        err,
+        RepoConfigError::OverrideRefused {
+            path: "projects[0].import_requirements".to_owned(),
+            key: "import_requirements"
+        }
+    );
+    let server = ServerRules::from_yaml(
+        "repos:\n  - id: /.*/\n    import_requirements: [mergeable]\n    allowed_overrides: [import_requirements]\n",
+    )
+    .expect("rules");
+    let policy = server.policy_for(PVE);
+    let own = resolve(inputs(yaml, &tree), &policy).expect("allowed");
+    assert_eq!(
+        own.modified[0].import_requirements,
+        [Requirement::Approved, Requirement::Undiverged]
+    );
+    let plain = resolve(
+        inputs("version: 3\nprojects:\n- dir: lab\n", &tree),
+        &policy,
+    )
+    .expect("the server's");
+    assert_eq!(
+        plain.modified[0].import_requirements,
+        [Requirement::Mergeable]
+    );
+    let bad = RepoConfig::parse("version: 3\nprojects:\n- dir: lab\n  import_requirements: [x]\n")
+        .expect_err("not a requirement");
+    assert!(
+        bad.to_string().contains("`x` is not a requirement"),
+        "{bad}"
+    );
+}

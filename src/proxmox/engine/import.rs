@@ -3,13 +3,108 @@
 //! change after the import. An import whose target is already in state does nothing, as in
 //! Terraform; one that names nothing on the cluster, or another object than the configuration
 //! declares, is refused before anything is planned.
+//!
+//! `atlantis import ADDRESS ID` ([`import_one`]) finds its object the same way, against what
+//! a plan of the project read, and refuses as Terraform's `import` command does an address the
+//! configuration does not declare or one already in state.
 
 use std::collections::BTreeMap;
 
 use tfconfig::ImportTarget;
 
-use super::EngineError;
+use super::{EngineError, Prepared};
+use crate::proxmox::guard::ProtectedBy;
 use crate::proxmox::plan::{Desired, Inventory, StateEntry};
+
+/// What `atlantis import ADDRESS ID` takes into state.
+#[derive(Debug, Clone)]
+pub struct CommandImport {
+    /// The entry to record (a guest's attributes stay empty: the next apply records them).
+    pub entry: StateEntry,
+    /// The object in words: `CT 120 on node pve`, `pool dev`.
+    pub what: String,
+    /// Why the guest is protected (`protect.guests`, or atoll runs in it), if it is.
+    pub protected: Option<ProtectedBy>,
+}
+
+/// The state entry `atlantis import ADDRESS ID` adds, found as an `import` block would find
+/// it, in the cluster `prepared` read. Nothing is written: the caller records the entry.
+pub fn import_one(
+    prepared: &Prepared,
+    address: &str,
+    id: &str,
+) -> Result<CommandImport, EngineError> {
+    let state = &prepared.state;
+    let managed = state.entries.iter().any(|e| e.address() == address)
+        || state.generated.iter().any(|g| g.address == address);
+    if managed {
+        return Err(EngineError::Config(format!(
+            "Error: Resource already managed by atoll\n\natoll is already managing a remote \
+             object for {address}. To import to this address you must first remove the existing \
+             object from the state: `atlantis state rm {address}`.\n"
+        )));
+    }
+    let declared = prepared
+        .desired
+        .resources
+        .iter()
+        .any(|d| d.address() == address)
+        || prepared
+            .desired
+            .generated
+            .iter()
+            .any(|g| g.address == address);
+    if !declared {
+        let (kind, name) = address
+            .rsplit_once('.')
+            .map(|(head, name)| (head.rsplit('.').next().unwrap_or(head), name))
+            .unwrap_or(("TYPE", address));
+        let name = name.split('[').next().unwrap_or(name);
+        return Err(EngineError::Config(format!(
+            "Error: resource address \"{address}\" does not exist in the configuration.\n\n\
+             Before importing this resource, please create its configuration in the project. \
+             For example:\n\nresource \"{kind}\" \"{name}\" {{\n  # (resource arguments)\n}}\n"
+        )));
+    }
+    let target = ImportTarget {
+        address: address.to_owned(),
+        id: id.to_owned(),
+        declared_at: String::new(),
+        subject: tfconfig::Span {
+            file: 0,
+            range: 0..0,
+        },
+    };
+    let mut found = resolve(
+        std::slice::from_ref(&target),
+        &state.entries,
+        &prepared.desired.resources,
+        &prepared.inventory,
+    )?;
+    let Some(imported) = found.pop() else {
+        return Err(EngineError::Config(format!(
+            "Error: Cannot import {address}\n\n{address} is already in state.\n"
+        )));
+    };
+    let (what, protected) = match &imported.entry {
+        StateEntry::Guest {
+            kind, node, vm_id, ..
+        } => {
+            let by = prepared
+                .protected
+                .find(Some(*vm_id), None, node)
+                .map(|g| g.by.clone());
+            (format!("{} {vm_id} on node {node}", kind.noun()), by)
+        }
+        StateEntry::Object { id, .. } => (id.describe(), None),
+        StateEntry::Download { volid, .. } => (volid.clone(), None),
+    };
+    Ok(CommandImport {
+        entry: imported.entry,
+        what,
+        protected,
+    })
+}
 
 /// One import the plan carries out: the entry it adds to state, and the id it came by.
 #[derive(Debug, Clone)]

@@ -17,6 +17,7 @@ use secrecy::ExposeSecret as _;
 use serde_json::Value as Json;
 
 pub use error::EngineError;
+pub use import::{CommandImport, import_one};
 pub use options::{TARGETING_WARNING, input_vars};
 pub use settings::Protect;
 

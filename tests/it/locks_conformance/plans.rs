@@ -233,3 +233,51 @@ pub(crate) async fn saving_a_plan_shows_its_summary_on_the_prs_lock(db: &TestSto
         "Plan: 1 to add, 0 to change, 0 to destroy."
     );
 }
+
+/// `atlantis import` and `state rm` change one project's state: its current plan of the PR is
+/// superseded, no other plan is, and the audit trail takes both actions with the commenter.
+pub(crate) async fn a_state_change_supersedes_its_projects_plan_and_is_audited(db: &TestStore) {
+    let s = &*db.store;
+    let x = key("x", "default", None);
+    let y = key("y", "default", None);
+    let x1 = s.plans().plan_save(&plan(&x, 7, "a")).await.expect("x1");
+    let y1 = s.plans().plan_save(&plan(&y, 7, "a")).await.expect("y1");
+    let other_pr = s.plans().plan_save(&plan(&x, 8, "z")).await.expect("x8");
+    s.plans()
+        .plan_supersede_key(&x, 7)
+        .await
+        .expect("supersede");
+    let current: Vec<_> = plans_of(s, 7, true).await.iter().map(|p| p.id).collect();
+    assert_eq!(current, vec![y1.id], "only x's plan of PR 7 is gone");
+    assert_eq!(
+        plans_of(s, 8, true)
+            .await
+            .iter()
+            .map(|p| p.id)
+            .collect::<Vec<_>>(),
+        vec![other_pr.id]
+    );
+    assert!(x1.superseded_at.is_none());
+    for action in [
+        atoll::locks::AuditAction::Import,
+        atoll::locks::AuditAction::StateRm,
+    ] {
+        let event = atoll::locks::NewAuditEvent {
+            actor: atoll::locks::Actor::new("alice", ActorVia::Comment),
+            action,
+            repo: Some(REPO.to_owned()),
+            pr: Some(7),
+            target: x.to_string(),
+            detail: "atlantis import a.b pve/100".to_owned(),
+        };
+        let stored = s
+            .audit()
+            .audit_append(&event)
+            .await
+            .expect("the schema takes it");
+        assert_eq!(stored.action, action);
+        assert_eq!(stored.actor.name, "alice");
+    }
+    let listed = s.audit().audit_list(2, None).await.expect("list");
+    assert_eq!(listed[0].action, atoll::locks::AuditAction::StateRm);
+}
