@@ -22,7 +22,7 @@ use tera::{Context, Filter, Tera, Value};
 use super::comment::{code_block, code_text, escape};
 
 /// Every comment template, by name (file name under `templates/comments/`).
-pub(super) const TEMPLATES: [(&str, &str); 22] = [
+pub(super) const TEMPLATES: [(&str, &str); 25] = [
     (
         "apply_interrupted.md",
         include_str!("../../templates/comments/apply_interrupted.md"),
@@ -32,6 +32,18 @@ pub(super) const TEMPLATES: [(&str, &str); 22] = [
         include_str!("../../templates/comments/unlock_announcement.md"),
     ),
     ("plan.md", include_str!("../../templates/comments/plan.md")),
+    (
+        "plan_unmet_requirements.md",
+        include_str!("../../templates/comments/plan_unmet_requirements.md"),
+    ),
+    (
+        "apply_skipped.md",
+        include_str!("../../templates/comments/apply_skipped.md"),
+    ),
+    (
+        "automerge.md",
+        include_str!("../../templates/comments/automerge.md"),
+    ),
     (
         "plan_none.md",
         include_str!("../../templates/comments/plan_none.md"),

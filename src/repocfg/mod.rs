@@ -22,6 +22,7 @@
 mod bounded;
 mod discover;
 mod filters;
+mod options;
 mod patterns;
 mod repo;
 mod resolve;
@@ -34,6 +35,10 @@ use serde::{Deserialize, Serialize};
 use crate::commands::{Command, ProjectName, RepoDir, Verb, Workspace};
 
 pub use filters::{Autodiscover, AutodiscoverMode, BranchFilter, DirGlob, is_glob};
+pub use options::{
+    EMOJI, Emoji, LockMode, MergeMethod, ProjectOptions, RepoOptions, RunOptions, Silence,
+    WrittenOptions,
+};
 pub use patterns::PathPatterns;
 pub use repo::{RepoConfig, RepoConfigError, RepoProject, Warning};
 pub use resolve::{Excluded, Inputs, Resolution, resolve, resolve_on_base};
@@ -103,6 +108,8 @@ pub struct Project {
     pub when_modified: PathPatterns,
     pub apply_requirements: Vec<Requirement>,
     pub restart: RestartPolicy,
+    /// `plan_requirements`, `depends_on`, `repo_locks` and the other run options.
+    pub options: ProjectOptions,
 }
 
 /// What identifies a project within a repository (Atlantis's lock granularity: directory,
