@@ -57,7 +57,6 @@ fn keys_atoll_does_not_support_become_warnings() {
     assert_eq!(
         paths,
         [
-            "automerge",
             "projects[1].apply_requirements[1]",
             "projects[1].terraform_version",
             "workflows"
@@ -366,7 +365,8 @@ fn every_atlantis_key_is_read_or_warned_about_never_refused() {
         ("plan_requirements", "[approved]"),
         ("apply_requirements", "[approved]"),
         ("import_requirements", "[approved]"),
-        ("depends_on", "[other]"),
+        // A name the file lists (`repocfg_options` checks the names).
+        ("depends_on", "[other]\n- name: other\n  dir: other"),
         ("delete_source_branch_on_merge", "true"),
         ("repo_locking", "true"),
         ("repo_locks", "{mode: on_apply}"),
