@@ -453,3 +453,58 @@ async fn automerge_merges_with_the_configured_method_or_reports_the_refusal(kind
     assert!(w.fake().branch_exists(REPO, "conflicted").await);
     w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_apply_that_fails_in_one_group_skips_the_later_groups_and_says_why() {
+    let mut w = TestApp::start(world(ForgeKind::Gitea, "[]")).await;
+    let yaml = "version: 3\nabort_on_execution_order_fail: true\nparallel_apply: true\n\
+                projects:\n- name: second\n  dir: second\n  execution_order_group: 2\n\
+                - name: first\n  dir: first\n  execution_order_group: 1\n";
+    let pr = w
+        .fake()
+        .open_pr(
+            REPO,
+            "alice",
+            "abort",
+            &[
+                ("atlantis.yaml", yaml),
+                ("first/main.tf", &Container::new("first").hcl()),
+                ("second/main.tf", &Container::new("second").hcl()),
+            ],
+        )
+        .await
+        .expect("open pr");
+    w.comment_containing(pr, "Plan:").await;
+    w.fake().set_permission(REPO, "alice", "write");
+    w.sim().faults().fail_tasks(TaskFailure {
+        task_type: Some("vzcreate".to_owned()),
+        vmid: None,
+        message: "lvcreate error: out of space".to_owned(),
+        times: 1,
+    });
+    w.fake()
+        .comment(REPO, pr, "alice", "atlantis apply")
+        .await
+        .expect("apply");
+    let skipped = w.comment_containing(pr, "Apply Skipped").await;
+    assert!(
+        skipped
+            .body
+            .contains("* second: not run because first failed"),
+        "{}",
+        skipped.body
+    );
+    assert!(
+        skipped.body.contains("atoll apply -p second"),
+        "{}",
+        skipped.body
+    );
+    let failed = w.comment_containing(pr, "Apply failed").await;
+    assert!(
+        failed.body.contains("### Apply for first"),
+        "{}",
+        failed.body
+    );
+    assert!(w.comments_containing(pr, "Apply for second").is_empty());
+    w.stop().await;
+}
