@@ -20,6 +20,7 @@
 //! lists `restart`.
 
 mod bounded;
+mod depends;
 mod discover;
 mod filters;
 mod options;

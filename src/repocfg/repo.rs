@@ -5,6 +5,7 @@
 use serde_yaml_ng::Value;
 
 use super::bounded;
+use super::depends;
 use super::filters::{Autodiscover, AutodiscoverMode, BranchFilter, DirGlob, is_glob};
 use super::options::{self, RepoOptions, WrittenOptions};
 use super::patterns::PathPatterns;
@@ -192,7 +193,7 @@ impl RepoConfig {
             return Err(RepoConfigError::MissingVersion);
         }
         check_duplicates(&config.projects)?;
-        options::check_depends_on(&config.projects)?;
+        depends::check_depends_on(&config.projects)?;
         Ok(config)
     }
 }
