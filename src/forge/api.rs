@@ -199,20 +199,81 @@ fn kind_context(kind: StatusKind) -> &'static str {
 pub enum Reaction {
     Eyes,
     ThumbsUp,
+    ThumbsDown,
+    Laugh,
     Confused,
+    Heart,
+    Hooray,
     Rocket,
 }
 
 impl Reaction {
+    const ALL: [Self; 8] = [
+        Self::ThumbsUp,
+        Self::ThumbsDown,
+        Self::Laugh,
+        Self::Confused,
+        Self::Heart,
+        Self::Hooray,
+        Self::Rocket,
+        Self::Eyes,
+    ];
+
     /// The content string both forges use.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Eyes => "eyes",
             Self::ThumbsUp => "+1",
+            Self::ThumbsDown => "-1",
+            Self::Laugh => "laugh",
             Self::Confused => "confused",
+            Self::Heart => "heart",
+            Self::Hooray => "hooray",
             Self::Rocket => "rocket",
         }
     }
+
+    /// The reaction a content string names (GitHub's and Gitea's default set).
+    pub fn from_content(content: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == content)
+    }
+}
+
+/// How a pull request is merged (GitHub's `merge_method`, Gitea's `Do`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeStyle {
+    Merge,
+    Squash,
+    Rebase,
+}
+
+impl MergeStyle {
+    /// The word both forges' APIs take.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Merge => "merge",
+            Self::Squash => "squash",
+            Self::Rebase => "rebase",
+        }
+    }
+}
+
+/// A merge atoll asks for (automerge).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeRequest<'a> {
+    pub style: MergeStyle,
+    /// The head commit the merge is for: the forge refuses if the branch moved since.
+    pub head_sha: &'a CommitSha,
+    /// The head branch to delete once merged (never set for a fork's branch).
+    pub delete_branch: Option<&'a str>,
+}
+
+/// What a merge did besides merging.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    /// Whether the head branch was deleted; `Err` with the forge's reason when deleting failed
+    /// after the merge.
+    pub branch_deleted: Result<bool, String>,
 }
 
 /// A user's access to a repository.
@@ -326,6 +387,15 @@ pub trait Forge: Send + Sync + fmt::Debug {
     ) -> Result<(), ForgeError>;
 
     async fn permission(&self, repo: &RepoName, user: &str) -> Result<Permission, ForgeError>;
+
+    /// Merges the pull request (automerge). A forge's refusal (not mergeable, head moved) is
+    /// `Rejected` with the forge's own message.
+    async fn merge_pull(
+        &self,
+        repo: &RepoName,
+        number: u64,
+        request: &MergeRequest<'_>,
+    ) -> Result<Merged, ForgeError>;
 
     /// The `Authorization` header value git should send when fetching (a fresh installation
     /// token for GitHub Apps). `None`: fetch without credentials.

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::api::{
     Approval, ChangedFile, CommentId, CommitStatus, DEFAULT_MAX_COMMENT_CHARS, Forge, ForgeError,
-    Permission, PullDetails, Reaction, check_comment_size,
+    MergeRequest, Merged, Permission, PullDetails, Reaction, check_comment_size,
 };
 use super::gitea_wire as wire;
 use super::http_errors::{GET_RETRY_DELAYS, bad_body, classify, has_next_page, transport};
@@ -363,6 +363,26 @@ impl Forge for GiteaApi {
             other => other,
         })?;
         Ok(Permission::from_word(&p.permission))
+    }
+
+    async fn merge_pull(
+        &self,
+        repo: &RepoName,
+        number: u64,
+        request: &MergeRequest<'_>,
+    ) -> Result<Merged, ForgeError> {
+        let op = format!("merging pull request #{number} of {repo}");
+        let path = format!("{}/pulls/{number}/merge", repo_path(repo));
+        let delete = request.delete_branch.is_some();
+        let body = json!({
+            "Do": request.style.as_str(),
+            "head_commit_id": request.head_sha.as_str(),
+            "delete_branch_after_merge": delete,
+        });
+        self.send_json(&op, Method::POST, &path, &body).await?;
+        Ok(Merged {
+            branch_deleted: Ok(delete),
+        })
     }
 
     async fn git_auth_header(&self) -> Result<Option<SecretString>, ForgeError> {

@@ -19,7 +19,7 @@ use serde_json::json;
 
 use super::api::{
     Approval, ChangedFile, CommentId, CommitStatus, DEFAULT_MAX_COMMENT_CHARS, Forge, ForgeError,
-    Permission, PullDetails, Reaction, check_comment_size,
+    MergeRequest, Merged, Permission, PullDetails, Reaction, check_comment_size,
 };
 use super::github_client::{
     GithubApiSettings, GithubAuth, GithubSetupError, build, describe, graphql_base, octo_error,
@@ -294,6 +294,43 @@ impl Forge for GithubApi {
             )
             .await?;
         Ok(Permission::from_word(&p.permission))
+    }
+
+    async fn merge_pull(
+        &self,
+        repo: &RepoName,
+        number: u64,
+        request: &MergeRequest<'_>,
+    ) -> Result<Merged, ForgeError> {
+        let op = format!("merging pull request #{number} of {repo}");
+        let path = format!("{}/pulls/{number}/merge", repo_path(repo));
+        let body = json!({
+            "merge_method": request.style.as_str(),
+            "sha": request.head_sha.as_str(),
+        });
+        let response = self.rest._put(path.as_str(), Some(&body)).await;
+        self.send(&op, response).await?;
+        let Some(branch) = request.delete_branch else {
+            return Ok(Merged {
+                branch_deleted: Ok(false),
+            });
+        };
+        let op = format!("deleting branch {branch:?} of {repo}");
+        let path = format!(
+            "{}/git/refs/heads/{}",
+            repo_path(repo),
+            branch
+                .split('/')
+                .map(super::github_wire::path_segment)
+                .collect::<Vec<_>>()
+                .join("/")
+        );
+        let response = self.rest._delete(path.as_str(), None::<&()>).await;
+        let branch_deleted = match self.send(&op, response).await {
+            Ok(_) => Ok(true),
+            Err(e) => Err(e.to_string()),
+        };
+        Ok(Merged { branch_deleted })
     }
 
     async fn git_auth_header(&self) -> Result<Option<SecretString>, ForgeError> {

@@ -21,8 +21,8 @@ mod reviews;
 
 pub use api::{
     Approval, ChangedFile, CommentId, CommitStatus, DEFAULT_MAX_COMMENT_CHARS, Forge, ForgeError,
-    MAX_STATUS_DESCRIPTION_CHARS, Mergeable, Permission, PrState, PullDetails, Reaction,
-    StatusKind, StatusState,
+    MAX_STATUS_DESCRIPTION_CHARS, MergeRequest, MergeStyle, Mergeable, Merged, Permission, PrState,
+    PullDetails, Reaction, StatusKind, StatusState,
 };
 pub use gitea_api::{GiteaApi, GiteaApiSettings, GiteaSetupError};
 pub use github_api::GithubApi;

@@ -167,6 +167,9 @@ impl PlanStore for DownStore {
     async fn plan_list(&self, _: &PlanQuery) -> Result<Vec<SavedPlan>, StoreError> {
         down()
     }
+    async fn plan_mark_applied(&self, _: Uuid) -> Result<(), StoreError> {
+        down()
+    }
     async fn plan_supersede_pr(&self, _: &str, _: u64) -> Result<u64, StoreError> {
         down()
     }

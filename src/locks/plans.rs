@@ -38,6 +38,9 @@ pub struct SavedPlan {
     /// Set when a newer plan for the same key replaced it, or its lock was released.
     #[serde(with = "time::serde::rfc3339::option")]
     pub superseded_at: Option<OffsetDateTime>,
+    /// Set when this plan was applied in full (`depends_on` and `automerge` read it).
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub applied_at: Option<OffsetDateTime>,
 }
 
 /// Which plans of a PR to list (newest first).

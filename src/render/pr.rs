@@ -29,6 +29,9 @@ pub enum PlanOutcome {
     },
     /// Planning failed: the error text.
     Failed { error: String },
+    /// Not run: an earlier execution order group failed and atlantis.yaml sets
+    /// `abort_on_execution_order_fail` (the reason names the failed projects).
+    Skipped { reason: String },
 }
 
 impl PlanOutcome {
@@ -52,6 +55,7 @@ struct ProjectContext<'a> {
     flags: &'a str,
     failed: bool,
     error: &'a str,
+    skipped: &'a str,
     text: &'a str,
     summary: &'a str,
     blocked: usize,
@@ -65,6 +69,7 @@ impl<'a> From<&'a ProjectPlanView> for ProjectContext<'a> {
             flags: &p.flags,
             failed: false,
             error: "",
+            skipped: "",
             text: "",
             summary: "",
             blocked: 0,
@@ -75,6 +80,7 @@ impl<'a> From<&'a ProjectPlanView> for ProjectContext<'a> {
                 c.failed = true;
                 c.error = error;
             }
+            PlanOutcome::Skipped { reason } => c.skipped = reason,
             PlanOutcome::Planned {
                 text,
                 summary,
@@ -214,6 +220,96 @@ pub fn unmet_requirements(executable: &str, unmet: &[Unmet]) -> String {
         })
         .collect();
     render("unmet_requirements.md", &View { executable, unmet })
+}
+
+/// The plan refusal when `plan_requirements` are unmet; each one named with why.
+pub fn plan_unmet_requirements(executable: &str, unmet: &[Unmet]) -> String {
+    #[derive(Serialize)]
+    struct Line {
+        name: &'static str,
+        why: String,
+    }
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        unmet: Vec<Line>,
+    }
+    let unmet = unmet
+        .iter()
+        .map(|u| Line {
+            name: u.requirement(),
+            why: u.why(),
+        })
+        .collect();
+    render("plan_unmet_requirements.md", &View { executable, unmet })
+}
+
+/// The apply comment for projects not applied because an earlier execution order group
+/// failed (`abort_on_execution_order_fail`), or because a dependency is not applied.
+pub fn apply_skipped(executable: &str, skipped: &[SkippedView]) -> String {
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        skipped: &'a [SkippedView],
+    }
+    render(
+        "apply_skipped.md",
+        &View {
+            executable,
+            skipped,
+        },
+    )
+}
+
+/// A project an apply did not run, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedView {
+    pub label: String,
+    pub flags: String,
+    pub reason: String,
+}
+
+/// The automerge comment: merged with `method`, and what became of the head branch.
+pub fn automerged(executable: &str, method: &str, branch_deleted: &Result<bool, String>) -> String {
+    let (deleted, kept) = match branch_deleted {
+        Ok(deleted) => (*deleted, ""),
+        Err(reason) => (false, reason.as_str()),
+    };
+    automerge(executable, method, None, deleted, kept)
+}
+
+/// The automerge comment when the forge refused the merge, with its reason.
+pub fn automerge_failed(executable: &str, method: &str, reason: &str) -> String {
+    automerge(executable, method, Some(reason), false, "")
+}
+
+fn automerge(
+    executable: &str,
+    method: &str,
+    failed: Option<&str>,
+    deleted: bool,
+    not_deleted: &str,
+) -> String {
+    #[derive(Serialize)]
+    struct View<'a> {
+        executable: &'a str,
+        method: &'a str,
+        failed: bool,
+        reason: &'a str,
+        deleted: bool,
+        not_deleted: &'a str,
+    }
+    render(
+        "automerge.md",
+        &View {
+            executable,
+            method,
+            failed: failed.is_some(),
+            reason: failed.unwrap_or(""),
+            deleted,
+            not_deleted,
+        },
+    )
 }
 
 /// The apply refusal when the saved plan no longer matches; `cluster` names the guests that

@@ -33,6 +33,18 @@ pub(super) const TEMPLATES: &[(&str, &str)] = &[
     ),
     ("plan.md", include_str!("../../templates/comments/plan.md")),
     (
+        "plan_unmet_requirements.md",
+        include_str!("../../templates/comments/plan_unmet_requirements.md"),
+    ),
+    (
+        "apply_skipped.md",
+        include_str!("../../templates/comments/apply_skipped.md"),
+    ),
+    (
+        "automerge.md",
+        include_str!("../../templates/comments/automerge.md"),
+    ),
+    (
         "plan_none.md",
         include_str!("../../templates/comments/plan_none.md"),
     ),

@@ -20,8 +20,10 @@
 //! lists `restart`.
 
 mod bounded;
+mod depends;
 mod discover;
 mod filters;
+mod options;
 mod patterns;
 mod repo;
 mod resolve;
@@ -34,6 +36,10 @@ use serde::{Deserialize, Serialize};
 use crate::commands::{Command, ProjectName, RepoDir, Verb, Workspace};
 
 pub use filters::{Autodiscover, AutodiscoverMode, BranchFilter, DirGlob, is_glob};
+pub use options::{
+    EMOJI, Emoji, LockMode, MergeMethod, ProjectOptions, RepoOptions, RunOptions, Silence,
+    WrittenOptions,
+};
 pub use patterns::PathPatterns;
 pub use repo::{RepoConfig, RepoConfigError, RepoProject, Warning};
 pub use resolve::{Excluded, Inputs, Resolution, resolve, resolve_on_base};
@@ -102,9 +108,9 @@ pub struct Project {
     /// Files (relative to the repository root) whose change marks the project modified.
     pub when_modified: PathPatterns,
     pub apply_requirements: Vec<Requirement>,
-    /// What must hold before `atlantis import` runs (the same words as apply's).
-    pub import_requirements: Vec<Requirement>,
     pub restart: RestartPolicy,
+    /// `plan_requirements`, `depends_on`, `repo_locks` and the other run options.
+    pub options: ProjectOptions,
 }
 
 /// What identifies a project within a repository (Atlantis's lock granularity: directory,

@@ -5,7 +5,9 @@
 use serde_yaml_ng::Value;
 
 use super::bounded;
+use super::depends;
 use super::filters::{Autodiscover, AutodiscoverMode, BranchFilter, DirGlob, is_glob};
+use super::options::{self, RepoOptions, WrittenOptions};
 use super::patterns::PathPatterns;
 use super::yaml::{boolean, child, entries, list, mapping, text, text_list};
 use super::{Requirement, RestartPolicy, default_when_modified};
@@ -17,13 +19,12 @@ const MAX_LEN: usize = 256 * 1024;
 pub(super) const MAX_PROJECTS: usize = 500;
 
 /// Top-level keys Atlantis knows and atoll ignores (with a warning).
-const UNSUPPORTED_TOP: &[&str] = &[
+const UNSUPPORTED_TOP: &[&str] = &["workflows", "allowed_regexp_prefixes", "policies"];
+/// Top-level keys read by `options`.
+const OPTION_TOP: &[&str] = &[
     "automerge",
     "delete_source_branch_on_merge",
     "abort_on_execution_order_fail",
-    "workflows",
-    "allowed_regexp_prefixes",
-    "policies",
     "emoji_reaction",
     "repo_locks",
     "silence_pr_comments",
@@ -32,15 +33,19 @@ const UNSUPPORTED_TOP: &[&str] = &[
 const UNSUPPORTED_PROJECT: &[&str] = &[
     "terraform_distribution",
     "terraform_version",
-    "plan_requirements",
     "workflow",
+    "policy_check",
+    "custom_policy_check",
+];
+/// Project keys read by `options`.
+const OPTION_PROJECT: &[&str] = &[
+    "plan_requirements",
+    "import_requirements",
     "execution_order_group",
     "depends_on",
     "delete_source_branch_on_merge",
     "repo_locking",
     "repo_locks",
-    "policy_check",
-    "custom_policy_check",
     "silence_pr_comments",
 ];
 
@@ -106,6 +111,8 @@ pub struct RepoConfig {
     pub parallel_apply: bool,
     /// Top-level `autodiscover`; `None` when absent (mode `auto`, nothing ignored).
     pub autodiscover: Option<Autodiscover>,
+    /// `automerge`, `repo_locks`, `emoji_reaction` and the other keys of `options`.
+    pub options: RepoOptions,
     pub warnings: Vec<Warning>,
 }
 
@@ -119,8 +126,6 @@ pub struct RepoProject {
     pub when_modified: PathPatterns,
     /// `None` when the key is absent (the server's value applies).
     pub apply_requirements: Option<Vec<Requirement>>,
-    /// `import_requirements`; `None` when the key is absent (the server's value applies).
-    pub import_requirements: Option<Vec<Requirement>>,
     /// `restart: auto|never`, an atoll extension; `None` when absent.
     pub restart: Option<RestartPolicy>,
     /// `branch: /REGEX/`: the project exists only on PRs whose base branch matches.
@@ -131,6 +136,8 @@ pub struct RepoProject {
     /// `autoplan.when_modified` as written (relative to `dir`), to rebuild `when_modified`
     /// for each directory a `dir_glob` expands to.
     pub when_modified_written: Vec<String>,
+    /// `plan_requirements`, `depends_on` and the other keys of `options`.
+    pub options: WrittenOptions,
 }
 
 impl RepoConfig {
@@ -153,6 +160,7 @@ impl RepoConfig {
             parallel_plan: false,
             parallel_apply: false,
             autodiscover: None,
+            options: RepoOptions::default(),
             warnings: Vec::new(),
         };
         let mut version_seen = false;
@@ -170,6 +178,7 @@ impl RepoConfig {
                 "parallel_plan" => config.parallel_plan = boolean(value, key)?,
                 "parallel_apply" => config.parallel_apply = boolean(value, key)?,
                 "autodiscover" => config.autodiscover = Some(autodiscover(value, key)?),
+                _ if options::top_key(&mut config.options, key, value)? => {}
                 _ if UNSUPPORTED_TOP.contains(&key) => {
                     config.warnings.push(unsupported(key.to_owned()));
                 }
@@ -184,6 +193,7 @@ impl RepoConfig {
             return Err(RepoConfigError::MissingVersion);
         }
         check_duplicates(&config.projects)?;
+        depends::check_depends_on(&config.projects)?;
         Ok(config)
     }
 }
@@ -191,6 +201,7 @@ impl RepoConfig {
 fn is_known_top(key: &str) -> bool {
     ["version", "projects", "parallel_plan", "parallel_apply"].contains(&key)
         || UNSUPPORTED_TOP.contains(&key)
+        || OPTION_TOP.contains(&key)
 }
 
 fn check_version(value: &Value) -> Result<(), RepoConfigError> {
@@ -245,10 +256,10 @@ struct ProjectKeys {
     autoplan: Option<bool>,
     when_modified: Option<Vec<String>>,
     apply_requirements: Option<Vec<Requirement>>,
-    import_requirements: Option<Vec<Requirement>>,
     restart: Option<RestartPolicy>,
     branch: Option<BranchFilter>,
     dir_glob: Option<DirGlob>,
+    options: WrittenOptions,
 }
 
 fn project(
@@ -284,14 +295,7 @@ fn project(
                     .ok_or_else(|| invalid(&at, "must be `auto` or `never`"))?;
                 keys.restart = Some(policy);
             }
-            "import_requirements" => {
-                keys.import_requirements = Some(requirements(value, &at, warnings)?);
-            }
-            "plan_requirements" => {
-                // Not enforced yet, but a value Atlantis refuses is refused here too.
-                requirements(value, &at, &mut Vec::new())?;
-                warnings.push(unsupported(at));
-            }
+            _ if options::project_key(&mut keys.options, key, value, &at, warnings)? => {}
             "terraform_version" if text(value, &at)?.trim().is_empty() => {
                 return Err(invalid(
                     &at,
@@ -322,11 +326,11 @@ fn project(
         autoplan: keys.autoplan.unwrap_or(true),
         when_modified,
         apply_requirements: keys.apply_requirements,
-        import_requirements: keys.import_requirements,
         restart: keys.restart,
         branch: keys.branch,
         dir_glob: keys.dir_glob,
         when_modified_written,
+        options: keys.options,
     })
 }
 
@@ -337,12 +341,12 @@ fn is_known_project(key: &str) -> bool {
         "workspace",
         "autoplan",
         "apply_requirements",
-        "import_requirements",
         "restart",
         "branch",
     ]
     .contains(&key)
         || UNSUPPORTED_PROJECT.contains(&key)
+        || OPTION_PROJECT.contains(&key)
 }
 
 /// `workspace: ""` is `default`, as in Atlantis (raw/project.go `ToValid`).
@@ -424,7 +428,7 @@ fn when_modified(value: &Value, at: &str) -> Result<Vec<String>, RepoConfigError
         .collect())
 }
 
-fn requirements(
+pub(super) fn requirements(
     value: &Value,
     path: &str,
     warnings: &mut Vec<Warning>,

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::discover::{discover, is_config_file, parent_dir};
 use super::filters::Autodiscover;
+use super::options::{Defaults, RunOptions};
 use super::patterns::PathPatterns;
 use super::repo::{MAX_PROJECTS, RepoConfig, RepoConfigError, RepoProject, Warning};
 use super::server::{Override, RepoPolicy};
@@ -45,6 +46,8 @@ pub struct Resolution {
     pub warnings: Vec<Warning>,
     pub parallel_plan: bool,
     pub parallel_apply: bool,
+    /// `automerge`, `emoji_reaction`, `abort_on_execution_order_fail`, server rules merged.
+    pub run: RunOptions,
     /// Every project of `atlantis.yaml`, merged; empty when projects are discovered.
     pub(crate) configured: Vec<Project>,
     pub(crate) policy: RepoPolicy,
@@ -113,6 +116,11 @@ impl Resolution {
     pub(crate) fn default_project(&self, dir: RepoDir, workspace: Workspace) -> Project {
         default_project(&self.policy, dir, workspace)
     }
+
+    /// Every project of `atlantis.yaml` on this base branch, merged (for `depends_on`).
+    pub fn configured(&self) -> &[Project] {
+        &self.configured
+    }
 }
 
 fn default_project(policy: &RepoPolicy, dir: RepoDir, workspace: Workspace) -> Project {
@@ -126,8 +134,8 @@ fn default_project(policy: &RepoPolicy, dir: RepoDir, workspace: Workspace) -> P
         autoplan: true,
         when_modified,
         apply_requirements: policy.apply_requirements.clone(),
-        import_requirements: policy.import_requirements.clone(),
         restart: policy.restart,
+        options: Defaults::server(policy).unlisted(policy),
     }
 }
 
@@ -161,16 +169,19 @@ pub fn resolve_on_base(
         .as_ref()
         .and_then(|c| c.autodiscover.clone())
         .unwrap_or_default();
+    let run = RunOptions::new(config.as_ref().map(|c| &c.options), policy);
+    let mut defaults = Defaults::server(policy);
     let (configured, off_branch) = match config {
         Some(config) => {
             warnings.extend(config.warnings);
-            listed(
-                config.projects,
+            defaults = Defaults::new(&config.options, policy, &mut warnings);
+            let listing = Listing {
                 base_branch,
-                &tf_dirs,
+                tf_dirs: &tf_dirs,
                 policy,
-                &mut warnings,
-            )?
+                defaults: &defaults,
+            };
+            listed(config.projects, &listing, &mut warnings)?
         }
         None => (Vec::new(), Vec::new()),
     };
@@ -193,7 +204,12 @@ pub fn resolve_on_base(
                 .into_iter()
                 .filter(|dir| !listed_dirs.contains(dir))
                 .filter(|dir| discovery.ignored_by(dir.as_str()).is_none())
-                .map(|dir| default_project(policy, dir, Workspace::default())),
+                .map(|dir| {
+                    let mut project = default_project(policy, dir, Workspace::default());
+                    // atlantis.yaml's top-level defaults hold for the directories it discovers.
+                    project.options = defaults.unlisted(policy);
+                    project
+                }),
         );
     }
     let (modified, excluded) = split_excluded(touched, policy);
@@ -203,6 +219,7 @@ pub fn resolve_on_base(
         warnings,
         parallel_plan,
         parallel_apply,
+        run,
         configured,
         policy: policy.clone(),
         tf_dirs,
@@ -215,13 +232,25 @@ pub fn resolve_on_base(
 
 /// The projects of `atlantis.yaml`, globs expanded and server rules merged, split into those
 /// on `base_branch` and those for other branches (each of which gets a warning).
+/// What `listed` merges each project with.
+struct Listing<'a> {
+    base_branch: Option<&'a str>,
+    tf_dirs: &'a BTreeSet<RepoDir>,
+    policy: &'a RepoPolicy,
+    defaults: &'a Defaults,
+}
+
 fn listed(
     projects: Vec<RepoProject>,
-    base_branch: Option<&str>,
-    tf_dirs: &BTreeSet<RepoDir>,
-    policy: &RepoPolicy,
+    listing: &Listing<'_>,
     warnings: &mut Vec<Warning>,
 ) -> Result<(Vec<Project>, Vec<OffBranch>), RepoConfigError> {
+    let Listing {
+        base_branch,
+        tf_dirs,
+        policy,
+        defaults,
+    } = *listing;
     let mut configured: Vec<Project> = Vec::new();
     let mut off_branch = Vec::new();
     // (dir, workspace) of the projects so far on this branch: a glob match leaves them alone
@@ -240,7 +269,7 @@ fn listed(
             });
         }
         for expanded in expanded {
-            let merged = merge(expanded, index, policy)?;
+            let merged = merge(expanded, index, policy, defaults)?;
             match &off {
                 Some(branch) => off_branch.push(OffBranch {
                     project: merged,
@@ -313,6 +342,7 @@ fn merge(
     project: RepoProject,
     index: usize,
     policy: &RepoPolicy,
+    defaults: &Defaults,
 ) -> Result<Project, RepoConfigError> {
     let refused = |key: Override| RepoConfigError::OverrideRefused {
         path: format!("projects[{index}].{}", key.key()),
@@ -324,13 +354,6 @@ fn merge(
         }
         Some(own) => own,
         None => policy.apply_requirements.clone(),
-    };
-    let import_requirements = match project.import_requirements {
-        Some(_) if !policy.allows(Override::ImportRequirements) => {
-            return Err(refused(Override::ImportRequirements));
-        }
-        Some(own) => own,
-        None => policy.import_requirements.clone(),
     };
     let restart = match project.restart {
         Some(_) if !policy.allows(Override::Restart) => return Err(refused(Override::Restart)),
@@ -344,8 +367,8 @@ fn merge(
         autoplan: project.autoplan,
         when_modified: project.when_modified,
         apply_requirements,
-        import_requirements,
         restart,
+        options: defaults.merge(project.options, index, policy)?,
     })
 }
 

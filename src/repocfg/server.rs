@@ -10,6 +10,12 @@
 //!     restart: auto                 # auto | never
 //!     manage:
 //!       exclude: [infra/atoll]      # directories (globs) the server never plans or applies
+//!     plan_requirements: [approved] # checked before a comment `plan` (also import_requirements)
+//!     silence_pr_comments: [apply]  # no comment for these commands unless something failed
+//!     repo_locks: {mode: on_plan}   # on_plan | on_apply | disabled
+//!     automerge: true               # merge once every project is applied (Atlantis's --automerge)
+//!     automerge_method: squash      # merge | squash | rebase
+//!     delete_source_branch_on_merge: true
 //! ```
 //!
 //! Every rule whose `id` matches applies in order, and a later rule's key replaces an earlier
@@ -20,6 +26,7 @@
 use regex_automata::meta::Regex;
 use serde::{Deserialize, Serialize};
 
+use super::options::{LockMode, MergeMethod, Silence};
 use super::patterns::{MAX_PATTERNS, PathPatterns};
 use super::{Requirement, RestartPolicy};
 use crate::commands::RepoDir;
@@ -29,16 +36,27 @@ use crate::commands::RepoDir;
 #[serde(rename_all = "snake_case")]
 pub enum Override {
     ApplyRequirements,
-    ImportRequirements,
     Restart,
+    PlanRequirements,
+    ImportRequirements,
+    SilencePrComments,
+    /// `repo_locks`, and the deprecated project key `repo_locking` (Atlantis has a key for
+    /// each; atoll reads both as one).
+    #[serde(alias = "repo_locking")]
+    RepoLocks,
+    DeleteSourceBranchOnMerge,
 }
 
 impl Override {
     pub fn key(self) -> &'static str {
         match self {
             Self::ApplyRequirements => "apply_requirements",
-            Self::ImportRequirements => "import_requirements",
             Self::Restart => "restart",
+            Self::PlanRequirements => "plan_requirements",
+            Self::ImportRequirements => "import_requirements",
+            Self::SilencePrComments => "silence_pr_comments",
+            Self::RepoLocks => "repo_locks",
+            Self::DeleteSourceBranchOnMerge => "delete_source_branch_on_merge",
         }
     }
 }
@@ -72,10 +90,42 @@ struct RawRules {
 struct RawRule {
     id: String,
     apply_requirements: Option<Vec<Requirement>>,
-    import_requirements: Option<Vec<Requirement>>,
     allowed_overrides: Option<Vec<Override>>,
     restart: Option<RestartPolicy>,
     manage: Option<RawManage>,
+    plan_requirements: Option<Vec<Requirement>>,
+    import_requirements: Option<Vec<Requirement>>,
+    silence_pr_comments: Option<Vec<SilenceWord>>,
+    repo_locks: Option<RawRepoLocks>,
+    delete_source_branch_on_merge: Option<bool>,
+    automerge: Option<bool>,
+    automerge_method: Option<MergeMethod>,
+}
+
+/// The rule keys of `repocfg::options` (Atlantis's server-side `repos.yaml` keys and its
+/// `--automerge`/`--automerge-method` flags).
+#[derive(Debug, Clone, Default)]
+struct RuleOptions {
+    plan_requirements: Option<Vec<Requirement>>,
+    import_requirements: Option<Vec<Requirement>>,
+    silence_pr_comments: Option<Vec<SilenceWord>>,
+    repo_locks: Option<RawRepoLocks>,
+    delete_source_branch_on_merge: Option<bool>,
+    automerge: Option<bool>,
+    automerge_method: Option<MergeMethod>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum SilenceWord {
+    Plan,
+    Apply,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRepoLocks {
+    mode: LockMode,
 }
 
 #[derive(Debug, Deserialize)]
@@ -96,10 +146,10 @@ pub struct ServerRules {
 struct Rule {
     id: IdPattern,
     apply_requirements: Option<Vec<Requirement>>,
-    import_requirements: Option<Vec<Requirement>>,
     allowed_overrides: Option<Vec<Override>>,
     restart: Option<RestartPolicy>,
     exclude: Vec<String>,
+    options: RuleOptions,
 }
 
 #[derive(Debug, Clone)]
@@ -154,10 +204,18 @@ fn compile(index: usize, raw: RawRule) -> Result<Rule, ServerRulesError> {
     Ok(Rule {
         id,
         apply_requirements: raw.apply_requirements,
-        import_requirements: raw.import_requirements,
         allowed_overrides: raw.allowed_overrides,
         restart: raw.restart,
         exclude,
+        options: RuleOptions {
+            plan_requirements: raw.plan_requirements,
+            import_requirements: raw.import_requirements,
+            silence_pr_comments: raw.silence_pr_comments,
+            repo_locks: raw.repo_locks,
+            delete_source_branch_on_merge: raw.delete_source_branch_on_merge,
+            automerge: raw.automerge,
+            automerge_method: raw.automerge_method,
+        },
     })
 }
 
@@ -179,9 +237,6 @@ impl ServerRules {
             if let Some(reqs) = &rule.apply_requirements {
                 policy.apply_requirements.clone_from(reqs);
             }
-            if let Some(reqs) = &rule.import_requirements {
-                policy.import_requirements.clone_from(reqs);
-            }
             if let Some(overrides) = &rule.allowed_overrides {
                 policy.allowed_overrides.clone_from(overrides);
             }
@@ -189,6 +244,7 @@ impl ServerRules {
                 policy.restart = restart;
             }
             exclude.extend(rule.exclude.iter().cloned());
+            rule.options.apply_to(&mut policy);
         }
         // Each list compiled on its own in `compile`; together they may exceed the per-list
         // cap, so build the union without it.
@@ -205,11 +261,48 @@ impl ServerRules {
 #[derive(Debug, Clone, Default)]
 pub struct RepoPolicy {
     pub apply_requirements: Vec<Requirement>,
-    pub import_requirements: Vec<Requirement>,
     pub allowed_overrides: Vec<Override>,
     pub restart: RestartPolicy,
+    pub plan_requirements: Vec<Requirement>,
+    pub import_requirements: Vec<Requirement>,
+    pub silence: Silence,
+    pub repo_locks: LockMode,
+    pub delete_source_branch_on_merge: bool,
+    /// Merge a PR once all its projects are applied (a repository's `automerge` overrides it).
+    pub automerge: bool,
+    pub automerge_method: MergeMethod,
     exclude: Vec<PathPatterns>,
     exclude_raw: Vec<String>,
+}
+
+impl RuleOptions {
+    /// A later rule's key replaces an earlier one's; unset keys leave it.
+    fn apply_to(&self, policy: &mut RepoPolicy) {
+        if let Some(reqs) = &self.plan_requirements {
+            policy.plan_requirements.clone_from(reqs);
+        }
+        if let Some(reqs) = &self.import_requirements {
+            policy.import_requirements.clone_from(reqs);
+        }
+        if let Some(words) = &self.silence_pr_comments {
+            policy.silence = Silence {
+                plan: words.iter().any(|w| matches!(w, SilenceWord::Plan)),
+                apply: words.iter().any(|w| matches!(w, SilenceWord::Apply)),
+            };
+        }
+        if let Some(locks) = self.repo_locks {
+            policy.repo_locks = locks.mode;
+        }
+        if let Some(delete) = self.delete_source_branch_on_merge {
+            policy.delete_source_branch_on_merge = delete;
+        }
+        if let Some(automerge) = self.automerge {
+            policy.automerge = automerge;
+        }
+        if let Some(method) = self.automerge_method {
+            policy.automerge_method = method;
+        }
+    }
 }
 
 impl RepoPolicy {

@@ -13,7 +13,7 @@ use super::progress::GuestProgress;
 use super::project::{self, checkout, lock_key, open_pull, project_io, resolve};
 use super::requirements::unmet_requirements;
 use super::{Job, Runner};
-use super::{coalesce, gate, parallel};
+use super::{coalesce, gate, parallel, stages};
 use crate::commands::Command;
 use crate::forge::{CommentId, CommitStatus, PullDetails, StatusKind, StatusState};
 use crate::locks::{KeyFilter, PlanQuery, PlanSource, SavedPlan};
@@ -100,7 +100,8 @@ async fn admitted(
     Ok(Some((pull, plans)))
 }
 
-/// Checkout -> projects in plan-comment order -> requirements -> each project -> statuses.
+/// Checkout -> projects in plan-comment order (by execution order group, dependencies first)
+/// -> requirements -> `on_apply` locks -> each stage of projects -> statuses -> automerge.
 async fn apply_plans(
     r: &Runner,
     job: &Job,
@@ -109,6 +110,8 @@ async fn apply_plans(
 ) -> anyhow::Result<()> {
     let co = checkout(r, job, &pull).await?;
     let resolution = resolve(r, job, &co.path, &pull.base_ref).await?;
+    job.acknowledge(resolution.run.emoji_reaction.as_ref())
+        .await;
     let mut projects: Vec<(SavedPlan, Project)> = plans
         .into_iter()
         .map(|s| {
@@ -117,15 +120,28 @@ async fn apply_plans(
         })
         .collect();
     // Apply (and comment) in the order the plan comment lists them: atlantis.yaml's order,
-    // then by key for projects it does not list.
+    // then by key for projects it does not list; by execution order group first.
     projects.sort_by_cached_key(|(s, p)| {
         let listed = resolution.modified.iter().position(|m| m == p);
-        (listed.unwrap_or(usize::MAX), s.key.to_string())
+        (
+            p.options.execution_order_group,
+            listed.unwrap_or(usize::MAX),
+            s.key.to_string(),
+        )
     });
+    stages::order_by_dependencies(&mut projects);
     let unmet = unmet_requirements(r, job, &pull, &projects).await?;
     if !unmet.is_empty() {
         job.comment(&view::unmet_requirements(&r.executable, &unmet))
             .await?;
+        return Ok(());
+    }
+    let locking: Vec<Project> = projects
+        .iter()
+        .filter(|(_, p)| p.options.repo_locks == repocfg::LockMode::OnApply)
+        .map(|(_, p)| p.clone())
+        .collect();
+    if !super::plan::take_locks(r, job, &locking, &pull.head_sha, StatusKind::Apply).await? {
         return Ok(());
     }
     let guests = GuestProgress::new(
@@ -137,19 +153,14 @@ async fn apply_plans(
     job.journal(&JournalEntry::attempt(pull.head_sha.as_str()))
         .await;
     let turns = parallel::Turns::new(projects.len());
-    let work = projects
-        .iter()
-        .enumerate()
-        .map(|(i, (saved, p))| {
-            let tally = ProjectProgress {
-                index: i,
-                guests: &guests,
-                turns: &turns,
-            };
-            apply_one(r, job, &co.path, &pull, saved, p, tally)
-        })
-        .collect();
-    let applied = match parallel::try_in_order(work, resolution.parallel_apply).await {
+    let run = stages::Run {
+        root: &co.path,
+        pull: &pull,
+        guests: &guests,
+        turns: &turns,
+        resolution: &resolution,
+    };
+    let applied = match stages::apply_in_stages(r, job, &projects, &run).await {
         Ok(applied) => applied,
         Err(e) => {
             // Other projects may have changed guests before this error: the status says so.
@@ -161,24 +172,29 @@ async fn apply_plans(
             return Err(e);
         }
     };
-    let failed = applied.iter().any(|ok| !ok);
-    let (state, text) = if failed {
-        (StatusState::Failure, "apply failed or refused")
-    } else {
+    let (state, text) = if applied {
         (StatusState::Success, "applied")
+    } else {
+        (StatusState::Failure, "apply failed or refused")
     };
     job.status(
         &pull.head_sha,
         &CommitStatus::aggregate(StatusKind::Apply, state, text),
     )
     .await;
+    if applied && resolution.run.automerge {
+        super::automerge::run(r, job, &pull, &resolution).await?;
+    }
     Ok(())
 }
 
-fn project_for(resolution: &Resolution, saved: &SavedPlan) -> Project {
+/// The project a saved plan was made for: as the PR modifies it, else as atlantis.yaml lists
+/// it (planned by name though unmodified), else a directory with the server's settings.
+pub(super) fn project_for(resolution: &Resolution, saved: &SavedPlan) -> Project {
     resolution
         .modified
         .iter()
+        .chain(resolution.configured())
         .find(|p| {
             p.dir == saved.key.dir
                 && p.workspace == saved.key.workspace
@@ -192,15 +208,16 @@ fn project_for(resolution: &Resolution, saved: &SavedPlan) -> Project {
 
 /// One project's place in the job's guest count (projects may apply in parallel).
 #[derive(Clone, Copy)]
-struct ProjectProgress<'a> {
-    index: usize,
-    guests: &'a GuestProgress,
+pub(super) struct ProjectProgress<'a> {
+    pub(super) index: usize,
+    pub(super) guests: &'a GuestProgress,
     /// Apply comments are posted in project order, also when projects apply in parallel.
-    turns: &'a parallel::Turns,
+    pub(super) turns: &'a parallel::Turns,
 }
 
 /// Applies one saved plan; `false` when it was refused or failed (the comment says why).
-async fn apply_one(
+/// With `silence_pr_comments: [apply]` it comments only when the apply fails.
+pub(super) async fn apply_one(
     r: &Runner,
     job: &Job,
     root: &std::path::Path,
@@ -239,9 +256,15 @@ async fn apply_one(
     let engine = project::engine(r)?;
     engine.recheck(&plan, &prepared)?;
     turn.wait().await;
-    let comment = job
-        .comment(&view::apply_progress(&label, &[], None))
-        .await?;
+    let silenced = p.options.silence.apply;
+    let comment = if silenced {
+        None
+    } else {
+        Some(
+            job.comment(&view::apply_progress(&label, &[], None))
+                .await?,
+        )
+    };
     drop(turn);
     for address in log::planned_guests(&plan) {
         job.journal(&log::planned(tally.index, &label, address))
@@ -292,11 +315,18 @@ async fn apply_one(
         flags: &flags,
         outputs: &outputs,
     };
-    job.edit(
-        comment,
-        &view::apply_progress(&label, &final_lines, Some(&done)),
-    )
-    .await?;
+    let body = view::apply_progress(&label, &final_lines, Some(&done));
+    match comment {
+        Some(comment) => job.edit(comment, &body).await?,
+        // Silenced: a failure is still reported; a success is not.
+        None if report.failed() => drop(job.comment(&body).await?),
+        None => {
+            job.step(&format!(
+                "apply comment {label}: left out (silence_pr_comments: [apply])"
+            ))
+            .await;
+        }
+    }
     Ok(!report.failed())
 }
 
@@ -304,7 +334,8 @@ async fn apply_one(
 /// guest's step starts or ends.
 struct Progress<'a> {
     job: &'a Job,
-    comment: CommentId,
+    /// `None` when the apply comment is silenced.
+    comment: Option<CommentId>,
     label: &'a str,
     lines: Arc<Mutex<Vec<GuestLine>>>,
     guests: &'a GuestProgress,
@@ -327,10 +358,12 @@ impl Progress<'_> {
                 }
                 Some(entry) = changed.recv() => {
                     self.job.journal(&entry).await;
-                    let snapshot = self.lines.lock().map(|l| l.clone()).unwrap_or_default();
-                    let body = view::apply_progress(self.label, &snapshot, None);
-                    if let Err(e) = self.job.edit(self.comment, &body).await {
-                        self.job.step(&format!("progress edit failed: {e:#}")).await;
+                    if let Some(comment) = self.comment {
+                        let snapshot = self.lines.lock().map(|l| l.clone()).unwrap_or_default();
+                        let body = view::apply_progress(self.label, &snapshot, None);
+                        if let Err(e) = self.job.edit(comment, &body).await {
+                            self.job.step(&format!("progress edit failed: {e:#}")).await;
+                        }
                     }
                     self.guests.report(self.job).await;
                 }

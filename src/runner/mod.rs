@@ -10,11 +10,13 @@
 //! (`proxmox`), or format Markdown (`render`). Nothing from a comment reaches a shell.
 
 mod apply;
+mod automerge;
 mod build;
 mod coalesce;
 mod gate;
 mod gave_up;
 mod interrupted;
+mod order;
 mod other;
 mod parallel;
 mod plan;
@@ -23,6 +25,7 @@ mod progress;
 mod project;
 mod reaped;
 mod requirements;
+mod stages;
 mod state_commands;
 
 use std::sync::Arc;
@@ -127,8 +130,15 @@ impl JobHandler for JobRunner {
             JobSpec::AnnounceUnlock(note) => return other::announce_unlock(r, ctx, note).await,
             spec => Job::new(r, ctx, spec)?,
         };
-        job.acknowledge().await;
+        // Plan and apply react once they have read `emoji_reaction` from atlantis.yaml (or,
+        // stopped before that, with the server's reaction when they end).
+        let reacts_later = matches!(&job.spec, JobSpec::Command(c)
+            if matches!(c.command.verb, Verb::Plan | Verb::Apply));
+        if !reacts_later {
+            job.acknowledge(None).await;
+        }
         let result = job.run(r).await;
+        job.acknowledge(None).await;
         if job.spec.command().is_some_and(|c| c.verbose) {
             job.post_log(r).await;
         }
@@ -176,6 +186,8 @@ pub(crate) struct Job {
     applying: tokio::sync::OnceCell<()>,
     /// The most comments one reply is split into (`commands.max_reply_comments`).
     max_parts: usize,
+    /// Set once the command comment has its reaction.
+    reacted: std::sync::atomic::AtomicBool,
 }
 
 impl Job {
@@ -195,6 +207,7 @@ impl Job {
         Ok(Self {
             page,
             applying: tokio::sync::OnceCell::new(),
+            reacted: std::sync::atomic::AtomicBool::new(false),
             max_parts: runner.policy.max_reply_comments,
             ctx,
             forge: runner.forge(pr.forge)?,
@@ -219,9 +232,16 @@ impl Job {
         self.pr.author.clone().unwrap_or_else(|| "atoll".to_owned())
     }
 
-    /// Reacts with "eyes" on the command comment, so the user sees it was picked up.
-    async fn acknowledge(&self) {
-        self.react(crate::forge::Reaction::Eyes).await;
+    /// Reacts on the command comment, once per job, so the user sees it was picked up: with
+    /// `emoji` (the repository's `emoji_reaction`) or else "eyes". Later calls do nothing.
+    async fn acknowledge(&self, emoji: Option<&crate::repocfg::Emoji>) {
+        if self.reacted.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let reaction = emoji
+            .and_then(|e| crate::forge::Reaction::from_content(e.as_str()))
+            .unwrap_or(crate::forge::Reaction::Eyes);
+        self.react(reaction).await;
     }
 
     /// Reacts on the command comment (if the job has one); a failure is logged, not fatal.

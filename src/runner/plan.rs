@@ -6,13 +6,13 @@ use std::path::Path;
 
 use super::project::{self, checkout, lock_key, open_pull, pr_url, project_io, resolve};
 use super::{Job, Runner};
-use super::{gate, parallel};
+use super::{gate, order, parallel, requirements};
 use crate::commands::{Command, PlanOptions};
 use crate::forge::{CommitSha, CommitStatus, StatusKind, StatusState};
 use crate::locks::{Acquisition, LockOwner, NewPlan};
 use crate::render::pr::{self as view, ConflictView, PlanOutcome, ProjectPlanView};
 use crate::render::{plan_output, plan_summary};
-use crate::repocfg::{Project, Resolution, select};
+use crate::repocfg::{LockMode, Project, Resolution, select};
 
 /// Runs a plan job; every failure ends in a comment.
 pub(super) async fn run(r: &Runner, job: &Job, command: Option<Command>) -> anyhow::Result<()> {
@@ -38,10 +38,13 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
     let sha = pull.head_sha.clone();
     let co = checkout(r, job, &pull).await?;
     let resolution = resolve(r, job, &co.path, &pull.base_ref).await?;
-    let projects = match command {
+    job.acknowledge(resolution.run.emoji_reaction.as_ref())
+        .await;
+    let mut projects = match command {
         None => resolution.autoplan().cloned().collect::<Vec<_>>(),
         Some(c) => select(c, &resolution)?,
     };
+    order::by_group(&mut projects);
     let warnings = warnings(&resolution);
     let options = command.map(|c| c.options.clone()).unwrap_or_default();
     if projects.is_empty() {
@@ -60,20 +63,44 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
         }
         return Ok(());
     }
-    if !take_locks(r, job, &projects, &sha).await? {
+    // A comment plan checks `plan_requirements`; autoplan does not (as in Atlantis).
+    if command.is_some() && !requirements::plan_allowed(r, job, &pull, &projects).await? {
         return Ok(());
     }
-    let work = projects
+    let locking: Vec<Project> = projects
         .iter()
-        .map(|p| plan_project(r, job, &co.path, p, &sha, &options))
+        .filter(|p| p.options.repo_locks == LockMode::OnPlan)
+        .cloned()
         .collect();
-    let views = parallel::in_order(work, resolution.parallel_plan).await;
+    if !take_locks(r, job, &locking, &sha, StatusKind::Plan).await? {
+        return Ok(());
+    }
+    let target = PlanTarget {
+        root: &co.path,
+        sha: &sha,
+        options: &options,
+    };
+    let views = plan_groups(r, job, &projects, &resolution, &target).await;
     let failed = views
         .iter()
-        .any(|v| matches!(v.outcome, PlanOutcome::Failed { .. }));
-    job.step("comment").await;
-    job.plan_comment(r, &view::plan_comment(&r.executable, &views, &warnings))
-        .await?;
+        .any(|v| !matches!(v.outcome, PlanOutcome::Planned { .. }));
+    // `silence_pr_comments: [plan]` leaves out a project's result unless it failed.
+    let shown: Vec<ProjectPlanView> = views
+        .iter()
+        .zip(&projects)
+        .filter(|(v, p)| {
+            !p.options.silence.plan || !matches!(v.outcome, PlanOutcome::Planned { .. })
+        })
+        .map(|(v, _)| v.clone())
+        .collect();
+    if shown.is_empty() {
+        job.step("comment: left out (silence_pr_comments: [plan])")
+            .await;
+    } else {
+        job.step("comment").await;
+        job.plan_comment(r, &view::plan_comment(&r.executable, &shown, &warnings))
+            .await?;
+    }
     let (state, text) = if failed {
         (StatusState::Failure, "some plans failed")
     } else {
@@ -103,13 +130,71 @@ fn warnings(resolution: &Resolution) -> Vec<String> {
     out
 }
 
+/// Where and with what a plan job plans each project.
+struct PlanTarget<'a> {
+    root: &'a Path,
+    sha: &'a CommitSha,
+    options: &'a PlanOptions,
+}
+
+/// Plans `projects` (sorted by execution order group) one group after another, each group's
+/// projects concurrently with `parallel_plan`. With `abort_on_execution_order_fail`, a failed
+/// group leaves the later groups unplanned, each shown as skipped with the failed projects.
+async fn plan_groups(
+    r: &Runner,
+    job: &Job,
+    projects: &[Project],
+    resolution: &Resolution,
+    target: &PlanTarget<'_>,
+) -> Vec<ProjectPlanView> {
+    let mut views = Vec::with_capacity(projects.len());
+    let mut failed: Vec<String> = Vec::new();
+    for group in order::groups(projects) {
+        if resolution.run.abort_on_execution_order_fail && !failed.is_empty() {
+            let reason = order::abort_reason(&failed);
+            job.step(&format!("skipped {} project(s): {reason}", group.len()))
+                .await;
+            views.extend(group.iter().map(|p| ProjectPlanView {
+                label: p.label(),
+                flags: lock_key(job, p).plan_flags(),
+                outcome: PlanOutcome::Skipped {
+                    reason: reason.clone(),
+                },
+            }));
+            continue;
+        }
+        let work = group
+            .iter()
+            .map(|p| plan_project(r, job, target.root, p, target.sha, target.options))
+            .collect();
+        let planned = parallel::in_order(work, resolution.parallel_plan).await;
+        failed.extend(
+            planned
+                .iter()
+                .filter(|v| matches!(v.outcome, PlanOutcome::Failed { .. }))
+                .map(|v| v.label.clone()),
+        );
+        views.extend(planned);
+    }
+    views
+}
+
 /// Step "take locks": all or nothing; a conflict comments the holder and the re-plan command.
+/// `kind` says whether a plan or an apply takes them (its status fails on a conflict).
 pub(super) async fn take_locks(
     r: &Runner,
     job: &Job,
     projects: &[Project],
     sha: &CommitSha,
+    kind: StatusKind,
 ) -> anyhow::Result<bool> {
+    let doing = match kind {
+        StatusKind::Plan => "planning",
+        StatusKind::Apply => "applying",
+    };
+    if projects.is_empty() {
+        return Ok(true);
+    }
     job.step("take locks").await;
     let keys: Vec<_> = projects.iter().map(|p| lock_key(job, p)).collect();
     let owner = LockOwner {
@@ -118,7 +203,7 @@ pub(super) async fn take_locks(
         head_sha: sha.as_str().to_owned(),
         user: job.user(),
         job: Some(job.ctx.job().id),
-        summary: "planning".to_owned(),
+        summary: doing.to_owned(),
         forge: Some(job.pr.forge),
     };
     match r.store.locks().lock_acquire(&keys, &owner).await? {
@@ -136,7 +221,7 @@ pub(super) async fn take_locks(
             job.comment(&view::lock_conflict(&r.executable, &conflicts))
                 .await?;
             let status = CommitStatus::aggregate(
-                StatusKind::Plan,
+                kind,
                 StatusState::Failure,
                 "locked by another pull request",
             );
@@ -165,7 +250,9 @@ async fn plan_project(
         },
     };
     let (state, text) = match &outcome {
-        PlanOutcome::Failed { .. } => (StatusState::Failure, "plan failed".to_owned()),
+        PlanOutcome::Failed { .. } | PlanOutcome::Skipped { .. } => {
+            (StatusState::Failure, "plan failed".to_owned())
+        }
         PlanOutcome::Planned { summary, .. } => (StatusState::Success, summary.clone()),
     };
     job.status(sha, &project_status(p, state, &text)).await;

@@ -1,33 +1,61 @@
-//! The apply requirements (`approved`, `mergeable`, `undiverged`): which are unmet, as typed
-//! values that `render` puts in words.
+//! The requirements (`approved`, `mergeable`, `undiverged`) of apply (`apply_requirements`)
+//! and of a comment plan (`plan_requirements`): which are unmet, as typed values that
+//! `render` puts in words.
 
 use super::{Job, Runner, project};
-use crate::forge::{Mergeable, PullDetails};
+use crate::forge::{CommitStatus, Mergeable, PullDetails, StatusKind, StatusState};
 use crate::locks::SavedPlan;
-use crate::render::pr::Unmet;
+use crate::render::pr::{self as view, Unmet};
 use crate::repocfg::{Project, Requirement};
 
-/// Each unmet requirement across the projects to apply, in name order.
+/// Each unmet apply requirement across the projects to apply, in name order.
 pub(super) async fn unmet_requirements(
     r: &Runner,
     job: &Job,
     pull: &PullDetails,
     projects: &[(SavedPlan, Project)],
 ) -> anyhow::Result<Vec<Unmet>> {
-    let wanted: Vec<Requirement> = projects
+    let wanted = projects
         .iter()
-        .flat_map(|(_, p)| p.apply_requirements.iter().copied())
-        .collect();
+        .flat_map(|(_, p)| p.apply_requirements.iter().copied());
     unmet(r, job, pull, wanted).await
 }
 
-/// Each of `wanted` that is unmet, in name order (once each).
+/// Whether a comment plan of `projects` may run: `false` after commenting each unmet
+/// `plan_requirements` entry and failing the plan status.
+pub(super) async fn plan_allowed(
+    r: &Runner,
+    job: &Job,
+    pull: &PullDetails,
+    projects: &[Project],
+) -> anyhow::Result<bool> {
+    let wanted = projects
+        .iter()
+        .flat_map(|p| p.options.plan_requirements.iter().copied());
+    let unmet = unmet(r, job, pull, wanted).await?;
+    if unmet.is_empty() {
+        return Ok(true);
+    }
+    job.step("refused: plan requirements unmet").await;
+    job.comment(&view::plan_unmet_requirements(&r.executable, &unmet))
+        .await?;
+    let status = CommitStatus::aggregate(
+        StatusKind::Plan,
+        StatusState::Failure,
+        "plan requirements not met",
+    );
+    job.status(&pull.head_sha, &status).await;
+    Ok(false)
+}
+
+/// Each unmet requirement of `wanted`, once, in name order.
 pub(super) async fn unmet(
     r: &Runner,
     job: &Job,
     pull: &PullDetails,
-    mut wanted: Vec<Requirement>,
+    wanted: impl IntoIterator<Item = Requirement>,
 ) -> anyhow::Result<Vec<Unmet>> {
+    let mut wanted: Vec<Requirement> = wanted.into_iter().collect();
     wanted.sort_by_key(|r| r.as_str());
     wanted.dedup();
     let mut unmet = Vec::new();

@@ -106,7 +106,15 @@ async fn admitted(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<Op
         }
     };
     let sha = pull.head_sha.clone();
-    if !take_locks(r, job, std::slice::from_ref(&project), &sha).await? {
+    if !take_locks(
+        r,
+        job,
+        std::slice::from_ref(&project),
+        &sha,
+        StatusKind::Plan,
+    )
+    .await?
+    {
         return Ok(None);
     }
     Ok(Some(Admitted {
@@ -127,7 +135,7 @@ async fn import_steps(
         return Ok(());
     };
     let p = &at.project;
-    let missing = unmet(r, job, &at.pull, p.import_requirements.clone()).await?;
+    let missing = unmet(r, job, &at.pull, p.options.import_requirements.clone()).await?;
     if !missing.is_empty() {
         let again = command.to_comment(&r.executable);
         job.comment(&reply::import_unmet(&again, &missing)).await?;

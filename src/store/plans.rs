@@ -23,6 +23,9 @@ pub trait PlanStore: Send + Sync {
     /// A PR's plans, newest first.
     async fn plan_list(&self, query: &PlanQuery) -> Result<Vec<SavedPlan>, StoreError>;
 
+    /// Records that the plan `id` was applied in full.
+    async fn plan_mark_applied(&self, id: Uuid) -> Result<(), StoreError>;
+
     /// Marks every current plan of a PR superseded (new commits pushed); returns how many.
     async fn plan_supersede_pr(&self, repo: &str, pr: u64) -> Result<u64, StoreError>;
 
@@ -45,7 +48,7 @@ pub trait PlanStore: Send + Sync {
 /// project key.
 const SAVE_LOCK: i64 = 0x504C_414E;
 const PLAN_COLUMNS: &str = "id, repo, pr, dir, workspace, project, job_id, head_sha, \
-     config_hash, state_fingerprint, document, rendered, created_at, superseded_at";
+     config_hash, state_fingerprint, document, rendered, created_at, superseded_at, applied_at";
 
 fn plan_from_row(row: &Row) -> Result<SavedPlan, StoreError> {
     Ok(SavedPlan {
@@ -67,6 +70,7 @@ fn plan_from_row(row: &Row) -> Result<SavedPlan, StoreError> {
         rendered: row.get("rendered")?,
         created_at: row.time("created_at")?,
         superseded_at: row.opt_time("superseded_at")?,
+        applied_at: row.opt_time("applied_at")?,
     })
 }
 
@@ -179,6 +183,14 @@ impl PlanStore for Db {
         .fetch_all(self.read())
         .await?;
         rows.iter().map(plan_from_row).collect()
+    }
+
+    async fn plan_mark_applied(&self, id: Uuid) -> Result<(), StoreError> {
+        Sql::new("UPDATE plans SET applied_at = {now} WHERE id = $1")
+            .bind(id)
+            .execute(self.write())
+            .await
+            .map(drop)
     }
 
     async fn plan_supersede_pr(&self, repo: &str, pr: u64) -> Result<u64, StoreError> {

@@ -78,6 +78,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "job kind cancel",
         include_str!("../../migrations/sqlite/0020_job_kind_cancel.sql"),
     ),
+    (
+        21,
+        "plans applied",
+        include_str!("../../migrations/sqlite/0021_plans_applied.sql"),
+    ),
 ];
 
 /// `(version, description, sql)` for PostgreSQL, oldest first.
@@ -146,6 +151,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         20,
         "job kind cancel",
         include_str!("../../migrations/postgres/0020_job_kind_cancel.sql"),
+    ),
+    (
+        21,
+        "plans applied",
+        include_str!("../../migrations/postgres/0021_plans_applied.sql"),
     ),
 ];
 

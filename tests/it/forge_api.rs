@@ -3,8 +3,8 @@
 use crate::forge_support;
 
 use atoll::forge::{
-    CommentId, CommitSha, CommitStatus, Forge, GiteaApi, GiteaApiSettings, Mergeable, Permission,
-    PrState, Reaction, StatusKind, StatusState,
+    CommentId, CommitSha, CommitStatus, Forge, ForgeError, GiteaApi, GiteaApiSettings,
+    MergeRequest, MergeStyle, Mergeable, Permission, PrState, Reaction, StatusKind, StatusState,
 };
 use fakeforge::{FAKE_TOKEN, ReviewAction};
 use forge_support::{REPO, setup};
@@ -25,6 +25,7 @@ per_forge!(
     merged_and_closed_states_are_reported,
     approval_by_a_reviewer_without_write_access_does_not_count,
     fork_pull_request_names_the_fork_as_its_head_repository,
+    merge_is_refused_for_a_moved_head_then_merges_and_deletes_the_branch,
 );
 
 async fn pull_request_reports_head_base_author_and_clone_url(kind: ForgeKind) {
@@ -483,5 +484,49 @@ async fn merged_and_closed_states_are_reported(kind: ForgeKind) {
     assert_eq!(
         s.forge.pull_request(&s.repo, b).await.expect("pr").state,
         PrState::Closed
+    );
+}
+
+async fn merge_is_refused_for_a_moved_head_then_merges_and_deletes_the_branch(kind: ForgeKind) {
+    let s = setup(kind).await;
+    let n = s
+        .fake
+        .open_pr(REPO, "alice", "feature/x", &[("a.tf", "x")])
+        .await
+        .expect("pr");
+    let pr = s.forge.pull_request(&s.repo, n).await.expect("get pr");
+    let moved = MergeRequest {
+        style: MergeStyle::Rebase,
+        head_sha: &pr.base_sha,
+        delete_branch: Some("feature/x"),
+    };
+    let err = s
+        .forge
+        .merge_pull(&s.repo, n, &moved)
+        .await
+        .expect_err("the head is not base_sha");
+    assert!(
+        matches!(&err, ForgeError::Rejected { message, .. } if message.starts_with("HTTP 409")),
+        "{err}"
+    );
+    assert!(s.fake.branch_exists(REPO, "feature/x").await);
+    let request = MergeRequest {
+        head_sha: &pr.head_sha,
+        ..moved
+    };
+    let merged = s
+        .forge
+        .merge_pull(&s.repo, n, &request)
+        .await
+        .expect("merge");
+    assert_eq!(merged.branch_deleted, Ok(true));
+    assert_eq!(s.fake.merged_with(REPO, n).as_deref(), Some("rebase"));
+    assert!(!s.fake.branch_exists(REPO, "feature/x").await);
+    let after = s.forge.pull_request(&s.repo, n).await.expect("get pr");
+    assert_eq!(after.state, PrState::Merged);
+    let again = s.forge.merge_pull(&s.repo, n, &request).await;
+    assert!(
+        matches!(&again, Err(ForgeError::Rejected { message, .. }) if message.starts_with("HTTP 405")),
+        "{again:?}"
     );
 }

@@ -57,7 +57,6 @@ fn keys_atoll_does_not_support_become_warnings() {
     assert_eq!(
         paths,
         [
-            "automerge",
             "projects[1].apply_requirements[1]",
             "projects[1].terraform_version",
             "workflows"
@@ -366,7 +365,8 @@ fn every_atlantis_key_is_read_or_warned_about_never_refused() {
         ("plan_requirements", "[approved]"),
         ("apply_requirements", "[approved]"),
         ("import_requirements", "[approved]"),
-        ("depends_on", "[other]"),
+        // A name the file lists (`repocfg_options` checks the names).
+        ("depends_on", "[other]\n- name: other\n  dir: other"),
         ("delete_source_branch_on_merge", "true"),
         ("repo_locking", "true"),
         ("repo_locks", "{mode: on_apply}"),
@@ -388,15 +388,8 @@ fn atlantis_realistic_top_level_keys_warn_and_the_projects_still_load() {
                 path: policies/guests\n    source: local\nprojects:\n- dir: envs/dev\n";
     let config = RepoConfig::parse(yaml).expect("parses");
     let warned: Vec<&str> = config.warnings.iter().map(|w| w.path.as_str()).collect();
-    assert_eq!(
-        warned,
-        [
-            "repo_locks",
-            "emoji_reaction",
-            "silence_pr_comments",
-            "policies"
-        ]
-    );
+    // `repo_locks`, `emoji_reaction` and `silence_pr_comments` are read (`repocfg_options`).
+    assert_eq!(warned, ["policies"]);
     assert_eq!(config.projects[0].dir.as_str(), "envs/dev");
 }
 
@@ -442,7 +435,7 @@ fn import_requirements_come_from_the_server_or_from_atlantis_yaml_where_allowed(
     let policy = server.policy_for(PVE);
     let own = resolve(inputs(yaml, &tree), &policy).expect("allowed");
     assert_eq!(
-        own.modified[0].import_requirements,
+        own.modified[0].options.import_requirements,
         [Requirement::Approved, Requirement::Undiverged]
     );
     let plain = resolve(
@@ -451,7 +444,7 @@ fn import_requirements_come_from_the_server_or_from_atlantis_yaml_where_allowed(
     )
     .expect("the server's");
     assert_eq!(
-        plain.modified[0].import_requirements,
+        plain.modified[0].options.import_requirements,
         [Requirement::Mergeable]
     );
     let bad = RepoConfig::parse("version: 3\nprojects:\n- dir: lab\n  import_requirements: [x]\n")

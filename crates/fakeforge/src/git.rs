@@ -188,3 +188,32 @@ pub(super) async fn set_ref(git_dir: &Path, reference: &str, sha: &str) -> Resul
         .await
         .map(drop)
 }
+
+/// Deletes `reference`; `Ok(false)` when it did not exist.
+pub(super) async fn delete_ref(git_dir: &Path, reference: &str) -> Result<bool, FakeError> {
+    if git(
+        git_dir,
+        &["rev-parse", "--verify", "--quiet", reference],
+        None,
+        None,
+    )
+    .await
+    .is_err()
+    {
+        return Ok(false);
+    }
+    git(git_dir, &["update-ref", "-d", reference], None, None).await?;
+    Ok(true)
+}
+
+/// Whether `reference` exists.
+pub(super) async fn ref_exists(git_dir: &Path, reference: &str) -> bool {
+    git(
+        git_dir,
+        &["rev-parse", "--verify", "--quiet", reference],
+        None,
+        None,
+    )
+    .await
+    .is_ok()
+}

@@ -30,6 +30,7 @@ pub(super) fn router(shared: Arc<Shared>) -> Router {
         .route("/repos/{o}/{r}/pulls/{n}", get(pull))
         .route("/repos/{o}/{r}/pulls/{n}/files", get(files))
         .route("/repos/{o}/{r}/pulls/{n}/reviews", get(reviews))
+        .route("/repos/{o}/{r}/pulls/{n}/merge", post(merge_pull))
         .route("/repos/{o}/{r}/issues/{n}/comments", post(create_comment))
         .route(
             "/repos/{o}/{r}/issues/comments/{id}",
@@ -308,5 +309,42 @@ async fn permission(
             Json(json!({ "permission": p, "role_name": p, "user": user(&login) })).into_response()
         }
         Err(f) => fault(&f),
+    }
+}
+
+#[derive(Deserialize)]
+struct MergeIn {
+    #[serde(rename = "Do")]
+    method: String,
+    head_commit_id: Option<String>,
+    #[serde(default)]
+    delete_branch_after_merge: bool,
+}
+
+/// `POST /repos/{o}/{r}/pulls/{n}/merge`, with Gitea's answers (`routers/api/v1/repo/pull.go`
+/// `MergePullRequest`): 200 with no body, 405 not mergeable, 409 head moved, 422 an unknown
+/// `Do`. `delete_branch_after_merge` deletes the head branch.
+async fn merge_pull(
+    State(shared): Shr,
+    Path((o, r, n)): Path<(String, String, u64)>,
+    Json(b): Json<MergeIn>,
+) -> Response {
+    let ask = super::merge::MergeAsk {
+        method: b.method,
+        sha: b.head_commit_id.filter(|s| !s.is_empty()),
+        delete_branch: b.delete_branch_after_merge,
+    };
+    match super::merge::merge(&shared, &full(&o, &r), n, &ask).await {
+        Ok(_) => StatusCode::OK.into_response(),
+        Err(refusal) => fault(&match refusal {
+            super::merge::Refusal::Missing(f) => f,
+            super::merge::Refusal::NotMergeable => Fault::new(405, "Please try again later"),
+            super::merge::Refusal::HeadMoved => {
+                Fault::new(409, "head out of date: the pull request has new commits")
+            }
+            super::merge::Refusal::BadMethod => {
+                Fault::new(422, "[Do]: Must be a valid merge style")
+            }
+        }),
     }
 }

@@ -8,7 +8,7 @@ use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post, put};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -28,6 +28,11 @@ pub(super) fn router(shared: Arc<Shared>) -> Router {
         .route("/repos/{o}/{r}/pulls/{n}", get(pull))
         .route("/repos/{o}/{r}/pulls/{n}/files", get(files))
         .route("/repos/{o}/{r}/pulls/{n}/reviews", get(reviews))
+        .route("/repos/{o}/{r}/pulls/{n}/merge", put(merge_pull))
+        .route(
+            "/repos/{o}/{r}/git/refs/heads/{*branch}",
+            delete(delete_ref),
+        )
         .route("/repos/{o}/{r}/issues/{n}/comments", post(create_comment))
         .route(
             "/repos/{o}/{r}/issues/comments/{id}",
@@ -382,4 +387,58 @@ async fn access_token(State(shared): Shr, Path(id): Path<u64>, headers: HeaderMa
         ),
     )
         .into_response()
+}
+
+#[derive(Deserialize)]
+struct MergeIn {
+    merge_method: Option<String>,
+    sha: Option<String>,
+}
+
+/// `PUT /repos/{o}/{r}/pulls/{n}/merge`, with GitHub's answers: 200 merged, 405 not
+/// mergeable, 409 head moved, 422 an unknown `merge_method`.
+async fn merge_pull(
+    State(shared): Shr,
+    Path((o, r, n)): Path<(String, String, u64)>,
+    Json(b): Json<MergeIn>,
+) -> Response {
+    let ask = super::merge::MergeAsk {
+        method: b.merge_method.unwrap_or_else(|| "merge".to_owned()),
+        sha: b.sha,
+        delete_branch: false,
+    };
+    match super::merge::merge(&shared, &full(&o, &r), n, &ask).await {
+        Ok(sha) => Json(json!({
+            "sha": sha, "merged": true, "message": "Pull Request successfully merged"
+        }))
+        .into_response(),
+        Err(refusal) => fault(&match refusal {
+            super::merge::Refusal::Missing(f) => f,
+            super::merge::Refusal::NotMergeable => Fault::new(405, "Pull Request is not mergeable"),
+            super::merge::Refusal::HeadMoved => Fault::new(
+                409,
+                "Head branch was modified. Review and try the merge again.",
+            ),
+            super::merge::Refusal::BadMethod => Fault::new(
+                422,
+                "Invalid request.\n\nmerge_method is not a valid value.",
+            ),
+        }),
+    }
+}
+
+/// `DELETE /repos/{o}/{r}/git/refs/heads/{branch}`: 204, or 422 when there is no such branch.
+async fn delete_ref(
+    State(shared): Shr,
+    Path((o, r, branch)): Path<(String, String, String)>,
+) -> Response {
+    let bare = match shared.state().repo(&full(&o, &r)) {
+        Ok(repo) => repo.bare.clone(),
+        Err(f) => return fault(&f),
+    };
+    match super::git::delete_ref(&bare, &format!("refs/heads/{branch}")).await {
+        Ok(true) => StatusCode::NO_CONTENT.into_response(),
+        Ok(false) => fault(&Fault::new(422, "Reference does not exist")),
+        Err(e) => fault(&Fault::new(500, e.to_string())),
+    }
 }

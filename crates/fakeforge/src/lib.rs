@@ -27,6 +27,7 @@ mod github;
 mod github_payloads;
 mod hooks;
 mod jwt;
+mod merge;
 mod script;
 mod state;
 
@@ -241,6 +242,25 @@ impl FakeForge {
             .filter(|(r, s)| r == repo && s.sha == sha)
             .map(|(_, s)| s.clone())
             .collect()
+    }
+
+    /// How a PR was merged through the API (`merge`, `squash`, `rebase`); `None` when it was
+    /// not (or only by the script's `merge`).
+    pub fn merged_with(&self, repo: &str, pr: u64) -> Option<String> {
+        let state = self.shared.state();
+        state.pr(repo, pr).ok().and_then(|p| p.merged_with.clone())
+    }
+
+    /// Whether `branch` exists in `repo`.
+    pub async fn branch_exists(&self, repo: &str, branch: &str) -> bool {
+        let bare = {
+            let state = self.shared.state();
+            match state.repo(repo) {
+                Ok(r) => r.bare.clone(),
+                Err(_) => return false,
+            }
+        };
+        git::ref_exists(&bare, &format!("refs/heads/{branch}")).await
     }
 
     /// Every webhook delivery attempted so far.

@@ -205,6 +205,7 @@ impl FakeForge {
                 .map(|(p, _)| ((*p).to_owned(), None))
                 .collect(),
             reviews: Vec::new(),
+            merged_with: None,
             head_repo: fork.map(str::to_owned),
         };
         self.with_repo(full, |repo| {

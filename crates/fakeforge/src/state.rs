@@ -90,6 +90,8 @@ pub(super) struct Pr {
     pub reviews: Vec<FakeReview>,
     /// The fork (`owner/name`) the head branch lives in; `None`: the base repository.
     pub head_repo: Option<String>,
+    /// The method of a merge made through the API (`merge`, `squash`, `rebase`).
+    pub merged_with: Option<String>,
 }
 
 #[derive(Debug)]
