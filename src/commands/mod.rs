@@ -20,6 +20,7 @@ mod usage;
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use extra::parse_in as parse_extra_args;
 pub use extra::{ACCEPTED as ACCEPTED_EXTRA, MAX_EXTRA_WORD_LEN, MAX_EXTRA_WORDS};
 pub use grammar::Grammar;
 // The name newtypes are the model's; commands validates comments into them.

@@ -7,6 +7,7 @@ use serde_yaml_ng::Value;
 use super::bounded;
 use super::filters::{Autodiscover, AutodiscoverMode, BranchFilter, DirGlob, is_glob};
 use super::patterns::PathPatterns;
+use super::workflow::{Workflow, check_name, parse_workflows};
 use super::yaml::{boolean, child, entries, list, mapping, text, text_list};
 use super::{Requirement, RestartPolicy, default_when_modified};
 use crate::commands::{ProjectName, RepoDir, Workspace};
@@ -21,7 +22,6 @@ const UNSUPPORTED_TOP: &[&str] = &[
     "automerge",
     "delete_source_branch_on_merge",
     "abort_on_execution_order_fail",
-    "workflows",
     "allowed_regexp_prefixes",
     "policies",
     "emoji_reaction",
@@ -34,7 +34,6 @@ const UNSUPPORTED_PROJECT: &[&str] = &[
     "terraform_version",
     "plan_requirements",
     "import_requirements",
-    "workflow",
     "execution_order_group",
     "depends_on",
     "delete_source_branch_on_merge",
@@ -75,6 +74,38 @@ pub enum RepoConfigError {
          `allowed_overrides`"
     )]
     OverrideRefused { path: String, key: &'static str },
+    #[error(
+        "atlantis.yaml: `{path}`: repo config not allowed to set 'workflow' key: server-side \
+         config needs 'allowed_overrides: [workflow]'; remove it, or ask the operator to allow it \
+         for this repository"
+    )]
+    WorkflowKeyRefused { path: String },
+    #[error(
+        "atlantis.yaml: `workflows`: repo config not allowed to define custom workflows: \
+         server-side config needs 'allow_custom_workflows: true'; remove `workflows:` (and pick \
+         a workflow the server defines), or ask the operator to allow custom workflows for this \
+         repository"
+    )]
+    CustomWorkflowsRefused,
+    #[error(
+        "atlantis.yaml: `{path}`: workflow {name:?} is not defined anywhere; define it under \
+         `workflows:`, or name one the server defines{known}"
+    )]
+    UndefinedWorkflow {
+        path: String,
+        name: String,
+        /// `` (the server defines: `a`, `b`)`` or empty.
+        known: String,
+    },
+    #[error(
+        "atlantis.yaml: `{path}`: workflow '{name}' is not allowed for this repo; the server \
+         allows {allowed}"
+    )]
+    WorkflowNotAllowed {
+        path: String,
+        name: String,
+        allowed: String,
+    },
 }
 
 /// A key or value atoll ignores, to be shown with the plan.
@@ -107,6 +138,8 @@ pub struct RepoConfig {
     pub parallel_apply: bool,
     /// Top-level `autodiscover`; `None` when absent (mode `auto`, nothing ignored).
     pub autodiscover: Option<Autodiscover>,
+    /// Top-level `workflows`, by name (used only where the server allows custom workflows).
+    pub workflows: std::collections::BTreeMap<String, Workflow>,
     pub warnings: Vec<Warning>,
 }
 
@@ -130,6 +163,8 @@ pub struct RepoProject {
     /// `autoplan.when_modified` as written (relative to `dir`), to rebuild `when_modified`
     /// for each directory a `dir_glob` expands to.
     pub when_modified_written: Vec<String>,
+    /// `workflow: NAME`; `None` when absent (the server's workflow applies).
+    pub workflow: Option<String>,
 }
 
 impl RepoConfig {
@@ -152,6 +187,7 @@ impl RepoConfig {
             parallel_plan: false,
             parallel_apply: false,
             autodiscover: None,
+            workflows: std::collections::BTreeMap::new(),
             warnings: Vec::new(),
         };
         let mut version_seen = false;
@@ -169,6 +205,7 @@ impl RepoConfig {
                 "parallel_plan" => config.parallel_plan = boolean(value, key)?,
                 "parallel_apply" => config.parallel_apply = boolean(value, key)?,
                 "autodiscover" => config.autodiscover = Some(autodiscover(value, key)?),
+                "workflows" => config.workflows = parse_workflows(value, key)?,
                 _ if UNSUPPORTED_TOP.contains(&key) => {
                     config.warnings.push(unsupported(key.to_owned()));
                 }
@@ -188,7 +225,14 @@ impl RepoConfig {
 }
 
 fn is_known_top(key: &str) -> bool {
-    ["version", "projects", "parallel_plan", "parallel_apply"].contains(&key)
+    [
+        "version",
+        "projects",
+        "parallel_plan",
+        "parallel_apply",
+        "workflows",
+    ]
+    .contains(&key)
         || UNSUPPORTED_TOP.contains(&key)
 }
 
@@ -247,6 +291,7 @@ struct ProjectKeys {
     restart: Option<RestartPolicy>,
     branch: Option<BranchFilter>,
     dir_glob: Option<DirGlob>,
+    workflow: Option<String>,
 }
 
 fn project(
@@ -272,6 +317,11 @@ fn project(
                 keys.branch = Some(BranchFilter::parse(&written).map_err(|e| invalid(&at, e))?);
             }
             "workspace" => keys.workspace = workspace(value, &at)?,
+            "workflow" => {
+                let name = text(value, &at)?;
+                check_name(&name, &at)?;
+                keys.workflow = Some(name);
+            }
             "autoplan" => autoplan(value, &at, &mut keys)?,
             "apply_requirements" => {
                 keys.apply_requirements = Some(requirements(value, &at, warnings)?);
@@ -321,6 +371,7 @@ fn project(
         branch: keys.branch,
         dir_glob: keys.dir_glob,
         when_modified_written,
+        workflow: keys.workflow,
     })
 }
 
@@ -333,6 +384,7 @@ fn is_known_project(key: &str) -> bool {
         "apply_requirements",
         "restart",
         "branch",
+        "workflow",
     ]
     .contains(&key)
         || UNSUPPORTED_PROJECT.contains(&key)
