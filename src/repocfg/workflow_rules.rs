@@ -94,3 +94,114 @@ impl RepoConfig {
         check(self, policy)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repocfg::ServerRules;
+
+    const SERVER: &str = r#"
+repos:
+  - id: /.*/
+    allowed_overrides: [workflow]
+  - id: example.com/acme/custom
+    allow_custom_workflows: true
+    allowed_workflows: [prod]
+  - id: example.com/acme/picked
+    workflow: prod
+workflows:
+  prod:
+    plan:
+      steps: [init, {plan: {extra_args: [-var-file=prod.tfvars]}}]
+"#;
+
+    fn policy(repo: &str) -> RepoPolicy {
+        ServerRules::from_yaml(SERVER)
+            .expect("rules")
+            .policy_for(repo)
+    }
+
+    fn checked(yaml: &str, repo: &str) -> Result<(), String> {
+        let config = RepoConfig::parse(yaml).expect("parses");
+        check(&config, &policy(repo)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_server_decides_what_atlantis_yaml_may_say_about_workflows_in_atlantis_words() {
+        let own = "version: 3\nprojects:\n- {dir: ., workflow: mine}\nworkflows: {mine: ~}\n";
+        let refused = checked(own, "example.com/acme/web").expect_err("no custom workflows");
+        assert!(
+            refused.contains("repo config not allowed to define custom workflows: server-side config needs 'allow_custom_workflows: true'"),
+            "{refused}"
+        );
+        assert_eq!(checked(own, "example.com/acme/custom"), Ok(()));
+        let undefined = checked(
+            "version: 3\nprojects:\n- {dir: ., workflow: nope}\n",
+            "example.com/acme/web",
+        )
+        .expect_err("undefined");
+        assert!(
+            undefined.contains("`projects[0].workflow`: workflow \"nope\" is not defined anywhere"),
+            "{undefined}"
+        );
+        assert!(undefined.contains("(`prod`)"), "{undefined}");
+        let other = "version: 3\nprojects:\n- {dir: ., workflow: other}\nworkflows: {other: ~}\n";
+        assert_eq!(checked(other, "example.com/acme/custom"), Ok(()));
+        let mut no_override = policy("example.com/acme/web");
+        no_override.allowed_overrides.clear();
+        let config = RepoConfig::parse("version: 3\nprojects:\n- {dir: ., workflow: prod}\n")
+            .expect("parses");
+        let key = check(&config, &no_override)
+            .expect_err("workflow key")
+            .to_string();
+        assert!(
+            key.contains("repo config not allowed to set 'workflow' key: server-side config needs 'allowed_overrides: [workflow]'"),
+            "{key}"
+        );
+    }
+
+    #[test]
+    fn allowed_workflows_limit_the_server_workflows_a_project_may_pick() {
+        let rules = "repos:\n  - id: /.*/\n    allowed_overrides: [workflow]\n    \
+                     allowed_workflows: [prod]\nworkflows:\n  prod: ~\n  dev: ~\n";
+        let policy = ServerRules::from_yaml(rules)
+            .expect("rules")
+            .policy_for("a/b/c");
+        let config = RepoConfig::parse("version: 3\nprojects:\n- {dir: ., workflow: dev}\n")
+            .expect("parses");
+        let refused = check(&config, &policy)
+            .expect_err("not allowed")
+            .to_string();
+        assert!(
+            refused.contains("workflow 'dev' is not allowed for this repo"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn a_project_naming_none_runs_the_rule_workflow_else_default() {
+        let picked =
+            pick(None, &BTreeMap::new(), &policy("example.com/acme/picked")).expect("runs");
+        assert_eq!(picked.name, "prod");
+        assert_eq!(picked.options.vars.len(), 1);
+        let plain = pick(None, &BTreeMap::new(), &policy("example.com/acme/web")).expect("runs");
+        assert_eq!(plain, ProjectWorkflow::default_workflow());
+    }
+
+    #[test]
+    fn server_rules_naming_an_undefined_workflow_are_refused() {
+        let err = ServerRules::from_yaml("repos:\n  - id: /.*/\n    workflow: nope\n")
+            .expect_err("undefined");
+        assert!(
+            err.to_string()
+                .contains("repos[0].workflow: workflow \"nope\" is not defined"),
+            "{err}"
+        );
+        let bad = ServerRules::from_yaml("workflows:\n  w:\n    plan:\n      steps: [bogus]\n")
+            .expect_err("bad step");
+        assert!(
+            bad.to_string().contains("workflows.w.plan.steps[0]"),
+            "{bad}"
+        );
+    }
+}
