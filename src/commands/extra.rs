@@ -18,15 +18,22 @@ pub const ACCEPTED: &str = "-target=ADDRESS, -replace=ADDRESS, -destroy, -var 'N
 
 /// Parses the words after `--`; the error is one sentence naming the offending word.
 pub(crate) fn parse(words: &[String]) -> Result<PlanOptions, String> {
+    parse_in(words, "after `--`")
+}
+
+/// Parses Terraform flags found at `place` (for example "after `--`", or "in
+/// `workflows.prod.plan.steps[0].extra_args`"), which the error names: a workflow's plan step reads its `extra_args` exactly as a comment's
+/// words after `--` are read.
+pub(crate) fn parse_in(words: &[String], place: &str) -> Result<PlanOptions, String> {
     if words.len() > MAX_EXTRA_WORDS {
         return Err(format!(
-            "too many words after `--` ({}); at most {MAX_EXTRA_WORDS}",
+            "too many words {place} ({}); at most {MAX_EXTRA_WORDS}",
             words.len()
         ));
     }
     if let Some(long) = words.iter().find(|w| w.len() > MAX_EXTRA_WORD_LEN) {
         return Err(format!(
-            "`{}` after `--` is longer than {MAX_EXTRA_WORD_LEN} characters",
+            "`{}` {place} is longer than {MAX_EXTRA_WORD_LEN} characters",
             shown(long)
         ));
     }
@@ -35,7 +42,7 @@ pub(crate) fn parse(words: &[String]) -> Result<PlanOptions, String> {
     while let Some(word) = rest.next() {
         let Some(flag) = word.strip_prefix("--").or_else(|| word.strip_prefix('-')) else {
             return Err(format!(
-                "`{}` after `--` is not a flag; atoll accepts only {ACCEPTED}",
+                "`{}` {place} is not a flag; atoll accepts only {ACCEPTED}",
                 shown(word)
             ));
         };
@@ -48,7 +55,7 @@ pub(crate) fn parse(words: &[String]) -> Result<PlanOptions, String> {
             None => rest
                 .next()
                 .cloned()
-                .ok_or_else(|| format!("`-{name}` needs a value after `--`: `-{name}=VALUE`")),
+                .ok_or_else(|| format!("`-{name}` needs a value {place}: `-{name}=VALUE`")),
         };
         match name {
             "target" => options.targets.push(address(&value()?)?),
@@ -64,7 +71,7 @@ pub(crate) fn parse(words: &[String]) -> Result<PlanOptions, String> {
             "lock-timeout" => lock_timeout(&value()?)?,
             _ => {
                 return Err(format!(
-                    "`-{}` after `--` is not supported; atoll accepts only {ACCEPTED}",
+                    "`-{}` {place} is not supported; atoll accepts only {ACCEPTED}",
                     shown(name)
                 ));
             }

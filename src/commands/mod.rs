@@ -26,6 +26,7 @@ mod usage;
 use serde::{Deserialize, Serialize};
 
 pub use allowed::{AllowedCommands, DEFAULT_ALLOW_COMMANDS};
+pub(crate) use extra::parse_in as parse_extra_args;
 pub use extra::{ACCEPTED as ACCEPTED_EXTRA, MAX_EXTRA_WORD_LEN, MAX_EXTRA_WORDS};
 pub use grammar::Grammar;
 pub use resources::{ImportId, MAX_IMPORT_ID_LEN, MAX_STATE_RM_ADDRESSES, ResourceArgs};

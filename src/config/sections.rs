@@ -226,11 +226,19 @@ fn github_app(r: &mut Reader<'_>) -> Option<GithubAppSettings> {
 }
 
 fn repo_rules(r: &mut Reader<'_>) -> crate::repocfg::ServerRules {
-    let Some(raw) = r.raw("repos").cloned() else {
+    let workflows = r.raw("workflows").cloned();
+    let repos = r.raw("repos").cloned();
+    if repos.is_none() && workflows.is_none() {
         return crate::repocfg::ServerRules::default();
-    };
+    }
     let mut doc = serde_yaml_ng::Mapping::new();
-    doc.insert("repos".into(), raw);
+    doc.insert(
+        "repos".into(),
+        repos.unwrap_or_else(|| serde_yaml_ng::Value::Sequence(Vec::new())),
+    );
+    if let Some(workflows) = workflows {
+        doc.insert("workflows".into(), workflows);
+    }
     let text = serde_yaml_ng::to_string(&doc).unwrap_or_default();
     match crate::repocfg::ServerRules::from_yaml(&text) {
         Ok(rules) => rules,

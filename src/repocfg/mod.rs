@@ -15,6 +15,9 @@
 //! - `filters`: the PR-controlled selectors (`branch`, `autodiscover`, directory globs),
 //!   bounded and matched in linear time; `resolve_on_base` applies `branch` to the PR's base.
 //!
+//! - `workflow`, `workflow_steps`, `workflow_flags`, `workflow_rules`: custom workflows, what
+//!   each step means to atoll, and which workflow a project runs under the server's rules.
+//!
 //! atoll extends both files with one key, `restart: auto | never` (what to do when a change
 //! needs a guest restart); a repository may set it per project only where `allowed_overrides`
 //! lists `restart`.
@@ -29,6 +32,10 @@ mod repo;
 mod resolve;
 mod select;
 mod server;
+mod workflow;
+mod workflow_flags;
+mod workflow_rules;
+mod workflow_steps;
 mod yaml;
 
 use serde::{Deserialize, Serialize};
@@ -45,6 +52,10 @@ pub use repo::{RepoConfig, RepoConfigError, RepoProject, Warning};
 pub use resolve::{Excluded, Inputs, Resolution, resolve, resolve_on_base};
 pub use select::{SelectError, select};
 pub use server::{Override, RepoPolicy, ServerRules, ServerRulesError};
+pub use workflow::{
+    Builtin, DEFAULT_WORKFLOW, ShellStep, Stage, StageKind, Step, StepKind, Workflow,
+};
+pub use workflow_steps::{POLICY_CHECK_WARNING, ProjectWorkflow, WorkflowRefusal};
 
 /// A condition that must hold before `apply` runs (reference/atlantis.md section 5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -111,6 +122,9 @@ pub struct Project {
     pub restart: RestartPolicy,
     /// `plan_requirements`, `depends_on`, `repo_locks` and the other run options.
     pub options: ProjectOptions,
+    /// The workflow it runs (plan options, `TF_VAR_*` values, warnings), or why it cannot run:
+    /// a refused workflow refuses this project only.
+    pub workflow: Result<ProjectWorkflow, WorkflowRefusal>,
 }
 
 /// What identifies a project within a repository (Atlantis's lock granularity: directory,

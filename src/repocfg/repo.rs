@@ -9,6 +9,7 @@ use super::depends;
 use super::filters::{Autodiscover, AutodiscoverMode, BranchFilter, DirGlob, is_glob};
 use super::options::{self, RepoOptions, WrittenOptions};
 use super::patterns::PathPatterns;
+use super::workflow::{Workflow, check_name, parse_workflows};
 use super::yaml::{boolean, child, entries, list, mapping, text, text_list};
 use super::{Requirement, RestartPolicy, default_when_modified};
 use crate::commands::{ProjectName, RepoDir, Workspace};
@@ -19,7 +20,7 @@ const MAX_LEN: usize = 256 * 1024;
 pub(super) const MAX_PROJECTS: usize = 500;
 
 /// Top-level keys Atlantis knows and atoll ignores (with a warning).
-const UNSUPPORTED_TOP: &[&str] = &["workflows", "allowed_regexp_prefixes", "policies"];
+const UNSUPPORTED_TOP: &[&str] = &["allowed_regexp_prefixes", "policies"];
 /// Top-level keys read by `options`.
 const OPTION_TOP: &[&str] = &[
     "automerge",
@@ -33,7 +34,6 @@ const OPTION_TOP: &[&str] = &[
 const UNSUPPORTED_PROJECT: &[&str] = &[
     "terraform_distribution",
     "terraform_version",
-    "workflow",
     "policy_check",
     "custom_policy_check",
 ];
@@ -79,6 +79,38 @@ pub enum RepoConfigError {
          `allowed_overrides`"
     )]
     OverrideRefused { path: String, key: &'static str },
+    #[error(
+        "atlantis.yaml: `{path}`: repo config not allowed to set 'workflow' key: server-side \
+         config needs 'allowed_overrides: [workflow]'; remove it, or ask the operator to allow it \
+         for this repository"
+    )]
+    WorkflowKeyRefused { path: String },
+    #[error(
+        "atlantis.yaml: `workflows`: repo config not allowed to define custom workflows: \
+         server-side config needs 'allow_custom_workflows: true'; remove `workflows:` (and pick \
+         a workflow the server defines), or ask the operator to allow custom workflows for this \
+         repository"
+    )]
+    CustomWorkflowsRefused,
+    #[error(
+        "atlantis.yaml: `{path}`: workflow {name:?} is not defined anywhere; define it under \
+         `workflows:`, or name one the server defines{known}"
+    )]
+    UndefinedWorkflow {
+        path: String,
+        name: String,
+        /// `` (the server defines: `a`, `b`)`` or empty.
+        known: String,
+    },
+    #[error(
+        "atlantis.yaml: `{path}`: workflow '{name}' is not allowed for this repo; the server \
+         allows {allowed}"
+    )]
+    WorkflowNotAllowed {
+        path: String,
+        name: String,
+        allowed: String,
+    },
 }
 
 /// A key or value atoll ignores, to be shown with the plan.
@@ -113,6 +145,8 @@ pub struct RepoConfig {
     pub autodiscover: Option<Autodiscover>,
     /// `automerge`, `repo_locks`, `emoji_reaction` and the other keys of `options`.
     pub options: RepoOptions,
+    /// Top-level `workflows`, by name (used only where the server allows custom workflows).
+    pub workflows: std::collections::BTreeMap<String, Workflow>,
     pub warnings: Vec<Warning>,
 }
 
@@ -138,6 +172,8 @@ pub struct RepoProject {
     pub when_modified_written: Vec<String>,
     /// `plan_requirements`, `depends_on` and the other keys of `options`.
     pub options: WrittenOptions,
+    /// `workflow: NAME`; `None` when absent (the server's workflow applies).
+    pub workflow: Option<String>,
 }
 
 impl RepoConfig {
@@ -161,6 +197,7 @@ impl RepoConfig {
             parallel_apply: false,
             autodiscover: None,
             options: RepoOptions::default(),
+            workflows: std::collections::BTreeMap::new(),
             warnings: Vec::new(),
         };
         let mut version_seen = false;
@@ -179,6 +216,7 @@ impl RepoConfig {
                 "parallel_apply" => config.parallel_apply = boolean(value, key)?,
                 "autodiscover" => config.autodiscover = Some(autodiscover(value, key)?),
                 _ if options::top_key(&mut config.options, key, value)? => {}
+                "workflows" => config.workflows = parse_workflows(value, key)?,
                 _ if UNSUPPORTED_TOP.contains(&key) => {
                     config.warnings.push(unsupported(key.to_owned()));
                 }
@@ -199,7 +237,14 @@ impl RepoConfig {
 }
 
 fn is_known_top(key: &str) -> bool {
-    ["version", "projects", "parallel_plan", "parallel_apply"].contains(&key)
+    [
+        "version",
+        "projects",
+        "parallel_plan",
+        "parallel_apply",
+        "workflows",
+    ]
+    .contains(&key)
         || UNSUPPORTED_TOP.contains(&key)
         || OPTION_TOP.contains(&key)
 }
@@ -260,6 +305,7 @@ struct ProjectKeys {
     branch: Option<BranchFilter>,
     dir_glob: Option<DirGlob>,
     options: WrittenOptions,
+    workflow: Option<String>,
 }
 
 fn project(
@@ -285,6 +331,11 @@ fn project(
                 keys.branch = Some(BranchFilter::parse(&written).map_err(|e| invalid(&at, e))?);
             }
             "workspace" => keys.workspace = workspace(value, &at)?,
+            "workflow" => {
+                let name = text(value, &at)?;
+                check_name(&name, &at)?;
+                keys.workflow = Some(name);
+            }
             "autoplan" => autoplan(value, &at, &mut keys)?,
             "apply_requirements" => {
                 keys.apply_requirements = Some(requirements(value, &at, warnings)?);
@@ -331,6 +382,7 @@ fn project(
         dir_glob: keys.dir_glob,
         when_modified_written,
         options: keys.options,
+        workflow: keys.workflow,
     })
 }
 
@@ -343,6 +395,7 @@ fn is_known_project(key: &str) -> bool {
         "apply_requirements",
         "restart",
         "branch",
+        "workflow",
     ]
     .contains(&key)
         || UNSUPPORTED_PROJECT.contains(&key)

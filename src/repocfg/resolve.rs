@@ -136,6 +136,7 @@ fn default_project(policy: &RepoPolicy, dir: RepoDir, workspace: Workspace) -> P
         apply_requirements: policy.apply_requirements.clone(),
         restart: policy.restart,
         options: Defaults::server(policy).unlisted(policy),
+        workflow: super::workflow_rules::pick(None, &Default::default(), policy),
     }
 }
 
@@ -173,15 +174,20 @@ pub fn resolve_on_base(
     let mut defaults = Defaults::server(policy);
     let (configured, off_branch) = match config {
         Some(config) => {
-            warnings.extend(config.warnings);
+            warnings.extend(config.warnings.iter().cloned());
             defaults = Defaults::new(&config.options, policy, &mut warnings);
             let listing = Listing {
                 base_branch,
                 tf_dirs: &tf_dirs,
                 policy,
                 defaults: &defaults,
+                workflows: &config.workflows,
             };
-            listed(config.projects, &listing, &mut warnings)?
+            // The keys a project may not override are refused first, then what the file
+            // says about workflows (Atlantis's order).
+            let listed = listing.projects(config.projects.clone(), &mut warnings)?;
+            super::workflow_rules::check(&config, policy)?;
+            listed
         }
         None => (Vec::new(), Vec::new()),
     };
@@ -230,62 +236,61 @@ pub fn resolve_on_base(
     })
 }
 
-/// The projects of `atlantis.yaml`, globs expanded and server rules merged, split into those
-/// on `base_branch` and those for other branches (each of which gets a warning).
-/// What `listed` merges each project with.
+/// What listing the projects of `atlantis.yaml` needs besides them.
 struct Listing<'a> {
     base_branch: Option<&'a str>,
     tf_dirs: &'a BTreeSet<RepoDir>,
     policy: &'a RepoPolicy,
     defaults: &'a Defaults,
+    /// The file's own `workflows:`.
+    workflows: &'a std::collections::BTreeMap<String, super::workflow::Workflow>,
 }
 
-fn listed(
-    projects: Vec<RepoProject>,
-    listing: &Listing<'_>,
-    warnings: &mut Vec<Warning>,
-) -> Result<(Vec<Project>, Vec<OffBranch>), RepoConfigError> {
-    let Listing {
-        base_branch,
-        tf_dirs,
-        policy,
-        defaults,
-    } = *listing;
-    let mut configured: Vec<Project> = Vec::new();
-    let mut off_branch = Vec::new();
-    // (dir, workspace) of the projects so far on this branch: a glob match leaves them alone
-    let mut taken: HashSet<(RepoDir, Workspace)> = HashSet::new();
-    for (index, project) in projects.into_iter().enumerate() {
-        let off = off_branch_regex(&project, base_branch);
-        let budget = MAX_PROJECTS.saturating_sub(configured.len() + off_branch.len());
-        let expanded = expand(project, tf_dirs, &taken, budget);
-        if expanded.len() > budget {
-            return Err(RepoConfigError::Invalid {
-                path: format!("projects[{index}].dir"),
-                problem: format!(
-                    "with the glob `dir`s up to it, atlantis.yaml would have more than \
+impl Listing<'_> {
+    /// The projects of `atlantis.yaml`, globs expanded and server rules merged, split into those
+    /// on `base_branch` and those for other branches (each of which gets a warning).
+    fn projects(
+        &self,
+        projects: Vec<RepoProject>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(Vec<Project>, Vec<OffBranch>), RepoConfigError> {
+        let (base_branch, tf_dirs, policy) = (self.base_branch, self.tf_dirs, self.policy);
+        let mut configured: Vec<Project> = Vec::new();
+        let mut off_branch = Vec::new();
+        // (dir, workspace) of the projects so far on this branch: a glob match leaves them alone
+        let mut taken: HashSet<(RepoDir, Workspace)> = HashSet::new();
+        for (index, project) in projects.into_iter().enumerate() {
+            let off = off_branch_regex(&project, base_branch);
+            let budget = MAX_PROJECTS.saturating_sub(configured.len() + off_branch.len());
+            let expanded = expand(project, tf_dirs, &taken, budget);
+            if expanded.len() > budget {
+                return Err(RepoConfigError::Invalid {
+                    path: format!("projects[{index}].dir"),
+                    problem: format!(
+                        "with the glob `dir`s up to it, atlantis.yaml would have more than \
                      {MAX_PROJECTS} projects; narrow the pattern or list the directories"
-                ),
-            });
-        }
-        for expanded in expanded {
-            let merged = merge(expanded, index, policy, defaults)?;
-            match &off {
-                Some(branch) => off_branch.push(OffBranch {
-                    project: merged,
-                    branch: branch.clone(),
-                }),
-                None => {
-                    taken.insert((merged.dir.clone(), merged.workspace.clone()));
-                    configured.push(merged);
+                    ),
+                });
+            }
+            for expanded in expanded {
+                let merged = merge(expanded, index, policy, self.defaults, self.workflows)?;
+                match &off {
+                    Some(branch) => off_branch.push(OffBranch {
+                        project: merged,
+                        branch: branch.clone(),
+                    }),
+                    None => {
+                        taken.insert((merged.dir.clone(), merged.workspace.clone()));
+                        configured.push(merged);
+                    }
                 }
             }
+            if let (Some(branch), Some(base)) = (&off, base_branch) {
+                warnings.push(off_branch_warning(index, branch, base));
+            }
         }
-        if let (Some(branch), Some(base)) = (&off, base_branch) {
-            warnings.push(off_branch_warning(index, branch, base));
-        }
+        Ok((configured, off_branch))
     }
-    Ok((configured, off_branch))
 }
 
 /// The project's `branch` as written when it does not match `base_branch`.
@@ -343,6 +348,7 @@ fn merge(
     index: usize,
     policy: &RepoPolicy,
     defaults: &Defaults,
+    workflows: &std::collections::BTreeMap<String, super::workflow::Workflow>,
 ) -> Result<Project, RepoConfigError> {
     let refused = |key: Override| RepoConfigError::OverrideRefused {
         path: format!("projects[{index}].{}", key.key()),
@@ -369,6 +375,7 @@ fn merge(
         apply_requirements,
         restart,
         options: defaults.merge(project.options, index, policy)?,
+        workflow: super::workflow_rules::pick(project.workflow.as_deref(), workflows, policy),
     })
 }
 

@@ -16,18 +16,30 @@
 //!     automerge: true               # merge once every project is applied (Atlantis's --automerge)
 //!     automerge_method: squash      # merge | squash | rebase
 //!     delete_source_branch_on_merge: true
+//!     workflow: prod                # the workflow of projects that name none
+//!     allowed_workflows: [prod]     # the workflows atlantis.yaml may pick (all when absent)
+//!     allow_custom_workflows: false # whether atlantis.yaml may define its own `workflows:`
+//! workflows:                        # server-defined workflows, as in atlantis.yaml
+//!   prod:
+//!     plan:
+//!       steps: [init, {plan: {extra_args: [-var-file=prod.tfvars]}}]
 //! ```
 //!
 //! Every rule whose `id` matches applies in order, and a later rule's key replaces an earlier
 //! one's (unset keys do not override), except `manage.exclude`, which accumulates: an exclusion
 //! is a safety net that no later rule may silently drop. With no matching rule the defaults are:
-//! no requirements, no overrides, restart `auto`, nothing excluded.
+//! no requirements, no overrides, restart `auto`, nothing excluded, the `default` workflow, no
+//! custom workflows.
+
+use std::collections::BTreeMap;
 
 use regex_automata::meta::Regex;
 use serde::{Deserialize, Serialize};
 
 use super::options::{LockMode, MergeMethod, Silence};
 use super::patterns::{MAX_PATTERNS, PathPatterns};
+use super::repo::RepoConfigError;
+use super::workflow::{DEFAULT_WORKFLOW, Workflow, parse_workflows};
 use super::{Requirement, RestartPolicy};
 use crate::commands::RepoDir;
 
@@ -45,6 +57,7 @@ pub enum Override {
     #[serde(alias = "repo_locking")]
     RepoLocks,
     DeleteSourceBranchOnMerge,
+    Workflow,
 }
 
 impl Override {
@@ -57,6 +70,7 @@ impl Override {
             Self::SilencePrComments => "silence_pr_comments",
             Self::RepoLocks => "repo_locks",
             Self::DeleteSourceBranchOnMerge => "delete_source_branch_on_merge",
+            Self::Workflow => "workflow",
         }
     }
 }
@@ -76,6 +90,17 @@ pub enum ServerRulesError {
     EmptyId { index: usize },
     #[error("repos[{index}].manage.exclude: {message}")]
     BadExclude { index: usize, message: String },
+    #[error("{message}")]
+    BadWorkflow { message: String },
+    #[error(
+        "repos[{index}].{key}: workflow {name:?} is not defined; define it under the top-level \
+         `workflows:` or use `default`"
+    )]
+    UndefinedWorkflow {
+        index: usize,
+        key: &'static str,
+        name: String,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -83,6 +108,8 @@ pub enum ServerRulesError {
 struct RawRules {
     #[serde(default)]
     repos: Vec<RawRule>,
+    #[serde(default)]
+    workflows: Option<serde_yaml_ng::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -100,6 +127,9 @@ struct RawRule {
     delete_source_branch_on_merge: Option<bool>,
     automerge: Option<bool>,
     automerge_method: Option<MergeMethod>,
+    workflow: Option<String>,
+    allowed_workflows: Option<Vec<String>>,
+    allow_custom_workflows: Option<bool>,
 }
 
 /// The rule keys of `repocfg::options` (Atlantis's server-side `repos.yaml` keys and its
@@ -140,6 +170,8 @@ struct RawManage {
 #[serde(try_from = "RawRules")]
 pub struct ServerRules {
     rules: Vec<Rule>,
+    /// The top-level `workflows:`.
+    workflows: BTreeMap<String, Workflow>,
 }
 
 #[derive(Debug, Clone)]
@@ -150,6 +182,9 @@ struct Rule {
     restart: Option<RestartPolicy>,
     exclude: Vec<String>,
     options: RuleOptions,
+    workflow: Option<String>,
+    allowed_workflows: Option<Vec<String>>,
+    allow_custom_workflows: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -171,14 +206,45 @@ impl TryFrom<RawRules> for ServerRules {
     type Error = ServerRulesError;
 
     fn try_from(raw: RawRules) -> Result<Self, Self::Error> {
-        let rules = raw
+        let workflows = match &raw.workflows {
+            Some(value) => parse_workflows(value, "workflows").map_err(workflow_error)?,
+            None => BTreeMap::new(),
+        };
+        let rules: Vec<Rule> = raw
             .repos
             .into_iter()
             .enumerate()
             .map(|(i, r)| compile(i, r))
             .collect::<Result<_, _>>()?;
-        Ok(Self { rules })
+        for (index, rule) in rules.iter().enumerate() {
+            let named = rule.workflow.iter().map(|n| ("workflow", n)).chain(
+                rule.allowed_workflows
+                    .iter()
+                    .flatten()
+                    .map(|n| ("allowed_workflows", n)),
+            );
+            for (key, name) in named {
+                if name != DEFAULT_WORKFLOW && !workflows.contains_key(name) {
+                    return Err(ServerRulesError::UndefinedWorkflow {
+                        index,
+                        key,
+                        name: name.clone(),
+                    });
+                }
+            }
+        }
+        Ok(Self { rules, workflows })
     }
+}
+
+/// A problem in the server's `workflows:`, named by its key path.
+fn workflow_error(e: RepoConfigError) -> ServerRulesError {
+    let message = match e {
+        RepoConfigError::Invalid { path, problem } => format!("{path}: {problem}"),
+        RepoConfigError::UnknownKey { path } => format!("{path}: unknown key"),
+        other => other.to_string(),
+    };
+    ServerRulesError::BadWorkflow { message }
 }
 
 fn compile(index: usize, raw: RawRule) -> Result<Rule, ServerRulesError> {
@@ -216,6 +282,9 @@ fn compile(index: usize, raw: RawRule) -> Result<Rule, ServerRulesError> {
             automerge: raw.automerge,
             automerge_method: raw.automerge_method,
         },
+        workflow: raw.workflow,
+        allowed_workflows: raw.allowed_workflows,
+        allow_custom_workflows: raw.allow_custom_workflows,
     })
 }
 
@@ -243,6 +312,15 @@ impl ServerRules {
             if let Some(restart) = rule.restart {
                 policy.restart = restart;
             }
+            if let Some(name) = &rule.workflow {
+                policy.workflow = Some(name.clone());
+            }
+            if let Some(names) = &rule.allowed_workflows {
+                policy.allowed_workflows = Some(names.clone());
+            }
+            if let Some(allow) = rule.allow_custom_workflows {
+                policy.allow_custom_workflows = allow;
+            }
             exclude.extend(rule.exclude.iter().cloned());
             rule.options.apply_to(&mut policy);
         }
@@ -253,6 +331,7 @@ impl ServerRules {
             .filter_map(|p| PathPatterns::new(&RepoDir::root(), std::slice::from_ref(p)).ok())
             .collect();
         policy.exclude_raw = exclude;
+        policy.workflows.clone_from(&self.workflows);
         policy
     }
 }
@@ -273,6 +352,14 @@ pub struct RepoPolicy {
     pub automerge_method: MergeMethod,
     exclude: Vec<PathPatterns>,
     exclude_raw: Vec<String>,
+    /// The rule's `workflow:`, the workflow of projects that name none (`None`: `default`).
+    pub workflow: Option<String>,
+    /// `allowed_workflows:`: the workflows `atlantis.yaml` may pick; `None` allows any.
+    pub allowed_workflows: Option<Vec<String>>,
+    /// `allow_custom_workflows:`: whether `atlantis.yaml` may define `workflows:`.
+    pub allow_custom_workflows: bool,
+    /// The server's `workflows:`.
+    pub(crate) workflows: BTreeMap<String, Workflow>,
 }
 
 impl RuleOptions {
@@ -410,9 +497,9 @@ repos:
 
     #[test]
     fn unknown_keys_bad_regex_and_bad_values_are_refused() {
-        let unknown = ServerRules::from_yaml("repos:\n  - id: x\n    workflow: custom\n");
+        let unknown = ServerRules::from_yaml("repos:\n  - id: x\n    workflows: custom\n");
         assert!(
-            matches!(unknown, Err(ServerRulesError::Syntax { ref message }) if message.contains("workflow"))
+            matches!(unknown, Err(ServerRulesError::Syntax { ref message }) if message.contains("workflows"))
         );
         assert!(matches!(
             ServerRules::from_yaml("repos:\n  - id: /a(/\n"),
@@ -420,7 +507,7 @@ repos:
         ));
         assert!(ServerRules::from_yaml("repos:\n  - id: x\n    restart: sometimes\n").is_err());
         assert!(
-            ServerRules::from_yaml("repos:\n  - id: x\n    allowed_overrides: [workflow]\n")
+            ServerRules::from_yaml("repos:\n  - id: x\n    allowed_overrides: [policies]\n")
                 .is_err()
         );
         assert!(matches!(

@@ -229,6 +229,9 @@ pub(super) async fn apply_one(
     let label = p.label();
     let flags = lock_key(job, p).plan_flags();
     let turn = tally.turns.turn(tally.index);
+    if let Err(refused) = &p.workflow {
+        anyhow::bail!("{label}: {refused}");
+    }
     job.step(&format!("freshness {label}")).await;
     let plan: Plan = serde_json::from_value(saved.document.clone())
         .context("the saved plan is not a plan document; re-plan")?;

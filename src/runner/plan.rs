@@ -45,7 +45,7 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
         Some(c) => select(c, &resolution)?,
     };
     order::by_group(&mut projects);
-    let warnings = warnings(&resolution);
+    let warnings = warnings(&resolution, &projects);
     let options = command.map(|c| c.options.clone()).unwrap_or_default();
     if projects.is_empty() {
         job.status(
@@ -67,9 +67,10 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
     if command.is_some() && !requirements::plan_allowed(r, job, &pull, &projects).await? {
         return Ok(());
     }
+    // A project its workflow refuses is reported, not locked or planned.
     let locking: Vec<Project> = projects
         .iter()
-        .filter(|p| p.options.repo_locks == LockMode::OnPlan)
+        .filter(|p| p.workflow.is_ok() && p.options.repo_locks == LockMode::OnPlan)
         .cloned()
         .collect();
     if !take_locks(r, job, &locking, &sha, StatusKind::Plan).await? {
@@ -114,12 +115,24 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
     Ok(())
 }
 
-fn warnings(resolution: &Resolution) -> Vec<String> {
+/// The resolution's warnings, then those of the workflows the planned `projects` run (once
+/// each: projects sharing a workflow share its warnings).
+fn warnings(resolution: &Resolution, projects: &[Project]) -> Vec<String> {
     let mut out: Vec<String> = resolution
         .warnings
         .iter()
         .map(ToString::to_string)
         .collect();
+    for warning in projects
+        .iter()
+        .filter_map(|p| p.workflow.as_ref().ok())
+        .flat_map(|w| &w.warnings)
+    {
+        let line = warning.to_string();
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
     for ex in &resolution.excluded {
         out.push(format!(
             "{} is not managed by this server (repo rule `{}`); plan it with `atoll plan` by hand",
@@ -240,13 +253,22 @@ async fn plan_project(
     sha: &CommitSha,
     options: &PlanOptions,
 ) -> ProjectPlanView {
-    job.status(sha, &project_status(p, StatusState::Pending, "planning"))
-        .await;
-    job.step(&format!("plan {}", p.label())).await;
-    let outcome = match plan_one(r, job, root, p, sha, options).await {
-        Ok(outcome) => outcome,
-        Err(e) => PlanOutcome::Failed {
-            error: format!("{e:#}"),
+    let outcome = match &p.workflow {
+        // The workflow's options first, the comment's after (Terraform's order: later wins).
+        Ok(workflow) => {
+            job.status(sha, &project_status(p, StatusState::Pending, "planning"))
+                .await;
+            job.step(&format!("plan {}", p.label())).await;
+            let options = workflow.options.followed_by(options);
+            match plan_one(r, job, root, p, sha, &options).await {
+                Ok(outcome) => outcome,
+                Err(e) => PlanOutcome::Failed {
+                    error: format!("{e:#}"),
+                },
+            }
+        }
+        Err(refused) => PlanOutcome::Failed {
+            error: refused.to_string(),
         },
     };
     let (state, text) = match &outcome {

@@ -178,13 +178,22 @@ fn repo_cfg_matches(expect: &Value, config: &RepoConfig) -> bool {
         })
 }
 
+/// Atlantis's `AllowAllRepoSettings`, as far as atoll has the settings.
+const ALLOW_ALL_REPO_SETTINGS: &str = "repos:\n  - id: /.*/\n    allowed_overrides: \
+    [apply_requirements, workflow]\n    allow_custom_workflows: true\n";
+
 #[test]
 fn atlantis_repo_config_cases_agree_or_are_documented_differences() {
     let data: Value = serde_json::from_str(REPO_CFG).expect("repo_cfg.json");
     let mut tally = Tally::default();
+    // Atlantis's TestParseRepoCfg validates each file under a server that allows every
+    // repository setting (`AllowAllRepoSettings`), which defines only the `default` workflow.
+    let policy = ServerRules::from_yaml(ALLOW_ALL_REPO_SETTINGS)
+        .expect("rules")
+        .policy_for("example.com/acme/infra");
     for case in data["cases"].as_array().expect("cases") {
         let yaml = case["yaml"].as_str().expect("yaml");
-        let parsed = RepoConfig::parse(yaml);
+        let parsed = RepoConfig::parse(yaml).and_then(|c| c.check_against(&policy).map(|()| c));
         let got = match &parsed {
             Ok(config) => format!("ok: {:?}", config.projects),
             Err(e) => format!("error: {e}"),

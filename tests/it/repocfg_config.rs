@@ -59,9 +59,10 @@ fn keys_atoll_does_not_support_become_warnings() {
         [
             "projects[1].apply_requirements[1]",
             "projects[1].terraform_version",
-            "workflows"
         ]
     );
+    // `workflows` is read now (see `runner_workflows`).
+    assert!(config.workflows.contains_key("custom"));
     assert!(
         config
             .warnings

@@ -192,7 +192,11 @@ fn with_config_a_parent_relative_pattern_marks_the_project_modified() {
 #[test]
 fn with_config_warnings_are_carried_for_the_plan_comment() {
     let r = resolution(Some(ATLANTIS_YAML), &[]);
-    assert!(r.warnings.iter().any(|w| w.path == "workflows"));
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.path == "projects[1].terraform_version")
+    );
 }
 
 #[test]

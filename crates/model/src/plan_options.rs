@@ -126,7 +126,9 @@ impl std::fmt::Display for ResourceAddress {
 }
 
 /// One root variable value from the command line, in command-line order (Terraform's
-/// precedence: later wins, all after `terraform.tfvars` and `*.auto.tfvars`).
+/// precedence: later wins, all after `terraform.tfvars` and `*.auto.tfvars`); or from the
+/// environment a workflow's `env` step sets (`TF_VAR_name`), which Terraform reads first,
+/// below every file and command-line value, wherever it stands in the list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum VarArg {
@@ -134,6 +136,8 @@ pub enum VarArg {
     Var { name: String, value: String },
     /// `-var-file=PATH`: relative to the project directory, never outside it.
     File { path: RepoDir },
+    /// `TF_VAR_NAME=VALUE` in the environment: `name` is the variable's (without `TF_VAR_`).
+    Env { name: String, value: String },
 }
 
 impl VarArg {
@@ -156,6 +160,15 @@ impl VarArg {
             name: name.to_owned(),
             value: value.to_owned(),
         })
+    }
+
+    /// `TF_VAR_NAME` set to `value`, as a workflow's `env` step sets it. The name is checked as
+    /// `-var` checks one.
+    pub fn env(name: &str, value: &str) -> Result<Self, OptionError> {
+        match Self::var(&format!("{name}={value}"))? {
+            Self::Var { name, value } => Ok(Self::Env { name, value }),
+            other => Ok(other),
+        }
     }
 
     /// A variable file path: relative, no `..` anywhere, no absolute path.
@@ -205,11 +218,32 @@ impl PlanOptions {
         if self.destroy {
             args.push("-destroy".to_owned());
         }
-        args.extend(self.vars.iter().map(|v| match v {
-            VarArg::Var { name, value } => format!("-var={name}={value}"),
-            VarArg::File { path } => format!("-var-file={path}"),
+        // a workflow's `TF_VAR_*` values are not flags: they stay with the workflow
+        args.extend(self.vars.iter().filter_map(|v| match v {
+            VarArg::Var { name, value } => Some(format!("-var={name}={value}")),
+            VarArg::File { path } => Some(format!("-var-file={path}")),
+            VarArg::Env { .. } => None,
         }));
         args
+    }
+
+    /// These options, then `later`'s, as if `later` were written after them on one command
+    /// line (a workflow's `extra_args`, then a comment's words after `--`): lists are joined
+    /// in that order, so a later `-var` wins; `-destroy` holds if either sets it.
+    pub fn followed_by(&self, later: &Self) -> Self {
+        let join = |a: &[ResourceAddress], b: &[ResourceAddress]| {
+            let mut out = a.to_vec();
+            out.extend(b.iter().filter(|x| !a.contains(x)).cloned());
+            out
+        };
+        let mut vars = self.vars.clone();
+        vars.extend(later.vars.iter().cloned());
+        Self {
+            targets: join(&self.targets, &later.targets),
+            replace: join(&self.replace, &later.replace),
+            destroy: self.destroy || later.destroy,
+            vars,
+        }
     }
 
     /// True when `instance` is one of the `-replace` addresses' instances.

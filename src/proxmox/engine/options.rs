@@ -1,6 +1,6 @@
 //! The plan options ([`PlanOptions`]) as the engine honours them, with Terraform's semantics:
 //! `-var`/`-var-file` become the loader's command-line values (after the tfvars files, in
-//! order); `-target` keeps the targeted resources and everything they depend on; `-replace`
+//! order), a workflow's `TF_VAR_*` its environment values (before them); `-target` keeps the targeted resources and everything they depend on; `-replace`
 //! turns a resource's change into a replace; `-destroy` plans every resource in state away.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -36,6 +36,10 @@ pub fn input_vars(
     vars.iter()
         .map(|var| match var {
             VarArg::Var { name, value } => Ok(CliVar::Var(format!("{name}={value}"))),
+            VarArg::Env { name, value } => Ok(CliVar::Env {
+                name: name.clone(),
+                value: value.clone(),
+            }),
             VarArg::File { path } => {
                 let relative = project_dir.join(path.as_str());
                 let text = tfconfig::checkout::read_confined_text(

@@ -1,7 +1,8 @@
 //! Input variables: root values from `terraform.tfvars`, `*.auto.tfvars` (lexical order),
 //! Atlantis's `env/{workspace}.tfvars`, then `--var`/`--var-file` in command-line order (later
 //! wins); and finalisation of any module's variable: type constraint with `optional()`
-//! defaults, `nullable`, `validation`, `sensitive`. `TF_VAR_*` is never read.
+//! defaults, `nullable`, `validation`, `sensitive`. The process environment is never read:
+//! `TF_VAR_*` values come only as [`CliVar::Env`], given by the caller.
 
 mod sources;
 
@@ -18,13 +19,18 @@ use super::eval::{Ctx, Names, Scope};
 use super::types::{Constraint, TypeExprError, apply_defaults, convert, parse_type};
 use super::value::Value;
 
-/// A command-line variable source, in the order given.
+/// A variable source outside the configuration's own files: the command line, in the order
+/// given, and the environment.
 #[derive(Clone, Debug)]
 pub enum CliVar {
     /// `--var NAME=VALUE`.
     Var(String),
     /// `--var-file`: its display name and contents (the caller reads the file).
     File { name: String, text: String },
+    /// `TF_VAR_NAME=VALUE` (`name` without the prefix), read as Terraform reads the
+    /// environment: before every file and command-line value, so any of them wins over it,
+    /// wherever it stands in the list; a name the root module does not declare is ignored.
+    Env { name: String, value: String },
 }
 
 /// A raw value with where it was set.

@@ -1,6 +1,7 @@
-//! Where root variable values come from: `terraform.tfvars`, `*.auto.tfvars` (lexical order),
-//! `env/{workspace}.tfvars`, then `--var`/`--var-file` in command-line order. All constant:
-//! references and function calls are refused.
+//! Where root variable values come from: `TF_VAR_*` (as the caller gives them), then
+//! `terraform.tfvars`, `*.auto.tfvars` (lexical order), `env/{workspace}.tfvars`, then
+//! `--var`/`--var-file` in command-line order. All constant: references and function calls are
+//! refused.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -24,6 +25,17 @@ pub(crate) fn collect_root(
     diags: &mut Vec<Diagnostic>,
 ) -> BTreeMap<String, Raw> {
     let mut out = BTreeMap::new();
+    for c in cli {
+        if let CliVar::Env { name, value } = c {
+            // Terraform ignores environment values for undeclared names (they are often set
+            // for many configurations at once).
+            if let Some(decl) = m.variables.get(name.as_str())
+                && let Some(raw) = text_value(ctx, decl, name, value, diags)
+            {
+                out.insert(name.clone(), raw);
+            }
+        }
+    }
     let mut auto: Vec<String> = std::fs::read_dir(root_dir)
         .map(|rd| {
             rd.flatten()
@@ -76,6 +88,7 @@ pub(crate) fn collect_root(
                 read_tfvars(ctx, m, name, text.clone(), true, &mut out, diags);
             }
             CliVar::Var(arg) => cli_var(ctx, m, arg, &mut out, diags),
+            CliVar::Env { .. } => {}
         }
     }
     out
@@ -182,21 +195,32 @@ fn cli_var(
         diags.push(Diagnostic::error("Value for undeclared variable", format!("A variable named \"{name}\" was assigned on the command line, but the root module does not declare a variable of that name. To use this value, add a \"variable\" block to the configuration."), None));
         return;
     };
-    // As Terraform parses a --var: literally for a variable typed `string` or not typed at all
-    // (`--var v=123` is the string "123" then), as an expression for every other type.
+    if let Some(raw) = text_value(ctx, decl, name, raw, diags) {
+        out.insert(name.to_owned(), raw);
+    }
+}
+
+/// A value given as text (`--var`, `TF_VAR_*`), parsed as Terraform parses one (its
+/// `VariableParsingMode`): literally for a variable not typed at all or of a primitive type
+/// (`string`, `number`, `bool`: `--var v=123` on an untyped one is the string "123", and
+/// `2+3` is no number), as an expression for every other type. `None` after reporting an
+/// error.
+fn text_value(
+    ctx: &Ctx,
+    decl: &crate::config::Variable,
+    name: &str,
+    raw: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Raw> {
     let literal = decl
         .type_expr
         .as_ref()
-        .is_none_or(|t| matches!(&t.expr, Expression::Variable(v) if v.as_str() == "string"));
+        .is_none_or(|t| matches!(&t.expr, Expression::Variable(v) if matches!(v.as_str(), "string" | "number" | "bool")));
     if literal {
-        out.insert(
-            name.to_owned(),
-            Raw {
-                value: Value::string(raw),
-                span: None,
-            },
-        );
-        return;
+        return Some(Raw {
+            value: Value::string(raw),
+            span: None,
+        });
     }
     let file = ctx
         .sources
@@ -208,7 +232,7 @@ fn cli_var(
             file,
             deep,
         ));
-        return;
+        return None;
     }
     let parsed = hcl_edit::parser::parse_expr(raw).map(|mut e| {
         crate::heredoc::flush_expr(&mut e, raw);
@@ -216,16 +240,14 @@ fn cli_var(
     });
     match parsed {
         Ok(e) => match Scope::constant(ctx, file).eval(&e) {
-            Ok(v) => {
-                out.insert(
-                    name.to_owned(),
-                    Raw {
-                        value: v,
-                        span: None,
-                    },
-                );
+            Ok(v) => Some(Raw {
+                value: v,
+                span: None,
+            }),
+            Err(d) => {
+                diags.push(d);
+                None
             }
-            Err(d) => diags.push(d),
         },
         Err(e) => {
             let off = e.location().offset();
@@ -240,6 +262,7 @@ fn cli_var(
                     range: off..off + 1,
                 }),
             ));
+            None
         }
     }
 }
