@@ -32,11 +32,12 @@ pub enum JobKind {
     ApplyCoalesced,
     JobGaveUp,
     AnnounceUnlock,
+    ApprovePolicies,
 }
 
 impl JobKind {
     /// Every kind; the migrations' check on `jobs.kind` lists the same names.
-    pub const ALL: [JobKind; 12] = [
+    pub const ALL: [JobKind; 13] = [
         Self::Autoplan,
         Self::Plan,
         Self::Apply,
@@ -49,6 +50,7 @@ impl JobKind {
         Self::ApplyCoalesced,
         Self::JobGaveUp,
         Self::AnnounceUnlock,
+        Self::ApprovePolicies,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -65,6 +67,7 @@ impl JobKind {
             Self::ApplyCoalesced => "apply_coalesced",
             Self::JobGaveUp => "job_gave_up",
             Self::AnnounceUnlock => "announce_unlock",
+            Self::ApprovePolicies => "approve_policies",
         }
     }
 
@@ -80,6 +83,7 @@ impl JobKind {
             Verb::Unlock => Self::Unlock,
             Verb::Help => Self::Help,
             Verb::Version => Self::Version,
+            Verb::ApprovePolicies => Self::ApprovePolicies,
         }
     }
 }
@@ -300,7 +304,12 @@ impl JobSpec {
             JobKind::parse(kind).ok_or_else(|| JobSpecError::UnknownKind(kind.to_owned()))?;
         Ok(match known {
             JobKind::Autoplan => Self::Autoplan(read(known, payload)?),
-            JobKind::Plan | JobKind::Apply | JobKind::Unlock | JobKind::Help | JobKind::Version => {
+            JobKind::Plan
+            | JobKind::Apply
+            | JobKind::Unlock
+            | JobKind::Help
+            | JobKind::Version
+            | JobKind::ApprovePolicies => {
                 let job: CommandJob = read(known, payload)?;
                 if JobKind::of_verb(job.command.verb) != known {
                     return Err(JobSpecError::Payload {

@@ -89,6 +89,12 @@ pub struct Command {
     /// The Terraform flags after `--` (`plan` only).
     #[serde(default, skip_serializing_if = "PlanOptions::is_empty")]
     pub options: PlanOptions,
+    /// `approve_policies --policy-set NAME`: only that policy set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_set: Option<String>,
+    /// `approve_policies --clear-policy-approval`: drop the approvals instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clear_policy_approval: bool,
 }
 
 impl Command {
@@ -102,6 +108,8 @@ impl Command {
             verbose: false,
             dir_glob: None,
             options: PlanOptions::default(),
+            policy_set: None,
+            clear_policy_approval: false,
         }
     }
 }
@@ -115,15 +123,17 @@ pub enum Verb {
     Unlock,
     Help,
     Version,
+    ApprovePolicies,
 }
 
 impl Verb {
-    pub const ALL: [Verb; 5] = [
+    pub const ALL: [Verb; 6] = [
         Verb::Plan,
         Verb::Apply,
         Verb::Unlock,
         Verb::Help,
         Verb::Version,
+        Verb::ApprovePolicies,
     ];
 
     /// The word that names the command in a comment.
@@ -134,6 +144,7 @@ impl Verb {
             Self::Unlock => "unlock",
             Self::Help => "help",
             Self::Version => "version",
+            Self::ApprovePolicies => "approve_policies",
         }
     }
 
@@ -152,6 +163,9 @@ impl Verb {
             Self::Unlock => "release this pull request's locks and plans, or only those named",
             Self::Help => "show this help",
             Self::Version => "show the atoll version",
+            Self::ApprovePolicies => {
+                "approve the failing policy sets of this pull request's plans, as a policy owner"
+            }
         }
     }
 
@@ -160,6 +174,14 @@ impl Verb {
         match self {
             Self::Plan | Self::Apply | Self::Version => &[PROJECT, DIR, WORKSPACE, VERBOSE],
             Self::Unlock => &[PROJECT, DIR, WORKSPACE],
+            Self::ApprovePolicies => &[
+                PROJECT,
+                DIR,
+                WORKSPACE,
+                POLICY_SET,
+                CLEAR_POLICY_APPROVAL,
+                VERBOSE,
+            ],
             Self::Help => &[],
         }
     }
@@ -188,6 +210,8 @@ enum FlagKind {
     Dir,
     Workspace,
     Verbose,
+    PolicySet,
+    ClearPolicyApproval,
 }
 
 const PROJECT: Flag = Flag {
@@ -210,6 +234,20 @@ const WORKSPACE: Flag = Flag {
     value: Some("WORKSPACE"),
     help: "the Terraform workspace (default: default)",
     kind: FlagKind::Workspace,
+};
+const POLICY_SET: Flag = Flag {
+    short: None,
+    long: "policy-set",
+    value: Some("NAME"),
+    help: "only the policy set of that name",
+    kind: FlagKind::PolicySet,
+};
+const CLEAR_POLICY_APPROVAL: Flag = Flag {
+    short: None,
+    long: "clear-policy-approval",
+    value: None,
+    help: "drop the approvals of the failing policy sets instead of approving",
+    kind: FlagKind::ClearPolicyApproval,
 };
 const VERBOSE: Flag = Flag {
     short: None,

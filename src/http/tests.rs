@@ -163,6 +163,14 @@ impl PlanStore for DownStore {
     async fn plan_supersede_pr(&self, _: &str, _: u64) -> Result<u64, StoreError> {
         down()
     }
+    async fn plan_policy_check_replace(
+        &self,
+        _: Uuid,
+        _: Option<&serde_json::Value>,
+        _: &serde_json::Value,
+    ) -> Result<bool, StoreError> {
+        down()
+    }
     async fn plan_comments_replace(
         &self,
         _: &str,

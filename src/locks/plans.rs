@@ -38,6 +38,9 @@ pub struct SavedPlan {
     /// Set when a newer plan for the same key replaced it, or its lock was released.
     #[serde(with = "time::serde::rfc3339::option")]
     pub superseded_at: Option<OffsetDateTime>,
+    /// Its policy check (`policies::PolicyCheck` as JSON) with the approvals it got; `None`
+    /// when no policy set was configured when it was planned.
+    pub policy_check: Option<serde_json::Value>,
 }
 
 /// Which plans of a PR to list (newest first).

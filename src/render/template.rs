@@ -22,7 +22,7 @@ use tera::{Context, Filter, Tera, Value};
 use super::comment::{code_block, code_text, escape};
 
 /// Every comment template, by name (file name under `templates/comments/`).
-pub(super) const TEMPLATES: [(&str, &str); 22] = [
+pub(super) const TEMPLATES: [(&str, &str); 24] = [
     (
         "apply_interrupted.md",
         include_str!("../../templates/comments/apply_interrupted.md"),
@@ -32,6 +32,14 @@ pub(super) const TEMPLATES: [(&str, &str); 22] = [
         include_str!("../../templates/comments/unlock_announcement.md"),
     ),
     ("plan.md", include_str!("../../templates/comments/plan.md")),
+    (
+        "policy_check.md",
+        include_str!("../../templates/comments/policy_check.md"),
+    ),
+    (
+        "approve_policies.md",
+        include_str!("../../templates/comments/approve_policies.md"),
+    ),
     (
         "plan_none.md",
         include_str!("../../templates/comments/plan_none.md"),

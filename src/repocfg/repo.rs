@@ -169,6 +169,12 @@ impl RepoConfig {
                 "parallel_plan" => config.parallel_plan = boolean(value, key)?,
                 "parallel_apply" => config.parallel_apply = boolean(value, key)?,
                 "autodiscover" => config.autodiscover = Some(autodiscover(value, key)?),
+                "policies" => config.warnings.push(Warning {
+                    path: key.to_owned(),
+                    message: "is ignored: policy sets come from the server's configuration \
+                              only (Atlantis ignores this key too), never from a pull request"
+                        .to_owned(),
+                }),
                 _ if UNSUPPORTED_TOP.contains(&key) => {
                     config.warnings.push(unsupported(key.to_owned()));
                 }
@@ -274,7 +280,7 @@ fn project(
             "workspace" => keys.workspace = workspace(value, &at)?,
             "autoplan" => autoplan(value, &at, &mut keys)?,
             "apply_requirements" => {
-                keys.apply_requirements = Some(requirements(value, &at, warnings)?);
+                keys.apply_requirements = Some(requirements(value, &at)?);
             }
             "restart" => {
                 let word = text(value, &at)?;
@@ -284,7 +290,7 @@ fn project(
             }
             "plan_requirements" | "import_requirements" => {
                 // Not enforced yet, but a value Atlantis refuses is refused here too.
-                requirements(value, &at, &mut Vec::new())?;
+                requirements(value, &at)?;
                 warnings.push(unsupported(at));
             }
             "terraform_version" if text(value, &at)?.trim().is_empty() => {
@@ -417,23 +423,19 @@ fn when_modified(value: &Value, at: &str) -> Result<Vec<String>, RepoConfigError
         .collect())
 }
 
-fn requirements(
-    value: &Value,
-    path: &str,
-    warnings: &mut Vec<Warning>,
-) -> Result<Vec<Requirement>, RepoConfigError> {
+fn requirements(value: &Value, path: &str) -> Result<Vec<Requirement>, RepoConfigError> {
     let mut out = Vec::new();
     for (i, word) in text_list(value, path)?.into_iter().enumerate() {
         match Requirement::from_word(&word) {
             Some(req) if !out.contains(&req) => out.push(req),
             Some(_) => {}
-            None if word == "policies_passed" => warnings.push(unsupported(format!("{path}[{i}]"))),
             None => {
                 let shown = crate::commands::shown_value(&word);
                 return Err(invalid(
                     &format!("{path}[{i}]"),
                     format!(
-                        "`{shown}` is not a requirement; use `approved`, `mergeable` or `undiverged`"
+                        "`{shown}` is not a requirement; use `approved`, `mergeable`, `undiverged` or \
+                         `policies_passed`"
                     ),
                 ));
             }

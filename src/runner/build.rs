@@ -45,6 +45,7 @@ impl Runner {
                 max_reply_comments: settings.commands.max_reply_comments,
             },
             limits: settings.limits,
+            policies: Arc::new(settings.policies.clone()),
             modules: Installer::new(settings.modules.clone())
                 .map_err(anyhow::Error::msg)
                 .context("building the module installer (modules:)")?,

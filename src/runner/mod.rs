@@ -18,6 +18,7 @@ mod interrupted;
 mod other;
 mod parallel;
 mod plan;
+mod policies;
 mod post;
 mod progress;
 mod project;
@@ -61,6 +62,8 @@ pub struct Runner {
     pub limits: crate::config::LimitsSettings,
     /// Installs the remote modules a project calls (`modules:`).
     pub modules: crate::workdir::modules::Installer,
+    /// `policies:`: the policy sets every plan is checked against (none: no check).
+    pub policies: Arc<crate::policies::PolicySettings>,
 }
 
 impl Runner {
@@ -128,6 +131,7 @@ impl JobHandler for JobRunner {
                 Verb::Unlock => other::unlock(r, &job, &c.command).await,
                 Verb::Help => other::help(r, &job).await,
                 Verb::Version => other::version(r, &job).await,
+                Verb::ApprovePolicies => policies::approve(r, &job, &c.command).await,
             },
             JobSpec::Reply(reply) => other::reply(r, &job, &reply.reply).await,
             JobSpec::PrClosed(closed) => other::pr_closed(r, &job, closed.merged).await,

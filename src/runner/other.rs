@@ -154,10 +154,11 @@ pub(super) async fn reply(_r: &Runner, job: &Job, reply: &Reply) -> anyhow::Resu
     Ok(())
 }
 
-/// `atlantis help`: the list of commands.
+/// `atlantis help`: the list of commands (`approve_policies` only where policies are checked).
 pub(super) async fn help(r: &Runner, job: &Job) -> anyhow::Result<()> {
     let commands: Vec<(String, String)> = Verb::ALL
         .iter()
+        .filter(|verb| **verb != Verb::ApprovePolicies || r.policies.enabled())
         .map(|verb| {
             let synopsis = verb.synopsis().replacen("atlantis", &r.executable, 1);
             (synopsis, verb.summary().to_owned())

@@ -6,10 +6,12 @@ use std::path::Path;
 
 use super::project::{self, checkout, lock_key, open_pull, pr_url, project_io, resolve};
 use super::{Job, Runner};
-use super::{gate, parallel};
+use super::{gate, parallel, policies};
 use crate::commands::{Command, PlanOptions};
 use crate::forge::{CommitSha, CommitStatus, StatusKind, StatusState};
 use crate::locks::{Acquisition, LockOwner, NewPlan};
+use crate::policies::PolicyCheck;
+use crate::render::policies::ProjectPolicyView;
 use crate::render::pr::{self as view, ConflictView, PlanOutcome, ProjectPlanView};
 use crate::render::{plan_output, plan_summary};
 use crate::repocfg::{Project, Resolution, select};
@@ -67,7 +69,11 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
         .iter()
         .map(|p| plan_project(r, job, &co.path, p, &sha, &options))
         .collect();
-    let views = parallel::in_order(work, resolution.parallel_plan).await;
+    let (views, checks): (Vec<_>, Vec<_>) = parallel::in_order(work, resolution.parallel_plan)
+        .await
+        .into_iter()
+        .unzip();
+    let checks: Vec<_> = checks.into_iter().flatten().collect();
     let failed = views
         .iter()
         .any(|v| matches!(v.outcome, PlanOutcome::Failed { .. }));
@@ -84,7 +90,7 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
         &CommitStatus::aggregate(StatusKind::Plan, state, text),
     )
     .await;
-    Ok(())
+    policies::report_checks(r, job, &sha, &checks).await
 }
 
 fn warnings(resolution: &Resolution) -> Vec<String> {
@@ -146,7 +152,8 @@ async fn take_locks(
     }
 }
 
-/// Step "plan" for one project: its status pending, the plan made and saved, its status set.
+/// Step "plan" for one project: its status pending, the plan made, saved and policy-checked,
+/// its status set.
 async fn plan_project(
     r: &Runner,
     job: &Job,
@@ -154,26 +161,34 @@ async fn plan_project(
     p: &Project,
     sha: &CommitSha,
     options: &PlanOptions,
-) -> ProjectPlanView {
+) -> (ProjectPlanView, Option<ProjectPolicyView>) {
     job.status(sha, &project_status(p, StatusState::Pending, "planning"))
         .await;
     job.step(&format!("plan {}", p.label())).await;
-    let outcome = match plan_one(r, job, root, p, sha, options).await {
-        Ok(outcome) => outcome,
-        Err(e) => PlanOutcome::Failed {
-            error: format!("{e:#}"),
-        },
+    let (outcome, check) = match plan_one(r, job, root, p, sha, options).await {
+        Ok(done) => done,
+        Err(e) => {
+            let error = format!("{e:#}");
+            (PlanOutcome::Failed { error }, None)
+        }
     };
     let (state, text) = match &outcome {
         PlanOutcome::Failed { .. } => (StatusState::Failure, "plan failed".to_owned()),
         PlanOutcome::Planned { summary, .. } => (StatusState::Success, summary.clone()),
     };
     job.status(sha, &project_status(p, state, &text)).await;
-    ProjectPlanView {
+    let flags = lock_key(job, p).plan_flags();
+    let check = check.map(|check| ProjectPolicyView {
         label: p.label(),
-        flags: lock_key(job, p).plan_flags(),
+        flags: flags.clone(),
+        check,
+    });
+    let view = ProjectPlanView {
+        label: p.label(),
+        flags,
         outcome,
-    }
+    };
+    (view, check)
 }
 
 fn project_status(p: &Project, state: StatusState, text: &str) -> CommitStatus {
@@ -196,7 +211,7 @@ async fn plan_one(
     p: &Project,
     sha: &CommitSha,
     options: &PlanOptions,
-) -> anyhow::Result<PlanOutcome> {
+) -> anyhow::Result<(PlanOutcome, Option<PolicyCheck>)> {
     let (state, mut input) = project_io(r, job, root, p);
     let prepared = project::prepare(r, job, &state, &mut input, sha.as_str(), options).await?;
     let plan = &prepared.plan;
@@ -204,7 +219,8 @@ async fn plan_one(
     let summary = plan_summary(plan);
     let document = serde_json::to_value(plan)?;
     job.step(&format!("save plan {}", p.label())).await;
-    r.store
+    let saved = r
+        .store
         .plans()
         .plan_save(&NewPlan {
             key: lock_key(job, p),
@@ -216,10 +232,12 @@ async fn plan_one(
             summary: summary.clone(),
         })
         .await?;
-    Ok(PlanOutcome::Planned {
+    let check = policies::check_plan(r, job, saved.id, &saved.document).await?;
+    let outcome = PlanOutcome::Planned {
         text,
         summary,
         blocked: plan.summary.blocked,
         changes: crate::proxmox::apply::has_steps(plan),
-    })
+    };
+    Ok((outcome, check))
 }

@@ -1,4 +1,4 @@
-//! The apply requirements (`approved`, `mergeable`, `undiverged`): which are unmet, as typed
+//! The apply requirements (`approved`, `mergeable`, `undiverged`, `policies_passed`): which are unmet, as typed
 //! values that `render` puts in words.
 
 use super::{Job, Runner, project};
@@ -38,8 +38,11 @@ pub(super) async fn unmet_requirements(
                 Mergeable::Unknown => Some(Unmet::MergeabilityUnknown),
             },
             Requirement::Undiverged => project::undiverged(r, job, pull).await?,
+            // Per project, below.
+            Requirement::PoliciesPassed => None,
         };
         unmet.extend(unmet_one);
     }
+    unmet.extend(super::policies::unmet(r, job, projects));
     Ok(unmet)
 }

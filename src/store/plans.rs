@@ -26,6 +26,16 @@ pub trait PlanStore: Send + Sync {
     /// Marks every current plan of a PR superseded (new commits pushed); returns how many.
     async fn plan_supersede_pr(&self, repo: &str, pr: u64) -> Result<u64, StoreError>;
 
+    /// Records the policy check of a current plan: `previous` must be the check it holds now
+    /// (`None`: none yet), so two approvals at once cannot lose one. Returns false when the
+    /// plan was superseded or its check changed meanwhile (read it again and retry).
+    async fn plan_policy_check_replace(
+        &self,
+        id: Uuid,
+        previous: Option<&serde_json::Value>,
+        check: &serde_json::Value,
+    ) -> Result<bool, StoreError>;
+
     /// Records `comments` as the PR's latest plan comments, replacing the ones recorded before,
     /// and returns those (sorted; the ones in `comments` left out) so the caller can hide them.
     /// `LockStore::pr_closed` forgets them.
@@ -41,7 +51,7 @@ pub trait PlanStore: Send + Sync {
 /// project key.
 const SAVE_LOCK: i64 = 0x504C_414E;
 const PLAN_COLUMNS: &str = "id, repo, pr, dir, workspace, project, job_id, head_sha, \
-     config_hash, state_fingerprint, document, rendered, created_at, superseded_at";
+     config_hash, state_fingerprint, document, rendered, created_at, superseded_at, policy_check";
 
 fn plan_from_row(row: &Row) -> Result<SavedPlan, StoreError> {
     Ok(SavedPlan {
@@ -63,6 +73,7 @@ fn plan_from_row(row: &Row) -> Result<SavedPlan, StoreError> {
         rendered: row.get("rendered")?,
         created_at: row.time("created_at")?,
         superseded_at: row.opt_time("superseded_at")?,
+        policy_check: row.opt_json("policy_check")?,
     })
 }
 
@@ -186,6 +197,38 @@ impl PlanStore for Db {
         .bind(pr_column(pr)?)
         .execute(self.write())
         .await
+    }
+
+    async fn plan_policy_check_replace(
+        &self,
+        id: Uuid,
+        previous: Option<&serde_json::Value>,
+        check: &serde_json::Value,
+    ) -> Result<bool, StoreError> {
+        let changed = match previous {
+            None => {
+                Sql::new(
+                    "UPDATE plans SET policy_check = $2
+                     WHERE id = $1 AND superseded_at IS NULL AND policy_check IS NULL",
+                )
+                .bind(id)
+                .bind(check)
+                .execute(self.write())
+                .await?
+            }
+            Some(previous) => {
+                Sql::new(
+                    "UPDATE plans SET policy_check = $2
+                     WHERE id = $1 AND superseded_at IS NULL AND policy_check = $3",
+                )
+                .bind(id)
+                .bind(check)
+                .bind(previous)
+                .execute(self.write())
+                .await?
+            }
+        };
+        Ok(changed == 1)
     }
 
     async fn plan_comments_replace(

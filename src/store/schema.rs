@@ -68,6 +68,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "apply journal",
         include_str!("../../migrations/sqlite/0018_apply_journal.sql"),
     ),
+    (
+        21,
+        "plan policy checks",
+        include_str!("../../migrations/sqlite/0021_plan_policy_checks.sql"),
+    ),
 ];
 
 /// `(version, description, sql)` for PostgreSQL, oldest first.
@@ -126,6 +131,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         18,
         "apply journal",
         include_str!("../../migrations/postgres/0018_apply_journal.sql"),
+    ),
+    (
+        21,
+        "plan policy checks",
+        include_str!("../../migrations/postgres/0021_plan_policy_checks.sql"),
     ),
 ];
 

@@ -29,4 +29,5 @@ per_backend!(
     concurrent_switch_offs_audit_exactly_once,
     locks_plans_and_switch_survive_reopening_the_store,
     plan_comments_are_replaced_per_pr_and_survive_reopening,
+    policy_checks_are_saved_with_the_plan_from_what_was_read_and_a_new_plan_has_none,
 );

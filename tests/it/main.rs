@@ -113,6 +113,7 @@ mod runner_comments;
 mod runner_demo;
 mod runner_extra_args;
 mod runner_outsiders;
+mod runner_policies;
 mod runner_pr;
 mod runner_pr_select;
 mod runner_restart;
