@@ -232,3 +232,28 @@ async fn gitea_a_disallowed_datastore_fails_and_a_passing_plan_applies() {
     let applied = w.comment_containing(pr, "Apply complete").await;
     assert!(applied.body.contains("web"), "{}", applied.body);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_policies_without_policy_sets_says_there_is_nothing_to_approve() {
+    let w = TestApp::start(Options::new(ForgeKind::Github)).await;
+    let pr = w
+        .fake()
+        .open_pr(
+            REPO,
+            "alice",
+            "web",
+            &[("envs/dev/main.tf", &Container::new("web").hcl())],
+        )
+        .await
+        .expect("open pr");
+    w.comment_containing(pr, "Plan:").await;
+    w.finished_jobs("autoplan").await;
+    assert!(
+        w.comments_containing(pr, "Policy Set").is_empty(),
+        "no policy check without policy sets"
+    );
+    assert_eq!(policy_status(&w, pr), None);
+    say(&w, pr, "alice", "atlantis approve_policies").await;
+    let refused = w.comment_containing(pr, "Approve Policies Error").await;
+    assert!(refused.body.contains("no policy sets"), "{}", refused.body);
+}
