@@ -312,6 +312,33 @@ violation[msg] {
     }
 
     #[test]
+    fn the_shipped_datastore_policy_covers_vm_disks_and_ignores_deletes() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/policies/datastores");
+        let set = PolicySet {
+            name: "datastores".to_owned(),
+            path: dir.into(),
+            owners: super::super::Owners::default(),
+            approve_count: 1,
+            prevent_self_approve: false,
+        };
+        let plan = r#"{"resource_changes":[
+            {"address":"vm","actions":["update"],"attributes":[
+                {"path":"disk[scsi1].datastore_id","before":"local-lvm","after":"nfs"},
+                {"path":"efi_disk.datastore_id","before":null,"after":"local-zfs"}]},
+            {"address":"gone","actions":["delete"],"attributes":[
+                {"path":"disk.datastore_id","before":"nfs","after":null}]}]}"#;
+        let outcome = check_set(&set, plan);
+        assert_eq!(outcome.error, None);
+        assert_eq!(
+            outcome.failures,
+            [
+                "vm: disk[scsi1].datastore_id is on datastore nfs, which is not allowed; use one \
+              of: local-lvm, local-zfs"
+            ]
+        );
+    }
+
+    #[test]
     fn too_many_files_are_refused() {
         let names: Vec<String> = (0..=MAX_FILES).map(|i| format!("p{i}.rego")).collect();
         let files: Vec<(&str, &str)> = names

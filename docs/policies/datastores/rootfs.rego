@@ -1,6 +1,6 @@
-# Root disks only on allowed datastores: a container's rootfs (`disk.datastore_id`) and a VM's
-# disks (`disk[N].datastore_id`) created or moved by a plan must be on one of
-# `allowed_datastores`. Edit the list for your cluster.
+# Disks only on allowed datastores: a container's rootfs (`disk.datastore_id`), a VM's disks
+# (`disk[scsi0].datastore_id`, ...), EFI disk and TPM state created or moved by a plan must be
+# on one of `allowed_datastores`. Edit the list for your cluster.
 #
 # Use it as a policy set in atoll's configuration:
 #   policies:
@@ -15,10 +15,13 @@ allowed_datastores := {"local-lvm", "local-zfs"}
 
 disk_datastore(path) if path == "disk.datastore_id"
 
-disk_datastore(path) if regex_free_disk_path(path)
+disk_datastore(path) if path in {"efi_disk.datastore_id", "tpm_state.datastore_id"}
 
-# `disk[0].datastore_id`, `disk[1].datastore_id`, ... (VM disks), without the regex built-in.
-regex_free_disk_path(path) if {
+disk_datastore(path) if vm_disk_path(path)
+
+# `disk[scsi0].datastore_id`, `disk[virtio1].datastore_id`, ... (atoll is built without the
+# regex built-ins, so the path is matched by its ends).
+vm_disk_path(path) if {
 	startswith(path, "disk[")
 	endswith(path, "].datastore_id")
 }
