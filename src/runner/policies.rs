@@ -65,8 +65,21 @@ pub(super) async fn report_checks(
     job.step("policy check comment").await;
     job.comment(&view::policy_check(&r.executable, checks))
         .await?;
-    let cleared = checks.iter().filter(|p| p.check.cleared()).count();
-    job.status(sha, &aggregate(cleared, checks.len())).await;
+    set_status(r, job, sha).await
+}
+
+/// `atlantis/policy_check` over every current plan of the PR (a plan of some projects leaves
+/// the others' checks standing).
+async fn set_status(r: &Runner, job: &Job, sha: &CommitSha) -> anyhow::Result<()> {
+    let checks: Vec<PolicyCheck> = current_plans(r, job)
+        .await?
+        .iter()
+        .filter_map(|p| PolicyCheck::from_saved(p.policy_check.as_ref()))
+        .collect();
+    if !checks.is_empty() {
+        let cleared = checks.iter().filter(|c| c.cleared()).count();
+        job.status(sha, &aggregate(cleared, checks.len())).await;
+    }
     Ok(())
 }
 
@@ -126,17 +139,7 @@ pub(super) async fn approve(r: &Runner, job: &Job, command: &Command) -> anyhow:
     ))
     .await?;
     // The status covers every current plan, not only those this comment selected.
-    let checks: Vec<PolicyCheck> = current_plans(r, job)
-        .await?
-        .iter()
-        .filter_map(|p| PolicyCheck::from_saved(p.policy_check.as_ref()))
-        .collect();
-    if !checks.is_empty() {
-        let cleared = checks.iter().filter(|c| c.cleared()).count();
-        job.status(&pull.head_sha, &aggregate(cleared, checks.len()))
-            .await;
-    }
-    Ok(())
+    set_status(r, job, &pull.head_sha).await
 }
 
 async fn current_plans(r: &Runner, job: &Job) -> anyhow::Result<Vec<SavedPlan>> {
