@@ -35,11 +35,12 @@ pub enum JobKind {
     AnnounceUnlock,
     Import,
     StateRm,
+    ApprovePolicies,
 }
 
 impl JobKind {
     /// Every kind; the migrations' check on `jobs.kind` lists the same names.
-    pub const ALL: [JobKind; 15] = [
+    pub const ALL: [JobKind; 16] = [
         Self::Autoplan,
         Self::Plan,
         Self::Apply,
@@ -55,6 +56,7 @@ impl JobKind {
         Self::AnnounceUnlock,
         Self::Import,
         Self::StateRm,
+        Self::ApprovePolicies,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -74,6 +76,7 @@ impl JobKind {
             Self::AnnounceUnlock => "announce_unlock",
             Self::Import => "import",
             Self::StateRm => "state_rm",
+            Self::ApprovePolicies => "approve_policies",
         }
     }
 
@@ -96,6 +99,7 @@ impl JobKind {
             Verb::Version => Self::Version,
             Verb::Import => Self::Import,
             Verb::StateRm => Self::StateRm,
+            Verb::ApprovePolicies => Self::ApprovePolicies,
         }
     }
 }
@@ -330,7 +334,8 @@ impl JobSpec {
             | JobKind::Help
             | JobKind::Version
             | JobKind::Import
-            | JobKind::StateRm => {
+            | JobKind::StateRm
+            | JobKind::ApprovePolicies => {
                 let job: CommandJob = read(known, payload)?;
                 if JobKind::of_verb(job.command.verb) != known {
                     return Err(JobSpecError::Payload {

@@ -10,6 +10,7 @@ pub mod http;
 pub mod jobs;
 pub mod locks;
 pub mod metrics;
+pub mod policies;
 pub mod proxmox;
 pub mod queue;
 pub mod render;

@@ -49,6 +49,10 @@ pub(crate) fn is_hidden_char(c: char) -> bool {
 /// What a comment means to atoll.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "body", rename_all = "snake_case")]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a comment is parsed once and the command moved into its job; boxing would only add an allocation"
+)]
 pub enum Parsed {
     /// Not addressed to atoll: do nothing, say nothing.
     Ignore,
@@ -103,6 +107,12 @@ pub struct Command {
     /// What `import` and `state rm` act on (`None` for every other command).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<ResourceArgs>,
+    /// `approve_policies --policy-set NAME`: only that policy set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_set: Option<String>,
+    /// `approve_policies --clear-policy-approval`: drop the approvals instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clear_policy_approval: bool,
 }
 
 impl Command {
@@ -117,6 +127,8 @@ impl Command {
             dir_glob: None,
             options: PlanOptions::default(),
             resources: None,
+            policy_set: None,
+            clear_policy_approval: false,
         }
     }
 }
@@ -135,10 +147,12 @@ pub enum Verb {
     Import,
     /// `state rm ADDRESS...` (the word is `state`; `rm` is its one subcommand).
     StateRm,
+    /// `approve_policies`: a policy owner approves failing policy sets.
+    ApprovePolicies,
 }
 
 impl Verb {
-    pub const ALL: [Verb; 8] = [
+    pub const ALL: [Verb; 9] = [
         Verb::Plan,
         Verb::Apply,
         Verb::Unlock,
@@ -147,6 +161,7 @@ impl Verb {
         Verb::Version,
         Verb::Import,
         Verb::StateRm,
+        Verb::ApprovePolicies,
     ];
 
     /// The word that names the command in a comment.
@@ -160,6 +175,7 @@ impl Verb {
             Self::Version => "version",
             Self::Import => "import",
             Self::StateRm => "state",
+            Self::ApprovePolicies => "approve_policies",
         }
     }
 
@@ -184,6 +200,9 @@ impl Verb {
                  nothing on the cluster changes)"
             }
             Self::StateRm => "forget resources in atoll's state without touching the cluster",
+            Self::ApprovePolicies => {
+                "approve the failing policy sets of this pull request's plans, as a policy owner"
+            }
         }
     }
 
@@ -194,6 +213,14 @@ impl Verb {
                 &[PROJECT, DIR, WORKSPACE, VERBOSE]
             }
             Self::Unlock => &[PROJECT, DIR, WORKSPACE],
+            Self::ApprovePolicies => &[
+                PROJECT,
+                DIR,
+                WORKSPACE,
+                POLICY_SET,
+                CLEAR_POLICY_APPROVAL,
+                VERBOSE,
+            ],
             Self::Cancel | Self::Help => &[],
         }
     }
@@ -222,6 +249,8 @@ enum FlagKind {
     Dir,
     Workspace,
     Verbose,
+    PolicySet,
+    ClearPolicyApproval,
 }
 
 const PROJECT: Flag = Flag {
@@ -244,6 +273,20 @@ const WORKSPACE: Flag = Flag {
     value: Some("WORKSPACE"),
     help: "the Terraform workspace (default: default)",
     kind: FlagKind::Workspace,
+};
+const POLICY_SET: Flag = Flag {
+    short: None,
+    long: "policy-set",
+    value: Some("NAME"),
+    help: "only the policy set of that name",
+    kind: FlagKind::PolicySet,
+};
+const CLEAR_POLICY_APPROVAL: Flag = Flag {
+    short: None,
+    long: "clear-policy-approval",
+    value: None,
+    help: "drop the approvals of the failing policy sets instead of approving",
+    kind: FlagKind::ClearPolicyApproval,
 };
 const VERBOSE: Flag = Flag {
     short: None,

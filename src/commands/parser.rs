@@ -273,6 +273,8 @@ fn apply_flag(command: &mut Command, flag: &Flag, value: Option<String>) -> Resu
     let value = value.unwrap_or_default();
     match flag.kind {
         FlagKind::Verbose => command.verbose = true,
+        FlagKind::ClearPolicyApproval => command.clear_policy_approval = true,
+        FlagKind::PolicySet => command.policy_set = Some(policy_set_name(&value)?),
         FlagKind::Project => command.project = Some(ProjectName::parse(&value).map_err(describe)?),
         FlagKind::Dir if crate::repocfg::is_glob(&value) => {
             let glob = crate::repocfg::DirGlob::parse(&value)?;
@@ -284,6 +286,23 @@ fn apply_flag(command: &mut Command, flag: &Flag, value: Option<String>) -> Resu
         }
     }
     Ok(())
+}
+
+/// A policy set's name as the server configuration allows them (`policies::settings`).
+fn policy_set_name(value: &str) -> Result<String, String> {
+    let ok = !value.is_empty()
+        && value.len() <= 64
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(value.to_owned())
+    } else {
+        Err(format!(
+            "`{}` is not a policy set name (letters, digits, `-`, `_` and `.`, at most 64)",
+            shown(value)
+        ))
+    }
 }
 
 fn describe(error: NameError) -> String {

@@ -19,6 +19,9 @@ impl Verb {
         if has("project") {
             line.push_str(" [-p NAME | [-d DIR] [-w WORKSPACE]]");
         }
+        if has("policy-set") {
+            line.push_str(" [--policy-set NAME] [--clear-policy-approval]");
+        }
         if has("verbose") {
             line.push_str(" [--verbose]");
         }
@@ -65,6 +68,12 @@ impl Command {
         }
         if let Some(workspace) = &self.workspace {
             text.push_str(&format!(" -w {}", quote(workspace.as_str())));
+        }
+        if let Some(set) = &self.policy_set {
+            text.push_str(&format!(" --policy-set {}", quote(set)));
+        }
+        if self.clear_policy_approval {
+            text.push_str(" --clear-policy-approval");
         }
         if self.verbose {
             text.push_str(" --verbose");

@@ -39,6 +39,9 @@ pub struct Settings {
     /// `repos`: server-side repo rules (apply requirements, overrides, restart, which
     /// directories the server manages), as in `repocfg::ServerRules`.
     pub repo_rules: crate::repocfg::ServerRules,
+    /// `policies`: the policy sets every plan is checked against, and who may approve a
+    /// failing one (`policies::PolicySettings`); none configured by default.
+    pub policies: crate::policies::PolicySettings,
     pub webhook: WebhookSettings,
     /// `webhook.max_body_bytes` and the other limits on deliveries being read.
     pub webhook_body: WebhookBodySettings,

@@ -30,6 +30,7 @@ pub(super) fn read(r: &mut Reader<'_>) -> Settings {
         gitea,
         repo_allowlist,
         repo_rules: repo_rules(r),
+        policies: policies(r),
         webhook: WebhookSettings {
             allow_draft_prs: r.bool("webhook.allow_draft_prs", false),
             allow_fork_prs: r.bool("webhook.allow_fork_prs", false),
@@ -245,6 +246,25 @@ fn repo_rules(r: &mut Reader<'_>) -> crate::repocfg::ServerRules {
         Err(e) => {
             r.problem("repos", e.to_string());
             crate::repocfg::ServerRules::default()
+        }
+    }
+}
+
+/// `policies:`, as Atlantis's server-side `repos.yaml` has it.
+fn policies(r: &mut Reader<'_>) -> crate::policies::PolicySettings {
+    let Some(raw) = r.raw("policies").cloned() else {
+        return crate::policies::PolicySettings::default();
+    };
+    match crate::policies::PolicySettings::from_value(&raw) {
+        Ok(settings) => {
+            for note in &settings.notes {
+                r.warn(note.clone());
+            }
+            settings
+        }
+        Err(e) => {
+            r.problem(&e.path, e.problem);
+            crate::policies::PolicySettings::default()
         }
     }
 }

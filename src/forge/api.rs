@@ -115,6 +115,8 @@ impl StatusState {
 pub enum StatusKind {
     Plan,
     Apply,
+    /// `atlantis/policy_check`, as Atlantis names it.
+    PolicyCheck,
 }
 
 /// A commit status to set on a SHA.
@@ -191,6 +193,7 @@ fn kind_context(kind: StatusKind) -> &'static str {
     match kind {
         StatusKind::Plan => "atlantis/plan",
         StatusKind::Apply => "atlantis/apply",
+        StatusKind::PolicyCheck => "atlantis/policy_check",
     }
 }
 

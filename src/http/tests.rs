@@ -180,6 +180,14 @@ impl PlanStore for DownStore {
     ) -> Result<(), StoreError> {
         down()
     }
+    async fn plan_policy_check_replace(
+        &self,
+        _: Uuid,
+        _: Option<&serde_json::Value>,
+        _: &serde_json::Value,
+    ) -> Result<bool, StoreError> {
+        down()
+    }
     async fn plan_comments_replace(
         &self,
         _: &str,

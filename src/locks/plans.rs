@@ -41,6 +41,9 @@ pub struct SavedPlan {
     /// Set when this plan was applied in full (`depends_on` and `automerge` read it).
     #[serde(with = "time::serde::rfc3339::option")]
     pub applied_at: Option<OffsetDateTime>,
+    /// Its policy check (`policies::PolicyCheck` as JSON) with the approvals it got; `None`
+    /// when no policy set was configured when it was planned.
+    pub policy_check: Option<serde_json::Value>,
 }
 
 /// Which plans of a PR to list (newest first).

@@ -9,6 +9,7 @@ pub mod notice;
 mod outputs;
 mod plan_body;
 mod plan_text;
+pub mod policies;
 pub mod pr;
 pub mod state;
 mod template;

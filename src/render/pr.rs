@@ -169,6 +169,14 @@ pub enum Unmet {
     MergeabilityUnknown,
     /// `undiverged`: the head does not contain the base branch's current head.
     Diverged { base: String },
+    /// `policies_passed`: policy sets of a project's plan fail without enough approvals.
+    PoliciesFailed {
+        project: String,
+        flags: String,
+        sets: Vec<String>,
+    },
+    /// `policies_passed`: the plan was made before policies were configured (no check).
+    PoliciesUnchecked { project: String, flags: String },
 }
 
 impl Unmet {
@@ -178,6 +186,7 @@ impl Unmet {
             Self::NotApproved => "approved",
             Self::NotMergeable { .. } | Self::MergeabilityUnknown => "mergeable",
             Self::Diverged { .. } => "undiverged",
+            Self::PoliciesFailed { .. } | Self::PoliciesUnchecked { .. } => "policies_passed",
         }
     }
 
@@ -195,6 +204,20 @@ impl Unmet {
             Self::Diverged { base } => format!(
                 "the base branch {base} has commits this pull request does not contain; merge \
                  {base} into the branch or rebase it onto {base}, push, then plan again"
+            ),
+            Self::PoliciesFailed {
+                project,
+                flags,
+                sets,
+            } => format!(
+                "{project}: policy set(s) {} failed and are not approved; a policy owner can \
+                 approve them with approve_policies {flags}, or change the configuration and \
+                 plan again",
+                sets.join(", ")
+            ),
+            Self::PoliciesUnchecked { project, flags } => format!(
+                "{project}: its plan was made before the policy sets were configured, so it was \
+                 never checked; plan it again (plan {flags})"
             ),
         }
     }

@@ -45,6 +45,14 @@ pub(super) const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../templates/comments/automerge.md"),
     ),
     (
+        "policy_check.md",
+        include_str!("../../templates/comments/policy_check.md"),
+    ),
+    (
+        "approve_policies.md",
+        include_str!("../../templates/comments/approve_policies.md"),
+    ),
+    (
         "plan_none.md",
         include_str!("../../templates/comments/plan_none.md"),
     ),

@@ -64,6 +64,9 @@ pub enum Requirement {
     Approved,
     Mergeable,
     Undiverged,
+    /// Every policy set passed or was approved (`policies:`); also enforced without being
+    /// listed whenever the server has policy sets, as in Atlantis.
+    PoliciesPassed,
 }
 
 impl Requirement {
@@ -72,13 +75,19 @@ impl Requirement {
             Self::Approved => "approved",
             Self::Mergeable => "mergeable",
             Self::Undiverged => "undiverged",
+            Self::PoliciesPassed => "policies_passed",
         }
     }
 
     pub(crate) fn from_word(word: &str) -> Option<Self> {
-        [Self::Approved, Self::Mergeable, Self::Undiverged]
-            .into_iter()
-            .find(|r| r.as_str() == word)
+        [
+            Self::Approved,
+            Self::Mergeable,
+            Self::Undiverged,
+            Self::PoliciesPassed,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == word)
     }
 }
 

@@ -305,14 +305,13 @@ pub(super) fn project_key(
     key: &str,
     value: &Value,
     at: &str,
-    warnings: &mut Vec<Warning>,
 ) -> Result<bool, RepoConfigError> {
     match key {
         "plan_requirements" => {
-            options.plan_requirements = Some(requirements_list(value, at, warnings)?);
+            options.plan_requirements = Some(requirements_list(value, at)?);
         }
         "import_requirements" => {
-            options.import_requirements = Some(requirements_list(value, at, warnings)?);
+            options.import_requirements = Some(requirements_list(value, at)?);
         }
         "silence_pr_comments" => options.silence_pr_comments = Some(silence(value, at)?),
         "execution_order_group" => options.execution_order_group = Some(group(value, at)?),

@@ -215,6 +215,12 @@ impl RepoConfig {
                 "parallel_plan" => config.parallel_plan = boolean(value, key)?,
                 "parallel_apply" => config.parallel_apply = boolean(value, key)?,
                 "autodiscover" => config.autodiscover = Some(autodiscover(value, key)?),
+                "policies" => config.warnings.push(Warning {
+                    path: key.to_owned(),
+                    message: "is ignored: policy sets come from the server's configuration \
+                              only (Atlantis ignores this key too), never from a pull request"
+                        .to_owned(),
+                }),
                 _ if options::top_key(&mut config.options, key, value)? => {}
                 "workflows" => config.workflows = parse_workflows(value, key)?,
                 _ if UNSUPPORTED_TOP.contains(&key) => {
@@ -338,7 +344,7 @@ fn project(
             }
             "autoplan" => autoplan(value, &at, &mut keys)?,
             "apply_requirements" => {
-                keys.apply_requirements = Some(requirements(value, &at, warnings)?);
+                keys.apply_requirements = Some(requirements(value, &at)?);
             }
             "restart" => {
                 let word = text(value, &at)?;
@@ -346,7 +352,7 @@ fn project(
                     .ok_or_else(|| invalid(&at, "must be `auto` or `never`"))?;
                 keys.restart = Some(policy);
             }
-            _ if options::project_key(&mut keys.options, key, value, &at, warnings)? => {}
+            _ if options::project_key(&mut keys.options, key, value, &at)? => {}
             "terraform_version" if text(value, &at)?.trim().is_empty() => {
                 return Err(invalid(
                     &at,
@@ -481,23 +487,19 @@ fn when_modified(value: &Value, at: &str) -> Result<Vec<String>, RepoConfigError
         .collect())
 }
 
-pub(super) fn requirements(
-    value: &Value,
-    path: &str,
-    warnings: &mut Vec<Warning>,
-) -> Result<Vec<Requirement>, RepoConfigError> {
+pub(super) fn requirements(value: &Value, path: &str) -> Result<Vec<Requirement>, RepoConfigError> {
     let mut out = Vec::new();
     for (i, word) in text_list(value, path)?.into_iter().enumerate() {
         match Requirement::from_word(&word) {
             Some(req) if !out.contains(&req) => out.push(req),
             Some(_) => {}
-            None if word == "policies_passed" => warnings.push(unsupported(format!("{path}[{i}]"))),
             None => {
                 let shown = crate::commands::shown_value(&word);
                 return Err(invalid(
                     &format!("{path}[{i}]"),
                     format!(
-                        "`{shown}` is not a requirement; use `approved`, `mergeable` or `undiverged`"
+                        "`{shown}` is not a requirement; use `approved`, `mergeable`, `undiverged` or \
+                         `policies_passed`"
                     ),
                 ));
             }

@@ -17,8 +17,9 @@ use super::repo::Warning;
 use super::workflow::{Builtin, ShellStep, Stage, StageKind, Step, StepKind, Workflow};
 
 /// The warning for a `policy_check` step or stage, until this server evaluates policies.
-pub const POLICY_CHECK_WARNING: &str =
-    "policy_check: policies are not evaluated by this server yet";
+pub const POLICY_CHECK_WARNING: &str = "policy_check: atoll checks the server's policy sets \
+     (`policies:` in its configuration) after every plan, as Atlantis does; a workflow's \
+     policy_check step or stage changes nothing";
 
 /// A workflow as one project runs it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -46,6 +46,7 @@ impl Runner {
                 allow_commands: settings.commands.allow_commands.clone(),
             },
             limits: settings.limits,
+            policies: Arc::new(settings.policies.clone()),
             modules: Installer::new(settings.modules.clone())
                 .map_err(anyhow::Error::msg)
                 .context("building the module installer (modules:)")?,

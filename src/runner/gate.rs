@@ -47,6 +47,7 @@ pub(super) async fn refuse_fork(
     let verb = match kind {
         StatusKind::Plan => "Plan",
         StatusKind::Apply => "Apply",
+        StatusKind::PolicyCheck => "Policy check",
     };
     job.step(&format!(
         "refused: the pull request comes from a fork ({})",

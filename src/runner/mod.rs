@@ -20,6 +20,7 @@ mod order;
 mod other;
 mod parallel;
 mod plan;
+mod policies;
 mod post;
 mod progress;
 mod project;
@@ -65,6 +66,8 @@ pub struct Runner {
     pub limits: crate::config::LimitsSettings,
     /// Installs the remote modules a project calls (`modules:`).
     pub modules: crate::workdir::modules::Installer,
+    /// `policies:`: the policy sets every plan is checked against (none: no check).
+    pub policies: Arc<crate::policies::PolicySettings>,
 }
 
 impl Runner {
@@ -160,6 +163,7 @@ impl Job {
                 Verb::Version => other::version(r, self).await,
                 Verb::Import => state_commands::import(r, self, &c.command).await,
                 Verb::StateRm => state_commands::state_rm(r, self, &c.command).await,
+                Verb::ApprovePolicies => policies::approve(r, self, &c.command).await,
             },
             JobSpec::Reply(reply) => other::reply(r, self, &reply.reply).await,
             JobSpec::PrClosed(closed) => other::pr_closed(r, self, closed.merged).await,

@@ -4,7 +4,7 @@
 use anyhow::anyhow;
 
 use super::{Job, Runner, gate};
-use crate::commands::{Command, Reply};
+use crate::commands::{Command, Reply, Verb};
 use crate::jobs::{JobKind, JobSpec, PrJob};
 use crate::locks::{Actor, ActorVia, AuditStamp, KeyFilter, Lock, Release, UnlockAnnouncement};
 use crate::queue::JobContext;
@@ -241,13 +241,15 @@ pub(super) async fn reply(_r: &Runner, job: &Job, reply: &Reply) -> anyhow::Resu
     Ok(())
 }
 
-/// `atlantis help`: the list of the commands this server runs.
+/// `atlantis help`: the list of the commands this server runs (`approve_policies` only where
+/// policies are checked).
 pub(super) async fn help(r: &Runner, job: &Job) -> anyhow::Result<()> {
     let commands: Vec<(String, String)> = r
         .policy
         .allow_commands
         .verbs()
         .iter()
+        .filter(|verb| **verb != Verb::ApprovePolicies || r.policies.enabled())
         .map(|verb| {
             let synopsis = verb.synopsis().replacen("atlantis", &r.executable, 1);
             (synopsis, verb.summary().to_owned())

@@ -6,10 +6,12 @@ use std::path::Path;
 
 use super::project::{self, checkout, lock_key, open_pull, pr_url, project_io, resolve};
 use super::{Job, Runner};
-use super::{gate, order, parallel, requirements};
+use super::{gate, order, parallel, policies, requirements};
 use crate::commands::{Command, PlanOptions};
 use crate::forge::{CommitSha, CommitStatus, StatusKind, StatusState};
 use crate::locks::{Acquisition, LockOwner, NewPlan};
+use crate::policies::PolicyCheck;
+use crate::render::policies::ProjectPolicyView;
 use crate::render::pr::{self as view, ConflictView, PlanOutcome, ProjectPlanView};
 use crate::render::{plan_output, plan_summary};
 use crate::repocfg::{LockMode, Project, Resolution, select};
@@ -81,7 +83,7 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
         sha: &sha,
         options: &options,
     };
-    let views = plan_groups(r, job, &projects, &resolution, &target).await;
+    let (views, checks) = plan_groups(r, job, &projects, &resolution, &target).await;
     let failed = views
         .iter()
         .any(|v| !matches!(v.outcome, PlanOutcome::Planned { .. }));
@@ -112,7 +114,7 @@ async fn steps(r: &Runner, job: &Job, command: Option<&Command>) -> anyhow::Resu
         &CommitStatus::aggregate(StatusKind::Plan, state, text),
     )
     .await;
-    Ok(())
+    policies::report_checks(r, job, &sha, &checks).await
 }
 
 /// The resolution's warnings, then those of the workflows the planned `projects` run (once
@@ -159,8 +161,9 @@ async fn plan_groups(
     projects: &[Project],
     resolution: &Resolution,
     target: &PlanTarget<'_>,
-) -> Vec<ProjectPlanView> {
+) -> (Vec<ProjectPlanView>, Vec<ProjectPolicyView>) {
     let mut views = Vec::with_capacity(projects.len());
+    let mut checks = Vec::new();
     let mut failed: Vec<String> = Vec::new();
     for group in order::groups(projects) {
         if resolution.run.abort_on_execution_order_fail && !failed.is_empty() {
@@ -180,7 +183,12 @@ async fn plan_groups(
             .iter()
             .map(|p| plan_project(r, job, target.root, p, target.sha, target.options))
             .collect();
-        let planned = parallel::in_order(work, resolution.parallel_plan).await;
+        let (planned, checked): (Vec<_>, Vec<_>) =
+            parallel::in_order(work, resolution.parallel_plan)
+                .await
+                .into_iter()
+                .unzip();
+        checks.extend(checked.into_iter().flatten());
         failed.extend(
             planned
                 .iter()
@@ -189,7 +197,7 @@ async fn plan_groups(
         );
         views.extend(planned);
     }
-    views
+    (views, checks)
 }
 
 /// Step "take locks": all or nothing; a conflict comments the holder and the re-plan command.
@@ -202,7 +210,7 @@ pub(super) async fn take_locks(
     kind: StatusKind,
 ) -> anyhow::Result<bool> {
     let doing = match kind {
-        StatusKind::Plan => "planning",
+        StatusKind::Plan | StatusKind::PolicyCheck => "planning",
         StatusKind::Apply => "applying",
     };
     if projects.is_empty() {
@@ -244,7 +252,8 @@ pub(super) async fn take_locks(
     }
 }
 
-/// Step "plan" for one project: its status pending, the plan made and saved, its status set.
+/// Step "plan" for one project: its status pending, the plan made, saved and policy-checked,
+/// its status set.
 async fn plan_project(
     r: &Runner,
     job: &Job,
@@ -252,8 +261,8 @@ async fn plan_project(
     p: &Project,
     sha: &CommitSha,
     options: &PlanOptions,
-) -> ProjectPlanView {
-    let outcome = match &p.workflow {
+) -> (ProjectPlanView, Option<ProjectPolicyView>) {
+    let (outcome, check) = match &p.workflow {
         // The workflow's options first, the comment's after (Terraform's order: later wins).
         Ok(workflow) => {
             job.status(sha, &project_status(p, StatusState::Pending, "planning"))
@@ -261,15 +270,17 @@ async fn plan_project(
             job.step(&format!("plan {}", p.label())).await;
             let options = workflow.options.followed_by(options);
             match plan_one(r, job, root, p, sha, &options).await {
-                Ok(outcome) => outcome,
-                Err(e) => PlanOutcome::Failed {
-                    error: format!("{e:#}"),
-                },
+                Ok(done) => done,
+                Err(e) => {
+                    let error = format!("{e:#}");
+                    (PlanOutcome::Failed { error }, None)
+                }
             }
         }
-        Err(refused) => PlanOutcome::Failed {
-            error: refused.to_string(),
-        },
+        Err(refused) => {
+            let error = refused.to_string();
+            (PlanOutcome::Failed { error }, None)
+        }
     };
     let (state, text) = match &outcome {
         PlanOutcome::Failed { .. } | PlanOutcome::Skipped { .. } => {
@@ -278,11 +289,18 @@ async fn plan_project(
         PlanOutcome::Planned { summary, .. } => (StatusState::Success, summary.clone()),
     };
     job.status(sha, &project_status(p, state, &text)).await;
-    ProjectPlanView {
+    let flags = lock_key(job, p).plan_flags();
+    let check = check.map(|check| ProjectPolicyView {
         label: p.label(),
-        flags: lock_key(job, p).plan_flags(),
+        flags: flags.clone(),
+        check,
+    });
+    let view = ProjectPlanView {
+        label: p.label(),
+        flags,
         outcome,
-    }
+    };
+    (view, check)
 }
 
 fn project_status(p: &Project, state: StatusState, text: &str) -> CommitStatus {
@@ -305,7 +323,7 @@ async fn plan_one(
     p: &Project,
     sha: &CommitSha,
     options: &PlanOptions,
-) -> anyhow::Result<PlanOutcome> {
+) -> anyhow::Result<(PlanOutcome, Option<PolicyCheck>)> {
     let (state, mut input) = project_io(r, job, root, p);
     let prepared = project::prepare(r, job, &state, &mut input, sha.as_str(), options).await?;
     let plan = &prepared.plan;
@@ -313,7 +331,8 @@ async fn plan_one(
     let summary = plan_summary(plan);
     let document = serde_json::to_value(plan)?;
     job.step(&format!("save plan {}", p.label())).await;
-    r.store
+    let saved = r
+        .store
         .plans()
         .plan_save(&NewPlan {
             key: lock_key(job, p),
@@ -325,10 +344,12 @@ async fn plan_one(
             summary: summary.clone(),
         })
         .await?;
-    Ok(PlanOutcome::Planned {
+    let check = policies::check_plan(r, job, saved.id, &saved.document).await?;
+    let outcome = PlanOutcome::Planned {
         text,
         summary,
         blocked: plan.summary.blocked,
         changes: crate::proxmox::apply::has_steps(plan),
-    })
+    };
+    Ok((outcome, check))
 }

@@ -1,6 +1,6 @@
-//! The requirements (`approved`, `mergeable`, `undiverged`) of apply (`apply_requirements`)
-//! and of a comment plan (`plan_requirements`): which are unmet, as typed values that
-//! `render` puts in words.
+//! The requirements (`approved`, `mergeable`, `undiverged`, `policies_passed`) of apply
+//! (`apply_requirements`) and of a comment plan (`plan_requirements`): which are unmet, as
+//! typed values that `render` puts in words.
 
 use super::{Job, Runner, project};
 use crate::forge::{CommitStatus, Mergeable, PullDetails, StatusKind, StatusState};
@@ -18,7 +18,9 @@ pub(super) async fn unmet_requirements(
     let wanted = projects
         .iter()
         .flat_map(|(_, p)| p.apply_requirements.iter().copied());
-    unmet(r, job, pull, wanted).await
+    let mut unmet = unmet(r, job, pull, wanted).await?;
+    unmet.extend(super::policies::unmet(r, job, projects));
+    Ok(unmet)
 }
 
 /// Whether a comment plan of `projects` may run: `false` after commenting each unmet
@@ -76,6 +78,8 @@ pub(super) async fn unmet(
                 Mergeable::Unknown => Some(Unmet::MergeabilityUnknown),
             },
             Requirement::Undiverged => project::undiverged(r, job, pull).await?,
+            // Per project's saved plan: `unmet_requirements` asks `policies`.
+            Requirement::PoliciesPassed => None,
         };
         unmet.extend(unmet_one);
     }

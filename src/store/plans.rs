@@ -33,6 +33,16 @@ pub trait PlanStore: Send + Sync {
     /// `atlantis import`, `atlantis state rm`).
     async fn plan_supersede_key(&self, key: &LockKey, pr: u64) -> Result<(), StoreError>;
 
+    /// Records the policy check of a current plan: `previous` must be the check it holds now
+    /// (`None`: none yet), so two approvals at once cannot lose one. Returns false when the
+    /// plan was superseded or its check changed meanwhile (read it again and retry).
+    async fn plan_policy_check_replace(
+        &self,
+        id: Uuid,
+        previous: Option<&serde_json::Value>,
+        check: &serde_json::Value,
+    ) -> Result<bool, StoreError>;
+
     /// Records `comments` as the PR's latest plan comments, replacing the ones recorded before,
     /// and returns those (sorted; the ones in `comments` left out) so the caller can hide them.
     /// `LockStore::pr_closed` forgets them.
@@ -48,7 +58,8 @@ pub trait PlanStore: Send + Sync {
 /// project key.
 const SAVE_LOCK: i64 = 0x504C_414E;
 const PLAN_COLUMNS: &str = "id, repo, pr, dir, workspace, project, job_id, head_sha, \
-     config_hash, state_fingerprint, document, rendered, created_at, superseded_at, applied_at";
+     config_hash, state_fingerprint, document, rendered, created_at, superseded_at, applied_at, \
+     policy_check";
 
 fn plan_from_row(row: &Row) -> Result<SavedPlan, StoreError> {
     Ok(SavedPlan {
@@ -71,6 +82,7 @@ fn plan_from_row(row: &Row) -> Result<SavedPlan, StoreError> {
         created_at: row.time("created_at")?,
         superseded_at: row.opt_time("superseded_at")?,
         applied_at: row.opt_time("applied_at")?,
+        policy_check: row.opt_json("policy_check")?,
     })
 }
 
@@ -206,6 +218,38 @@ impl PlanStore for Db {
 
     async fn plan_supersede_key(&self, key: &LockKey, pr: u64) -> Result<(), StoreError> {
         supersede_key(self.write(), key, pr).await
+    }
+
+    async fn plan_policy_check_replace(
+        &self,
+        id: Uuid,
+        previous: Option<&serde_json::Value>,
+        check: &serde_json::Value,
+    ) -> Result<bool, StoreError> {
+        let changed = match previous {
+            None => {
+                Sql::new(
+                    "UPDATE plans SET policy_check = $2
+                     WHERE id = $1 AND superseded_at IS NULL AND policy_check IS NULL",
+                )
+                .bind(id)
+                .bind(check)
+                .execute(self.write())
+                .await?
+            }
+            Some(previous) => {
+                Sql::new(
+                    "UPDATE plans SET policy_check = $2
+                     WHERE id = $1 AND superseded_at IS NULL AND policy_check = $3",
+                )
+                .bind(id)
+                .bind(check)
+                .bind(previous)
+                .execute(self.write())
+                .await?
+            }
+        };
+        Ok(changed == 1)
     }
 
     async fn plan_comments_replace(

@@ -83,6 +83,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "plans applied",
         include_str!("../../migrations/sqlite/0021_plans_applied.sql"),
     ),
+    (
+        22,
+        "plan policy checks",
+        include_str!("../../migrations/sqlite/0022_plan_policy_checks.sql"),
+    ),
 ];
 
 /// `(version, description, sql)` for PostgreSQL, oldest first.
@@ -156,6 +161,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         21,
         "plans applied",
         include_str!("../../migrations/postgres/0021_plans_applied.sql"),
+    ),
+    (
+        22,
+        "plan policy checks",
+        include_str!("../../migrations/postgres/0022_plan_policy_checks.sql"),
     ),
 ];
 

@@ -368,6 +368,20 @@ impl Row {
         }
     }
 
+    pub(super) fn opt_json(&self, column: &str) -> Result<Option<serde_json::Value>, StoreError> {
+        match self {
+            Self::Sqlite(row) => row
+                .try_get::<Option<String>, _>(column)?
+                .map(|text| {
+                    serde_json::from_str(&text).map_err(|e| {
+                        StoreError::Internal(format!("stored {column} is not JSON: {e}"))
+                    })
+                })
+                .transpose(),
+            Self::Pg(row) => Ok(row.try_get(column)?),
+        }
+    }
+
     pub(super) fn json(&self, column: &str) -> Result<serde_json::Value, StoreError> {
         match self {
             Self::Sqlite(row) => {

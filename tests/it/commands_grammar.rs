@@ -418,3 +418,26 @@ fn a_command_written_back_as_a_comment_parses_to_itself() {
         "atlantis plan -d 'my dir' -w staging"
     );
 }
+
+#[test]
+fn approve_policies_takes_project_flags_a_policy_set_and_the_clear_switch() {
+    let all = run("atlantis approve_policies");
+    assert_eq!(all.verb, Verb::ApprovePolicies);
+    assert!(all.policy_set.is_none() && !all.clear_policy_approval);
+    let one =
+        run("atlantis approve_policies -d envs/dev --policy-set guests --clear-policy-approval");
+    assert_eq!(one.dir, dir("envs/dev"));
+    assert_eq!(one.policy_set.as_deref(), Some("guests"));
+    assert!(one.clear_policy_approval);
+    assert_eq!(
+        one.to_comment("atoll"),
+        "atoll approve_policies -d envs/dev --policy-set guests --clear-policy-approval"
+    );
+    let (message, usage) = error_message("atlantis approve_policies --policy-set 'a b'");
+    assert!(message.contains("not a policy set name"), "{message}");
+    assert_eq!(usage, Usage::Verb(Verb::ApprovePolicies));
+    let (message, _) = error_message("atlantis plan --policy-set guests");
+    assert!(message.contains("unknown flag"), "{message}");
+    let (message, _) = error_message("atlantis approve_policies -p web -d envs/dev");
+    assert!(message.contains("cannot be combined"), "{message}");
+}

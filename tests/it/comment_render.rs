@@ -4,7 +4,9 @@
 //! template.
 
 use atoll::locks::Stale;
+use atoll::policies::{Approval, PolicyCheck, SetOutcome};
 use atoll::render::notice::{self, JobRef};
+use atoll::render::policies;
 use atoll::render::pr::{
     self, ConflictView, GuestLine, PlanOutcome, ProjectPlanView, ReleasedLock, Unmet,
 };
@@ -246,7 +248,101 @@ fn every_comment(user: &str) -> Vec<(&'static str, String)> {
             "job_gave_up",
             notice::job_gave_up("atlantis", "Plan", "plan", 3, JOB),
         ),
+        (
+            "policy_check",
+            policies::policy_check("atlantis", &policy_views(user)),
+        ),
+        (
+            "approve_policies",
+            policies::approve_policies("atlantis", user, &approved_projects(user), false),
+        ),
+        (
+            "approve_policies_nothing",
+            policies::approve_policies("atlantis", user, &[], true),
+        ),
+        (
+            "unmet_policies",
+            pr::unmet_requirements(
+                "atlantis",
+                &[
+                    Unmet::PoliciesFailed {
+                        project: user.to_owned(),
+                        flags: "-d envs/dev".to_owned(),
+                        sets: vec!["unprivileged".to_owned()],
+                    },
+                    Unmet::PoliciesUnchecked {
+                        project: "web".to_owned(),
+                        flags: "-p web".to_owned(),
+                    },
+                ],
+            ),
+        ),
     ]
+}
+
+fn outcome(name: &str, failures: &[String], approvals: &[&str]) -> SetOutcome {
+    SetOutcome {
+        name: name.to_owned(),
+        failures: failures.to_vec(),
+        warnings: Vec::new(),
+        error: None,
+        approve_count: 1,
+        approvals: approvals.iter().map(|a| (*a).to_owned()).collect(),
+    }
+}
+
+/// A failing project (a deny message quoting user text, a warning, an evaluation error) and a
+/// passing one.
+fn policy_views(user: &str) -> Vec<policies::ProjectPolicyView> {
+    let mut warned = outcome("datastores", &[], &[]);
+    warned.warnings = vec![format!("{user} is large")];
+    let mut broken = outcome("broken", &[], &[]);
+    broken.error = Some(format!("bad.rego is not valid Rego: {user}"));
+    vec![
+        policies::ProjectPolicyView {
+            label: user.to_owned(),
+            flags: "-d envs/dev".to_owned(),
+            check: PolicyCheck {
+                sets: vec![
+                    outcome("unprivileged", &[format!("{user}: privileged")], &[]),
+                    warned,
+                    broken,
+                ],
+            },
+        },
+        policies::ProjectPolicyView {
+            label: "web".to_owned(),
+            flags: "-p web".to_owned(),
+            check: PolicyCheck {
+                sets: vec![outcome("unprivileged", &[], &[])],
+            },
+        },
+    ]
+}
+
+fn approved_projects(user: &str) -> Vec<policies::ApprovedProject> {
+    vec![policies::ApprovedProject {
+        label: user.to_owned(),
+        events: vec![
+            Approval::Approved {
+                set: "unprivileged".to_owned(),
+                have: 1,
+                need: 1,
+            },
+            Approval::NotOwner {
+                set: "datastores".to_owned(),
+            },
+            Approval::SelfApprove {
+                set: "storage".to_owned(),
+            },
+        ],
+        check: PolicyCheck {
+            sets: vec![
+                outcome("unprivileged", &["x".to_owned()], &[user]),
+                outcome("datastores", &["y".to_owned()], &[]),
+            ],
+        },
+    }]
 }
 
 fn lock_key() -> atoll::locks::LockKey {

@@ -425,3 +425,30 @@ fn allow_commands_defaults_to_atlantis_list_takes_all_and_refuses_unknown_comman
         "{p:?}"
     );
 }
+
+#[test]
+fn policies_are_read_and_bad_policy_sets_are_refused_with_their_key() {
+    let loaded = ok(
+        "policies:\n  conftest_version: 0.46.0\n  policy_sets:\n    - {name: guests, path: /etc/atoll/p}\n",
+        &[],
+    );
+    assert_eq!(loaded.settings.policies.sets.len(), 1);
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains("conftest_version is ignored")),
+        "{:?}",
+        loaded.warnings
+    );
+    let p = problems(
+        "policies:\n  policy_sets:\n    - {name: guests, path: /p, source: github}\n",
+        &[],
+    );
+    assert!(
+        p.iter()
+            .any(|p| p.contains("policies.policy_sets[0].source") && p.contains("local")),
+        "{p:?}"
+    );
+    assert!(ok("", &[]).settings.policies.sets.is_empty());
+}

@@ -30,4 +30,5 @@ per_backend!(
     locks_plans_and_switch_survive_reopening_the_store,
     plan_comments_are_replaced_per_pr_and_survive_reopening,
     a_state_change_supersedes_its_projects_plan_and_is_audited,
+    policy_checks_are_saved_with_the_plan_from_what_was_read_and_a_new_plan_has_none,
 );

@@ -118,6 +118,7 @@ mod runner_extra_args;
 mod runner_import;
 mod runner_options;
 mod runner_outsiders;
+mod runner_policies;
 mod runner_pr;
 mod runner_pr_select;
 mod runner_restart;

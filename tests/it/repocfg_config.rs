@@ -43,7 +43,7 @@ fn version_three_projects_are_read_with_defaults() {
     );
     assert_eq!(
         config.projects[1].apply_requirements,
-        Some(vec![Requirement::Approved])
+        Some(vec![Requirement::Approved, Requirement::PoliciesPassed])
     );
     assert_eq!(config.projects[2].workspace.as_str(), "staging");
     assert!(!config.projects[2].autoplan);
@@ -54,13 +54,7 @@ fn version_three_projects_are_read_with_defaults() {
 fn keys_atoll_does_not_support_become_warnings() {
     let config = RepoConfig::parse(ATLANTIS_YAML).expect("fixture parses");
     let paths: Vec<&str> = config.warnings.iter().map(|w| w.path.as_str()).collect();
-    assert_eq!(
-        paths,
-        [
-            "projects[1].apply_requirements[1]",
-            "projects[1].terraform_version",
-        ]
-    );
+    assert_eq!(paths, ["projects[1].terraform_version"]);
     // `workflows` is read now (see `runner_workflows`).
     assert!(config.workflows.contains_key("custom"));
     assert!(
@@ -249,7 +243,10 @@ fn repository_overrides_apply_only_where_the_server_allows_them() {
         .iter()
         .find(|p| p.dir.as_str() == "envs/dev")
         .expect("dev modified");
-    assert_eq!(dev.apply_requirements, [Requirement::Approved]);
+    assert_eq!(
+        dev.apply_requirements,
+        [Requirement::Approved, Requirement::PoliciesPassed]
+    );
     let network = &resolution.modified[0];
     assert_eq!(
         network.apply_requirements,

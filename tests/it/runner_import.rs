@@ -276,7 +276,7 @@ async fn import_and_state_rm_are_refused_unless_the_server_allows_them_and_help_
     assert!(
         refused
             .body
-            .contains("(commands.allow_commands): plan, apply, unlock, cancel, help, version."),
+            .contains("(commands.allow_commands): plan, apply, unlock, cancel, help, version, approve_policies."),
         "{}",
         refused.body
     );

@@ -94,7 +94,7 @@ workflows:
     // Markdown escapes the underscores of the warnings.
     assert!(
         prod.body
-            .contains(r"policy\_check: policies are not evaluated by this server yet"),
+            .contains(r"policy\_check: atoll checks the server's policy sets"),
         "{}",
         prod.body
     );

@@ -281,3 +281,69 @@ pub(crate) async fn a_state_change_supersedes_its_projects_plan_and_is_audited(d
     let listed = s.audit().audit_list(2, None).await.expect("list");
     assert_eq!(listed[0].action, atoll::locks::AuditAction::StateRm);
 }
+
+pub(crate) async fn policy_checks_are_saved_with_the_plan_from_what_was_read_and_a_new_plan_has_none(
+    db: &TestStore,
+) {
+    let s = &*db.store;
+    let k = key("envs/dev", "default", None);
+    let first = s.plans().plan_save(&plan(&k, 7, "a")).await.expect("save");
+    assert_eq!(first.policy_check, None, "a new plan has no check");
+    let checked = serde_json::json!({"sets": [{"name": "guests", "failures": ["ünïcode ✓"],
+        "approve_count": 1, "approvals": []}]});
+    assert!(
+        s.plans()
+            .plan_policy_check_replace(first.id, None, &checked)
+            .await
+            .expect("first check")
+    );
+    assert!(
+        !s.plans()
+            .plan_policy_check_replace(first.id, None, &checked)
+            .await
+            .expect("second first check"),
+        "a check is written once from none"
+    );
+    let saved = s
+        .plans()
+        .plan_get(first.id)
+        .await
+        .expect("get")
+        .expect("kept");
+    assert_eq!(saved.policy_check.as_ref(), Some(&checked));
+    let approved = serde_json::json!({"sets": [{"name": "guests", "failures": ["ünïcode ✓"],
+        "approve_count": 1, "approvals": ["dave"]}]});
+    let read = saved.policy_check.clone();
+    assert!(
+        s.plans()
+            .plan_policy_check_replace(first.id, read.as_ref(), &approved)
+            .await
+            .expect("approve")
+    );
+    assert!(
+        !s.plans()
+            .plan_policy_check_replace(first.id, read.as_ref(), &checked)
+            .await
+            .expect("stale approve"),
+        "a write from a check read before another write is refused"
+    );
+    let second = s
+        .plans()
+        .plan_save(&plan(&k, 7, "b"))
+        .await
+        .expect("replan");
+    assert_eq!(
+        second.policy_check, None,
+        "a new plan starts without approvals"
+    );
+    assert!(
+        !s.plans()
+            .plan_policy_check_replace(first.id, Some(&approved), &checked)
+            .await
+            .expect("superseded"),
+        "a superseded plan's check is not changed"
+    );
+    let current = plans_of(s, 7, true).await;
+    assert_eq!(current.len(), 1);
+    assert_eq!(current[0].policy_check, None);
+}
