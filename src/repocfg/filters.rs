@@ -166,6 +166,9 @@ pub fn is_glob(text: &str) -> bool {
 pub struct DirGlob {
     written: String,
     matcher: GlobMatcher,
+    /// For a pattern ending in `/**`, the pattern without it: doublestar (Atlantis's matcher)
+    /// lets `a/**` match `a` itself, which `globset` does not.
+    itself: Option<GlobMatcher>,
 }
 
 impl PartialEq for DirGlob {
@@ -198,14 +201,22 @@ impl DirGlob {
         if text.split('/').any(|part| part == "..") {
             return Err(format!("pattern `{shown}` may not use `..`"));
         }
-        let matcher = GlobBuilder::new(text)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| format!("pattern `{shown}` is not a valid glob: {}", e.kind()))?
-            .compile_matcher();
+        let compile = |glob: &str| {
+            GlobBuilder::new(glob)
+                .literal_separator(true)
+                .build()
+                .map(|g| g.compile_matcher())
+                .map_err(|e| format!("pattern `{shown}` is not a valid glob: {}", e.kind()))
+        };
+        let matcher = compile(text)?;
+        let itself = match text.strip_suffix("/**") {
+            Some(parent) if !parent.is_empty() => Some(compile(parent)?),
+            _ => None,
+        };
         Ok(Self {
             written: text.to_owned(),
             matcher,
+            itself,
         })
     }
 
@@ -218,12 +229,13 @@ impl DirGlob {
         Self {
             written: String::new(),
             matcher,
+            itself: None,
         }
     }
 
     /// True when the whole directory path `dir` (repository-relative, `.` for the root) matches.
     pub fn matches(&self, dir: &str) -> bool {
-        self.matcher.is_match(dir)
+        self.matcher.is_match(dir) || self.itself.as_ref().is_some_and(|m| m.is_match(dir))
     }
 
     pub fn as_str(&self) -> &str {
@@ -255,6 +267,19 @@ mod tests {
     #[test]
     fn a_branch_regex_too_large_to_compile_within_the_limit_is_refused() {
         assert!(BranchFilter::parse("/(a{1000}){1000}/").is_err());
+    }
+
+    #[test]
+    fn a_trailing_double_star_matches_the_directory_itself_as_doublestar_does() {
+        // doublestar's own table: {"a/**", "a", true, ...}
+        let glob = DirGlob::parse("scratch/**").expect("valid");
+        for dir in ["scratch", "scratch/a", "scratch/a/b"] {
+            assert!(glob.matches(dir), "{dir}");
+        }
+        assert!(!glob.matches("scratchy"));
+        assert!(!glob.matches("other/scratch"));
+        assert!(DirGlob::parse("env*/**").expect("valid").matches("envs"));
+        assert!(DirGlob::parse("**").expect("valid").matches("a/b"));
     }
 
     #[test]

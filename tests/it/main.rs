@@ -114,6 +114,7 @@ mod runner_bounds;
 mod runner_cancel;
 mod runner_comments;
 mod runner_demo;
+mod runner_docs_example;
 mod runner_extra_args;
 mod runner_import;
 mod runner_options;
