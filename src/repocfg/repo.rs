@@ -139,8 +139,9 @@ fn unsupported(path: String) -> Warning {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RepoConfig {
     pub projects: Vec<RepoProject>,
-    pub parallel_plan: bool,
-    pub parallel_apply: bool,
+    /// `None` when the file does not say (the server's rule decides).
+    pub parallel_plan: Option<bool>,
+    pub parallel_apply: Option<bool>,
     /// Top-level `autodiscover`; `None` when absent (mode `auto`, nothing ignored).
     pub autodiscover: Option<Autodiscover>,
     /// `automerge`, `repo_locks`, `emoji_reaction` and the other keys of `options`.
@@ -193,8 +194,8 @@ impl RepoConfig {
         }
         let mut config = Self {
             projects: Vec::new(),
-            parallel_plan: false,
-            parallel_apply: false,
+            parallel_plan: None,
+            parallel_apply: None,
             autodiscover: None,
             options: RepoOptions::default(),
             workflows: std::collections::BTreeMap::new(),
@@ -212,8 +213,8 @@ impl RepoConfig {
                     version_seen = true;
                 }
                 "projects" => config.projects = projects(value, &mut config.warnings)?,
-                "parallel_plan" => config.parallel_plan = boolean(value, key)?,
-                "parallel_apply" => config.parallel_apply = boolean(value, key)?,
+                "parallel_plan" => config.parallel_plan = Some(boolean(value, key)?),
+                "parallel_apply" => config.parallel_apply = Some(boolean(value, key)?),
                 "autodiscover" => config.autodiscover = Some(autodiscover(value, key)?),
                 "policies" => config.warnings.push(Warning {
                     path: key.to_owned(),

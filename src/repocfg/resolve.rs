@@ -164,7 +164,9 @@ pub fn resolve_on_base(
     let existing = existing_dirs(inputs.tree);
     let (parallel_plan, parallel_apply) = config
         .as_ref()
-        .map_or((false, false), |c| (c.parallel_plan, c.parallel_apply));
+        .map_or((None, None), |c| (c.parallel_plan, c.parallel_apply));
+    let parallel_plan = parallel_plan.unwrap_or(policy.parallel_plan);
+    let parallel_apply = parallel_apply.unwrap_or(policy.parallel_apply);
     let listed_count = config.as_ref().map_or(0, |c| c.projects.len());
     let autodiscover = config
         .as_ref()

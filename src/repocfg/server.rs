@@ -15,6 +15,8 @@
 //!     repo_locks: {mode: on_plan}   # on_plan | on_apply | disabled
 //!     automerge: true               # merge once every project is applied (Atlantis's --automerge)
 //!     automerge_method: squash      # merge | squash | rebase
+//!     parallel_plan: true           # when atlantis.yaml does not say (Atlantis's --parallel-plan)
+//!     parallel_apply: true          # likewise (--parallel-apply)
 //!     delete_source_branch_on_merge: true
 //!     workflow: prod                # the workflow of projects that name none
 //!     allowed_workflows: [prod]     # the workflows atlantis.yaml may pick (all when absent)
@@ -127,6 +129,8 @@ struct RawRule {
     delete_source_branch_on_merge: Option<bool>,
     automerge: Option<bool>,
     automerge_method: Option<MergeMethod>,
+    parallel_plan: Option<bool>,
+    parallel_apply: Option<bool>,
     workflow: Option<String>,
     allowed_workflows: Option<Vec<String>>,
     allow_custom_workflows: Option<bool>,
@@ -143,6 +147,8 @@ struct RuleOptions {
     delete_source_branch_on_merge: Option<bool>,
     automerge: Option<bool>,
     automerge_method: Option<MergeMethod>,
+    parallel_plan: Option<bool>,
+    parallel_apply: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -281,6 +287,8 @@ fn compile(index: usize, raw: RawRule) -> Result<Rule, ServerRulesError> {
             delete_source_branch_on_merge: raw.delete_source_branch_on_merge,
             automerge: raw.automerge,
             automerge_method: raw.automerge_method,
+            parallel_plan: raw.parallel_plan,
+            parallel_apply: raw.parallel_apply,
         },
         workflow: raw.workflow,
         allowed_workflows: raw.allowed_workflows,
@@ -350,6 +358,10 @@ pub struct RepoPolicy {
     /// Merge a PR once all its projects are applied (a repository's `automerge` overrides it).
     pub automerge: bool,
     pub automerge_method: MergeMethod,
+    /// Plan (apply) a PR's projects concurrently when `atlantis.yaml` does not say (Atlantis's
+    /// `--parallel-plan`, `--parallel-apply`).
+    pub parallel_plan: bool,
+    pub parallel_apply: bool,
     exclude: Vec<PathPatterns>,
     exclude_raw: Vec<String>,
     /// The rule's `workflow:`, the workflow of projects that name none (`None`: `default`).
@@ -382,6 +394,12 @@ impl RuleOptions {
         }
         if let Some(delete) = self.delete_source_branch_on_merge {
             policy.delete_source_branch_on_merge = delete;
+        }
+        if let Some(parallel) = self.parallel_plan {
+            policy.parallel_plan = parallel;
+        }
+        if let Some(parallel) = self.parallel_apply {
+            policy.parallel_apply = parallel;
         }
         if let Some(automerge) = self.automerge {
             policy.automerge = automerge;

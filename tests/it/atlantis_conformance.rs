@@ -207,6 +207,10 @@ const SELECT: &str = include_str!("../conformance/atlantis/select.json");
 
 /// The server allows every repository setting, as the Atlantis cases assume.
 const ALLOW_ALL: &str = "repos:\n  - id: /.*/\n    allowed_overrides: [apply_requirements]\n";
+/// A case's `server` turns on the server's own defaults (Atlantis's `--parallel-plan`,
+/// `--parallel-apply`, `--automerge`), as a repo rule.
+const SERVER_DEFAULTS: &str =
+    "    parallel_plan: true\n    parallel_apply: true\n    automerge: true\n";
 
 fn selection(case: &Value) -> Result<(Vec<Project>, Resolution), String> {
     let text = case["comment"].as_str().expect("comment");
@@ -214,7 +218,11 @@ fn selection(case: &Value) -> Result<(Vec<Project>, Resolution), String> {
         Parsed::Run(command) => command,
         other => return Err(format!("{other:?}")),
     };
-    let policy = ServerRules::from_yaml(ALLOW_ALL)
+    let rules = match case["server"].as_str() {
+        Some(_) => format!("{ALLOW_ALL}{SERVER_DEFAULTS}"),
+        None => ALLOW_ALL.to_owned(),
+    };
+    let policy = ServerRules::from_yaml(&rules)
         .expect("rules")
         .policy_for("example.com/acme/infra");
     let tree = ["main.tf".to_owned()];

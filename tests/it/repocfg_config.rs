@@ -20,8 +20,8 @@ fn parse_err(yaml: &str) -> RepoConfigError {
 #[test]
 fn version_three_projects_are_read_with_defaults() {
     let config = RepoConfig::parse(ATLANTIS_YAML).expect("fixture parses");
-    assert!(config.parallel_plan);
-    assert!(!config.parallel_apply);
+    assert_eq!(config.parallel_plan, Some(true));
+    assert_eq!(config.parallel_apply, Some(false));
     let names: Vec<&str> = config
         .projects
         .iter()

@@ -441,3 +441,30 @@ fn a_dir_and_workspace_matching_two_named_projects_asks_for_a_project_name() {
         Some("green")
     );
 }
+
+/// Atlantis's `--parallel-plan`/`--parallel-apply`: the repo rule's value holds where
+/// `atlantis.yaml` says nothing, and the file's own value wins where it does.
+#[test]
+fn the_servers_parallel_defaults_hold_unless_atlantis_yaml_says() {
+    let rules = "repos:\n  - id: /.*/\n    parallel_plan: true\n    parallel_apply: true\n";
+    let policy = ServerRules::from_yaml(rules)
+        .expect("rules")
+        .policy_for(PVE);
+    let tree = files(&["stack/main.tf"]);
+    let resolve_with = |yaml: &str| {
+        atoll::repocfg::resolve(
+            Inputs {
+                atlantis_yaml: Some(yaml),
+                tree: &tree,
+                changed: &tree,
+                module_uses: &[],
+            },
+            &policy,
+        )
+        .expect("resolves")
+    };
+    let silent = resolve_with("version: 3\nprojects:\n  - dir: stack\n");
+    assert!(silent.parallel_plan && silent.parallel_apply);
+    let own = resolve_with("version: 3\nparallel_apply: false\nprojects:\n  - dir: stack\n");
+    assert!(own.parallel_plan && !own.parallel_apply);
+}
