@@ -2,7 +2,9 @@
 //! project of the PR with a current plan applied (or with nothing to apply), merge the PR with
 //! the configured method, deleting the head branch when `delete_source_branch_on_merge` says
 //! so for every such project (never a fork's branch). The result, merged or the forge's
-//! refusal, is always commented.
+//! refusal, is always commented. A project the PR modifies that autoplans but has no current
+//! plan (its plan failed, or its workflow refused it) holds the merge back, as a project
+//! Atlantis's pull status shows as errored does: merging would ship a change nobody applied.
 
 use super::stages::has_changes;
 use super::{Job, Runner};
@@ -33,6 +35,23 @@ pub(super) async fn run(
     if waiting > 0 {
         job.step(&format!(
             "automerge: not yet, {waiting} planned project(s) not applied"
+        ))
+        .await;
+        return Ok(());
+    }
+    let unplanned: Vec<String> = resolution
+        .autoplan()
+        .filter(|p| {
+            !plans.iter().any(|s| {
+                p.dir == s.key.dir && p.workspace == s.key.workspace && p.name == s.key.project
+            })
+        })
+        .map(|p| p.label())
+        .collect();
+    if !unplanned.is_empty() {
+        job.step(&format!(
+            "automerge: not merging, no current plan for {}",
+            unplanned.join(", ")
         ))
         .await;
         return Ok(());

@@ -508,3 +508,47 @@ async fn an_apply_that_fails_in_one_group_skips_the_later_groups_and_says_why() 
     assert!(w.comments_containing(pr, "Apply for second").is_empty());
     w.stop().await;
 }
+
+/// A project whose plan failed has no current plan; applying the other projects must not
+/// merge the pull request (Atlantis's pull status shows the project errored), or a change
+/// nobody applied would be merged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn automerge_waits_while_a_modified_project_has_no_current_plan() {
+    let mut w = TestApp::start(world(ForgeKind::Github, "[]")).await;
+    let yaml = "version: 3\nautomerge: true\n";
+    let pr = w
+        .fake()
+        .open_pr(
+            REPO,
+            "alice",
+            "half-broken",
+            &[
+                ("atlantis.yaml", yaml),
+                ("envs/dev/main.tf", &Container::new("web").hcl()),
+                (
+                    "lab/main.tf",
+                    "resource \"proxmox_virtual_environment_container\" \"x\" {\n",
+                ),
+            ],
+        )
+        .await
+        .expect("pr");
+    let plan = w.comment_containing(pr, "Plan:").await;
+    assert!(plan.body.contains("Plan Error"), "{}", plan.body);
+    w.fake().set_permission(REPO, "alice", "write");
+    w.fake()
+        .comment(REPO, pr, "alice", "atlantis apply")
+        .await
+        .expect("apply");
+    w.comment_containing(pr, "Apply complete").await;
+    let applies = w.finished_jobs("apply").await;
+    assert!(
+        applies.iter().any(|(_, log)| log
+            .iter()
+            .any(|l| l.contains("automerge: not merging, no current plan for dir: lab"))),
+        "{applies:#?}"
+    );
+    assert_eq!(w.fake().merged_with(REPO, pr), None);
+    assert!(w.comments_containing(pr, "Automatically merged").is_empty());
+    w.stop().await;
+}
