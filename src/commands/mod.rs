@@ -113,6 +113,12 @@ pub struct Command {
     /// `approve_policies --clear-policy-approval`: drop the approvals instead.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub clear_policy_approval: bool,
+    /// `apply --auto-merge-disabled`: no automerge after this apply.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto_merge_disabled: bool,
+    /// `apply --auto-merge-method METHOD`: this apply's automerge merges so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_merge_method: Option<crate::repocfg::MergeMethod>,
 }
 
 impl Command {
@@ -129,6 +135,8 @@ impl Command {
             resources: None,
             policy_set: None,
             clear_policy_approval: false,
+            auto_merge_disabled: false,
+            auto_merge_method: None,
         }
     }
 }
@@ -209,9 +217,17 @@ impl Verb {
     /// The flags the command accepts (besides `-h`/`--help`), for parsing and for usage text.
     pub fn flags(self) -> &'static [Flag] {
         match self {
-            Self::Plan | Self::Apply | Self::Version | Self::Import | Self::StateRm => {
+            Self::Plan | Self::Version | Self::Import | Self::StateRm => {
                 &[PROJECT, DIR, WORKSPACE, VERBOSE]
             }
+            Self::Apply => &[
+                PROJECT,
+                DIR,
+                WORKSPACE,
+                AUTO_MERGE_DISABLED,
+                AUTO_MERGE_METHOD,
+                VERBOSE,
+            ],
             Self::Unlock => &[PROJECT, DIR, WORKSPACE],
             Self::ApprovePolicies => &[
                 PROJECT,
@@ -251,6 +267,8 @@ enum FlagKind {
     Verbose,
     PolicySet,
     ClearPolicyApproval,
+    AutoMergeDisabled,
+    AutoMergeMethod,
 }
 
 const PROJECT: Flag = Flag {
@@ -287,6 +305,20 @@ const CLEAR_POLICY_APPROVAL: Flag = Flag {
     value: None,
     help: "drop the approvals of the failing policy sets instead of approving",
     kind: FlagKind::ClearPolicyApproval,
+};
+const AUTO_MERGE_DISABLED: Flag = Flag {
+    short: None,
+    long: "auto-merge-disabled",
+    value: None,
+    help: "no automerge after this apply",
+    kind: FlagKind::AutoMergeDisabled,
+};
+const AUTO_MERGE_METHOD: Flag = Flag {
+    short: None,
+    long: "auto-merge-method",
+    value: Some("METHOD"),
+    help: "how this apply's automerge merges: merge, squash or rebase",
+    kind: FlagKind::AutoMergeMethod,
 };
 const VERBOSE: Flag = Flag {
     short: None,

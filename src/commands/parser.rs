@@ -275,6 +275,8 @@ fn apply_flag(command: &mut Command, flag: &Flag, value: Option<String>) -> Resu
         FlagKind::Verbose => command.verbose = true,
         FlagKind::ClearPolicyApproval => command.clear_policy_approval = true,
         FlagKind::PolicySet => command.policy_set = Some(policy_set_name(&value)?),
+        FlagKind::AutoMergeDisabled => command.auto_merge_disabled = true,
+        FlagKind::AutoMergeMethod => command.auto_merge_method = Some(merge_method(&value)?),
         FlagKind::Project => command.project = Some(ProjectName::parse(&value).map_err(describe)?),
         FlagKind::Dir if crate::repocfg::is_glob(&value) => {
             let glob = crate::repocfg::DirGlob::parse(&value)?;
@@ -286,6 +288,20 @@ fn apply_flag(command: &mut Command, flag: &Flag, value: Option<String>) -> Resu
         }
     }
     Ok(())
+}
+
+/// `--auto-merge-method`: one of the merge methods both forges take.
+fn merge_method(value: &str) -> Result<crate::repocfg::MergeMethod, String> {
+    use crate::repocfg::MergeMethod;
+    [MergeMethod::Merge, MergeMethod::Squash, MergeMethod::Rebase]
+        .into_iter()
+        .find(|m| m.as_str() == value)
+        .ok_or_else(|| {
+            format!(
+                "`--auto-merge-method` is `merge`, `squash` or `rebase`, not `{}`",
+                shown(value)
+            )
+        })
 }
 
 /// A policy set's name as the server configuration allows them (`policies::settings`).
@@ -316,6 +332,11 @@ fn finish(command: Command) -> Result<Command, Reply> {
     {
         let message = "`-p` cannot be combined with `-d` or `-w`: a project already names its \
                        directory and workspace; use `-p NAME` or `-d DIR [-w WORKSPACE]`";
+        return Err(error(message.to_owned(), Usage::Verb(command.verb)));
+    }
+    if command.auto_merge_disabled && command.auto_merge_method.is_some() {
+        // Atlantis's words (comment_parser.go).
+        let message = "cannot use --auto-merge-method at the same time as --auto-merge-disabled";
         return Err(error(message.to_owned(), Usage::Verb(command.verb)));
     }
     if command.dir_glob.is_some() && !matches!(command.verb, Verb::Plan | Verb::Apply) {

@@ -58,22 +58,28 @@ impl Command {
             None => {}
         }
         if let Some(project) = &self.project {
-            text.push_str(&format!(" -p {}", quote(project.as_str())));
+            text.push_str(&valued("-p", "project", project.as_str()));
         }
         if let Some(dir) = &self.dir {
-            text.push_str(&format!(" -d {}", quote(dir.as_str())));
+            text.push_str(&valued("-d", "dir", dir.as_str()));
         }
         if let Some(glob) = &self.dir_glob {
-            text.push_str(&format!(" -d {}", quote(glob)));
+            text.push_str(&valued("-d", "dir", glob));
         }
         if let Some(workspace) = &self.workspace {
-            text.push_str(&format!(" -w {}", quote(workspace.as_str())));
+            text.push_str(&valued("-w", "workspace", workspace.as_str()));
         }
         if let Some(set) = &self.policy_set {
-            text.push_str(&format!(" --policy-set {}", quote(set)));
+            text.push_str(&valued("--policy-set", "policy-set", set));
         }
         if self.clear_policy_approval {
             text.push_str(" --clear-policy-approval");
+        }
+        if self.auto_merge_disabled {
+            text.push_str(" --auto-merge-disabled");
+        }
+        if let Some(method) = self.auto_merge_method {
+            text.push_str(&format!(" --auto-merge-method {}", method.as_str()));
         }
         if self.verbose {
             text.push_str(" --verbose");
@@ -87,6 +93,16 @@ impl Command {
             }
         }
         text
+    }
+}
+
+/// ` FLAG VALUE`, or ` --LONG=VALUE` when the value starts with `-`: the parser takes a separate
+/// word starting with `-` for a missing value, so such a value is written inline.
+fn valued(flag: &str, long: &str, value: &str) -> String {
+    if value.starts_with('-') {
+        format!(" --{long}={}", quote(value))
+    } else {
+        format!(" {flag} {}", quote(value))
     }
 }
 
@@ -193,6 +209,23 @@ mod tests {
     }
 
     #[test]
+    fn a_value_starting_with_a_dash_is_written_inline_and_parses_back() {
+        // found by `commands_props`: `-d '-d=x'` reads `-d=x` as a missing value
+        let grammar = crate::commands::Grammar::default();
+        let crate::commands::Parsed::Run(command) =
+            crate::commands::parse("atlantis plan --dir=-d=module.m.a.b[k]", &grammar)
+        else {
+            panic!("does not parse");
+        };
+        let again = command.to_comment("atlantis");
+        assert_eq!(again, "atlantis plan --dir='-d=module.m.a.b[k]'");
+        assert_eq!(
+            crate::commands::parse(&again, &grammar),
+            crate::commands::Parsed::Run(command)
+        );
+    }
+
+    #[test]
     fn comments_quote_values_only_when_needed() {
         assert_eq!(quote("envs/dev"), "envs/dev");
         assert_eq!(quote("my dir"), "'my dir'");
@@ -227,5 +260,61 @@ mod tests {
             suggestion: "atlantis plan".to_owned(),
         };
         assert_eq!(hint.to_string(), "Did you mean `atlantis plan`?");
+    }
+}
+
+#[cfg(test)]
+mod auto_merge_tests {
+    use crate::commands::{Grammar, Parsed, Reply, Verb, parse};
+    use crate::repocfg::MergeMethod;
+
+    fn run(text: &str) -> Parsed {
+        parse(text, &Grammar::default())
+    }
+
+    #[test]
+    fn apply_takes_atlantis_auto_merge_flags_and_writes_them_back() {
+        let Parsed::Run(off) = run("atlantis apply --auto-merge-disabled") else {
+            panic!("--auto-merge-disabled");
+        };
+        assert!(off.auto_merge_disabled);
+        assert_eq!(
+            off.to_comment("atlantis"),
+            "atlantis apply --auto-merge-disabled"
+        );
+        let Parsed::Run(rebase) = run("atlantis apply -p web --auto-merge-method rebase") else {
+            panic!("--auto-merge-method");
+        };
+        assert_eq!(rebase.auto_merge_method, Some(MergeMethod::Rebase));
+        let again = rebase.to_comment("atlantis");
+        assert_eq!(run(&again), Parsed::Run(rebase), "{again}");
+    }
+
+    #[test]
+    fn auto_merge_flags_are_refused_together_elsewhere_and_with_an_unknown_method() {
+        for (text, needle) in [
+            (
+                "atlantis apply --auto-merge-disabled --auto-merge-method squash",
+                "cannot use --auto-merge-method at the same time as --auto-merge-disabled",
+            ),
+            (
+                "atlantis apply --auto-merge-method fast-forward",
+                "`merge`, `squash` or `rebase`",
+            ),
+            ("atlantis plan --auto-merge-disabled", "unknown flag"),
+        ] {
+            match run(text) {
+                Parsed::Reply(Reply::Error { message, .. }) => {
+                    assert!(message.contains(needle), "{text}: {message}");
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        assert!(
+            Verb::Apply
+                .flags()
+                .iter()
+                .any(|f| f.long == "auto-merge-method")
+        );
     }
 }

@@ -45,7 +45,7 @@ async fn steps(r: &Runner, job: &Job, command: &Command) -> anyhow::Result<()> {
     let Some((pull, plans)) = admitted(r, job, command).await? else {
         return Ok(());
     };
-    apply_plans(r, job, pull, plans).await
+    apply_plans(r, job, pull, plans, command).await
 }
 
 /// The checks before any checkout, each refusal answered: identical to an earlier apply,
@@ -107,6 +107,7 @@ async fn apply_plans(
     job: &Job,
     pull: PullDetails,
     plans: Vec<SavedPlan>,
+    command: &Command,
 ) -> anyhow::Result<()> {
     let co = checkout(r, job, &pull).await?;
     let resolution = resolve(r, job, &co.path, &pull.base_ref).await?;
@@ -183,7 +184,12 @@ async fn apply_plans(
     )
     .await;
     if applied && resolution.run.automerge {
-        super::automerge::run(r, job, &pull, &resolution).await?;
+        if command.auto_merge_disabled {
+            job.step("automerge: off for this apply (--auto-merge-disabled)")
+                .await;
+        } else {
+            super::automerge::run(r, job, &pull, &resolution, command.auto_merge_method).await?;
+        }
     }
     Ok(())
 }

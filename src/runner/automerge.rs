@@ -18,6 +18,7 @@ pub(super) async fn run(
     job: &Job,
     pull: &PullDetails,
     resolution: &Resolution,
+    method: Option<MergeMethod>,
 ) -> anyhow::Result<()> {
     let plans = r
         .store
@@ -62,7 +63,8 @@ pub(super) async fn run(
                 .options
                 .delete_source_branch_on_merge
         });
-    let style = match resolution.run.merge_method {
+    // `apply --auto-merge-method` over the configured method
+    let style = match method.unwrap_or(resolution.run.merge_method) {
         MergeMethod::Merge => MergeStyle::Merge,
         MergeMethod::Squash => MergeStyle::Squash,
         MergeMethod::Rebase => MergeStyle::Rebase,

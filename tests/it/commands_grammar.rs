@@ -234,7 +234,7 @@ fn unknown_flag_gets_usage_of_the_command() {
     for (text, flag) in [
         ("atlantis plan --foo", "--foo"),
         (
-            "atlantis apply --auto-merge-disabled",
+            "atlantis plan --auto-merge-disabled",
             "--auto-merge-disabled",
         ),
         ("atlantis plan -x", "-x"),

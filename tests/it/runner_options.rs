@@ -552,3 +552,70 @@ async fn automerge_waits_while_a_modified_project_has_no_current_plan() {
     assert!(w.comments_containing(pr, "Automatically merged").is_empty());
     w.stop().await;
 }
+
+/// Atlantis's `apply --auto-merge-disabled` and `--auto-merge-method`: this apply does not
+/// merge, or merges with the method it names instead of the configured one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_flags_turn_automerge_off_or_choose_its_method() {
+    let mut w = TestApp::start(world(ForgeKind::Github, "[]")).await;
+    let yaml = "version: 3\nautomerge: true\n";
+    w.fake().set_permission(REPO, "alice", "write");
+    let kept = w
+        .fake()
+        .open_pr(
+            REPO,
+            "alice",
+            "kept-open",
+            &[
+                ("atlantis.yaml", yaml),
+                ("envs/dev/main.tf", &Container::new("web").hcl()),
+            ],
+        )
+        .await
+        .expect("pr 1");
+    w.comment_containing(kept, "Plan:").await;
+    w.fake()
+        .comment(REPO, kept, "alice", "atlantis apply --auto-merge-disabled")
+        .await
+        .expect("apply");
+    w.comment_containing(kept, "Apply complete").await;
+    let applies = w.finished_jobs("apply").await;
+    assert!(
+        applies.iter().any(|(_, log)| log
+            .iter()
+            .any(|l| l.contains("automerge: off for this apply"))),
+        "{applies:#?}"
+    );
+    assert_eq!(w.fake().merged_with(REPO, kept), None);
+
+    let rebased = w
+        .fake()
+        .open_pr(
+            REPO,
+            "alice",
+            "rebased",
+            &[
+                ("atlantis.yaml", yaml),
+                ("lab/main.tf", &Container::new("lab").hcl()),
+            ],
+        )
+        .await
+        .expect("pr 2");
+    w.comment_containing(rebased, "Plan:").await;
+    w.fake()
+        .comment(
+            REPO,
+            rebased,
+            "alice",
+            "atlantis apply --auto-merge-method rebase",
+        )
+        .await
+        .expect("apply");
+    let note = w.comment_containing(rebased, "Automatically merged").await;
+    assert!(note.body.contains("`rebase`"), "{}", note.body);
+    assert_eq!(
+        w.fake().merged_with(REPO, rebased).as_deref(),
+        Some("rebase")
+    );
+    w.stop().await;
+}
