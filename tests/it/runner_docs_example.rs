@@ -97,9 +97,7 @@ async fn atlantis_documentation_style_repository_plans_and_applies_as_atlantis_w
     let scratch = Container::new("tmp").vm_id(Some(973)).hcl();
     let release = Container::new("rel").vm_id(Some(974)).hcl();
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "environments",
             &[
@@ -115,8 +113,7 @@ async fn atlantis_documentation_style_repository_plans_and_applies_as_atlantis_w
                 ("release/main.tf", &release),
             ],
         )
-        .await
-        .expect("pr");
+        .await;
 
     // Autoplan: both environments with their own files, the discovered directory, not the
     // ignored one, not the project for release branches (named in a warning).
@@ -153,10 +150,7 @@ async fn atlantis_documentation_style_repository_plans_and_applies_as_atlantis_w
         .review(REPO, pr, "bob", ReviewAction::Approve)
         .await
         .expect("approve");
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis apply -p production")
-        .await
-        .expect("comment");
+    w.say(pr, "alice", "atlantis apply -p production").await;
     let refused = w
         .comment_containing(
             pr,
@@ -174,10 +168,7 @@ async fn atlantis_documentation_style_repository_plans_and_applies_as_atlantis_w
     );
 
     // One apply of everything applies staging first, then production, and the discovered one.
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis apply")
-        .await
-        .expect("comment");
+    w.say(pr, "alice", "atlantis apply").await;
     w.comment_containing(pr, "Apply complete").await;
     w.finished_jobs("apply").await;
     for (id, description) in [(970, "staging app"), (971, "production app"), (972, "")] {

@@ -42,9 +42,7 @@ async fn silenced_projects_comment_only_when_their_plan_or_apply_fails() {
                 silence_pr_comments: [apply]\n- name: broken\n  dir: broken\n  \
                 silence_pr_comments: [plan]\n";
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "quiet",
             &[
@@ -54,18 +52,14 @@ async fn silenced_projects_comment_only_when_their_plan_or_apply_fails() {
                 ("broken/main.tf", BROKEN_TF),
             ],
         )
-        .await
-        .expect("open pr");
+        .await;
     let plan = w.comment_containing(pr, "Plan Error").await;
     assert!(plan.body.contains("### broken"), "{}", plan.body);
     assert!(plan.body.contains("### hushed"), "{}", plan.body);
     assert!(!plan.body.contains("quiet"), "{}", plan.body);
 
     w.fake().set_permission(REPO, "alice", "write");
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis apply -p quiet")
-        .await
-        .expect("apply");
+    w.say(pr, "alice", "atlantis apply -p quiet").await;
     w.finished_jobs("apply").await;
     let sha = w.fake().head_sha(REPO, pr).expect("sha");
     let last = w
@@ -86,10 +80,7 @@ async fn silenced_projects_comment_only_when_their_plan_or_apply_fails() {
         message: "lvcreate 'pve/vm-101-disk-0' error: out of space".to_owned(),
         times: 1,
     });
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis apply -p hushed")
-        .await
-        .expect("apply");
+    w.say(pr, "alice", "atlantis apply -p hushed").await;
     let failed = w.comment_containing(pr, "Apply failed").await;
     assert!(
         failed.body.contains("### Apply for hushed"),
@@ -104,9 +95,7 @@ async fn silenced_projects_comment_only_when_their_plan_or_apply_fails() {
 async fn gitea_command_comments_get_the_repositorys_emoji_reaction() {
     let mut w = TestApp::start(world(ForgeKind::Gitea, "[]")).await;
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "emoji",
             &[
@@ -114,8 +103,7 @@ async fn gitea_command_comments_get_the_repositorys_emoji_reaction() {
                 ("envs/dev/main.tf", &Container::new("web").hcl()),
             ],
         )
-        .await
-        .expect("open pr");
+        .await;
     w.comment_containing(pr, "Plan:").await;
     let id = w
         .fake()
@@ -139,9 +127,7 @@ async fn gitea_command_comments_get_the_repositorys_emoji_reaction() {
     assert_eq!(reactions, [("atoll-bot".to_owned(), "rocket".to_owned())]);
 
     let other = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "bad-emoji",
             &[
@@ -149,8 +135,7 @@ async fn gitea_command_comments_get_the_repositorys_emoji_reaction() {
                 ("lab/main.tf", &Container::new("lab").hcl()),
             ],
         )
-        .await
-        .expect("open pr");
+        .await;
     let refused = w.comment_containing(other, "is not a reaction").await;
     assert!(refused.body.contains("`eyes`"), "{}", refused.body);
     w.stop().await;
@@ -164,20 +149,14 @@ async fn a_comment_plan_waits_for_the_plan_requirements_but_autoplan_does_not() 
     ))
     .await;
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "reqs",
             &[("envs/dev/main.tf", &Container::new("web").hcl())],
         )
-        .await
-        .expect("open pr");
+        .await;
     w.comment_containing(pr, "Plan:").await;
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis plan")
-        .await
-        .expect("plan");
+    w.say(pr, "alice", "atlantis plan").await;
     let refused = w.comment_containing(pr, "Plan Failed").await;
     assert!(refused.body.contains("`approved`"), "{}", refused.body);
     assert_eq!(w.comments_containing(pr, "Plan:").len(), 1);
@@ -187,10 +166,7 @@ async fn a_comment_plan_waits_for_the_plan_requirements_but_autoplan_does_not() 
         .review(REPO, pr, "bob", ReviewAction::Approve)
         .await
         .expect("approve");
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis plan")
-        .await
-        .expect("plan again");
+    w.say(pr, "alice", "atlantis plan").await;
     let deadline = Instant::now() + Duration::from_secs(60);
     while w.comments_containing(pr, "Plan:").len() < 2 {
         assert!(Instant::now() < deadline, "no second plan");
@@ -208,9 +184,7 @@ async fn with_repo_locks_on_apply_two_prs_plan_and_the_second_apply_meets_the_lo
     .await;
     let yaml = "version: 3\nrepo_locks: {mode: on_apply}\nprojects:\n- dir: envs/dev\n";
     let first = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "a",
             &[
@@ -218,13 +192,10 @@ async fn with_repo_locks_on_apply_two_prs_plan_and_the_second_apply_meets_the_lo
                 ("envs/dev/main.tf", &Container::new("web").cores(2).hcl()),
             ],
         )
-        .await
-        .expect("pr 1");
+        .await;
     w.comment_containing(first, "Plan:").await;
     let second = w
-        .fake()
         .open_pr(
-            REPO,
             "carol",
             "b",
             &[
@@ -232,8 +203,7 @@ async fn with_repo_locks_on_apply_two_prs_plan_and_the_second_apply_meets_the_lo
                 ("envs/dev/main.tf", &Container::new("web").cores(3).hcl()),
             ],
         )
-        .await
-        .expect("pr 2");
+        .await;
     w.comment_containing(second, "Plan:").await;
     let store = w.observer().await;
     let locks = store
@@ -245,10 +215,7 @@ async fn with_repo_locks_on_apply_two_prs_plan_and_the_second_apply_meets_the_lo
 
     w.fake().set_permission(REPO, "alice", "write");
     w.fake().set_permission(REPO, "carol", "write");
-    w.fake()
-        .comment(REPO, first, "alice", "atlantis apply")
-        .await
-        .expect("apply 1");
+    w.say(first, "alice", "atlantis apply").await;
     w.comment_containing(first, "Apply complete").await;
     let locks = store
         .locks()
@@ -259,10 +226,7 @@ async fn with_repo_locks_on_apply_two_prs_plan_and_the_second_apply_meets_the_lo
         locks.iter().map(|l| l.owner.pr).collect::<Vec<_>>(),
         [first]
     );
-    w.fake()
-        .comment(REPO, second, "carol", "atlantis apply")
-        .await
-        .expect("apply 2");
+    w.say(second, "carol", "atlantis apply").await;
     let conflict = w.comment_containing(second, "locked by pull request").await;
     assert!(
         conflict.body.contains(&format!("#{first}")),
@@ -282,9 +246,7 @@ async fn execution_order_groups_plan_in_order_and_a_failure_skips_the_later_grou
                 - name: broken\n  dir: broken\n  execution_order_group: 1\n\
                 - name: late\n  dir: late\n  execution_order_group: 3\n";
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "groups",
             &[
@@ -295,8 +257,7 @@ async fn execution_order_groups_plan_in_order_and_a_failure_skips_the_later_grou
                 ("late/main.tf", &Container::new("late").hcl()),
             ],
         )
-        .await
-        .expect("open pr");
+        .await;
     let plan = w.comment_containing(pr, "Plan Skipped").await;
     let body = &plan.body;
     let at = |s: &str| body.find(s).unwrap_or_else(|| panic!("{s} in {body}"));
@@ -321,9 +282,7 @@ async fn a_project_applies_only_after_its_dependencies_and_one_apply_orders_them
     let yaml = "version: 3\nprojects:\n- name: app\n  dir: app\n  depends_on: [db]\n\
                 - name: db\n  dir: db\n";
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "deps",
             &[
@@ -332,14 +291,10 @@ async fn a_project_applies_only_after_its_dependencies_and_one_apply_orders_them
                 ("db/main.tf", &Container::new("db").hcl()),
             ],
         )
-        .await
-        .expect("open pr");
+        .await;
     w.comment_containing(pr, "Plan:").await;
     w.fake().set_permission(REPO, "alice", "write");
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis apply -p app")
-        .await
-        .expect("apply app");
+    w.say(pr, "alice", "atlantis apply -p app").await;
     let refused = w.comment_containing(pr, "Apply Skipped").await;
     assert!(
         refused
@@ -350,10 +305,7 @@ async fn a_project_applies_only_after_its_dependencies_and_one_apply_orders_them
     );
     assert!(w.comments_containing(pr, "Apply for").is_empty());
 
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis apply")
-        .await
-        .expect("apply all");
+    w.say(pr, "alice", "atlantis apply").await;
     w.finished_jobs("apply").await;
     let applied = w.comments_containing(pr, "Apply complete");
     let labels: Vec<&str> = applied
@@ -388,9 +340,7 @@ async fn automerge_merges_with_the_configured_method_or_reports_the_refusal(kind
     .await;
     let yaml = "version: 3\nautomerge: true\ndelete_source_branch_on_merge: true\n";
     let merged = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "to-merge",
             &[
@@ -398,14 +348,10 @@ async fn automerge_merges_with_the_configured_method_or_reports_the_refusal(kind
                 ("envs/dev/main.tf", &Container::new("web").hcl()),
             ],
         )
-        .await
-        .expect("pr 1");
+        .await;
     w.comment_containing(merged, "Plan:").await;
     w.fake().set_permission(REPO, "alice", "write");
-    w.fake()
-        .comment(REPO, merged, "alice", "atlantis apply")
-        .await
-        .expect("apply");
+    w.say(merged, "alice", "atlantis apply").await;
     let note = w.comment_containing(merged, "Automatically merged").await;
     assert!(note.body.contains("`squash`"), "{}", note.body);
     assert!(
@@ -422,9 +368,7 @@ async fn automerge_merges_with_the_configured_method_or_reports_the_refusal(kind
     w.comment_containing(merged, "Locks released").await;
 
     let refused = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "conflicted",
             &[
@@ -432,16 +376,12 @@ async fn automerge_merges_with_the_configured_method_or_reports_the_refusal(kind
                 ("lab/main.tf", &Container::new("lab").hcl()),
             ],
         )
-        .await
-        .expect("pr 2");
+        .await;
     w.comment_containing(refused, "Plan:").await;
     w.fake()
         .set_mergeable(REPO, refused, Some(false), "dirty")
         .expect("conflict");
-    w.fake()
-        .comment(REPO, refused, "alice", "atlantis apply")
-        .await
-        .expect("apply");
+    w.say(refused, "alice", "atlantis apply").await;
     let failed = w.comment_containing(refused, "Automerge Failed").await;
     let reason = match kind {
         ForgeKind::Github => "Pull Request is not mergeable",
@@ -461,9 +401,7 @@ async fn an_apply_that_fails_in_one_group_skips_the_later_groups_and_says_why() 
                 projects:\n- name: second\n  dir: second\n  execution_order_group: 2\n\
                 - name: first\n  dir: first\n  execution_order_group: 1\n";
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "abort",
             &[
@@ -472,8 +410,7 @@ async fn an_apply_that_fails_in_one_group_skips_the_later_groups_and_says_why() 
                 ("second/main.tf", &Container::new("second").hcl()),
             ],
         )
-        .await
-        .expect("open pr");
+        .await;
     w.comment_containing(pr, "Plan:").await;
     w.fake().set_permission(REPO, "alice", "write");
     w.sim().faults().fail_tasks(TaskFailure {
@@ -482,10 +419,7 @@ async fn an_apply_that_fails_in_one_group_skips_the_later_groups_and_says_why() 
         message: "lvcreate error: out of space".to_owned(),
         times: 1,
     });
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis apply")
-        .await
-        .expect("apply");
+    w.say(pr, "alice", "atlantis apply").await;
     let skipped = w.comment_containing(pr, "Apply Skipped").await;
     assert!(
         skipped
@@ -517,9 +451,7 @@ async fn automerge_waits_while_a_modified_project_has_no_current_plan() {
     let mut w = TestApp::start(world(ForgeKind::Github, "[]")).await;
     let yaml = "version: 3\nautomerge: true\n";
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "half-broken",
             &[
@@ -531,15 +463,11 @@ async fn automerge_waits_while_a_modified_project_has_no_current_plan() {
                 ),
             ],
         )
-        .await
-        .expect("pr");
+        .await;
     let plan = w.comment_containing(pr, "Plan:").await;
     assert!(plan.body.contains("Plan Error"), "{}", plan.body);
     w.fake().set_permission(REPO, "alice", "write");
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis apply")
-        .await
-        .expect("apply");
+    w.say(pr, "alice", "atlantis apply").await;
     w.comment_containing(pr, "Apply complete").await;
     let applies = w.finished_jobs("apply").await;
     assert!(
@@ -561,9 +489,7 @@ async fn apply_flags_turn_automerge_off_or_choose_its_method() {
     let yaml = "version: 3\nautomerge: true\n";
     w.fake().set_permission(REPO, "alice", "write");
     let kept = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "kept-open",
             &[
@@ -571,13 +497,10 @@ async fn apply_flags_turn_automerge_off_or_choose_its_method() {
                 ("envs/dev/main.tf", &Container::new("web").hcl()),
             ],
         )
-        .await
-        .expect("pr 1");
+        .await;
     w.comment_containing(kept, "Plan:").await;
-    w.fake()
-        .comment(REPO, kept, "alice", "atlantis apply --auto-merge-disabled")
-        .await
-        .expect("apply");
+    w.say(kept, "alice", "atlantis apply --auto-merge-disabled")
+        .await;
     w.comment_containing(kept, "Apply complete").await;
     let applies = w.finished_jobs("apply").await;
     assert!(
@@ -589,9 +512,7 @@ async fn apply_flags_turn_automerge_off_or_choose_its_method() {
     assert_eq!(w.fake().merged_with(REPO, kept), None);
 
     let rebased = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "rebased",
             &[
@@ -599,8 +520,7 @@ async fn apply_flags_turn_automerge_off_or_choose_its_method() {
                 ("lab/main.tf", &Container::new("lab").hcl()),
             ],
         )
-        .await
-        .expect("pr 2");
+        .await;
     w.comment_containing(rebased, "Plan:").await;
     w.fake()
         .comment(

@@ -78,10 +78,8 @@ async fn github_privileged_container_fails_policy_until_an_owner_approves_and_re
         .hcl()
         .replace("unprivileged = true", "unprivileged = false");
     let pr = w
-        .fake()
-        .open_pr(REPO, "alice", "web", &[("envs/dev/main.tf", &privileged)])
-        .await
-        .expect("open pr");
+        .open_pr("alice", "web", &[("envs/dev/main.tf", &privileged)])
+        .await;
 
     let check = w.comment_containing(pr, "Policy Set: `unprivileged`").await;
     assert!(
@@ -173,10 +171,8 @@ async fn gitea_a_disallowed_datastore_fails_and_a_passing_plan_applies() {
         .hcl()
         .replace("datastore_id = \"local-lvm\"", "datastore_id = \"local\"");
     let pr = w
-        .fake()
-        .open_pr(REPO, "alice", "web", &[("envs/dev/main.tf", &elsewhere)])
-        .await
-        .expect("open pr");
+        .open_pr("alice", "web", &[("envs/dev/main.tf", &elsewhere)])
+        .await;
     let failed = w.comment_containing(pr, "Policy Set: `datastores`").await;
     assert!(
         failed
@@ -237,15 +233,12 @@ async fn gitea_a_disallowed_datastore_fails_and_a_passing_plan_applies() {
 async fn approve_policies_without_policy_sets_says_there_is_nothing_to_approve() {
     let w = TestApp::start(Options::new(ForgeKind::Github)).await;
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "web",
             &[("envs/dev/main.tf", &Container::new("web").hcl())],
         )
-        .await
-        .expect("open pr");
+        .await;
     w.comment_containing(pr, "Plan:").await;
     w.finished_jobs("autoplan").await;
     assert!(

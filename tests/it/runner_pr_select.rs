@@ -3,7 +3,7 @@
 //! `branch` filter to it (Atlantis's rule: a project whose regex does not match the PR's base
 //! branch is neither autoplanned nor selectable by comment).
 
-use crate::app_support::{Options, REPO, TestApp};
+use crate::app_support::{Options, TestApp};
 use crate::support::Container;
 use model::ForgeKind;
 
@@ -21,9 +21,7 @@ projects:
 async fn a_project_for_another_base_branch_is_not_planned_and_a_comment_naming_it_is_told_why() {
     let mut w = TestApp::start(Options::new(ForgeKind::Github)).await;
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "both",
             &[
@@ -32,8 +30,7 @@ async fn a_project_for_another_base_branch_is_not_planned_and_a_comment_naming_i
                 ("envs/prod/main.tf", &Container::new("rel").cores(2).hcl()),
             ],
         )
-        .await
-        .expect("open pr");
+        .await;
     let plan = w.comment_containing(pr, "Plan:").await;
     assert!(plan.body.contains("web-main"), "{}", plan.body);
     assert!(!plan.body.contains("container.rel"), "{}", plan.body);
@@ -44,10 +41,7 @@ async fn a_project_for_another_base_branch_is_not_planned_and_a_comment_naming_i
     );
     w.finished_jobs("autoplan").await;
 
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis plan -p web-release")
-        .await
-        .expect("comment");
+    w.say(pr, "alice", "atlantis plan -p web-release").await;
     let refused = w.comment_containing(pr, "Plan Error").await;
     assert!(
         refused
@@ -73,15 +67,12 @@ async fn a_discovered_project_with_a_cloud_block_runs_in_the_workspace_it_names(
         .body("  description = \"in ${terraform.workspace}\"")
         .hcl();
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "cloud",
             &[("envs/prod/cloud.tf", cloud), ("envs/prod/main.tf", &main)],
         )
-        .await
-        .expect("open pr");
+        .await;
     let plan = w.comment_containing(pr, "Plan:").await;
     assert!(
         plan.body.contains("dir: envs/prod workspace: prod"),

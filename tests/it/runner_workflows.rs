@@ -58,9 +58,7 @@ workflows:
 "#;
     let main = stack();
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "envs",
             &[
@@ -70,20 +68,14 @@ workflows:
                 ("stack/envs/dev.tfvars", "id = 981\ncores = 3\n"),
             ],
         )
-        .await
-        .expect("pr");
+        .await;
     // The comment's `-var` comes after the workflow's (Terraform's order: it wins).
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis plan -p dev -- -var cores=1")
-        .await
-        .expect("comment");
+    w.say(pr, "alice", "atlantis plan -p dev -- -var cores=1")
+        .await;
     let dev = w.comment_containing(pr, "Plan:").await;
     assert!(squashed(&dev.body).contains("vm_id = 981"), "{}", dev.body);
     assert!(squashed(&dev.body).contains("cores = 1"), "{}", dev.body);
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis plan -p prod")
-        .await
-        .expect("comment");
+    w.say(pr, "alice", "atlantis plan -p prod").await;
     let prod = w.comment_containing(pr, "980").await;
     assert!(squashed(&prod.body).contains("cores = 4"), "{}", prod.body);
     assert!(
@@ -111,10 +103,7 @@ workflows:
         .review(REPO, pr, "bob", fakeforge::ReviewAction::Approve)
         .await
         .expect("approve");
-    w.fake()
-        .comment(REPO, pr, "alice", "atlantis apply -p prod")
-        .await
-        .expect("comment");
+    w.say(pr, "alice", "atlantis apply -p prod").await;
     w.comment_containing(pr, "Apply complete").await;
     let node: NodeName = "pve".parse().expect("node");
     let config = w
@@ -149,9 +138,7 @@ workflows:
         - run: terraform plan -out $PLANFILE
 "#;
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "shell",
             &[
@@ -160,8 +147,7 @@ workflows:
                 ("shell/main.tf", &Container::new("shell").vm_id(983).hcl()),
             ],
         )
-        .await
-        .expect("pr");
+        .await;
     let plan = w.comment_containing(pr, "atoll never runs a shell").await;
     assert!(plan.body.contains("Plan: 1 to add"), "{}", plan.body);
     assert!(plan.body.contains("container.good"), "{}", plan.body);
@@ -197,9 +183,7 @@ async fn repository_workflows_are_refused_with_atlantis_words_unless_the_server_
     let yaml = "version: 3\nprojects:\n  - {dir: stack, workflow: mine}\nworkflows:\n  mine:\n    \
                 plan:\n      steps: [init, plan]\n";
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "custom",
             &[
@@ -207,8 +191,7 @@ async fn repository_workflows_are_refused_with_atlantis_words_unless_the_server_
                 ("stack/main.tf", &Container::new("web").vm_id(984).hcl()),
             ],
         )
-        .await
-        .expect("pr");
+        .await;
     let refused = w
         .comment_containing(pr, "repo config not allowed to define custom workflows")
         .await;
@@ -238,9 +221,7 @@ async fn a_server_workflow_picked_by_a_repo_rule_plans_projects_that_name_none()
             .hcl()
     );
     let pr = w
-        .fake()
         .open_pr(
-            REPO,
             "alice",
             "server",
             &[
@@ -248,8 +229,7 @@ async fn a_server_workflow_picked_by_a_repo_rule_plans_projects_that_name_none()
                 ("envs/dev/big.tfvars", "cores = 6\n"),
             ],
         )
-        .await
-        .expect("pr");
+        .await;
     let plan = w.comment_containing(pr, "Plan:").await;
     assert!(squashed(&plan.body).contains("cores = 6"), "{}", plan.body);
     w.stop().await;

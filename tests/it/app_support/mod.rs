@@ -290,6 +290,23 @@ impl TestApp {
         }
     }
 
+    /// `author` opens a pull request into `main` from `branch` with `files` (path, content);
+    /// returns its number.
+    pub(crate) async fn open_pr(&self, author: &str, branch: &str, files: &[(&str, &str)]) -> u64 {
+        self.fake()
+            .open_pr(REPO, author, branch, files)
+            .await
+            .expect("open the pull request")
+    }
+
+    /// `user` comments `text` on `pr`.
+    pub(crate) async fn say(&self, pr: u64, user: &str, text: &str) {
+        self.fake()
+            .comment(REPO, pr, user, text)
+            .await
+            .expect("comment on the pull request");
+    }
+
     /// Atoll's comments on `pr` containing `needle`.
     pub(crate) fn comments_containing(&self, pr: u64, needle: &str) -> Vec<FakeComment> {
         self.bot_comments(pr)
