@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use crate::proxmox::plan::{GuestKind, ObjectEntry, StateEntry, StateValue};
 use crate::proxmox::types::ObjectId;
-use crate::store::{ManagedResource, Secrets, StateScope, Store, StoreError};
+use crate::store::{HeldGuest, ManagedResource, Secrets, StateScope, Store, StoreError};
 
 pub use crate::store::StateScope as Scope;
 
@@ -219,6 +219,26 @@ impl StateHandle {
             .state()
             .state_remove(&self.scope, address)
             .await?)
+    }
+
+    /// This project's owner tag ([`owner_tag`](crate::proxmox::owner::owner_tag)).
+    pub fn owner_tag(&self) -> String {
+        crate::proxmox::owner::owner_tag(&self.scope)
+    }
+
+    /// The guests with `vm_id` that other scopes of the store hold.
+    pub async fn held_elsewhere(&self, vm_id: u32) -> Result<Vec<HeldGuest>, StateError> {
+        let held = self.store.state().state_holders(vm_id).await?;
+        Ok(held.into_iter().filter(|h| h.scope != self.scope).collect())
+    }
+
+    /// The scope of the store whose owner tag is `tag`, if the store knows one (a scope that
+    /// holds nothing any more is not known).
+    pub async fn scope_of_owner_tag(&self, tag: &str) -> Result<Option<Scope>, StateError> {
+        let scopes = self.store.state().state_scopes().await?;
+        Ok(scopes
+            .into_iter()
+            .find(|scope| crate::proxmox::owner::owner_tag(scope) == tag))
     }
 }
 

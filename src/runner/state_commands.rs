@@ -13,7 +13,7 @@ use super::{Job, Runner, gate};
 use crate::commands::{Command, PlanOptions, ResourceAddress, ResourceArgs, Verb};
 use crate::forge::{PullDetails, StatusKind};
 use crate::locks::{Actor, ActorVia, AuditAction, NewAuditEvent, PlanQuery};
-use crate::proxmox::engine::import_one;
+use crate::proxmox::engine::{import_one, refuse_foreign};
 use crate::proxmox::guard::ProtectedBy;
 use crate::proxmox::plan::StateEntry;
 use crate::render::pr as view;
@@ -148,6 +148,10 @@ async fn import_steps(
     let options = PlanOptions::default();
     let prepared = project::prepare(r, job, &state, &mut input, sha, &options).await?;
     let imported = import_one(&prepared, address, id)?;
+    if let StateEntry::Guest { kind, vm_id, .. } = &imported.entry {
+        let claim = [(*kind, *vm_id)];
+        refuse_foreign(&state, &prepared.state.entries, &claim, &prepared.inventory).await?;
+    }
     state.record(&imported.entry).await?;
     let discarded = discard_plan(r, job, p).await?;
     audit(r, job, command, p, AuditAction::Import).await?;

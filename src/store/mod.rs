@@ -48,7 +48,7 @@ pub use plans::PlanStore;
 pub use postgres::PgStore;
 pub use sessions::{SessionStore, StoredSession};
 pub use sqlite::SqliteStore;
-pub use state::{ManagedResource, Secrets, StateScope, StateStore};
+pub use state::{HeldGuest, ManagedResource, Secrets, StateScope, StateStore};
 
 /// What went wrong talking to the store, by what the caller can do about it.
 #[derive(Debug, Clone, thiserror::Error)]

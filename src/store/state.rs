@@ -66,6 +66,14 @@ pub struct ManagedResource {
     pub secrets: Secrets,
 }
 
+/// A guest some scope's state holds: whose, at which address, on which node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldGuest {
+    pub scope: StateScope,
+    pub address: String,
+    pub node: String,
+}
+
 /// Managed-resource state, implemented by both backends.
 #[async_trait]
 pub trait StateStore: Send + Sync {
@@ -81,6 +89,9 @@ pub trait StateStore: Send + Sync {
     async fn state_remove(&self, scope: &StateScope, address: &str) -> Result<bool, StoreError>;
     /// Every scope that holds at least one resource.
     async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError>;
+    /// Every scope holding a guest with `vm_id`, ordered by scope and address: who owns a
+    /// VMID, across every project this store knows.
+    async fn state_holders(&self, vm_id: u32) -> Result<Vec<HeldGuest>, StoreError>;
 }
 
 /// The state of a store that keeps none.
@@ -103,6 +114,9 @@ impl StateStore for NoState {
         Err(no_state())
     }
     async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
+        Err(no_state())
+    }
+    async fn state_holders(&self, _: u32) -> Result<Vec<HeldGuest>, StoreError> {
         Err(no_state())
     }
 }
@@ -204,6 +218,29 @@ async fn scopes(db: &Db) -> Result<Vec<StateScope>, StoreError> {
         .collect()
 }
 
+async fn holders(db: &Db, vm_id: u32) -> Result<Vec<HeldGuest>, StoreError> {
+    let rows = Sql::new(
+        "SELECT repo, project_dir, workspace, address, node FROM managed_resources
+         WHERE vm_id = $1 ORDER BY repo, project_dir, workspace, address",
+    )
+    .bind(i64::from(vm_id))
+    .fetch_all(db.read())
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(HeldGuest {
+                scope: StateScope {
+                    repo: row.get("repo")?,
+                    project_dir: row.get("project_dir")?,
+                    workspace: row.get("workspace")?,
+                },
+                address: row.get("address")?,
+                node: row.get("node")?,
+            })
+        })
+        .collect()
+}
+
 fn moved(written: Written) -> Result<bool, StoreError> {
     match written {
         Written::Moved(changed) => Ok(changed),
@@ -237,6 +274,10 @@ impl StateStore for SqliteStore {
     async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
         scopes(&self.db).await
     }
+
+    async fn state_holders(&self, vm_id: u32) -> Result<Vec<HeldGuest>, StoreError> {
+        holders(&self.db, vm_id).await
+    }
 }
 
 #[async_trait]
@@ -261,5 +302,9 @@ impl StateStore for PgStore {
 
     async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
         scopes(&self.db).await
+    }
+
+    async fn state_holders(&self, vm_id: u32) -> Result<Vec<HeldGuest>, StoreError> {
+        holders(&self.db, vm_id).await
     }
 }

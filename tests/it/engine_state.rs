@@ -12,4 +12,5 @@ per_backend!(
     generated_values_are_never_in_debug_output,
     state_survives_reopening_the_store,
     scopes_lists_every_scope_with_resources,
+    holders_name_every_scope_holding_a_vm_id,
 );

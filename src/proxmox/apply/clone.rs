@@ -90,7 +90,11 @@ impl Run<'_> {
             .iter()
             .filter(|(key, value)| match value {
                 DesiredValue::Known(want) => {
-                    crate::proxmox::plan::differs(kind, key, want, live.get(key).as_deref())
+                    let have = live.get(key);
+                    crate::proxmox::plan::differs(kind, key, want, have.as_deref())
+                        // the plan does not compare atoll's markers; the clone must carry them
+                        || (*key == "tags"
+                            && crate::proxmox::owner::lacks_markers(want, have.as_deref()))
                 }
                 _ => true,
             })

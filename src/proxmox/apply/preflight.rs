@@ -1,11 +1,11 @@
 //! Before the first change: the plan must still match atoll's state and the guests it was
 //! refreshed from (the state fingerprint) and the configuration (its hash), and a guest that
-//! exists but is missing from state is adopted, never created twice.
+//! exists but is missing from state is adopted, never created twice, when it is this project's.
 
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::proxmox::desired::MARKER_TAG;
+use crate::proxmox::owner;
 use crate::proxmox::plan::{
     Desired, GuestDiff, Inventory, ObjectDiff, Plan, Refreshed, StateEntry, differences,
     object_differences, observe_again, state_fingerprint,
@@ -91,17 +91,24 @@ pub fn check_fresh(plan: &Plan, now: &Now<'_>) -> Result<(), PreflightError> {
     Ok(())
 }
 
-fn has_marker(tags: Option<&String>) -> bool {
-    tags.is_some_and(|tags| {
-        tags.split([';', ',', ' '])
-            .any(|t| t.trim().eq_ignore_ascii_case(MARKER_TAG))
-    })
+/// Whether a guest's `tags` say it is this project's: atoll's marker, and either no owner tag
+/// (a guest made before owner tags) or `own_tag` only.
+fn is_own(tags: Option<&String>, own_tag: &str) -> bool {
+    let tags = tags.map(String::as_str);
+    owner::has_marker(tags) && owner::owner_tags(tags).iter().all(|t| t == own_tag)
 }
 
 /// State entries for desired guests that exist on the cluster with their configured VMID and
 /// atoll's marker tag but are missing from state (a crash between create and the state write,
-/// or a lost state). Their attributes are empty: the next apply records them in full.
-pub fn adopt(state: &[StateEntry], desired: &[Desired], inventory: &Inventory) -> Vec<StateEntry> {
+/// or a lost state). A guest whose owner tag names another project (`own_tag` is this one's)
+/// is never adopted; the engine has already refused a VMID another scope's state holds.
+/// Their attributes are empty: the next apply records them in full.
+pub fn adopt(
+    state: &[StateEntry],
+    desired: &[Desired],
+    inventory: &Inventory,
+    own_tag: &str,
+) -> Vec<StateEntry> {
     let known_addresses: BTreeSet<&str> = state.iter().map(StateEntry::address).collect();
     let known_ids: BTreeSet<u32> = state
         .iter()
@@ -120,7 +127,7 @@ pub fn adopt(state: &[StateEntry], desired: &[Desired], inventory: &Inventory) -
         .filter_map(|guest| {
             let id = guest.vm_id.filter(|id| !known_ids.contains(id))?;
             let live = inventory.guests.get(&id)?;
-            let ours = live.kind == guest.kind && has_marker(live.config.get("tags"));
+            let ours = live.kind == guest.kind && is_own(live.config.get("tags"), own_tag);
             ours.then(|| StateEntry::Guest {
                 address: guest.address.clone(),
                 resource_type: guest.resource_type.clone(),
@@ -211,10 +218,13 @@ mod tests {
     }
 
     #[test]
-    fn marker_tag_is_found_in_any_position_and_case() {
-        assert!(has_marker(Some(&"atoll;web".to_owned())));
-        assert!(has_marker(Some(&"db;ATOLL".to_owned())));
-        assert!(!has_marker(Some(&"atoll-old;web".to_owned())));
-        assert!(!has_marker(None));
+    fn a_guest_is_this_projects_with_the_marker_and_no_owner_tag_or_its_own() {
+        let own = "atoll-0123456789";
+        let is = |tags: &str| is_own(Some(&tags.to_owned()), own);
+        assert!(is("atoll;web") && is("db;ATOLL") && is("atoll;atoll-0123456789"));
+        assert!(!is("atoll;atoll-abcdefabcd"), "another project's");
+        assert!(!is("atoll;atoll-0123456789;atoll-abcdefabcd"), "two owners");
+        assert!(!is("atoll-old;web") && !is("atoll-0123456789"), "no marker");
+        assert!(!is_own(None, own));
     }
 }

@@ -9,7 +9,7 @@ use super::body::update_body;
 use super::guest::{StepResult, entry_for, node_name, vm_id};
 use super::{ApplyEvent, RestartPolicy};
 use crate::proxmox::client::{PowerAction, PveError, RunState};
-use crate::proxmox::plan::{DesiredGuest, Effect, ResourceChange};
+use crate::proxmox::plan::{DesiredGuest, DesiredValue, Effect, ResourceChange};
 use crate::proxmox::types::{GuestKind, NodeName, VmId};
 
 impl Run<'_> {
@@ -28,7 +28,7 @@ impl Run<'_> {
             step: "update",
         });
         let api = self.exec.api;
-        let keys: BTreeSet<String> = change
+        let mut keys: BTreeSet<String> = change
             .attributes
             .iter()
             .map(|a| a.pve_key.clone())
@@ -37,6 +37,13 @@ impl Run<'_> {
             .guest_config(&node, kind, vmid, false)
             .await
             .map_err(|e| format!("reading {noun} {id}: {e}"))?;
+        // atoll's markers are no change of their own, but a guest updated for another reason
+        // (imported without them) gets them with it
+        if let Some(DesiredValue::Known(tags)) = guest.config.get("tags")
+            && crate::proxmox::owner::lacks_markers(tags, live.get("tags").as_deref())
+        {
+            keys.insert("tags".to_owned());
+        }
         let body = update_body(guest, &keys, &live).map_err(|e| e.to_string())?;
         let applied = self.write_config(&node, kind, vmid, body).await?;
         let entry = entry_for(guest, id);

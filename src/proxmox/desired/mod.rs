@@ -37,9 +37,10 @@ pub(crate) use sdn::net_bridge;
 pub const CONTAINER: &str = "proxmox_virtual_environment_container";
 pub const VM: &str = "proxmox_virtual_environment_vm";
 
-/// The tag atoll adds to every container it creates: with the same VMID, it is what lets a
-/// guest that exists on the cluster but is missing from state (after a crash) be adopted.
-pub const MARKER_TAG: &str = "atoll";
+/// The tag atoll adds to every guest it creates, with the project's owner tag
+/// ([`owner`](crate::proxmox::owner)): with the same VMID, they let a guest that exists on the
+/// cluster but is missing from state (after a crash) be adopted by its own project only.
+pub use crate::proxmox::owner::MARKER_TAG;
 
 /// Why a resource cannot be turned into desired state.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

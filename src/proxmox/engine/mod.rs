@@ -8,6 +8,7 @@ mod data;
 mod error;
 mod import;
 mod options;
+mod owner;
 mod settings;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,6 +20,7 @@ use serde_json::Value as Json;
 pub use error::EngineError;
 pub use import::{CommandImport, import_one};
 pub use options::{TARGETING_WARNING, input_vars};
+pub use owner::refuse_foreign;
 pub use settings::Protect;
 
 use crate::proxmox::apply::{ApplyEvent, ApplySettings, Executor, Now, adopt, entry_for};
@@ -410,15 +412,21 @@ async fn prepare(
                     .map_err(|e| EngineError::Interrupted(e.to_string()))??;
         }
     }
+    let owner_tag = state.owner_tag();
+    owner::stamp(&mut desired, &owner_tag);
     let imported = import::resolve(
         &desired.imports,
         &project_state.entries,
         &desired.resources,
         &inventory,
     )?;
+    if !options.destroy {
+        let claims = owner::claims(&desired.resources, imported.iter().map(|i| &i.entry));
+        owner::refuse_foreign(state, &project_state.entries, &claims, &inventory).await?;
+    }
     let mut entries = project_state.entries.clone();
     entries.extend(imported.iter().map(|i| i.entry.clone()));
-    let mut adopted = adopt(&entries, &desired.resources, &inventory);
+    let mut adopted = adopt(&entries, &desired.resources, &inventory, &owner_tag);
     entries.extend(adopted.iter().cloned());
     let source = PlanSource {
         sha: String::new(),
@@ -784,6 +792,7 @@ async fn settle_state(
             ),
         });
     }
+    owner::stamp(&mut desired, &state.owner_tag());
     Ok(desired)
 }
 

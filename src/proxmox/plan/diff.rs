@@ -50,6 +50,13 @@ pub enum PlanError {
         other: String,
         what: String,
     },
+    /// A guest the configuration declares (or imports) is another project's: its owner tag,
+    /// or another scope's state, says so. `guest` is `CT 500 already exists on node pve`.
+    #[error(
+        "{guest}, managed by {owner}; choose another vm_id or move it with a moved block / \
+         atoll state mv"
+    )]
+    ManagedElsewhere { guest: String, owner: String },
 }
 
 /// All errors found in one plan run.

@@ -66,10 +66,20 @@ fn sorted_list(value: &str, separators: &[char], join: &str) -> String {
     items.join(join)
 }
 
+/// A sorted `;`-joined tag list without atoll's marker and owner tags: they are bookkeeping,
+/// never a change the plan shows (a guest imported without them plans no change for them).
+pub(crate) fn without_markers(tags: &str) -> String {
+    let kept: Vec<&str> = tags
+        .split(';')
+        .filter(|t| !crate::proxmox::owner::is_marker(t))
+        .collect();
+    kept.join(";")
+}
+
 /// Canonical form of one LXC config value.
 pub(crate) fn normalize(key: &str, value: &str) -> String {
     match key {
-        "tags" => sorted_list(&value.to_lowercase(), &[';', ',', ' '], ";"),
+        "tags" => without_markers(&sorted_list(&value.to_lowercase(), &[';', ',', ' '], ";")),
         "description" => value.replace("\r\n", "\n").trim_end().to_owned(),
         "nameserver" | "searchdomain" => split_list(value, &[',', ';', ' ']).join(" "),
         "env" => sorted_list(value, &['\0'], "\0"),
@@ -212,8 +222,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tags_ignore_case_order_and_duplicates() {
+    fn tags_ignore_case_order_duplicates_and_atolls_markers() {
         assert_eq!(normalize("tags", "Web;ci,web"), normalize("tags", "ci;web"));
+        assert_eq!(
+            normalize("tags", "atoll;atoll-0123456789;web"),
+            normalize("tags", "web")
+        );
+        assert_eq!(normalize("tags", "atoll;atoll-0123456789"), "");
+        assert_eq!(normalize("tags", "atoll-old;web"), "atoll-old;web");
     }
 
     #[test]

@@ -114,7 +114,10 @@ fn url_decode(text: &str) -> String {
 /// Canonical form of one QEMU config value.
 pub(crate) fn normalize(key: &str, value: &str) -> String {
     match key {
-        "tags" => sorted(split_list(&value.to_lowercase(), &[';', ',', ' ']), ";"),
+        "tags" => super::normalize::without_markers(&sorted(
+            split_list(&value.to_lowercase(), &[';', ',', ' ']),
+            ";",
+        )),
         "description" => value.replace("\r\n", "\n").trim_end().to_owned(),
         "nameserver" | "searchdomain" => split_list(value, &[',', ';', ' ']).join(" "),
         "sshkeys" => split_list(&url_decode(value), &['\n']).join("\n"),

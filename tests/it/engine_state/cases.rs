@@ -176,3 +176,46 @@ pub(crate) async fn scopes_lists_every_scope_with_resources(db: &TestStore) {
     let scopes = db.store.state().state_scopes().await.expect("scopes");
     assert_eq!(scopes, vec![scope("a"), scope("b")]);
 }
+
+pub(crate) async fn holders_name_every_scope_holding_a_vm_id(db: &TestStore) {
+    handle(db, "b")
+        .record(&guest("ct.b", 500, "1"))
+        .await
+        .expect("b");
+    handle(db, "a")
+        .record(&guest("ct.a", 500, "1"))
+        .await
+        .expect("a");
+    handle(db, "a")
+        .record(&guest("ct.other", 501, "1"))
+        .await
+        .expect("other");
+    let held = db.store.state().state_holders(500).await.expect("holders");
+    let named: Vec<(StateScope, &str, &str)> = held
+        .iter()
+        .map(|h| (h.scope.clone(), h.address.as_str(), h.node.as_str()))
+        .collect();
+    assert_eq!(
+        named,
+        vec![(scope("a"), "ct.a", "pve"), (scope("b"), "ct.b", "pve")]
+    );
+    let elsewhere = handle(db, "a")
+        .held_elsewhere(500)
+        .await
+        .expect("elsewhere");
+    assert_eq!(elsewhere.len(), 1);
+    assert_eq!(elsewhere[0].scope, scope("b"));
+    assert!(
+        db.store
+            .state()
+            .state_holders(502)
+            .await
+            .expect("none")
+            .is_empty()
+    );
+    let tag = atoll::proxmox::owner::owner_tag(&scope("b"));
+    let found = handle(db, "a").scope_of_owner_tag(&tag).await.expect("tag");
+    assert_eq!(found, Some(scope("b")));
+    let unknown = handle(db, "a").scope_of_owner_tag("atoll-0000000000").await;
+    assert_eq!(unknown.expect("unknown"), None);
+}
