@@ -129,8 +129,9 @@ async fn an_owner_tag_the_store_does_not_know_is_named_and_refused() {
     let said = refused(&env, &["plan"]).await;
     assert!(
         said.contains(&format!(
-            "CT 501 already exists on node pve, managed by another atoll project this \
-             server's store does not know (owner tag {tag})"
+            "CT 501 already exists on node pve, managed by an atoll project this server's \
+             store does not know (owner tag {tag}); choose another vm_id, or, if that project \
+             is gone, remove the tag from the guest and import it"
         )),
         "{said}"
     );
@@ -197,4 +198,51 @@ async fn set_tags(env: &Env, vm_id: u32, tags: &str) {
         )
         .await
         .expect("setting tags");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn atlantis_import_of_another_projects_guest_is_refused_naming_the_owner() {
+    use atoll::proxmox::engine::{Engine, Protect, import_one, refuse_foreign};
+    use atoll::proxmox::plan::GuestKind;
+
+    let env = Env::start().await;
+    env.write_tf(&Container::new("web").vm_id(503).hcl());
+    let out = env
+        .atoll(&["apply", "--auto-approve", "--repo", ACME])
+        .await;
+    assert!(out.status.success(), "{}", text(&out));
+    let engine = Engine::new(std::sync::Arc::new(env.client.clone()), Protect::default());
+    let state = env.state().await;
+    let input = tfconfig::Input {
+        checkout: env.dir.path().join("repo"),
+        project_dir: "stack".into(),
+        workspace: "default".to_owned(),
+        vars: Vec::new(),
+        limits: tfconfig::Limits::default(),
+        modules: Default::default(),
+    };
+    let refusal = format!(
+        "CT 503 already exists on node pve, managed by {ACME} stack (default); choose another \
+         vm_id or move it with a moved block / atoll state mv"
+    );
+    // `atlantis import` prepares the project first (an import names a guest by the vm_id the
+    // configuration declares): that refuses
+    let err = engine.prepare(&state, &input).await.expect_err("refused");
+    assert_eq!(err.to_string(), refusal);
+    // and the check `atlantis import` runs on the entry it would record says the same
+    env.write_tf("");
+    let prepared = engine.prepare(&state, &input).await.expect("empty plan");
+    assert!(
+        import_one(&prepared, WEB, "pve/503").is_err(),
+        "not declared"
+    );
+    let claim = [(GuestKind::Lxc, 503)];
+    let err = refuse_foreign(&state, &prepared.state.entries, &claim, &prepared.inventory)
+        .await
+        .expect_err("another project's guest");
+    assert_eq!(err.to_string(), refusal);
+    assert!(
+        state.load().await.expect("state").entries.is_empty(),
+        "nothing recorded"
+    );
 }

@@ -95,21 +95,6 @@ async fn foreign(
 ) -> Result<Option<PlanError>, EngineError> {
     let live = inventory.guests.get(&vm_id);
     let elsewhere = state.held_elsewhere(vm_id).await?;
-    let owner = if let Some(holder) = elsewhere.first() {
-        describe(&holder.scope)
-    } else {
-        let tags = live.and_then(|l| l.config.get("tags")).map(String::as_str);
-        let Some(tag) = owner::owner_tags(tags).into_iter().find(|t| t != own_tag) else {
-            return Ok(None);
-        };
-        match state.scope_of_owner_tag(&tag).await? {
-            Some(scope) => describe(&scope),
-            None => format!(
-                "another atoll project this server's store does not know (owner tag {tag}); \
-                 if it is gone, remove the tag from the guest"
-            ),
-        }
-    };
     let noun = live.map_or(kind, |l| l.kind).noun();
     let guest = match (live, elsewhere.first()) {
         (Some(live), _) => format!("{noun} {vm_id} already exists on node {}", live.node),
@@ -119,7 +104,21 @@ async fn foreign(
         ),
         (None, None) => return Ok(None),
     };
-    Ok(Some(PlanError::ManagedElsewhere { guest, owner }))
+    if let Some(holder) = elsewhere.first() {
+        let owner = describe(&holder.scope);
+        return Ok(Some(PlanError::ManagedElsewhere { guest, owner }));
+    }
+    let tags = live.and_then(|l| l.config.get("tags")).map(String::as_str);
+    let Some(tag) = owner::owner_tags(tags).into_iter().find(|t| t != own_tag) else {
+        return Ok(None);
+    };
+    Ok(Some(match state.scope_of_owner_tag(&tag).await? {
+        Some(scope) => PlanError::ManagedElsewhere {
+            guest,
+            owner: describe(&scope),
+        },
+        None => PlanError::UnknownOwner { guest, tag },
+    }))
 }
 
 /// A scope as the refusal names it: `github.com/acme/infra envs/prod (default)`.

@@ -57,6 +57,14 @@ pub enum PlanError {
          atoll state mv"
     )]
     ManagedElsewhere { guest: String, owner: String },
+    /// A guest the configuration declares (or imports) carries an owner tag of no project this
+    /// store knows (another server's, or a project whose state is gone).
+    #[error(
+        "{guest}, managed by an atoll project this server's store does not know (owner tag \
+         {tag}); choose another vm_id, or, if that project is gone, remove the tag from the \
+         guest and import it"
+    )]
+    UnknownOwner { guest: String, tag: String },
 }
 
 /// All errors found in one plan run.
