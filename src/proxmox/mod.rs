@@ -20,6 +20,7 @@ pub mod inventory;
 pub mod plan;
 pub mod sftp;
 pub mod state;
+pub mod tfstate;
 pub mod types;
 
 pub use client::{ClientSettings, ProxmoxApi, ProxmoxClient, PveError};
