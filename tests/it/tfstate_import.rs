@@ -186,6 +186,29 @@ async fn a_file_that_is_not_version_4_state_is_refused_before_anything_is_read()
         "{}",
         text(&out)
     );
+    let mut piped = env.command(&[
+        "state",
+        "import-terraform",
+        "-",
+        "--dir",
+        env.project().to_str().expect("path"),
+    ]);
+    piped
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = piped.spawn().expect("atoll");
+    let mut stdin = child.stdin.take().expect("stdin");
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, br#"{"version": 5}"#)
+        .await
+        .expect("writing stdin");
+    drop(stdin);
+    let out = child.wait_with_output().await.expect("atoll");
+    assert!(
+        text(&out).contains("the state file is version 5"),
+        "{}",
+        text(&out)
+    );
     let missing = env
         .atoll(&["state", "import-terraform", "/nonexistent.tfstate"])
         .await;
