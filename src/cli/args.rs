@@ -123,6 +123,12 @@ pub enum StateCommand {
         #[command(flatten)]
         project: ProjectArgs,
     },
+    /// Take over a Terraform state (what `terraform state pull` prints): bpg's guests and
+    /// objects by address, generated values with Terraform's values; nothing on the cluster
+    /// changes.
+    ImportTerraform(super::tfstate::ImportTerraformArgs),
+    /// Write atoll's state as a Terraform state file (version 4) for `terraform state push`.
+    ExportTerraform(super::tfstate::ExportTerraformArgs),
 }
 
 /// `atoll doctor`.

@@ -6,6 +6,7 @@
 mod args;
 mod output;
 mod settings;
+mod tfstate;
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ pub use args::{
     VarArgs,
 };
 pub use settings::{Settings, load as load_settings};
+pub use tfstate::{ExportTerraformArgs, ImportTerraformArgs};
 
 use crate::proxmox::apply::{ApplyEvent, ApplySettings, has_steps};
 use crate::proxmox::client::ProxmoxClient;
@@ -425,6 +427,8 @@ async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
                 ),
             }
         }
+        StateCommand::ImportTerraform(args) => return tfstate::run_import(args).await,
+        StateCommand::ExportTerraform(args) => return tfstate::run_export(args).await,
     }
     Ok(ExitCode::SUCCESS)
 }

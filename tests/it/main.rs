@@ -138,6 +138,8 @@ mod tfconfig_props;
 mod tfconfig_reads;
 mod tfconfig_realistic;
 mod tfconfig_sandbox;
+mod tfstate_export;
+mod tfstate_import;
 mod web_browser;
 mod web_http;
 mod web_login_limits;
