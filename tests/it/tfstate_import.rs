@@ -246,6 +246,12 @@ async fn an_export_imported_into_another_scope_plans_no_changes() {
         ]
     );
 
+    // Leaving this project: its state forgets what it handed over, or the other project would
+    // be refused every guest as this one's.
+    let state = env.state().await;
+    for address in &addresses {
+        assert!(state.forget(address).await.expect("forget"), "{address}");
+    }
     let elsewhere = ["--repo", "example.org/acme/infra"];
     let mut import = vec![
         "state",
