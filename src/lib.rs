@@ -16,6 +16,7 @@ pub mod queue;
 pub mod render;
 pub mod repocfg;
 pub mod runner;
+pub mod s3;
 pub mod store;
 pub mod telemetry;
 pub mod web;

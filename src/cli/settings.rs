@@ -24,6 +24,8 @@ pub struct Settings {
     pub modules: crate::workdir::modules::ModuleSettings,
     /// SSH access to the nodes, for snippets (`proxmox.ssh`).
     pub sftp: Option<crate::proxmox::sftp::SftpSettings>,
+    /// Where Terraform's state may be read from (`terraform_state:`).
+    pub terraform_state: config::TerraformStateSettings,
 }
 
 /// Reads the settings from `config` (if given) and the process environment, logging the
@@ -72,6 +74,7 @@ pub(super) fn from_sources<'a>(
         protect: Protect::from(&settings.protect),
         limits: settings.limits.tfconfig(),
         modules: settings.modules,
+        terraform_state: settings.terraform_state,
     })
 }
 

@@ -10,11 +10,16 @@ use anyhow::Context as _;
 use super::{ProjectArgs, VarArgs, cli_vars, engine, evaluate_outputs, input, install_modules};
 use crate::proxmox::tfstate::{self, MAX_BYTES, export, import};
 
-/// `atoll state import-terraform FILE`.
+/// `atoll state import-terraform FILE` or `--from-backend`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ImportTerraformArgs {
     /// The state file (what `terraform state pull` prints); `-` reads it from standard input.
-    pub file: PathBuf,
+    #[arg(required_unless_present = "from_backend")]
+    pub file: Option<PathBuf>,
+    /// Read the state from the project's `backend "s3"` block instead of a file, with the key
+    /// pair and endpoints of atoll's settings (`terraform_state.s3`).
+    #[arg(long, conflicts_with = "file")]
+    pub from_backend: bool,
     #[command(flatten)]
     pub project: ProjectArgs,
     #[command(flatten)]
@@ -52,8 +57,11 @@ fn read_bounded(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
 }
 
 pub(super) async fn run_import(args: ImportTerraformArgs) -> anyhow::Result<ExitCode> {
-    let bytes = read_bounded(&args.file)?;
-    let file = tfstate::parse(&bytes)?;
+    // A bad file is refused before anything is opened.
+    let from_file = match &args.file {
+        Some(path) if !args.from_backend => Some(tfstate::parse(&read_bounded(path)?)?),
+        _ => None,
+    };
     let opened = super::open(&args.project).await?;
     let engine = engine(&opened.settings)?;
     let mut input = input(
@@ -63,11 +71,45 @@ pub(super) async fn run_import(args: ImportTerraformArgs) -> anyhow::Result<Exit
     );
     input.limits = opened.settings.limits.clone();
     install_modules(&opened.settings, &mut input).await?;
+    let file = match from_file {
+        Some(file) => file,
+        None => from_backend(&opened.settings, &input).await?,
+    };
     let report = import::take_over(&engine, &opened.state, &input, &file)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     print!("{}", summary(&report));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads the state where the project's `backend "s3"` block keeps it for the workspace.
+async fn from_backend(
+    settings: &super::settings::Settings,
+    input: &tfconfig::Input,
+) -> anyhow::Result<tfstate::TfState> {
+    let block = tfconfig::backend(input)
+        .map_err(|e| anyhow::anyhow!("the project's configuration cannot be read:\n{e}"))?;
+    let resolved = crate::s3::backend::resolve(
+        block.as_ref(),
+        &input.workspace,
+        &settings.terraform_state.s3,
+    )
+    .map_err(anyhow::Error::msg)?;
+    for note in &resolved.notes {
+        eprintln!("Note: {note}");
+    }
+    let bytes = crate::s3::get_object(
+        &resolved.location,
+        resolved.credentials.as_ref(),
+        MAX_BYTES + 1,
+    )
+    .await?;
+    eprintln!(
+        "Read Terraform's state from {} ({} bytes).",
+        resolved.location.describe(),
+        bytes.len()
+    );
+    Ok(tfstate::parse(&bytes)?)
 }
 
 fn summary(report: &import::Report) -> String {

@@ -11,6 +11,7 @@ mod proxmox;
 mod sections;
 mod server;
 mod ssh;
+mod terraform_state;
 mod tree;
 mod web;
 
@@ -24,6 +25,7 @@ pub use limits::LimitsSettings;
 pub use proxmox::{GuestSelector, ProtectSettings, ProxmoxAuth, ProxmoxSettings};
 pub use server::{ServerSettings, WebhookBodySettings};
 pub use ssh::SshSettings;
+pub use terraform_state::{S3Settings, TerraformStateSettings};
 pub use web::{ApiSettings, WebSettings};
 
 /// The whole settings tree. Components receive their own section, never all of it.
@@ -56,6 +58,8 @@ pub struct Settings {
     pub limits: LimitsSettings,
     /// `modules`: the hosts and registries remote module sources may come from.
     pub modules: crate::workdir::modules::ModuleSettings,
+    /// `terraform_state`: where `import-terraform --from-backend` may read Terraform's state.
+    pub terraform_state: TerraformStateSettings,
 }
 
 #[derive(Debug, Clone)]

@@ -45,6 +45,7 @@ pub(super) fn read(r: &mut Reader<'_>) -> Settings {
         api: super::web::read_api(r),
         limits: super::limits::read_limits(r),
         modules,
+        terraform_state: super::terraform_state::read_terraform_state(r),
     }
 }
 

@@ -21,6 +21,7 @@
 //! are reported as unsupported; data sources and resource types other than the schemas in
 //! [`schema`] are diagnostics, not evaluated. Data sources are read by the caller ([`data`]).
 
+pub mod backend;
 mod body;
 pub mod checkout;
 pub mod cli;
@@ -330,6 +331,26 @@ pub fn cloud_workspace(input: &Input) -> Option<String> {
     let mut sources = SourceMap::default();
     let (tree, _) = load::load_tree(&reader, &root, &input.modules, &mut sources, &mut diags);
     tree.config.cloud_workspace
+}
+
+/// The root module's `backend` (or `cloud`) block, when it has one: where Terraform keeps the
+/// project's state. An error (rendered) when the configuration cannot be read.
+pub fn backend(input: &Input) -> Result<Option<backend::Backend>, String> {
+    let mut diags = Vec::new();
+    let mut sources = SourceMap::default();
+    let loaded = locate(input, &mut diags).map(|(checkout, root)| {
+        let reader = checkout::CheckoutReader::new(checkout, &input.limits);
+        load::load_tree(&reader, &root, &input.modules, &mut sources, &mut diags).0
+    });
+    let errors: Vec<String> = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| sources.render(d))
+        .collect();
+    match loaded {
+        Some(tree) if errors.is_empty() => Ok(tree.config.backend),
+        _ => Err(errors.join("\n")),
+    }
 }
 
 /// Canonical checkout and root module directory, the latter confined to the former.

@@ -179,6 +179,7 @@ fn decode_terraform(m: &mut Module, file: usize, block: &Block, diags: &mut Vec<
                     format!("atoll keeps the state of what it manages itself, so the {} \"{label}\" block is accepted but not used.", b.ident.as_str()),
                     Some(block_span(file, b)),
                 ));
+                m.backend = Some(crate::backend::read(b));
             }
             m.backend_seen = true;
         }

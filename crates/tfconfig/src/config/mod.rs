@@ -128,4 +128,6 @@ pub(crate) struct Module {
     /// `terraform { cloud { workspaces { name = "..." } } }`, when the name is a literal string
     /// (Atlantis's `DetermineWorkspaceFromHCL`).
     pub(crate) cloud_workspace: Option<String>,
+    /// The first `backend` or `cloud` block's literal settings.
+    pub(crate) backend: Option<crate::backend::Backend>,
 }
