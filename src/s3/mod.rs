@@ -210,6 +210,11 @@ pub async fn get_object(
         (301 | 307, _) => "; the bucket lives elsewhere: check the region and use_path_style",
         _ => "",
     };
+    let message = if hint.is_empty() {
+        message
+    } else {
+        message.trim_end_matches('.').to_owned()
+    };
     Err(S3Error::Refused {
         what,
         status: status.as_u16(),

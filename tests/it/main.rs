@@ -140,6 +140,7 @@ mod tfconfig_realistic;
 mod tfconfig_sandbox;
 mod tfstate_export;
 mod tfstate_import;
+mod tfstate_s3;
 mod web_browser;
 mod web_http;
 mod web_login_limits;

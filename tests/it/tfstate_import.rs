@@ -11,7 +11,7 @@ use std::path::Path;
 
 use crate::engine_support::{Env, options, stdout, text};
 
-const FIXTURE: &str = concat!(
+pub(crate) const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/terraform_state"
 );
@@ -29,7 +29,7 @@ fn copy_project(to: &Path) {
 /// A cluster holding the project's guests as Terraform made them: the configuration applied
 /// once on a scratch simulator, each guest's config read back without atoll's marker tag (and
 /// the VM named with the suffix Terraform's state holds).
-async fn terraform_made_cluster() -> Env {
+pub(crate) async fn terraform_made_cluster() -> Env {
     let scratch = Env::start().await;
     copy_project(&scratch.project());
     scratch.apply().await;
@@ -62,7 +62,7 @@ fn guest(vmid: u32, kind: &str, mut config: BTreeMap<String, String>) -> serde_j
 
 /// Asserts the plan changes nothing: atoll's marker tags, which Terraform's guests lack, are
 /// bookkeeping the plan never shows.
-async fn assert_no_changes(env: &Env, args: &[&str]) {
+pub(crate) async fn assert_no_changes(env: &Env, args: &[&str]) {
     let mut all = vec!["plan", "--json"];
     all.extend_from_slice(args);
     let out = env.atoll(&all).await;
