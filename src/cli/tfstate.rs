@@ -98,12 +98,8 @@ async fn from_backend(
     for note in &resolved.notes {
         eprintln!("Note: {note}");
     }
-    let bytes = crate::s3::get_object(
-        &resolved.location,
-        resolved.credentials.as_ref(),
-        MAX_BYTES + 1,
-    )
-    .await?;
+    let bytes =
+        crate::s3::get_object(&resolved.location, resolved.credentials.as_ref(), MAX_BYTES).await?;
     eprintln!(
         "Read Terraform's state from {} ({} bytes).",
         resolved.location.describe(),

@@ -178,6 +178,9 @@ pub async fn get_object(
     };
     let mut response = request.send().await.map_err(unreachable)?;
     let status = response.status();
+    if status.is_success() && response.content_length().is_some_and(|n| n > limit as u64) {
+        return Err(S3Error::TooLarge { what, limit });
+    }
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(unreachable)? {
         if body.len() + chunk.len() > limit {

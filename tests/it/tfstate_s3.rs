@@ -236,4 +236,32 @@ async fn a_state_in_an_s3_backend_is_imported_as_the_file_is_and_the_next_plan_c
     );
     assert!(!text(&out).contains(&secret), "{}", text(&out));
     assert_no_changes(&env, &[]).await;
+
+    // The client itself: the body is bounded, and an unsigned request is S3's to refuse.
+    let location = atoll::s3::Location {
+        endpoint: atoll::s3::endpoint_url(&moto.url).expect("url"),
+        bucket: BUCKET.to_owned(),
+        key: KEY.to_owned(),
+        region: "us-east-1".to_owned(),
+        path_style: true,
+    };
+    let creds = atoll::s3::Credentials {
+        access_key_id: id,
+        secret_access_key: secret.clone().into(),
+    };
+    let whole = atoll::s3::get_object(&location, Some(&creds), 1 << 20)
+        .await
+        .expect("read");
+    let fixture = std::fs::read(format!("{FIXTURE}/terraform.tfstate")).expect("fixture");
+    assert_eq!(whole, fixture);
+    let err = atoll::s3::get_object(&location, Some(&creds), 1000)
+        .await
+        .expect_err("too large")
+        .to_string();
+    assert!(err.contains("is larger than 1000 bytes"), "{err}");
+    let err = atoll::s3::get_object(&location, None, 1 << 20)
+        .await
+        .expect_err("anonymous")
+        .to_string();
+    assert!(err.contains("HTTP 403"), "{err}");
 }
