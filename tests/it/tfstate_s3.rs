@@ -143,6 +143,17 @@ async fn a_state_in_an_s3_backend_is_imported_as_the_file_is_and_the_next_plan_c
     let mut env = terraform_made_cluster().await;
     let import = ["state", "import-terraform", "--from-backend"];
 
+    // No backend block: the way out is the file.
+    set_s3_settings(&mut env, &moto.url, &id, &secret);
+    let out = env.atoll(&import).await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("the project has no `terraform { backend \"s3\" { ... } }` block")
+            && text(&out).contains("`terraform state pull > terraform.tfstate`"),
+        "{}",
+        text(&out)
+    );
+
     // An endpoint the settings do not name: refused before any request is made.
     let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     elsewhere.set_nonblocking(true).expect("nonblocking");
