@@ -5,6 +5,7 @@
 
 mod args;
 mod output;
+mod remote;
 mod settings;
 
 use std::io::{BufRead, Write};
@@ -16,8 +17,8 @@ use anyhow::{Context as _, bail};
 use secrecy::ExposeSecret;
 
 pub use args::{
-    ApplyArgs, DoctorArgs, OutputArgs, PlanArgs, ProjectArgs, ScopeArgs, StateArgs, StateCommand,
-    VarArgs,
+    ApplyArgs, DoctorArgs, OutputArgs, PlanArgs, ProjectArgs, RemoteArgs, ScopeArgs, StateArgs,
+    StateCommand, VarArgs,
 };
 pub use settings::{Settings, load as load_settings};
 
@@ -124,6 +125,15 @@ fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
 struct Opened {
     settings: Settings,
     state: StateHandle,
+    /// With `--remote`: the server, and the project lock this run holds there.
+    remote: Option<Lease>,
+}
+
+/// The server of `--remote` and the lock this run took there (none for reads).
+#[derive(Debug, Clone)]
+struct Lease {
+    api: Arc<remote::Remote>,
+    lock: Option<uuid::Uuid>,
 }
 
 fn scope(project: &ProjectArgs) -> StateScope {
@@ -135,13 +145,91 @@ fn scope(project: &ProjectArgs) -> StateScope {
     }
 }
 
+/// Who runs this command, for locks and state versions.
+fn actor() -> String {
+    std::env::var("USER")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| "atoll-cli".to_owned())
+}
+
+/// The commit the checkout is at, when it is a git checkout (argv only, no shell).
+fn commit_of(dir: &Path) -> Option<String> {
+    let checkout = tfconfig::find_checkout(dir);
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&checkout)
+        .args(["rev-parse", "--verify", "--quiet", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let sha = String::from_utf8(out.stdout).ok()?.trim().to_owned();
+    (out.status.success() && !sha.is_empty()).then_some(sha)
+}
+
 async fn open(project: &ProjectArgs) -> anyhow::Result<Opened> {
+    open_with(project, &RemoteArgs::none(), false).await
+}
+
+/// Opens the project's state: this machine's store, or with `--remote` the server's (taking
+/// the project's lock there first when `lock`, waiting while a pull request holds it).
+async fn open_with(
+    project: &ProjectArgs,
+    remote: &RemoteArgs,
+    lock: bool,
+) -> anyhow::Result<Opened> {
     let settings = settings::load(project.config.as_deref()).map_err(anyhow::Error::msg)?;
-    let store = crate::store::connect(settings.store_url.expose_secret())
-        .await
-        .context("opening the store (store.url)")?;
-    let state = StateHandle::new(store, scope(project));
-    Ok(Opened { settings, state })
+    let Some(api) = remote::Remote::from_args(remote)? else {
+        let store = crate::store::connect(settings.store_url.expose_secret())
+            .await
+            .context("opening the store (store.url)")?;
+        let state = StateHandle::new(store, scope(project));
+        return Ok(Opened {
+            settings,
+            state,
+            remote: None,
+        });
+    };
+    let api = Arc::new(api);
+    let mut scope = scope(project);
+    if scope.project_dir.is_empty() {
+        // the server names the root directory as a pull request's lock does
+        scope.project_dir = ".".to_owned();
+    }
+    let lock = if lock {
+        let who = format!("{} (atoll --remote)", actor());
+        Some(api.take_lock(&scope, &who, remote.lock_timeout).await?)
+    } else {
+        None
+    };
+    let store = remote::RemoteState {
+        remote: Arc::clone(&api),
+        lock,
+    };
+    Ok(Opened {
+        settings,
+        state: StateHandle::over(Arc::new(store), scope),
+        remote: Some(Lease { api, lock }),
+    })
+}
+
+/// Writes a state version after an apply: on the server for `--remote`, else in this store.
+async fn record_version(opened: &Opened, dir: &Path) {
+    let reason = if opened.remote.is_some() {
+        crate::store::VersionReason::RemoteApply
+    } else {
+        crate::store::VersionReason::Apply
+    };
+    let meta = crate::store::VersionMeta {
+        actor: actor(),
+        reason,
+        job: None,
+        commit: commit_of(dir),
+    };
+    match opened.state.record_version(&meta).await {
+        Ok(n) => eprintln!("State version {n} written."),
+        Err(e) => eprintln!("Warning: the state version could not be written: {e}"),
+    }
 }
 
 fn engine(settings: &Settings) -> anyhow::Result<Engine> {
@@ -197,11 +285,11 @@ struct Planned {
 
 /// Opens the store, builds the engine and plans the project.
 async fn plan_project(
+    opened: Opened,
     project: &ProjectArgs,
     vars: &VarArgs,
     options: &model::PlanOptions,
 ) -> anyhow::Result<Planned> {
-    let opened = open(project).await?;
     let engine = engine(&opened.settings)?;
     let mut input = input(&project.dir, &project.workspace, cli_vars(vars)?);
     input.limits = opened.settings.limits.clone();
@@ -217,7 +305,17 @@ async fn plan_project(
 
 async fn run_plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     let options = plan_options(&args.scope)?;
-    let Planned { prepared, .. } = plan_project(&args.project, &args.vars, &options).await?;
+    let opened = open_with(&args.project, &args.remote, true).await?;
+    let lease = opened.remote.clone();
+    let planned = plan_project(opened, &args.project, &args.vars, &options).await;
+    if let Some(Lease {
+        api,
+        lock: Some(id),
+    }) = lease
+    {
+        api.release_lock(id).await;
+    }
+    let Planned { prepared, .. } = planned?;
     let plan = &prepared.plan;
     if let Some(out) = &args.out {
         write_plan(out, plan)?;
@@ -287,12 +385,27 @@ fn approved() -> anyhow::Result<bool> {
 }
 
 async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
+    let opened = open_with(&args.project, &args.remote, true).await?;
+    let lease = opened.remote.clone();
+    let result = apply_planned(opened, &args).await;
+    if let Some(Lease {
+        api,
+        lock: Some(id),
+    }) = lease
+    {
+        api.release_lock(id).await;
+    }
+    result
+}
+
+async fn apply_planned(opened: Opened, args: &ApplyArgs) -> anyhow::Result<ExitCode> {
+    let options = model::PlanOptions::default();
     let Planned {
         opened,
         engine,
         input,
         prepared,
-    } = plan_project(&args.project, &args.vars, &model::PlanOptions::default()).await?;
+    } = plan_project(opened, &args.project, &args.vars, &options).await?;
     let plan = match &args.plan {
         Some(path) => {
             let saved = read_plan(path)?;
@@ -327,6 +440,7 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
     let executor = engine.executor(&opened.state, settings, &events);
     let report = executor.execute(&plan, &desired).await;
     print!("{}", output::apply_text(&report));
+    record_version(&opened, &args.project.dir).await;
     if !report.failed() {
         let outputs = evaluate_outputs(&opened.state, &input, &prepared.data).await?;
         if !outputs.is_empty() {
@@ -401,8 +515,8 @@ async fn run_output(args: OutputArgs) -> anyhow::Result<ExitCode> {
 
 async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        StateCommand::List { project } => {
-            let opened = open(&project).await?;
+        StateCommand::List { project, remote } => {
+            let opened = open_with(&project, &remote, false).await?;
             let now = opened.state.load().await?;
             if now.entries.is_empty() && now.generated.is_empty() {
                 let scope = opened.state.scope();
@@ -413,9 +527,24 @@ async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
             }
             print!("{}", output::state_list(&now));
         }
-        StateCommand::Show { address, project } => {
-            let opened = open(&project).await?;
-            let now = opened.state.load().await?;
+        StateCommand::Show {
+            address,
+            project,
+            version,
+            remote,
+        } => {
+            let opened = open_with(&project, &remote, false).await?;
+            let now = match version {
+                Some(n) => {
+                    let shown = shown_version(&opened.state, n).await?;
+                    print!(
+                        "{}",
+                        output::state_versions(std::slice::from_ref(&shown.version))
+                    );
+                    shown.state
+                }
+                None => opened.state.load().await?,
+            };
             match output::state_show(&now, &address) {
                 Some(text) => print!("{text}"),
                 None => bail!(
@@ -425,6 +554,33 @@ async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
                 ),
             }
         }
+        StateCommand::Versions { project, remote } => {
+            let opened = open_with(&project, &remote, false).await?;
+            let versions = opened.state.versions().await?;
+            if versions.is_empty() {
+                let scope = opened.state.scope();
+                eprintln!(
+                    "No state versions yet for {} (workspace {}, repository {}): an apply writes the first.",
+                    scope.project_dir, scope.workspace, scope.repo
+                );
+            }
+            print!("{}", output::state_versions(&versions));
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// State version `n` of the opened scope, or an error naming the versions there are.
+async fn shown_version(
+    state: &StateHandle,
+    n: u32,
+) -> anyhow::Result<crate::proxmox::state::ShownVersion> {
+    match state.version(n).await? {
+        Some(shown) => Ok(shown),
+        None => bail!(
+            "{} (workspace {}) has no state version {n}; list them with `atoll state versions`",
+            state.scope().project_dir,
+            state.scope().workspace
+        ),
+    }
 }

@@ -12,7 +12,9 @@ use sha2::{Digest, Sha256};
 
 use crate::proxmox::plan::{GuestKind, ObjectEntry, StateEntry, StateValue};
 use crate::proxmox::types::ObjectId;
-use crate::store::{ManagedResource, Secrets, StateScope, Store, StoreError};
+use crate::store::{
+    ManagedResource, Secrets, StateScope, StateStore, StateVersion, Store, StoreError, VersionMeta,
+};
 
 pub use crate::store::StateScope as Scope;
 
@@ -115,15 +117,37 @@ pub enum StateError {
     Corrupt { address: String, detail: String },
 }
 
-/// The state of one scope in one store.
-#[derive(Debug, Clone)]
+/// The state of one scope in one store: the server's database, or the server's API
+/// (`atoll plan --remote`).
+#[derive(Clone)]
 pub struct StateHandle {
-    store: Arc<dyn Store>,
+    store: Arc<dyn StateStore>,
     scope: StateScope,
+}
+
+impl std::fmt::Debug for StateHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateHandle")
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One state version as people read it: who, when, why, and the state it held (generated
+/// values by name only, sensitive values hidden).
+#[derive(Debug, Clone)]
+pub struct ShownVersion {
+    pub version: StateVersion,
+    pub state: ProjectState,
 }
 
 impl StateHandle {
     pub fn new(store: Arc<dyn Store>, scope: StateScope) -> Self {
+        Self::over(Arc::new(WholeStore(store)), scope)
+    }
+
+    /// A handle over any state store (the API client of `--remote`).
+    pub fn over(store: Arc<dyn StateStore>, scope: StateScope) -> Self {
         Self { store, scope }
     }
 
@@ -132,43 +156,45 @@ impl StateHandle {
     }
 
     pub async fn load(&self) -> Result<ProjectState, StateError> {
-        let rows = self.store.state().state_list(&self.scope).await?;
-        let mut state = ProjectState {
-            fingerprint: fingerprint(&rows),
-            ..ProjectState::default()
+        let rows = self.store.state_list(&self.scope).await?;
+        project_state(rows)
+    }
+
+    /// Writes the next state version from the rows the scope holds now; returns its number.
+    pub async fn record_version(&self, meta: &VersionMeta) -> Result<u32, StateError> {
+        let rows = self.store.state_list(&self.scope).await?;
+        let count = u32::try_from(rows.len()).unwrap_or(u32::MAX);
+        let document = version_document(&rows);
+        Ok(self
+            .store
+            .state_version_add(&self.scope, meta, &document, count)
+            .await?)
+    }
+
+    /// Every version of the scope, newest first.
+    pub async fn versions(&self) -> Result<Vec<StateVersion>, StateError> {
+        Ok(self.store.state_versions(&self.scope).await?)
+    }
+
+    /// One version with the state it held; `None` when there is no such version.
+    pub async fn version(&self, number: u32) -> Result<Option<ShownVersion>, StateError> {
+        let Some(mut version) = self.store.state_version(&self.scope, number).await? else {
+            return Ok(None);
         };
-        for row in rows {
-            let document: Document =
-                serde_json::from_value(row.attributes.clone()).map_err(|e| {
-                    StateError::Corrupt {
-                        address: row.address.clone(),
-                        detail: e.to_string(),
-                    }
-                })?;
-            let secrets = (!row.secrets.0.is_empty()).then(|| GeneratedEntry {
-                address: row.address.clone(),
-                resource_type: row.resource_type.clone(),
-                arguments: BTreeMap::new(),
-                values: row.secrets.clone(),
-            });
-            match to_entry(row, document)? {
-                Loaded::Entry(entry) => {
-                    state.object_values.extend(secrets);
-                    state.entries.push(entry);
-                }
-                Loaded::Generated(generated) => state.generated.push(generated),
-            }
-        }
-        Ok(state)
+        let document = version.document.take().unwrap_or_default();
+        let rows = rows_of_version(document).map_err(|detail| StateError::Corrupt {
+            address: format!("(state version {number})"),
+            detail,
+        })?;
+        Ok(Some(ShownVersion {
+            version,
+            state: project_state(rows)?,
+        }))
     }
 
     /// Records (or replaces) a guest, download or object entry.
     pub async fn record(&self, entry: &StateEntry) -> Result<(), StateError> {
-        Ok(self
-            .store
-            .state()
-            .state_put(&self.scope, &row_of(entry))
-            .await?)
+        Ok(self.store.state_put(&self.scope, &row_of(entry)).await?)
     }
 
     /// Records an object with what Proxmox VE made for it (`secrets`, an API token's value);
@@ -182,7 +208,6 @@ impl StateHandle {
             Some(secrets) => secrets,
             None => self
                 .store
-                .state()
                 .state_list(&self.scope)
                 .await?
                 .into_iter()
@@ -194,7 +219,7 @@ impl StateHandle {
             secrets,
             ..row_of(entry)
         };
-        Ok(self.store.state().state_put(&self.scope, &row).await?)
+        Ok(self.store.state_put(&self.scope, &row).await?)
     }
 
     /// Records generated values (before anything that uses them is created).
@@ -210,15 +235,11 @@ impl StateHandle {
             }),
             secrets: entry.values.clone(),
         };
-        Ok(self.store.state().state_put(&self.scope, &row).await?)
+        Ok(self.store.state_put(&self.scope, &row).await?)
     }
 
     pub async fn forget(&self, address: &str) -> Result<bool, StateError> {
-        Ok(self
-            .store
-            .state()
-            .state_remove(&self.scope, address)
-            .await?)
+        Ok(self.store.state_remove(&self.scope, address).await?)
     }
 }
 
@@ -380,4 +401,176 @@ pub fn secrets(values: BTreeMap<String, String>) -> Secrets {
             .map(|(k, v)| (k, SecretString::from(v)))
             .collect(),
     )
+}
+
+/// The state held by `rows`, as the engine reads it.
+fn project_state(rows: Vec<ManagedResource>) -> Result<ProjectState, StateError> {
+    let mut state = ProjectState {
+        fingerprint: fingerprint(&rows),
+        ..ProjectState::default()
+    };
+    for row in rows {
+        let document: Document =
+            serde_json::from_value(row.attributes.clone()).map_err(|e| StateError::Corrupt {
+                address: row.address.clone(),
+                detail: e.to_string(),
+            })?;
+        let secrets = (!row.secrets.0.is_empty()).then(|| GeneratedEntry {
+            address: row.address.clone(),
+            resource_type: row.resource_type.clone(),
+            arguments: BTreeMap::new(),
+            values: row.secrets.clone(),
+        });
+        match to_entry(row, document)? {
+            Loaded::Entry(entry) => {
+                state.object_values.extend(secrets);
+                state.entries.push(entry);
+            }
+            Loaded::Generated(generated) => state.generated.push(generated),
+        }
+    }
+    Ok(state)
+}
+
+/// The state part of a whole store, as a [`StateStore`] of its own.
+#[derive(Debug)]
+struct WholeStore(Arc<dyn Store>);
+
+#[async_trait::async_trait]
+impl StateStore for WholeStore {
+    async fn state_list(&self, scope: &StateScope) -> Result<Vec<ManagedResource>, StoreError> {
+        self.0.state().state_list(scope).await
+    }
+    async fn state_put(&self, scope: &StateScope, row: &ManagedResource) -> Result<(), StoreError> {
+        self.0.state().state_put(scope, row).await
+    }
+    async fn state_remove(&self, scope: &StateScope, address: &str) -> Result<bool, StoreError> {
+        self.0.state().state_remove(scope, address).await
+    }
+    async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
+        self.0.state().state_scopes().await
+    }
+    async fn state_version_add(
+        &self,
+        scope: &StateScope,
+        meta: &VersionMeta,
+        document: &serde_json::Value,
+        resources: u32,
+    ) -> Result<u32, StoreError> {
+        let state = self.0.state();
+        state
+            .state_version_add(scope, meta, document, resources)
+            .await
+    }
+    async fn state_versions(&self, scope: &StateScope) -> Result<Vec<StateVersion>, StoreError> {
+        self.0.state().state_versions(scope).await
+    }
+    async fn state_version(
+        &self,
+        scope: &StateScope,
+        version: u32,
+    ) -> Result<Option<StateVersion>, StoreError> {
+        self.0.state().state_version(scope, version).await
+    }
+}
+
+/// A version's document: the rows, with generated values by name only and every sensitive
+/// fingerprint blanked (a SHA-256 of a password would let anyone who reads it try guesses).
+fn version_document(rows: &[ManagedResource]) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|row| {
+            serde_json::json!({
+                "address": row.address,
+                "resource_type": row.resource_type,
+                "node": row.node,
+                "vm_id": row.vm_id,
+                "volid": row.volid,
+                "attributes": blank_fingerprints(row.attributes.clone()),
+                "generated": row.secrets.0.keys().collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(rows)
+}
+
+/// `{"fingerprint": "..."}` (a [`Stored::Fingerprint`]) becomes `{"fingerprint": ""}`.
+fn blank_fingerprints(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) if map.len() == 1 && map.contains_key("fingerprint") => {
+            serde_json::json!({ "fingerprint": "" })
+        }
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, blank_fingerprints(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(blank_fingerprints).collect()),
+        other => other,
+    }
+}
+
+/// The rows a version's document describes; generated values come back empty (by name).
+fn rows_of_version(document: serde_json::Value) -> Result<Vec<ManagedResource>, String> {
+    #[derive(Deserialize)]
+    struct Shown {
+        address: String,
+        resource_type: String,
+        node: String,
+        vm_id: Option<u32>,
+        volid: Option<String>,
+        attributes: serde_json::Value,
+        generated: Vec<String>,
+    }
+    let rows: Vec<Shown> = serde_json::from_value(document).map_err(|e| e.to_string())?;
+    Ok(rows
+        .into_iter()
+        .map(|row| ManagedResource {
+            address: row.address,
+            resource_type: row.resource_type,
+            node: row.node,
+            vm_id: row.vm_id,
+            volid: row.volid,
+            attributes: row.attributes,
+            secrets: Secrets(
+                row.generated
+                    .into_iter()
+                    .map(|name| (name, SecretString::from(String::new())))
+                    .collect(),
+            ),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_document_keeps_no_secret_and_no_fingerprint() {
+        let row = ManagedResource {
+            address: "random_password.db".to_owned(),
+            resource_type: "random_password".to_owned(),
+            node: "pve".to_owned(),
+            vm_id: Some(101),
+            volid: None,
+            attributes: serde_json::json!({"kind": "guest", "guest_kind": "lxc", "config": {
+                "hostname": {"plain": "web"}, "password": {"fingerprint": "5e88489"}}}),
+            secrets: secrets(BTreeMap::from([(
+                "result".to_owned(),
+                "hunter2".to_owned(),
+            )])),
+        };
+        let text = version_document(&[row]).to_string();
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(!text.contains("5e88489"), "{text}");
+        assert!(
+            text.contains("\"web\"") && text.contains("\"result\""),
+            "{text}"
+        );
+        let back = rows_of_version(serde_json::from_str(&text).expect("json")).expect("rows");
+        assert_eq!(back[0].secrets.0.len(), 1);
+        assert_eq!(back[0].vm_id, Some(101));
+    }
 }

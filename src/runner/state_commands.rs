@@ -149,6 +149,8 @@ async fn import_steps(
     let prepared = project::prepare(r, job, &state, &mut input, sha, &options).await?;
     let imported = import_one(&prepared, address, id)?;
     state.record(&imported.entry).await?;
+    job.record_state_version(&state, crate::store::VersionReason::Import, sha)
+        .await;
     let discarded = discard_plan(r, job, p).await?;
     audit(r, job, command, p, AuditAction::Import).await?;
     let flags = lock_key(job, p).plan_flags();
@@ -214,6 +216,9 @@ async fn state_rm_steps(
             .await;
         state.forget(address).await?;
     }
+    let sha = at.pull.head_sha.as_str();
+    job.record_state_version(&state, crate::store::VersionReason::StateRm, sha)
+        .await;
     let discarded = discard_plan(r, job, p).await?;
     audit(r, job, command, p, AuditAction::StateRm).await?;
     let flags = lock_key(job, p).plan_flags();

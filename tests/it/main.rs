@@ -126,6 +126,8 @@ mod runner_restart;
 mod runner_undiverged;
 mod runner_workflows;
 mod server_bombs;
+mod state_remote;
+mod state_versions;
 mod store_conformance;
 mod tfconfig_bombs;
 mod tfconfig_env_vars;
