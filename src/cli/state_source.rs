@@ -61,6 +61,12 @@ pub(super) async fn open_with(
             remote: None,
         });
     };
+    if project.repo == "local" {
+        bail!(
+            "--remote needs the repository the server keeps this project's state under: add \
+             --repo host/owner/repo (as its pull requests name it, e.g. github.com/acme/infra)"
+        );
+    }
     let api = Arc::new(api);
     let mut scope = scope(project);
     if scope.project_dir.is_empty() {

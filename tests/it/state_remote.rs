@@ -224,6 +224,58 @@ async fn the_state_api_answers_401_without_the_token_and_the_cli_says_what_to_se
         "{err}"
     );
 
+    // Without --repo the server could not know whose state is meant.
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_atoll"));
+    let project = laptop.project().display().to_string();
+    let out = cmd
+        .args(["state", "list", "--dir", &project, "--remote", &w.base])
+        .env_clear()
+        .env("ATOLL_REMOTE_TOKEN", TOKEN)
+        .output()
+        .await
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("add --repo host/owner/repo"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A second remote run waits for the first; a PR's lock is not a remote run's to release.
+    let take = |actor: &'static str| {
+        w.http
+            .post(w.url("/api/state/lock"))
+            .bearer_auth(TOKEN)
+            .json(&serde_json::json!({"repo": repo(), "dir": "envs/dev",
+                "workspace": "default", "actor": actor}))
+            .send()
+    };
+    let first: serde_json::Value = take("bob").await.expect("take").json().await.expect("json");
+    let id = first["lock"]["id"].as_str().expect("lock id").to_owned();
+    let second = take("carol").await.expect("take again");
+    assert_eq!(second.status(), StatusCode::CONFLICT);
+    let held: serde_json::Value = second.json().await.expect("json");
+    assert_eq!(held["held_by"][0]["owner"]["user"], "bob", "{held}");
+    let bad_dir = w
+        .http
+        .post(w.url("/api/state/lock"))
+        .bearer_auth(TOKEN)
+        .json(&serde_json::json!({"repo": repo(), "dir": "../etc",
+            "workspace": "default", "actor": "eve"}))
+        .send()
+        .await
+        .expect("take");
+    assert_eq!(bad_dir.status(), StatusCode::BAD_REQUEST);
+    let released = w
+        .http
+        .delete(w.url(&format!("/api/state/lock/{id}")))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .expect("release");
+    assert_eq!(released.status(), StatusCode::OK);
+    assert_eq!(take("carol").await.expect("take").status(), StatusCode::OK);
+
     // A server nobody listens on: unreachable, with the next step.
     let mut cmd = laptop.command_at(&w, "http://127.0.0.1:9", TOKEN, &["state", "list"]);
     let out = cmd.output().await.expect("run");
