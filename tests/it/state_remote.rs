@@ -504,6 +504,15 @@ async fn a_pr_plan_while_a_remote_run_holds_the_lock_names_the_run() {
         .await
         .expect("take the lock");
     assert_eq!(taken.status(), StatusCode::OK);
+    let (cookie, _) = w.login().await;
+    let locks = w
+        .get(&cookie, "/locks")
+        .await
+        .text()
+        .await
+        .expect("locks page");
+    assert!(locks.contains(">remote run</span>"), "{locks}");
+    assert!(!locks.contains("#0"), "{locks}");
     let tf = Container::new("web").hcl();
     let pr = w
         .open_pr("alice", "web", &[("envs/dev/main.tf", &tf)])
