@@ -126,6 +126,7 @@ mod runner_restart;
 mod runner_undiverged;
 mod runner_workflows;
 mod server_bombs;
+mod state_history;
 mod state_remote;
 mod state_versions;
 mod store_conformance;
