@@ -140,6 +140,8 @@ pub struct ConflictView {
     pub holder_pr: u64,
     pub holder_url: String,
     pub flags: String,
+    /// Who holds it; shown for a remote run's lock (`holder_pr` 0), which has no PR.
+    pub holder_user: String,
 }
 
 /// The lock-conflict comment: names each holder PR and the exact command to re-plan.
@@ -687,6 +689,7 @@ mod tests {
                 label: "dir=envs/dev workspace=default".into(),
                 holder_pr: 3,
                 holder_url: "https://x/pr/3".into(),
+                holder_user: "alice".into(),
                 flags: "-d envs/dev".into(),
             }],
         );

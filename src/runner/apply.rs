@@ -312,6 +312,8 @@ pub(super) async fn apply_one(
     };
     let report = progress.follow(executor.execute(&plan, &desired), rx).await;
     tally.guests.report(job).await;
+    job.record_state_version(&state, crate::store::VersionReason::Apply, head)
+        .await;
     let final_lines = result_lines(&report);
     let outputs = if report.failed() {
         String::new()

@@ -153,6 +153,8 @@ async fn import_steps(
         refuse_foreign(&state, &prepared.state.entries, &claim, &prepared.inventory).await?;
     }
     state.record(&imported.entry).await?;
+    job.record_state_version(&state, crate::store::VersionReason::Import, sha)
+        .await;
     let discarded = discard_plan(r, job, p).await?;
     audit(r, job, command, p, AuditAction::Import).await?;
     let flags = lock_key(job, p).plan_flags();
@@ -218,6 +220,9 @@ async fn state_rm_steps(
             .await;
         state.forget(address).await?;
     }
+    let sha = at.pull.head_sha.as_str();
+    job.record_state_version(&state, crate::store::VersionReason::StateRm, sha)
+        .await;
     let discarded = discard_plan(r, job, p).await?;
     audit(r, job, command, p, AuditAction::StateRm).await?;
     let flags = lock_key(job, p).plan_flags();

@@ -51,6 +51,16 @@ pub trait LockStore: Send + Sync {
         pr: u64,
         stamp: &AuditStamp,
     ) -> Result<ClosedPr, StoreError>;
+
+    /// Takes `key` for a run of the command line through the API (`owner.pr` is
+    /// [`crate::locks::REMOTE_RUN`]): granted only when no lock at all is held on the key's
+    /// repository, directory and workspace (whatever its project), else the locks in the way.
+    /// A remote run never re-takes a lock, not even another remote run's.
+    async fn lock_acquire_remote(
+        &self,
+        key: &LockKey,
+        owner: &LockOwner,
+    ) -> Result<Acquisition, StoreError>;
 }
 
 /// The keys to take, sorted and without duplicates: every acquirer inserts in this order.
@@ -401,5 +411,62 @@ impl LockStore for Db {
             released,
             plans_deleted,
         })
+    }
+
+    async fn lock_acquire_remote(
+        &self,
+        key: &LockKey,
+        owner: &LockOwner,
+    ) -> Result<Acquisition, StoreError> {
+        let mut tx = self.begin().await?;
+        let held = Sql::new(format!(
+            "SELECT {LOCK_COLUMNS} FROM locks WHERE repo = $1 AND dir = $2 AND workspace = $3
+             ORDER BY repo, dir, workspace, project"
+        ))
+        .bind(&key.repo)
+        .bind(key.dir.as_str())
+        .bind(key.workspace.as_str())
+        .fetch_all(&mut tx)
+        .await?
+        .iter()
+        .map(lock_from_row)
+        .collect::<Result<Vec<_>, _>>()?;
+        if !held.is_empty() {
+            tx.rollback().await?;
+            return Ok(Acquisition::Conflict(held));
+        }
+        let row = Sql::new(format!(
+            "INSERT INTO locks ({LOCK_COLUMNS})
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, {{now}}, {{now}}, $12)
+             ON CONFLICT (repo, dir, workspace, project) DO NOTHING
+             RETURNING {LOCK_COLUMNS}"
+        ))
+        .bind(Uuid::new_v4())
+        .bind(&key.repo)
+        .bind(key.dir.as_str())
+        .bind(key.workspace.as_str())
+        .bind(project_column(key.project.as_ref()))
+        .bind(pr_column(owner.pr)?)
+        .bind(&owner.pr_url)
+        .bind(&owner.head_sha)
+        .bind(&owner.user)
+        .bind(owner.job)
+        .bind(&owner.summary)
+        .bind(owner.forge.map(ForgeKind::as_str))
+        .fetch_optional(&mut tx)
+        .await?;
+        match row {
+            Some(row) => {
+                let lock = lock_from_row(&row)?;
+                tx.commit().await?;
+                Ok(Acquisition::Granted(vec![lock]))
+            }
+            None => {
+                // taken between our read and our insert (another replica): name the holder
+                let held = holder(&mut tx, key).await?;
+                tx.rollback().await?;
+                Ok(Acquisition::Conflict(held.into_iter().collect()))
+            }
+        }
     }
 }

@@ -11,6 +11,7 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::sql::{Db, On, Row, Sql};
 use super::sqlite_commit::{Write, Written};
+use super::state_versions::{self, StateVersion, VersionMeta};
 use super::{PgStore, SqliteStore, StoreError};
 
 /// Whose state: a repository (`host/owner/repo`, or `local` for the command line), a project
@@ -74,6 +75,56 @@ pub struct HeldGuest {
     pub node: String,
 }
 
+impl ManagedResource {
+    /// The row as the server's state API sends it to `atoll --remote`, generated values
+    /// included: a remote plan evaluates with them, as a local one does (Terraform's remote
+    /// state carries them the same way). Only bearers of the API token get it.
+    pub fn to_wire(&self) -> serde_json::Value {
+        serde_json::json!({
+            "address": self.address,
+            "resource_type": self.resource_type,
+            "node": self.node,
+            "vm_id": self.vm_id,
+            "volid": self.volid,
+            "attributes": self.attributes,
+            "secrets": self.secrets.to_json(),
+        })
+    }
+
+    /// A row read back from [`ManagedResource::to_wire`]'s form.
+    pub fn from_wire(value: serde_json::Value) -> Result<Self, String> {
+        #[derive(serde::Deserialize)]
+        struct Wire {
+            address: String,
+            resource_type: String,
+            node: String,
+            vm_id: Option<u32>,
+            volid: Option<String>,
+            attributes: serde_json::Value,
+            #[serde(default)]
+            secrets: serde_json::Value,
+        }
+        let wire: Wire = serde_json::from_value(value).map_err(|e| e.to_string())?;
+        let secrets = if wire.secrets.is_null() {
+            Secrets::default()
+        } else {
+            Secrets::from_json(wire.secrets).map_err(|e| e.to_string())?
+        };
+        if wire.address.is_empty() {
+            return Err("a resource needs an address".to_owned());
+        }
+        Ok(Self {
+            address: wire.address,
+            resource_type: wire.resource_type,
+            node: wire.node,
+            vm_id: wire.vm_id,
+            volid: wire.volid,
+            attributes: wire.attributes,
+            secrets,
+        })
+    }
+}
+
 /// Managed-resource state, implemented by both backends.
 #[async_trait]
 pub trait StateStore: Send + Sync {
@@ -92,6 +143,23 @@ pub trait StateStore: Send + Sync {
     /// Every scope holding a guest with `vm_id`, ordered by scope and address: who owns a
     /// VMID, across every project this store knows.
     async fn state_holders(&self, vm_id: u32) -> Result<Vec<HeldGuest>, StoreError>;
+    /// Writes the next version of `scope` (`document` holds no secret: `proxmox::state`
+    /// strips them) and returns its number (1, 2, ...).
+    async fn state_version_add(
+        &self,
+        scope: &StateScope,
+        meta: &VersionMeta,
+        document: &serde_json::Value,
+        resources: u32,
+    ) -> Result<u32, StoreError>;
+    /// Every version of `scope`, newest first, without documents.
+    async fn state_versions(&self, scope: &StateScope) -> Result<Vec<StateVersion>, StoreError>;
+    /// One version with its document; `None` when `scope` has no such version.
+    async fn state_version(
+        &self,
+        scope: &StateScope,
+        version: u32,
+    ) -> Result<Option<StateVersion>, StoreError>;
 }
 
 /// The state of a store that keeps none.
@@ -117,6 +185,25 @@ impl StateStore for NoState {
         Err(no_state())
     }
     async fn state_holders(&self, _: u32) -> Result<Vec<HeldGuest>, StoreError> {
+        Err(no_state())
+    }
+    async fn state_version_add(
+        &self,
+        _: &StateScope,
+        _: &VersionMeta,
+        _: &serde_json::Value,
+        _: u32,
+    ) -> Result<u32, StoreError> {
+        Err(no_state())
+    }
+    async fn state_versions(&self, _: &StateScope) -> Result<Vec<StateVersion>, StoreError> {
+        Err(no_state())
+    }
+    async fn state_version(
+        &self,
+        _: &StateScope,
+        _: u32,
+    ) -> Result<Option<StateVersion>, StoreError> {
         Err(no_state())
     }
 }
@@ -278,6 +365,28 @@ impl StateStore for SqliteStore {
     async fn state_holders(&self, vm_id: u32) -> Result<Vec<HeldGuest>, StoreError> {
         holders(&self.db, vm_id).await
     }
+
+    async fn state_version_add(
+        &self,
+        scope: &StateScope,
+        meta: &VersionMeta,
+        document: &serde_json::Value,
+        resources: u32,
+    ) -> Result<u32, StoreError> {
+        state_versions::add(&self.db, scope, meta, document, resources).await
+    }
+
+    async fn state_versions(&self, scope: &StateScope) -> Result<Vec<StateVersion>, StoreError> {
+        state_versions::list(&self.db, scope).await
+    }
+
+    async fn state_version(
+        &self,
+        scope: &StateScope,
+        version: u32,
+    ) -> Result<Option<StateVersion>, StoreError> {
+        state_versions::get(&self.db, scope, version).await
+    }
 }
 
 #[async_trait]
@@ -306,5 +415,27 @@ impl StateStore for PgStore {
 
     async fn state_holders(&self, vm_id: u32) -> Result<Vec<HeldGuest>, StoreError> {
         holders(&self.db, vm_id).await
+    }
+
+    async fn state_version_add(
+        &self,
+        scope: &StateScope,
+        meta: &VersionMeta,
+        document: &serde_json::Value,
+        resources: u32,
+    ) -> Result<u32, StoreError> {
+        state_versions::add(&self.db, scope, meta, document, resources).await
+    }
+
+    async fn state_versions(&self, scope: &StateScope) -> Result<Vec<StateVersion>, StoreError> {
+        state_versions::list(&self.db, scope).await
+    }
+
+    async fn state_version(
+        &self,
+        scope: &StateScope,
+        version: u32,
+    ) -> Result<Option<StateVersion>, StoreError> {
+        state_versions::get(&self.db, scope, version).await
     }
 }

@@ -114,6 +114,7 @@ fn every_comment(user: &str) -> Vec<(&'static str, String)> {
                     holder_pr: 3,
                     holder_url: format!("https://github.com/acme/infra/pull/3?{user}"),
                     flags: "-d envs/dev".to_owned(),
+                    holder_user: user.to_owned(),
                 }],
             ),
         ),
