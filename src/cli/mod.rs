@@ -6,6 +6,7 @@
 mod args;
 mod output;
 mod settings;
+mod state_edit;
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -424,6 +425,29 @@ async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
                     opened.state.scope().workspace
                 ),
             }
+        }
+        StateCommand::Mv {
+            source,
+            destination,
+            dry_run,
+            project,
+        } => {
+            let opened = open(&project).await?;
+            print!(
+                "{}",
+                state_edit::mv(&opened.state, &source, &destination, dry_run).await?
+            );
+        }
+        StateCommand::Rm {
+            addresses,
+            dry_run,
+            project,
+        } => {
+            let opened = open(&project).await?;
+            print!(
+                "{}",
+                state_edit::rm(&opened.state, &addresses, dry_run).await?
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -8,7 +8,7 @@ use hcl_edit::expr::Expression;
 use hcl_edit::structure::{Attribute, Block, Body};
 
 use super::blocks::{decode_module, decode_resource, traversal_list};
-use super::{Expr, Import, Module, Output, Validation, Variable};
+use super::{Check, Expr, Import, Module, Moved, Output, Removed, Validation, Variable};
 use crate::diag::{Diagnostic, SourceMap, Span, did_you_mean};
 
 const TOP_BLOCKS: &[&str] = &[
@@ -74,27 +74,43 @@ pub(crate) fn decode_file(
         match kind {
             "terraform" => decode_terraform(m, file, block, diags),
             "provider" => {}
-            "variable" if need(1, "name", diags) => decode_variable(m, file, block, labels[0], diags, sources),
+            "variable" if need(1, "name", diags) => {
+                decode_variable(m, file, block, labels[0], diags, sources);
+            }
             "locals" => decode_locals(m, file, block, diags, sources),
-            "output" if need(1, "name", diags) => decode_output(m, file, block, labels[0], diags, sources),
-            "module" if need(1, "name", diags) => decode_module(m, file, block, labels[0], diags, sources),
-            "resource" if need(2, "type, name", diags) => decode_resource(m, file, block, false, diags, sources),
-            "data" if need(2, "type, name", diags) => decode_resource(m, file, block, true, diags, sources),
+            "output" if need(1, "name", diags) => {
+                decode_output(m, file, block, labels[0], diags, sources);
+            }
+            "module" if need(1, "name", diags) => {
+                decode_module(m, file, block, labels[0], diags, sources);
+            }
+            "resource" if need(2, "type, name", diags) => {
+                decode_resource(m, file, block, false, diags, sources);
+            }
+            "data" if need(2, "type, name", diags) => {
+                decode_resource(m, file, block, true, diags, sources);
+            }
             "import" if labels.is_empty() => decode_import(m, file, block, diags),
             "import" => diags.push(Diagnostic::error(
                 "Extraneous label for import",
                 "No labels are expected for import blocks.",
                 Some(bspan),
             )),
-            "moved" | "removed" | "check" => diags.push(Diagnostic::error(
-                format!("Unsupported block type \"{kind}\""),
-                format!("atoll does not support \"{kind}\" blocks yet; remove it or apply this change with Terraform."),
+            "moved" if labels.is_empty() => decode_moved(m, file, block, diags),
+            "removed" if labels.is_empty() => decode_removed(m, file, block, diags),
+            "moved" | "removed" => diags.push(Diagnostic::error(
+                format!("Extraneous label for {kind}"),
+                format!("No labels are expected for {kind} blocks."),
                 Some(bspan),
             )),
-            "variable" | "output" | "module" | "resource" | "data" => {}
+            "check" if need(1, "name", diags) => decode_check(m, file, block, diags),
+            "variable" | "output" | "module" | "resource" | "data" | "check" => {}
             other => diags.push(Diagnostic::error(
                 "Unsupported block type",
-                format!("Blocks of type \"{other}\" are not expected here.{}", did_you_mean(other, TOP_BLOCKS.iter().copied())),
+                format!(
+                    "Blocks of type \"{other}\" are not expected here.{}",
+                    did_you_mean(other, TOP_BLOCKS.iter().copied())
+                ),
                 Some(bspan),
             )),
         }
@@ -163,6 +179,150 @@ fn decode_import(m: &mut Module, file: usize, block: &Block, diags: &mut Vec<Dia
         (None, _) => missing("to", diags),
         (_, None) => missing("id", diags),
     }
+}
+
+/// `moved { from = ..., to = ... }`; the addresses are checked when the module is walked.
+fn decode_moved(m: &mut Module, file: usize, block: &Block, diags: &mut Vec<Diagnostic>) {
+    const ALLOWED: &[&str] = &["from", "to"];
+    let sp = block_span(file, block);
+    let (mut from, mut to) = (None, None);
+    for a in block.body.attributes() {
+        let e = Expr {
+            expr: a.value.clone(),
+            file,
+        };
+        match a.key.as_str() {
+            "from" => from = Some(e),
+            "to" => to = Some(e),
+            _ => unexpected_attr(file, a, ALLOWED, diags),
+        }
+    }
+    for b in block.body.blocks() {
+        unexpected_block(file, b, diags);
+    }
+    match (from, to) {
+        (Some(from), Some(to)) => m.moves.push(Moved { from, to, span: sp }),
+        (None, _) => missing_argument("from", &sp, diags),
+        (_, None) => missing_argument("to", &sp, diags),
+    }
+}
+
+/// `removed { from = ...  lifecycle { destroy = BOOL } }`. Terraform 1.15 destroys when the
+/// `lifecycle` block or its `destroy` is left out (checked with its oracle: see
+/// `tests/oracle/moved.txt`); `connection` and `provisioner` blocks are refused, atoll runs
+/// no provisioners.
+fn decode_removed(m: &mut Module, file: usize, block: &Block, diags: &mut Vec<Diagnostic>) {
+    const ALLOWED: &[&str] = &["from"];
+    let sp = block_span(file, block);
+    let mut from = None;
+    let mut destroy = true;
+    for a in block.body.attributes() {
+        match a.key.as_str() {
+            "from" => {
+                from = Some(Expr {
+                    expr: a.value.clone(),
+                    file,
+                });
+            }
+            _ => unexpected_attr(file, a, ALLOWED, diags),
+        }
+    }
+    for b in block.body.blocks() {
+        if b.ident.as_str() != "lifecycle" {
+            unexpected_block(file, b, diags);
+            continue;
+        }
+        for a in b.body.attributes() {
+            match a.key.as_str() {
+                "destroy" => destroy = literal_bool(file, a, diags),
+                _ => unexpected_attr(file, a, &["destroy"], diags),
+            }
+        }
+        for inner in b.body.blocks() {
+            unexpected_block(file, inner, diags);
+        }
+    }
+    match from {
+        Some(from) => m.removed.push(Removed {
+            from,
+            destroy,
+            span: sp,
+        }),
+        None => missing_argument("from", &sp, diags),
+    }
+}
+
+/// `check "NAME" { assert { condition error_message } }`: Terraform 1.15's rules (at least
+/// one assert, each condition reads something from the configuration). A scoped `data`
+/// block is refused: atoll reads data sources only at module level.
+fn decode_check(m: &mut Module, file: usize, block: &Block, diags: &mut Vec<Diagnostic>) {
+    let sp = block_span(file, block);
+    for a in block.body.attributes() {
+        unexpected_attr(file, a, &[], diags);
+    }
+    let mut asserts = Vec::new();
+    for b in block.body.blocks() {
+        match b.ident.as_str() {
+            "assert" => {
+                let cond = b.body.get_attribute("condition");
+                let msg = b.body.get_attribute("error_message");
+                let (Some(c), Some(e)) = (cond, msg) else {
+                    diags.push(Diagnostic::error(
+                        "Missing required argument",
+                        "An assert block requires both \"condition\" and \"error_message\" arguments.",
+                        Some(block_span(file, b)),
+                    ));
+                    continue;
+                };
+                let mut refs = Vec::new();
+                crate::eval::references(&c.value, &mut refs);
+                let condition = Expr {
+                    expr: c.value.clone(),
+                    file,
+                };
+                if refs.is_empty() {
+                    diags.push(Diagnostic::error(
+                        "Invalid assert expression",
+                        "The condition expression must refer to at least one object from elsewhere in the configuration, or else its result would not be checking anything.",
+                        condition.span(),
+                    ));
+                    continue;
+                }
+                asserts.push(Validation {
+                    span: condition.span().unwrap_or_else(|| block_span(file, b)),
+                    condition,
+                    error_message: Expr {
+                        expr: e.value.clone(),
+                        file,
+                    },
+                });
+            }
+            "data" => diags.push(Diagnostic::error(
+                "Unsupported block type",
+                "atoll does not read data sources scoped to a check block yet; declare the data source at module level and refer to it from the assert.",
+                span(file, b.ident.span()),
+            )),
+            _ => unexpected_block(file, b, diags),
+        }
+    }
+    // Terraform 1.15 says this too when every assert was refused
+    if asserts.is_empty() {
+        diags.push(Diagnostic::error(
+            "Zero assert blocks",
+            "Check blocks must have at least one assert block.",
+            Some(sp),
+        ));
+        return;
+    }
+    m.checks.push(Check { asserts });
+}
+
+fn missing_argument(name: &str, at: &Span, diags: &mut Vec<Diagnostic>) {
+    diags.push(Diagnostic::error(
+        "Missing required argument",
+        format!("The argument \"{name}\" is required, but no definition was found."),
+        Some(at.clone()),
+    ));
 }
 
 fn decode_terraform(m: &mut Module, file: usize, block: &Block, diags: &mut Vec<Diagnostic>) {
