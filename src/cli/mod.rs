@@ -329,7 +329,8 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
     let report = executor.execute(&plan, &desired).await;
     print!("{}", output::apply_text(&report));
     if !report.failed() {
-        let outputs = evaluate_outputs(&opened.state, &input, &prepared.data).await?;
+        let (outputs, warnings) = evaluate_after(&opened.state, &input, &prepared.data).await?;
+        print!("{}", state_edit::checks_after_apply(&warnings));
         if !outputs.is_empty() {
             print!("\nOutputs:\n\n{}", render::outputs_text(&outputs));
         }
@@ -347,6 +348,19 @@ async fn evaluate_outputs(
     input: &Input,
     data: &tfconfig::Known,
 ) -> anyhow::Result<std::collections::BTreeMap<String, tfconfig::OutputValue>> {
+    Ok(evaluate_after(state, input, data).await?.0)
+}
+
+/// The configuration evaluated with the state as it is now: its outputs, and its warnings
+/// (`check` blocks evaluated again after an apply).
+async fn evaluate_after(
+    state: &StateHandle,
+    input: &Input,
+    data: &tfconfig::Known,
+) -> anyhow::Result<(
+    std::collections::BTreeMap<String, tfconfig::OutputValue>,
+    Vec<String>,
+)> {
     let now = state.load().await?;
     let (input, data) = (input.clone(), data.clone());
     let desired = tokio::task::spawn_blocking(move || {
@@ -354,7 +368,7 @@ async fn evaluate_outputs(
     })
     .await
     .context("evaluating the outputs")??;
-    Ok(desired.outputs)
+    Ok((desired.outputs, desired.warnings))
 }
 
 async fn run_output(args: OutputArgs) -> anyhow::Result<ExitCode> {

@@ -244,3 +244,42 @@ async fn state_mv_and_state_rm_edit_state_alone() {
         text(&missing)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_blocks_warn_after_plan_and_again_after_apply() {
+    let env = Env::start().await;
+    let ct = Container::new("web").vm_id(670).cores(1).hcl();
+    let checks = "resource \"random_password\" \"p\" {\n  length = 16\n}\n\
+        check \"cores\" {\n  assert {\n    condition     = proxmox_virtual_environment_container.web.cpu[0].cores >= 2\n    error_message = \"web needs two cores\"\n  }\n}\n\
+        check \"password\" {\n  assert {\n    condition     = length(random_password.p.result) == 16\n    error_message = \"the password is not 16 long\"\n  }\n}\n";
+    env.write_tf(&format!("{ct}{checks}"));
+    let out = env.atoll(&["plan"]).await;
+    assert!(
+        out.status.success(),
+        "a check never stops a plan: {}",
+        text(&out)
+    );
+    let said = stdout(&out);
+    assert!(said.contains("Plan: 2 to add"), "{said}");
+    assert!(
+        said.contains("Warning: Check block assertion failed")
+            && said.contains("web needs two cores"),
+        "{said}"
+    );
+    assert!(
+        said.contains("Warning: Check block assertion known after apply")
+            && said.contains("The condition could not be evaluated at this time"),
+        "{said}"
+    );
+
+    let applied = env.apply().await;
+    let said = stdout(&applied);
+    let after = &said[said.find("Apply complete").unwrap_or(0)..];
+    assert!(
+        said.contains("web needs two cores"),
+        "the failed assertion is said again after apply: {said}"
+    );
+    // the password is known once generated: checked, and true
+    assert!(!after.contains("known after apply"), "{said}");
+    assert!(!said.contains("the password is not 16 long"), "{said}");
+}

@@ -64,7 +64,7 @@ pub(crate) fn statements(
         else {
             continue;
         };
-        let declared_at = at(ctx, &block.span, false);
+        let declared_at = at(ctx, &block.span, true);
         if from.is_module() != to.is_module() {
             diags.push(Diagnostic::error(
                 "Invalid \"moved\" addresses",
@@ -139,6 +139,10 @@ pub(crate) fn statements(
             declared_at,
         });
     }
+    if let Some(d) = cycle(&moves) {
+        diags.push(d);
+        moves.clear();
+    }
     let removals = tree
         .config
         .removed
@@ -188,6 +192,55 @@ pub(crate) fn statements(
         })
         .collect();
     (moves, removals)
+}
+
+/// Statements that chain back to where they started, as Terraform lists them.
+fn cycle(moves: &[MoveStatement]) -> Option<Diagnostic> {
+    for start in 0..moves.len() {
+        let mut path = vec![start];
+        let mut current = start;
+        while let Some(next) = moves.iter().position(|m| m.from == moves[current].to) {
+            if next == start {
+                let star = |m: &MoveStatement, a: &str| {
+                    if m.module || m.keyed {
+                        a.to_owned()
+                    } else {
+                        format!("{a}[*]")
+                    }
+                };
+                let lines: Vec<String> = path
+                    .iter()
+                    .map(|&i| {
+                        let m = &moves[i];
+                        format!(
+                            "  - {}: {} → {}",
+                            m.declared_at,
+                            star(m, &m.from),
+                            star(m, &m.to)
+                        )
+                    })
+                    .collect();
+                return Some(Diagnostic::error(
+                    "Cyclic dependency in move statements",
+                    format!(
+                        "The following chained move statements form a cycle, and so there is no \
+                         final location to move objects to:\n{}\n\nA chain of move statements \
+                         must end with an address that doesn't appear in any other statements, \
+                         and which typically also refers to an object still declared in the \
+                         configuration.",
+                        lines.join("\n")
+                    ),
+                    None,
+                ));
+            }
+            if path.contains(&next) || path.len() > moves.len() {
+                break;
+            }
+            path.push(next);
+            current = next;
+        }
+    }
+    None
 }
 
 /// `main.tf:3` or, with `column`, `main.tf:3,1` (how Terraform names a declaration).

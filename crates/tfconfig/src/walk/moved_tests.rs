@@ -44,7 +44,7 @@ fn moved_into_a_module_is_read_with_absolute_addresses() {
     assert_eq!(m.from, "proxmox_virtual_environment_pool.b");
     assert_eq!(m.to, "module.m.proxmox_virtual_environment_pool.b");
     assert!(!m.module && !m.keyed);
-    assert_eq!(m.declared_at, "main.tf:4");
+    assert_eq!(m.declared_at, "main.tf:4,1");
 }
 
 #[test]
@@ -110,7 +110,7 @@ fn redundant_ambiguous_dynamic_and_mistyped_moves_are_refused() {
         errors[1].starts_with("Invalid expression: A single static variable reference is required")
     );
     assert!(errors[2].starts_with("Resource type mismatch: This statement declares a move from proxmox_virtual_environment_pool.x to proxmox_virtual_environment_vm.x"));
-    assert!(errors[3].starts_with("Ambiguous move statements: A statement at main.tf:"));
+    assert!(errors[3].starts_with("Ambiguous move statements: A statement at main.tf:17,1 declared that proxmox_virtual_environment_pool.y moved to proxmox_virtual_environment_pool.b, but this statement instead declares that it moved to proxmox_virtual_environment_pool.z."), "{}", errors[3]);
 }
 
 #[test]
@@ -197,4 +197,23 @@ fn check_blocks_need_asserts_that_read_the_configuration() {
         "Zero assert blocks: Check blocks must have at least one assert block."
     );
     assert!(errors[2].contains("scoped to a check block"));
+}
+
+#[test]
+fn a_cycle_of_moves_is_refused_before_any_state_is_read() {
+    let main = format!(
+        "{POOL}moved {{\n  from = proxmox_virtual_environment_pool.x\n  to   = proxmox_virtual_environment_pool.y\n}}\n\
+         moved {{\n  from = proxmox_virtual_environment_pool.y\n  to   = proxmox_virtual_environment_pool.x\n}}\n"
+    );
+    let loaded = load(&[("main.tf", &main)]);
+    assert_eq!(
+        errors(&loaded),
+        [
+            "Cyclic dependency in move statements: The following chained move statements form a cycle, and so there is no final location to move objects to:\n  \
+          - main.tf:4,1: proxmox_virtual_environment_pool.x[*] → proxmox_virtual_environment_pool.y[*]\n  \
+          - main.tf:8,1: proxmox_virtual_environment_pool.y[*] → proxmox_virtual_environment_pool.x[*]\n\n\
+          A chain of move statements must end with an address that doesn't appear in any other statements, and which typically also refers to an object still declared in the configuration."
+        ]
+    );
+    assert!(loaded.moves.is_empty());
 }
