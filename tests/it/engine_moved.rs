@@ -283,3 +283,36 @@ async fn check_blocks_warn_after_plan_and_again_after_apply() {
     assert!(!after.contains("known after apply"), "{said}");
     assert!(!said.contains("the password is not 16 long"), "{said}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_password_moved_into_a_module_keeps_its_value() {
+    let env = Env::start().await;
+    let password = "resource \"random_password\" \"p\" {\n  length = 20\n}\n";
+    env.write_tf(password);
+    env.apply().await;
+    let state = env.state().await;
+    let before = state.load().await.expect("state").generated_values();
+    let value = before["random_password.p"].values["result"].clone();
+
+    write_module(&env, password);
+    let moved = "moved {\n  from = random_password.p\n  to   = module.lxc.random_password.p\n}\n";
+    env.write_tf(&module_call(moved));
+    let shown = env.plan().await;
+    assert!(
+        shown.contains("# random_password.p has moved to module.lxc.random_password.p"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Plan: 0 to add, 0 to change, 0 to destroy."),
+        "{shown}"
+    );
+    env.apply().await;
+    let after = state.load().await.expect("state").generated_values();
+    assert_eq!(
+        after["module.lxc.random_password.p"].values["result"],
+        value
+    );
+    assert!(!after.contains_key("random_password.p"));
+    let again = env.atoll(&["plan", "--detailed-exitcode"]).await;
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+}

@@ -118,6 +118,7 @@ mod runner_demo;
 mod runner_docs_example;
 mod runner_extra_args;
 mod runner_import;
+mod runner_moved;
 mod runner_options;
 mod runner_outsiders;
 mod runner_policies;
