@@ -330,7 +330,7 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
     print!("{}", output::apply_text(&report));
     if !report.failed() {
         let (outputs, warnings) = evaluate_after(&opened.state, &input, &prepared.data).await?;
-        print!("{}", state_edit::checks_after_apply(&warnings));
+        print!("{}", render::checks_after_apply(&warnings));
         if !outputs.is_empty() {
             print!("\nOutputs:\n\n{}", render::outputs_text(&outputs));
         }

@@ -1,6 +1,7 @@
 //! A `moved` block through a pull request: the plan comment shows the move with nothing to add
 //! or destroy, `atlantis apply` renames the container in atoll's state alone (it keeps
-//! running), and the next plan is empty.
+//! running), a failing `check` is warned in the plan comment and again in the apply comment,
+//! and the next plan is empty.
 
 use std::time::{Duration, Instant};
 
@@ -56,7 +57,9 @@ async fn a_moved_block_in_a_pull_request_renames_state_and_never_touches_the_gue
     );
     let before = w.sim().guest_events(955).len();
 
-    let main = "module \"lxc\" {\n  source = \"./modules/lxc\"\n}\nmoved {\n  from = proxmox_virtual_environment_container.web\n  to   = module.lxc.proxmox_virtual_environment_container.web\n}\n";
+    let main = "module \"lxc\" {\n  source = \"./modules/lxc\"\n}\nmoved {\n  from = proxmox_virtual_environment_container.web\n  to   = module.lxc.proxmox_virtual_environment_container.web\n}\n\
+        variable \"want\" {\n  default = 1\n}\n\
+        check \"want\" {\n  assert {\n    condition     = var.want == 2\n    error_message = \"want is not two\"\n  }\n}\n";
     w.fake()
         .push(
             REPO,
