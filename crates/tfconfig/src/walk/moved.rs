@@ -59,6 +59,8 @@ pub(crate) fn statements(
     let tree = env.tree;
     let mut moves = Vec::new();
     let mut first_from: BTreeMap<String, (String, String)> = BTreeMap::new();
+    let mut first_to: BTreeMap<String, (String, String)> = BTreeMap::new();
+    let mut any_refused = false;
     for block in &tree.config.moves {
         let (Some(from), Some(to)) = (endpoint(&block.from, diags), endpoint(&block.to, diags))
         else {
@@ -74,7 +76,10 @@ pub(crate) fn statements(
             ));
             continue;
         }
-        let (from_text, to_text) = (from.render(), to.render());
+        let (from_text, to_text) = (
+            format!("{}{}", env.prefix, from.render()),
+            format!("{}{}", env.prefix, to.render()),
+        );
         if from == to {
             diags.push(Diagnostic::error(
                 "Redundant move statement",
@@ -86,6 +91,63 @@ pub(crate) fn statements(
             ));
             continue;
         }
+        // Terraform's nouns for what moves (internal/refactoring/move_validate.go)
+        let keyed = from.keyed() || to.keyed();
+        let (noun, short) = match (from.is_module(), keyed) {
+            (true, true) => ("module instance", "instance"),
+            (true, false) => ("module call", "call"),
+            (false, true) => ("resource instance", "instance"),
+            (false, false) => ("resource", "resource"),
+        };
+        let mut refused = false;
+        if let Some(declared) = still_declared(ctx, env, &from, resources) {
+            diags.push(Diagnostic::error(
+                "Moved object still exists",
+                format!(
+                    "This statement declares a move from {from_text}, but that {noun} is still \
+                     declared at {declared}.\n\nChange your configuration so that this {short} \
+                     will be declared as {to_text} instead."
+                ),
+                Some(block.span.clone()),
+            ));
+            refused = true;
+        }
+        match first_from.get(&from_text) {
+            Some((other_at, other_to)) if *other_to != to_text => {
+                diags.push(Diagnostic::error(
+                    "Ambiguous move statements",
+                    format!(
+                        "A statement at {other_at} declared that {from_text} moved to \
+                         {other_to}, but this statement instead declares that it moved to \
+                         {to_text}.\n\nEach {noun} can move to only one destination {short}."
+                    ),
+                    Some(block.span.clone()),
+                ));
+                refused = true;
+            }
+            Some(_) => {}
+            None => {
+                first_from.insert(from_text.clone(), (declared_at.clone(), to_text.clone()));
+            }
+        }
+        match first_to.get(&to_text) {
+            Some((other_at, other_from)) if *other_from != from_text => {
+                diags.push(Diagnostic::error(
+                    "Ambiguous move statements",
+                    format!(
+                        "A statement at {other_at} declared that {other_from} moved to \
+                         {to_text}, but this statement instead declares that {from_text} moved \
+                         there.\n\nEach {noun} can have moved from only one source {short}."
+                    ),
+                    Some(block.span.clone()),
+                ));
+                refused = true;
+            }
+            Some(_) => {}
+            None => {
+                first_to.insert(to_text.clone(), (declared_at.clone(), from_text.clone()));
+            }
+        }
         if let (Some((t1, _, _)), Some((t2, _, _))) = (&from.resource, &to.resource)
             && t1 != t2
         {
@@ -93,51 +155,27 @@ pub(crate) fn statements(
                 "Resource type mismatch",
                 format!(
                     "This statement declares a move from {from_text} to {to_text}, which is a \
-                     resource of a different type."
+                     {noun} of a different type."
                 ),
-                Some(block.span.clone()),
+                None,
             ));
+            refused = true;
+        }
+        if refused {
+            any_refused = true;
             continue;
         }
-        if let Some(declared) = still_declared(ctx, env, &from, resources) {
-            let what = if from.is_module() {
-                "module call"
-            } else {
-                "resource"
-            };
-            diags.push(Diagnostic::error(
-                "Moved object still exists",
-                format!(
-                    "This statement declares a move from {from_text}, but that {what} is still \
-                     declared at {declared}.\n\nChange your configuration so that this {what} \
-                     will be declared as {to_text} instead."
-                ),
-                Some(block.span.clone()),
-            ));
-            continue;
-        }
-        if let Some((other_at, other_to)) = first_from.get(&from_text)
-            && *other_to != to_text
-        {
-            diags.push(Diagnostic::error(
-                "Ambiguous move statements",
-                format!(
-                    "A statement at {other_at} declared that {from_text} moved to {other_to}, \
-                     but this statement instead declares that it moved to {to_text}.\n\nEach \
-                     resource can move to only one destination resource."
-                ),
-                Some(block.span.clone()),
-            ));
-            continue;
-        }
-        first_from.insert(from_text.clone(), (declared_at.clone(), to_text.clone()));
         moves.push(MoveStatement {
-            from: format!("{}{from_text}", env.prefix),
-            to: format!("{}{to_text}", env.prefix),
+            from: from_text,
+            to: to_text,
             module: from.is_module(),
-            keyed: from.keyed() || to.keyed(),
+            keyed,
             declared_at,
         });
+    }
+    // Terraform reports a cycle only when nothing else was wrong
+    if any_refused {
+        moves.clear();
     }
     if let Some(d) = cycle(&moves) {
         diags.push(d);

@@ -217,3 +217,18 @@ fn a_cycle_of_moves_is_refused_before_any_state_is_read() {
     );
     assert!(loaded.moves.is_empty());
 }
+
+#[test]
+fn two_sources_for_one_destination_are_ambiguous_in_terraforms_words() {
+    let main = format!(
+        "{POOL}moved {{\n  from = proxmox_virtual_environment_pool.x[0]\n  to   = proxmox_virtual_environment_pool.b[0]\n}}\n\
+         moved {{\n  from = proxmox_virtual_environment_pool.y[0]\n  to   = proxmox_virtual_environment_pool.b[0]\n}}\n"
+    );
+    let loaded = load(&[("main.tf", &main)]);
+    assert_eq!(
+        errors(&loaded),
+        [
+            "Ambiguous move statements: A statement at main.tf:4,1 declared that proxmox_virtual_environment_pool.x[0] moved to proxmox_virtual_environment_pool.b[0], but this statement instead declares that proxmox_virtual_environment_pool.y[0] moved there.\n\nEach resource instance can have moved from only one source instance."
+        ]
+    );
+}
