@@ -4,6 +4,7 @@
 
 mod blocks;
 mod decode;
+mod statements;
 
 use std::collections::BTreeMap;
 
