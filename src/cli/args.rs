@@ -148,6 +148,30 @@ pub enum StateCommand {
         #[command(flatten)]
         remote: RemoteArgs,
     },
+    /// Rename a resource, an instance or a whole module in state (as a `moved` block does);
+    /// nothing on the cluster changes.
+    Mv {
+        /// Address in state, e.g. proxmox_virtual_environment_container.web or module.a
+        source: String,
+        /// New address, e.g. module.lxc.proxmox_virtual_environment_container.web
+        destination: String,
+        /// Say what would move, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Forget resources (every instance each address covers); the guests keep running.
+    Rm {
+        /// Addresses in state.
+        #[arg(required = true)]
+        addresses: Vec<String>,
+        /// Say what would be forgotten, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
 }
 
 /// Where the state and the locks are: this machine's store, or an atoll server's API.

@@ -8,6 +8,7 @@ mod output;
 mod remote;
 mod remote_state;
 mod settings;
+mod state_edit;
 mod state_source;
 mod tfstate;
 
@@ -356,7 +357,8 @@ async fn apply_planned(opened: Opened, args: &ApplyArgs) -> anyhow::Result<ExitC
     print!("{}", output::apply_text(&report));
     record_version(&opened, &args.project.dir).await;
     if !report.failed() {
-        let outputs = evaluate_outputs(&opened.state, &input, &prepared.data).await?;
+        let (outputs, warnings) = evaluate_after(&opened.state, &input, &prepared.data).await?;
+        print!("{}", render::checks_after_apply(&warnings));
         if !outputs.is_empty() {
             print!("\nOutputs:\n\n{}", render::outputs_text(&outputs));
         }
@@ -374,6 +376,19 @@ async fn evaluate_outputs(
     input: &Input,
     data: &tfconfig::Known,
 ) -> anyhow::Result<std::collections::BTreeMap<String, tfconfig::OutputValue>> {
+    Ok(evaluate_after(state, input, data).await?.0)
+}
+
+/// The configuration evaluated with the state as it is now: its outputs, and its warnings
+/// (`check` blocks evaluated again after an apply).
+async fn evaluate_after(
+    state: &StateHandle,
+    input: &Input,
+    data: &tfconfig::Known,
+) -> anyhow::Result<(
+    std::collections::BTreeMap<String, tfconfig::OutputValue>,
+    Vec<String>,
+)> {
     let now = state.load().await?;
     let (input, data) = (input.clone(), data.clone());
     let desired = tokio::task::spawn_blocking(move || {
@@ -381,7 +396,7 @@ async fn evaluate_outputs(
     })
     .await
     .context("evaluating the outputs")??;
-    Ok(desired.outputs)
+    Ok((desired.outputs, desired.warnings))
 }
 
 async fn run_output(args: OutputArgs) -> anyhow::Result<ExitCode> {
@@ -481,6 +496,29 @@ async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
                 );
             }
             print!("{}", output::state_versions(&versions));
+        }
+        StateCommand::Mv {
+            source,
+            destination,
+            dry_run,
+            project,
+        } => {
+            let opened = open(&project).await?;
+            print!(
+                "{}",
+                state_edit::mv(&opened.state, &source, &destination, dry_run).await?
+            );
+        }
+        StateCommand::Rm {
+            addresses,
+            dry_run,
+            project,
+        } => {
+            let opened = open(&project).await?;
+            print!(
+                "{}",
+                state_edit::rm(&opened.state, &addresses, dry_run).await?
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

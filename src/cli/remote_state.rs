@@ -108,6 +108,24 @@ impl StateStore for RemoteState {
             .collect())
     }
 
+    async fn state_move(
+        &self,
+        scope: &StateScope,
+        moves: &[(String, String)],
+    ) -> Result<(), StoreError> {
+        let lock = self.lock()?;
+        let query = self.write_query(scope, &lock);
+        self.remote
+            .call(
+                Method::POST,
+                "/state/move",
+                &query,
+                Some(serde_json::json!({ "moves": moves })),
+            )
+            .await?;
+        Ok(())
+    }
+
     async fn state_holders(&self, vm_id: u32) -> Result<Vec<HeldGuest>, StoreError> {
         let id = vm_id.to_string();
         let (_, answer) = self

@@ -75,6 +75,20 @@ pub struct ProjectState {
 }
 
 impl ProjectState {
+    /// The addresses in state that `covers` names, each with whether it is a guest: what
+    /// `atoll state rm` and `atlantis state rm` forget.
+    pub fn covered(&self, covers: impl Fn(&str) -> bool) -> Vec<(&str, bool)> {
+        let entries = self
+            .entries
+            .iter()
+            .map(|e| (e.address(), matches!(e, StateEntry::Guest { .. })));
+        let generated = self.generated.iter().map(|g| (g.address.as_str(), false));
+        entries
+            .chain(generated)
+            .filter(|(a, _)| covers(a))
+            .collect()
+    }
+
     /// Generated values by address, with their resource type, for the loader's known values.
     pub fn generated_values(&self) -> BTreeMap<String, GeneratedValues> {
         self.generated
@@ -241,6 +255,15 @@ impl StateHandle {
             secrets: entry.values.clone(),
         };
         Ok(self.store.state_put(&self.scope, &row).await?)
+    }
+
+    /// Renames addresses (`from` -> `to`, in order) all at once or not at all: a `moved`
+    /// block's apply and `atoll state mv`. Refused when a `to` is already in state.
+    pub async fn rename(&self, moves: &[(String, String)]) -> Result<(), StateError> {
+        if moves.is_empty() {
+            return Ok(());
+        }
+        Ok(self.store.state_move(&self.scope, moves).await?)
     }
 
     pub async fn forget(&self, address: &str) -> Result<bool, StateError> {

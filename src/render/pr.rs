@@ -425,6 +425,9 @@ pub struct ApplyEnd<'a> {
     /// The root module's outputs after a successful apply (`name = value` lines, secrets
     /// `<sensitive>`: [`crate::render::outputs_text`]); empty when there are none.
     pub outputs: &'a str,
+    /// `check` blocks evaluated again after the apply ([`crate::render::checks_after_apply`]);
+    /// empty when none failed.
+    pub checks: &'a str,
 }
 
 /// The report of an apply cut short by a restart: per project, each guest's last known state

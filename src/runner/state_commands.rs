@@ -188,19 +188,9 @@ async fn state_rm_steps(
     let p = &at.project;
     let (state, _) = project_io(r, job, &at.root, p);
     let now = state.load().await?;
-    let mut in_state: Vec<(&str, bool)> = now
-        .entries
-        .iter()
-        .map(|e| (e.address(), matches!(e, StateEntry::Guest { .. })))
-        .collect();
-    in_state.extend(now.generated.iter().map(|g| (g.address.as_str(), false)));
     let mut removed: Vec<(&str, bool)> = Vec::new();
     for address in addresses {
-        let found: Vec<(&str, bool)> = in_state
-            .iter()
-            .copied()
-            .filter(|(a, _)| address.covers(a))
-            .collect();
+        let found = now.covered(|a| address.covers(a));
         if found.is_empty() {
             return Err(anyhow!(
                 "Error: Invalid target address\n\nNo matching objects found for {address} in \

@@ -160,6 +160,14 @@ pub trait StateStore: Send + Sync {
         scope: &StateScope,
         version: u32,
     ) -> Result<Option<StateVersion>, StoreError>;
+    /// Renames addresses (`from` -> `to`, in order) in one transaction: all or none. Refused
+    /// with [`StoreError::Conflict`] when a `to` is in state (and not moved away first), and
+    /// with [`StoreError::NotFound`] when a `from` is not.
+    async fn state_move(
+        &self,
+        scope: &StateScope,
+        moves: &[(String, String)],
+    ) -> Result<(), StoreError>;
 }
 
 /// The state of a store that keeps none.
@@ -206,6 +214,9 @@ impl StateStore for NoState {
     ) -> Result<Option<StateVersion>, StoreError> {
         Err(no_state())
     }
+    async fn state_move(&self, _: &StateScope, _: &[(String, String)]) -> Result<(), StoreError> {
+        Err(no_state())
+    }
 }
 
 const COLUMNS: &str = "address, resource_type, node, vm_id, volid, attributes, secrets";
@@ -234,12 +245,14 @@ fn from_row(row: &Row) -> Result<ManagedResource, StoreError> {
 pub(super) enum StateWrite {
     Put(StateScope, ManagedResource),
     Remove(StateScope, String),
+    Move(StateScope, Vec<(String, String)>),
 }
 
 impl StateWrite {
     /// Runs the write; `true` when a row changed.
     pub(super) async fn run(&self, on: On<'_>) -> Result<bool, StoreError> {
         let sql = match self {
+            Self::Move(scope, moves) => return move_rows(scope, moves, on).await,
             Self::Put(scope, resource) => Sql::new(
                 "INSERT INTO managed_resources (repo, project_dir, workspace, address,
                      resource_type, node, vm_id, volid, attributes, secrets, updated_at)
@@ -271,6 +284,50 @@ impl StateWrite {
         };
         Ok(sql.execute(on).await? > 0)
     }
+}
+
+/// Each rename in turn, on one connection inside the caller's transaction, so a refusal part
+/// way leaves nothing renamed.
+async fn move_rows(
+    scope: &StateScope,
+    moves: &[(String, String)],
+    mut on: On<'_>,
+) -> Result<bool, StoreError> {
+    let exists = |address: &str| {
+        Sql::new(
+            "SELECT address FROM managed_resources
+             WHERE repo = $1 AND project_dir = $2 AND workspace = $3 AND address = $4",
+        )
+        .bind(&scope.repo)
+        .bind(&scope.project_dir)
+        .bind(&scope.workspace)
+        .bind(address)
+    };
+    for (from, to) in moves {
+        if exists(to).fetch_optional(on.reborrow()).await?.is_some() {
+            return Err(StoreError::Conflict(format!(
+                "cannot move {from} to {to}: {to} is already in state; remove it first \
+                 (atoll state rm {to}) or choose another address"
+            )));
+        }
+        let moved = Sql::new(
+            "UPDATE managed_resources SET address = $5, updated_at = {now}
+             WHERE repo = $1 AND project_dir = $2 AND workspace = $3 AND address = $4",
+        )
+        .bind(&scope.repo)
+        .bind(&scope.project_dir)
+        .bind(&scope.workspace)
+        .bind(from)
+        .bind(to)
+        .execute(on.reborrow())
+        .await?;
+        if moved == 0 {
+            return Err(StoreError::NotFound(format!(
+                "cannot move {from}: it is not in state (atoll state list shows what is)"
+            )));
+        }
+    }
+    Ok(!moves.is_empty())
 }
 
 /// Every resource of a scope, ordered by address.
@@ -358,6 +415,15 @@ impl StateStore for SqliteStore {
         moved(self.committer.write(Write::State(write)).await?)
     }
 
+    async fn state_move(
+        &self,
+        scope: &StateScope,
+        moves: &[(String, String)],
+    ) -> Result<(), StoreError> {
+        let write = StateWrite::Move(scope.clone(), moves.to_vec());
+        moved(self.committer.write(Write::State(write)).await?).map(|_| ())
+    }
+
     async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
         scopes(&self.db).await
     }
@@ -407,6 +473,18 @@ impl StateStore for PgStore {
     async fn state_remove(&self, scope: &StateScope, address: &str) -> Result<bool, StoreError> {
         let write = StateWrite::Remove(scope.clone(), address.to_owned());
         write.run(self.db.write()).await
+    }
+
+    async fn state_move(
+        &self,
+        scope: &StateScope,
+        moves: &[(String, String)],
+    ) -> Result<(), StoreError> {
+        let mut tx = self.db.begin().await?;
+        StateWrite::Move(scope.clone(), moves.to_vec())
+            .run((&mut tx).into())
+            .await?;
+        tx.commit().await
     }
 
     async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {

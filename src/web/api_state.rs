@@ -28,6 +28,7 @@ pub(super) fn routes() -> Router<WebState> {
         .route("/state", get(list))
         .route("/state/scopes", get(scopes))
         .route("/state/holders", get(holders))
+        .route("/state/move", post(move_resources))
         .route("/state/resource", put(put_resource).delete(remove_resource))
         .route("/state/versions", get(versions).post(add_version))
         .route("/state/versions/{n}", get(version))
@@ -159,6 +160,20 @@ async fn put_resource(
     let row = ManagedResource::from_wire(body)
         .map_err(|e| AppError::BadRequest(format!("the resource row: {e}")))?;
     state.store.state().state_put(&scope, &row).await?;
+    Ok(Json(json!({ "ok": true })).into_response())
+}
+
+/// Renames addresses (`{"moves": [["from", "to"], ...]}`) in one transaction, under the lock.
+async fn move_resources(
+    State(state): State<WebState>,
+    Query(q): Query<HashMap<String, String>>,
+    Json(body): Json<serde_json::Value>,
+) -> Result<Response, AppError> {
+    let (scope, key) = scope_of(&q)?;
+    holding(&state, &q, &key).await?;
+    let moves: Vec<(String, String)> = serde_json::from_value(body["moves"].clone())
+        .map_err(|e| AppError::BadRequest(format!("moves: {e}; send [[from, to], ...]")))?;
+    state.store.state().state_move(&scope, &moves).await?;
     Ok(Json(json!({ "ok": true })).into_response())
 }
 

@@ -170,6 +170,7 @@ fn every_comment(user: &str) -> Vec<(&'static str, String)> {
                     executable: "atlantis",
                     flags: "-d envs/dev",
                     outputs: &outputs,
+                    checks: "",
                 }),
             ),
         ),
@@ -183,6 +184,7 @@ fn every_comment(user: &str) -> Vec<(&'static str, String)> {
                     executable: "atlantis",
                     flags: user,
                     outputs: "",
+                    checks: "",
                 }),
             ),
         ),
@@ -276,6 +278,20 @@ fn every_comment(user: &str) -> Vec<(&'static str, String)> {
                         flags: "-p web".to_owned(),
                     },
                 ],
+            ),
+        ),
+        (
+            "apply_done_checks",
+            pr::apply_progress(
+                user,
+                &lines,
+                Some(&pr::ApplyEnd {
+                    failed: false,
+                    executable: "atlantis",
+                    flags: "-d envs/dev",
+                    outputs: "",
+                    checks: &format!("Warning: Check block assertion failed\n\n{user}"),
+                }),
             ),
         ),
     ]

@@ -33,6 +33,13 @@ impl StateStore for WholeStore {
     async fn state_holders(&self, vm_id: u32) -> Result<Vec<HeldGuest>, StoreError> {
         self.0.state().state_holders(vm_id).await
     }
+    async fn state_move(
+        &self,
+        scope: &StateScope,
+        moves: &[(String, String)],
+    ) -> Result<(), StoreError> {
+        self.0.state().state_move(scope, moves).await
+    }
     async fn state_version_add(
         &self,
         scope: &StateScope,
