@@ -305,22 +305,68 @@ async fn try_acquire(
     let mut tx = db.begin().await?;
     let mut granted = Vec::new();
     let mut taken = Vec::new();
+    let mut held = Vec::new();
     for key in ordered_keys(keys) {
+        one_decision_per_directory(&mut tx, key).await?;
+        if let Some(run) = remote_run_on(&mut tx, key).await? {
+            held.push(run);
+            continue;
+        }
         match upsert_lock(&mut tx, key, owner).await? {
             Some(lock) => granted.push(lock),
             None => taken.push(key),
         }
     }
-    if taken.is_empty() {
+    if taken.is_empty() && held.is_empty() {
         tx.commit().await?;
         return Ok(Some(Acquisition::Granted(granted)));
     }
-    let mut held = Vec::with_capacity(taken.len());
+    let blocked = held.len();
     for key in &taken {
         held.extend(holder(&mut tx, key).await?);
     }
     tx.rollback().await?;
-    Ok((held.len() == taken.len()).then_some(Acquisition::Conflict(held)))
+    Ok((held.len() == blocked + taken.len()).then_some(Acquisition::Conflict(held)))
+}
+
+/// PostgreSQL decides the locks of one directory and workspace one transaction at a time: a
+/// remote run's lock (no project) and a pull request's lock on a named project there have
+/// different keys, so the unique index alone would let both in. SQLite has one writer.
+pub(super) async fn one_decision_per_directory(
+    tx: &mut Tx,
+    key: &LockKey,
+) -> Result<(), StoreError> {
+    if tx.is_postgres() {
+        Sql::new("SELECT pg_advisory_xact_lock(hashtextextended($1, 7041))")
+            .bind(format!(
+                "{}\n{}\n{}",
+                key.repo,
+                key.dir.as_str(),
+                key.workspace.as_str()
+            ))
+            .execute(&mut *tx)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The remote run's lock on `key`'s directory and workspace, which every project there waits
+/// for (a key without a project collides with it by the unique index already).
+async fn remote_run_on(tx: &mut Tx, key: &LockKey) -> Result<Option<Lock>, StoreError> {
+    if key.project.is_none() {
+        return Ok(None);
+    }
+    let row = Sql::new(format!(
+        "SELECT {LOCK_COLUMNS} FROM locks
+         WHERE repo = $1 AND dir = $2 AND workspace = $3 AND pr = $4 AND project = ''"
+    ))
+    .bind(&key.repo)
+    .bind(key.dir.as_str())
+    .bind(key.workspace.as_str())
+    .bind(pr_column(crate::locks::REMOTE_RUN)?)
+    .fetch_optional(tx)
+    .await?;
+    row.as_ref().map(lock_from_row).transpose()
 }
 
 /// Audit events and superseded plans for locks just deleted, inside the open transaction.
@@ -419,6 +465,7 @@ impl LockStore for Db {
         owner: &LockOwner,
     ) -> Result<Acquisition, StoreError> {
         let mut tx = self.begin().await?;
+        one_decision_per_directory(&mut tx, key).await?;
         let held = Sql::new(format!(
             "SELECT {LOCK_COLUMNS} FROM locks WHERE repo = $1 AND dir = $2 AND workspace = $3
              ORDER BY repo, dir, workspace, project"

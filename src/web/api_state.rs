@@ -34,7 +34,12 @@ pub(super) fn routes() -> Router<WebState> {
         .route("/state/versions/{n}", get(version))
         .route("/state/lock", post(take_lock))
         .route("/state/lock/{id}", delete(release_lock))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_STATE_BODY))
 }
+
+/// The largest state write: one resource row (a VM's attributes, a generated key) or a list of
+/// moves. Larger than the dashboard's forms, so a remote apply never loses a row it made.
+const MAX_STATE_BODY: usize = 8 * 1024 * 1024;
 
 /// The scope and lock key named by `repo`, `dir` and `workspace`.
 fn scope_of(q: &HashMap<String, String>) -> Result<(StateScope, LockKey), AppError> {

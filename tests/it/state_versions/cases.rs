@@ -184,4 +184,19 @@ pub(crate) async fn remote_run_lock_waits_for_a_pull_requests_lock_and_is_never_
         matches!(&pr_again, Acquisition::Conflict(h) if h[0].owner.pr == REMOTE_RUN),
         "a PR must wait for a remote run: {pr_again:?}"
     );
+    // ... on a named project of that directory and workspace too, and takes none of its
+    // other keys meanwhile.
+    let named = locks
+        .lock_acquire(&[key(Some("web")), key(Some("api"))], &owner(9, "erin"))
+        .await
+        .expect("pr attempt on named projects");
+    let Acquisition::Conflict(held) = named else {
+        panic!("a named project must wait for a remote run: {named:?}");
+    };
+    assert!(held.iter().all(|l| l.owner.pr == REMOTE_RUN), "{held:?}");
+    let listed = locks
+        .lock_list(&atoll::locks::LockQuery::default())
+        .await
+        .expect("list");
+    assert_eq!(listed.len(), 1, "only the remote run's lock: {listed:?}");
 }
