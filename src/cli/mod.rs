@@ -33,7 +33,7 @@ use crate::proxmox::plan::Plan;
 use crate::proxmox::state::StateHandle;
 use crate::render;
 use crate::store::StateScope;
-use state_source::{Lease, open_with, record_version, shown_version};
+use state_source::{Lease, open_with, record_change, record_version, shown_version};
 use tfconfig::{CliVar, Input};
 
 /// Runs `atoll plan`.
@@ -508,6 +508,10 @@ async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
                 "{}",
                 state_edit::mv(&opened.state, &source, &destination, dry_run).await?
             );
+            if !dry_run {
+                let reason = crate::store::VersionReason::StateMv;
+                record_change(&opened, &project.dir, reason).await;
+            }
         }
         StateCommand::Rm {
             addresses,
@@ -519,6 +523,10 @@ async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
                 "{}",
                 state_edit::rm(&opened.state, &addresses, dry_run).await?
             );
+            if !dry_run {
+                let reason = crate::store::VersionReason::StateRm;
+                record_change(&opened, &project.dir, reason).await;
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -97,6 +97,16 @@ pub(super) async fn record_version(opened: &Opened, dir: &Path) {
     } else {
         crate::store::VersionReason::Apply
     };
+    record_change(opened, dir, reason).await;
+}
+
+/// Writes a state version after a change of state made by `reason` (`atoll state mv|rm`,
+/// `atoll state import-terraform`).
+pub(super) async fn record_change(
+    opened: &Opened,
+    dir: &Path,
+    reason: crate::store::VersionReason,
+) {
     let meta = crate::store::VersionMeta {
         actor: actor(),
         reason,

@@ -23,6 +23,10 @@ pub enum VersionReason {
     StateRm,
     /// `atoll apply --remote`: the command line through the server's API.
     RemoteApply,
+    /// `atoll state mv` (`atoll state rm` is a [`VersionReason::StateRm`]).
+    StateMv,
+    /// `atoll state import-terraform`.
+    ImportTerraform,
 }
 
 impl VersionReason {
@@ -32,13 +36,22 @@ impl VersionReason {
             Self::Import => "import",
             Self::StateRm => "state_rm",
             Self::RemoteApply => "remote_apply",
+            Self::StateMv => "state_mv",
+            Self::ImportTerraform => "import_terraform",
         }
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Apply, Self::Import, Self::StateRm, Self::RemoteApply]
-            .into_iter()
-            .find(|r| r.as_str() == text)
+        [
+            Self::Apply,
+            Self::Import,
+            Self::StateRm,
+            Self::RemoteApply,
+            Self::StateMv,
+            Self::ImportTerraform,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == text)
     }
 }
 

@@ -243,6 +243,14 @@ async fn state_mv_and_state_rm_edit_state_alone() {
         "{}",
         text(&missing)
     );
+    // the apply, the move and the removal are versions of the state; the refused ones are not
+    let versions = stdout(&env.atoll(&["state", "versions"]).await);
+    let reasons: Vec<&str> = ["apply", "state_mv", "state_rm"]
+        .into_iter()
+        .filter(|r| versions.contains(r))
+        .collect();
+    assert_eq!(reasons, ["apply", "state_mv", "state_rm"], "{versions}");
+    assert_eq!(versions.matches("state_mv").count(), 1, "{versions}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
