@@ -65,6 +65,8 @@ pub struct PlanArgs {
     /// Save the plan (JSON) for `atoll apply --plan FILE`.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// `atoll apply`.
@@ -86,6 +88,8 @@ pub struct ApplyArgs {
     /// Guests changed at once per node.
     #[arg(long, default_value_t = 4)]
     pub parallelism: usize,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// `atoll output`.
@@ -115,6 +119,8 @@ pub enum StateCommand {
     List {
         #[command(flatten)]
         project: ProjectArgs,
+        #[command(flatten)]
+        remote: RemoteArgs,
     },
     /// Show one resource (sensitive values hidden).
     Show {
@@ -122,6 +128,11 @@ pub enum StateCommand {
         address: String,
         #[command(flatten)]
         project: ProjectArgs,
+        /// Show the resource as state version N held it (see `atoll state versions`).
+        #[arg(long, value_name = "N")]
+        version: Option<u32>,
+        #[command(flatten)]
+        remote: RemoteArgs,
     },
     /// Take over a Terraform state (what `terraform state pull` prints): bpg's guests and
     /// objects by address, generated values with Terraform's values; nothing on the cluster
@@ -129,6 +140,80 @@ pub enum StateCommand {
     ImportTerraform(super::tfstate::ImportTerraformArgs),
     /// Write atoll's state as a Terraform state file (version 4) for `terraform state push`.
     ExportTerraform(super::tfstate::ExportTerraformArgs),
+    /// List the state versions of the project and workspace: who changed its state, when,
+    /// from which job and commit.
+    Versions {
+        #[command(flatten)]
+        project: ProjectArgs,
+        #[command(flatten)]
+        remote: RemoteArgs,
+    },
+    /// Rename a resource, an instance or a whole module in state (as a `moved` block does);
+    /// nothing on the cluster changes.
+    Mv {
+        /// Address in state, e.g. proxmox_virtual_environment_container.web or module.a
+        source: String,
+        /// New address, e.g. module.lxc.proxmox_virtual_environment_container.web
+        destination: String,
+        /// Say what would move, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Forget resources (every instance each address covers); the guests keep running.
+    Rm {
+        /// Addresses in state.
+        #[arg(required = true)]
+        addresses: Vec<String>,
+        /// Say what would be forgotten, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+}
+
+/// Where the state and the locks are: this machine's store, or an atoll server's API.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RemoteArgs {
+    /// Use the state and locks of the atoll server at URL through its API (the token is read
+    /// from ATOLL_REMOTE_TOKEN, the server's api.token); give --repo as the server names it.
+    #[arg(long, env = "ATOLL_REMOTE", value_name = "URL")]
+    pub remote: Option<String>,
+    /// With --remote: how long to wait for the project's lock while a pull request holds it
+    /// (`90s`, `5m`, `1h`; `0` does not wait).
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_wait)]
+    pub lock_timeout: std::time::Duration,
+}
+
+impl RemoteArgs {
+    /// This machine's store (commands without `--remote`).
+    pub fn none() -> Self {
+        Self {
+            remote: None,
+            lock_timeout: std::time::Duration::ZERO,
+        }
+    }
+}
+
+/// `90s`, `5m`, `1h` or plain seconds.
+fn parse_wait(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((at, _)) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration: write 90s, 5m or 1h"))?;
+    let seconds = match unit {
+        "s" => n,
+        "m" => n.saturating_mul(60),
+        "h" => n.saturating_mul(3600),
+        _ => return Err(format!("{text:?} is not a duration: write 90s, 5m or 1h")),
+    };
+    Ok(std::time::Duration::from_secs(seconds))
 }
 
 /// `atoll doctor`.

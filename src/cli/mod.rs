@@ -5,7 +5,11 @@
 
 mod args;
 mod output;
+mod remote;
+mod remote_state;
 mod settings;
+mod state_edit;
+mod state_source;
 mod tfstate;
 
 use std::io::{BufRead, Write};
@@ -14,11 +18,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
-use secrecy::ExposeSecret;
 
 pub use args::{
-    ApplyArgs, DoctorArgs, OutputArgs, PlanArgs, ProjectArgs, ScopeArgs, StateArgs, StateCommand,
-    VarArgs,
+    ApplyArgs, DoctorArgs, OutputArgs, PlanArgs, ProjectArgs, RemoteArgs, ScopeArgs, StateArgs,
+    StateCommand, VarArgs,
 };
 pub use settings::{Settings, load as load_settings};
 pub use tfstate::{ExportTerraformArgs, ImportTerraformArgs};
@@ -30,6 +33,7 @@ use crate::proxmox::plan::Plan;
 use crate::proxmox::state::StateHandle;
 use crate::render;
 use crate::store::StateScope;
+use state_source::{Lease, open_with, record_change, record_version, shown_version};
 use tfconfig::{CliVar, Input};
 
 /// Runs `atoll plan`.
@@ -126,6 +130,8 @@ fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
 struct Opened {
     settings: Settings,
     state: StateHandle,
+    /// With `--remote`: the server, and the project lock this run holds there.
+    remote: Option<Lease>,
 }
 
 fn scope(project: &ProjectArgs) -> StateScope {
@@ -138,12 +144,7 @@ fn scope(project: &ProjectArgs) -> StateScope {
 }
 
 async fn open(project: &ProjectArgs) -> anyhow::Result<Opened> {
-    let settings = settings::load(project.config.as_deref()).map_err(anyhow::Error::msg)?;
-    let store = crate::store::connect(settings.store_url.expose_secret())
-        .await
-        .context("opening the store (store.url)")?;
-    let state = StateHandle::new(store, scope(project));
-    Ok(Opened { settings, state })
+    open_with(project, &RemoteArgs::none(), false).await
 }
 
 fn engine(settings: &Settings) -> anyhow::Result<Engine> {
@@ -199,11 +200,11 @@ struct Planned {
 
 /// Opens the store, builds the engine and plans the project.
 async fn plan_project(
+    opened: Opened,
     project: &ProjectArgs,
     vars: &VarArgs,
     options: &model::PlanOptions,
 ) -> anyhow::Result<Planned> {
-    let opened = open(project).await?;
     let engine = engine(&opened.settings)?;
     let mut input = input(&project.dir, &project.workspace, cli_vars(vars)?);
     input.limits = opened.settings.limits.clone();
@@ -219,7 +220,17 @@ async fn plan_project(
 
 async fn run_plan(args: PlanArgs) -> anyhow::Result<ExitCode> {
     let options = plan_options(&args.scope)?;
-    let Planned { prepared, .. } = plan_project(&args.project, &args.vars, &options).await?;
+    let opened = open_with(&args.project, &args.remote, true).await?;
+    let lease = opened.remote.clone();
+    let planned = plan_project(opened, &args.project, &args.vars, &options).await;
+    if let Some(Lease {
+        api,
+        lock: Some(id),
+    }) = lease
+    {
+        api.release_lock(id).await;
+    }
+    let Planned { prepared, .. } = planned?;
     let plan = &prepared.plan;
     if let Some(out) = &args.out {
         write_plan(out, plan)?;
@@ -289,12 +300,27 @@ fn approved() -> anyhow::Result<bool> {
 }
 
 async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
+    let opened = open_with(&args.project, &args.remote, true).await?;
+    let lease = opened.remote.clone();
+    let result = apply_planned(opened, &args).await;
+    if let Some(Lease {
+        api,
+        lock: Some(id),
+    }) = lease
+    {
+        api.release_lock(id).await;
+    }
+    result
+}
+
+async fn apply_planned(opened: Opened, args: &ApplyArgs) -> anyhow::Result<ExitCode> {
+    let options = model::PlanOptions::default();
     let Planned {
         opened,
         engine,
         input,
         prepared,
-    } = plan_project(&args.project, &args.vars, &model::PlanOptions::default()).await?;
+    } = plan_project(opened, &args.project, &args.vars, &options).await?;
     let plan = match &args.plan {
         Some(path) => {
             let saved = read_plan(path)?;
@@ -329,8 +355,10 @@ async fn run_apply(args: ApplyArgs) -> anyhow::Result<ExitCode> {
     let executor = engine.executor(&opened.state, settings, &events);
     let report = executor.execute(&plan, &desired).await;
     print!("{}", output::apply_text(&report));
+    record_version(&opened, &args.project.dir).await;
     if !report.failed() {
-        let outputs = evaluate_outputs(&opened.state, &input, &prepared.data).await?;
+        let (outputs, warnings) = evaluate_after(&opened.state, &input, &prepared.data).await?;
+        print!("{}", render::checks_after_apply(&warnings));
         if !outputs.is_empty() {
             print!("\nOutputs:\n\n{}", render::outputs_text(&outputs));
         }
@@ -348,6 +376,19 @@ async fn evaluate_outputs(
     input: &Input,
     data: &tfconfig::Known,
 ) -> anyhow::Result<std::collections::BTreeMap<String, tfconfig::OutputValue>> {
+    Ok(evaluate_after(state, input, data).await?.0)
+}
+
+/// The configuration evaluated with the state as it is now: its outputs, and its warnings
+/// (`check` blocks evaluated again after an apply).
+async fn evaluate_after(
+    state: &StateHandle,
+    input: &Input,
+    data: &tfconfig::Known,
+) -> anyhow::Result<(
+    std::collections::BTreeMap<String, tfconfig::OutputValue>,
+    Vec<String>,
+)> {
     let now = state.load().await?;
     let (input, data) = (input.clone(), data.clone());
     let desired = tokio::task::spawn_blocking(move || {
@@ -355,7 +396,7 @@ async fn evaluate_outputs(
     })
     .await
     .context("evaluating the outputs")??;
-    Ok(desired.outputs)
+    Ok((desired.outputs, desired.warnings))
 }
 
 async fn run_output(args: OutputArgs) -> anyhow::Result<ExitCode> {
@@ -403,8 +444,8 @@ async fn run_output(args: OutputArgs) -> anyhow::Result<ExitCode> {
 
 async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        StateCommand::List { project } => {
-            let opened = open(&project).await?;
+        StateCommand::List { project, remote } => {
+            let opened = open_with(&project, &remote, false).await?;
             let now = opened.state.load().await?;
             if now.entries.is_empty() && now.generated.is_empty() {
                 let scope = opened.state.scope();
@@ -415,9 +456,24 @@ async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
             }
             print!("{}", output::state_list(&now));
         }
-        StateCommand::Show { address, project } => {
-            let opened = open(&project).await?;
-            let now = opened.state.load().await?;
+        StateCommand::Show {
+            address,
+            project,
+            version,
+            remote,
+        } => {
+            let opened = open_with(&project, &remote, false).await?;
+            let now = match version {
+                Some(n) => {
+                    let shown = shown_version(&opened.state, n).await?;
+                    print!(
+                        "{}",
+                        output::state_versions(std::slice::from_ref(&shown.version))
+                    );
+                    shown.state
+                }
+                None => opened.state.load().await?,
+            };
             match output::state_show(&now, &address) {
                 Some(text) => print!("{text}"),
                 None => bail!(
@@ -429,6 +485,49 @@ async fn run_state(args: StateArgs) -> anyhow::Result<ExitCode> {
         }
         StateCommand::ImportTerraform(args) => return tfstate::run_import(args).await,
         StateCommand::ExportTerraform(args) => return tfstate::run_export(args).await,
+        StateCommand::Versions { project, remote } => {
+            let opened = open_with(&project, &remote, false).await?;
+            let versions = opened.state.versions().await?;
+            if versions.is_empty() {
+                let scope = opened.state.scope();
+                eprintln!(
+                    "No state versions yet for {} (workspace {}, repository {}): an apply writes the first.",
+                    scope.project_dir, scope.workspace, scope.repo
+                );
+            }
+            print!("{}", output::state_versions(&versions));
+        }
+        StateCommand::Mv {
+            source,
+            destination,
+            dry_run,
+            project,
+        } => {
+            let opened = open(&project).await?;
+            print!(
+                "{}",
+                state_edit::mv(&opened.state, &source, &destination, dry_run).await?
+            );
+            if !dry_run {
+                let reason = crate::store::VersionReason::StateMv;
+                record_change(&opened, &project.dir, reason).await;
+            }
+        }
+        StateCommand::Rm {
+            addresses,
+            dry_run,
+            project,
+        } => {
+            let opened = open(&project).await?;
+            print!(
+                "{}",
+                state_edit::rm(&opened.state, &addresses, dry_run).await?
+            );
+            if !dry_run {
+                let reason = crate::store::VersionReason::StateRm;
+                record_change(&opened, &project.dir, reason).await;
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -224,3 +224,30 @@ pub(super) fn doctor_text(report: &crate::doctor::Report) -> String {
     let _ = writeln!(out, "\n{verdict}{warnings}");
     out
 }
+
+/// `atoll state versions`: one line per version, newest first.
+pub(super) fn state_versions(versions: &[crate::store::StateVersion]) -> String {
+    let mut out = String::new();
+    for v in versions {
+        let when = v
+            .created_at
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        let job = v.meta.job.map(|j| format!("\tjob={j}")).unwrap_or_default();
+        let commit = v
+            .meta
+            .commit
+            .as_deref()
+            .map(|c| format!("\tcommit={}", c.get(..12).unwrap_or(c)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{}\t{when}\t{}\tby {}\t{} resources{job}{commit}",
+            v.version,
+            v.meta.reason.as_str(),
+            v.meta.actor,
+            v.resources
+        );
+    }
+    out
+}

@@ -79,6 +79,10 @@ pub(super) async fn run_import(args: ImportTerraformArgs) -> anyhow::Result<Exit
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     print!("{}", summary(&report));
+    if !(report.taken.is_empty() && report.generated.is_empty()) {
+        let reason = crate::store::VersionReason::ImportTerraform;
+        super::record_change(&opened, &args.project.dir, reason).await;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

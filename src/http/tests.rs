@@ -154,6 +154,13 @@ impl LockStore for DownStore {
     async fn pr_closed(&self, _: &str, _: u64, _: &AuditStamp) -> Result<ClosedPr, StoreError> {
         down()
     }
+    async fn lock_acquire_remote(
+        &self,
+        _: &LockKey,
+        _: &LockOwner,
+    ) -> Result<Acquisition, StoreError> {
+        down()
+    }
 }
 
 #[async_trait::async_trait]

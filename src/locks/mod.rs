@@ -65,6 +65,10 @@ impl fmt::Display for LockKey {
     }
 }
 
+/// The `pr` of a lock held by a run of the command line through the server's API (`atoll plan
+/// --remote`) rather than a pull request: forges number pull requests from 1.
+pub const REMOTE_RUN: u64 = 0;
+
 /// Who holds a lock: the pull request whose plan took it, and what the dashboard shows about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LockOwner {

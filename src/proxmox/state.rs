@@ -12,9 +12,16 @@ use sha2::{Digest, Sha256};
 
 use crate::proxmox::plan::{GuestKind, ObjectEntry, StateEntry, StateValue};
 use crate::proxmox::types::ObjectId;
-use crate::store::{HeldGuest, ManagedResource, Secrets, StateScope, Store, StoreError};
+use crate::store::{
+    HeldGuest, ManagedResource, Secrets, StateScope, StateStore, StateVersion, Store, StoreError,
+    VersionMeta,
+};
 
 pub use crate::store::StateScope as Scope;
+
+mod versions;
+
+use versions::{WholeStore, rows_of_version, version_document};
 
 /// What kind of resource a state row describes, with its kind-specific data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +75,20 @@ pub struct ProjectState {
 }
 
 impl ProjectState {
+    /// The addresses in state that `covers` names, each with whether it is a guest: what
+    /// `atoll state rm` and `atlantis state rm` forget.
+    pub fn covered(&self, covers: impl Fn(&str) -> bool) -> Vec<(&str, bool)> {
+        let entries = self
+            .entries
+            .iter()
+            .map(|e| (e.address(), matches!(e, StateEntry::Guest { .. })));
+        let generated = self.generated.iter().map(|g| (g.address.as_str(), false));
+        entries
+            .chain(generated)
+            .filter(|(a, _)| covers(a))
+            .collect()
+    }
+
     /// Generated values by address, with their resource type, for the loader's known values.
     pub fn generated_values(&self) -> BTreeMap<String, GeneratedValues> {
         self.generated
@@ -115,15 +136,37 @@ pub enum StateError {
     Corrupt { address: String, detail: String },
 }
 
-/// The state of one scope in one store.
-#[derive(Debug, Clone)]
+/// The state of one scope in one store: the server's database, or the server's API
+/// (`atoll plan --remote`).
+#[derive(Clone)]
 pub struct StateHandle {
-    store: Arc<dyn Store>,
+    store: Arc<dyn StateStore>,
     scope: StateScope,
+}
+
+impl std::fmt::Debug for StateHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateHandle")
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One state version as people read it: who, when, why, and the state it held (generated
+/// values by name only, sensitive values hidden).
+#[derive(Debug, Clone)]
+pub struct ShownVersion {
+    pub version: StateVersion,
+    pub state: ProjectState,
 }
 
 impl StateHandle {
     pub fn new(store: Arc<dyn Store>, scope: StateScope) -> Self {
+        Self::over(Arc::new(WholeStore(store)), scope)
+    }
+
+    /// A handle over any state store (the API client of `--remote`).
+    pub fn over(store: Arc<dyn StateStore>, scope: StateScope) -> Self {
         Self { store, scope }
     }
 
@@ -132,43 +175,45 @@ impl StateHandle {
     }
 
     pub async fn load(&self) -> Result<ProjectState, StateError> {
-        let rows = self.store.state().state_list(&self.scope).await?;
-        let mut state = ProjectState {
-            fingerprint: fingerprint(&rows),
-            ..ProjectState::default()
+        let rows = self.store.state_list(&self.scope).await?;
+        project_state(rows)
+    }
+
+    /// Writes the next state version from the rows the scope holds now; returns its number.
+    pub async fn record_version(&self, meta: &VersionMeta) -> Result<u32, StateError> {
+        let rows = self.store.state_list(&self.scope).await?;
+        let count = u32::try_from(rows.len()).unwrap_or(u32::MAX);
+        let document = version_document(&rows);
+        Ok(self
+            .store
+            .state_version_add(&self.scope, meta, &document, count)
+            .await?)
+    }
+
+    /// Every version of the scope, newest first.
+    pub async fn versions(&self) -> Result<Vec<StateVersion>, StateError> {
+        Ok(self.store.state_versions(&self.scope).await?)
+    }
+
+    /// One version with the state it held; `None` when there is no such version.
+    pub async fn version(&self, number: u32) -> Result<Option<ShownVersion>, StateError> {
+        let Some(mut version) = self.store.state_version(&self.scope, number).await? else {
+            return Ok(None);
         };
-        for row in rows {
-            let document: Document =
-                serde_json::from_value(row.attributes.clone()).map_err(|e| {
-                    StateError::Corrupt {
-                        address: row.address.clone(),
-                        detail: e.to_string(),
-                    }
-                })?;
-            let secrets = (!row.secrets.0.is_empty()).then(|| GeneratedEntry {
-                address: row.address.clone(),
-                resource_type: row.resource_type.clone(),
-                arguments: BTreeMap::new(),
-                values: row.secrets.clone(),
-            });
-            match to_entry(row, document)? {
-                Loaded::Entry(entry) => {
-                    state.object_values.extend(secrets);
-                    state.entries.push(entry);
-                }
-                Loaded::Generated(generated) => state.generated.push(generated),
-            }
-        }
-        Ok(state)
+        let document = version.document.take().unwrap_or_default();
+        let rows = rows_of_version(document).map_err(|detail| StateError::Corrupt {
+            address: format!("(state version {number})"),
+            detail,
+        })?;
+        Ok(Some(ShownVersion {
+            version,
+            state: project_state(rows)?,
+        }))
     }
 
     /// Records (or replaces) a guest, download or object entry.
     pub async fn record(&self, entry: &StateEntry) -> Result<(), StateError> {
-        Ok(self
-            .store
-            .state()
-            .state_put(&self.scope, &row_of(entry))
-            .await?)
+        Ok(self.store.state_put(&self.scope, &row_of(entry)).await?)
     }
 
     /// Records an object with what Proxmox VE made for it (`secrets`, an API token's value);
@@ -182,7 +227,6 @@ impl StateHandle {
             Some(secrets) => secrets,
             None => self
                 .store
-                .state()
                 .state_list(&self.scope)
                 .await?
                 .into_iter()
@@ -194,7 +238,7 @@ impl StateHandle {
             secrets,
             ..row_of(entry)
         };
-        Ok(self.store.state().state_put(&self.scope, &row).await?)
+        Ok(self.store.state_put(&self.scope, &row).await?)
     }
 
     /// Records generated values (before anything that uses them is created).
@@ -210,15 +254,20 @@ impl StateHandle {
             }),
             secrets: entry.values.clone(),
         };
-        Ok(self.store.state().state_put(&self.scope, &row).await?)
+        Ok(self.store.state_put(&self.scope, &row).await?)
+    }
+
+    /// Renames addresses (`from` -> `to`, in order) all at once or not at all: a `moved`
+    /// block's apply and `atoll state mv`. Refused when a `to` is already in state.
+    pub async fn rename(&self, moves: &[(String, String)]) -> Result<(), StateError> {
+        if moves.is_empty() {
+            return Ok(());
+        }
+        Ok(self.store.state_move(&self.scope, moves).await?)
     }
 
     pub async fn forget(&self, address: &str) -> Result<bool, StateError> {
-        Ok(self
-            .store
-            .state()
-            .state_remove(&self.scope, address)
-            .await?)
+        Ok(self.store.state_remove(&self.scope, address).await?)
     }
 
     /// This project's owner tag ([`owner_tag`](crate::proxmox::owner::owner_tag)).
@@ -228,14 +277,14 @@ impl StateHandle {
 
     /// The guests with `vm_id` that other scopes of the store hold.
     pub async fn held_elsewhere(&self, vm_id: u32) -> Result<Vec<HeldGuest>, StateError> {
-        let held = self.store.state().state_holders(vm_id).await?;
+        let held = self.store.state_holders(vm_id).await?;
         Ok(held.into_iter().filter(|h| h.scope != self.scope).collect())
     }
 
     /// The scope of the store whose owner tag is `tag`, if the store knows one (a scope that
     /// holds nothing any more is not known).
     pub async fn scope_of_owner_tag(&self, tag: &str) -> Result<Option<Scope>, StateError> {
-        let scopes = self.store.state().state_scopes().await?;
+        let scopes = self.store.state_scopes().await?;
         Ok(scopes
             .into_iter()
             .find(|scope| crate::proxmox::owner::owner_tag(scope) == tag))
@@ -400,4 +449,33 @@ pub fn secrets(values: BTreeMap<String, String>) -> Secrets {
             .map(|(k, v)| (k, SecretString::from(v)))
             .collect(),
     )
+}
+
+/// The state held by `rows`, as the engine reads it.
+fn project_state(rows: Vec<ManagedResource>) -> Result<ProjectState, StateError> {
+    let mut state = ProjectState {
+        fingerprint: fingerprint(&rows),
+        ..ProjectState::default()
+    };
+    for row in rows {
+        let document: Document =
+            serde_json::from_value(row.attributes.clone()).map_err(|e| StateError::Corrupt {
+                address: row.address.clone(),
+                detail: e.to_string(),
+            })?;
+        let secrets = (!row.secrets.0.is_empty()).then(|| GeneratedEntry {
+            address: row.address.clone(),
+            resource_type: row.resource_type.clone(),
+            arguments: BTreeMap::new(),
+            values: row.secrets.clone(),
+        });
+        match to_entry(row, document)? {
+            Loaded::Entry(entry) => {
+                state.object_values.extend(secrets);
+                state.entries.push(entry);
+            }
+            Loaded::Generated(generated) => state.generated.push(generated),
+        }
+    }
+    Ok(state)
 }

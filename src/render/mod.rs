@@ -14,7 +14,9 @@ pub mod pr;
 pub mod state;
 mod template;
 
-pub use outputs::{output_value_text, outputs_json, outputs_text, outputs_text_capped};
+pub use outputs::{
+    checks_after_apply, output_value_text, outputs_json, outputs_text, outputs_text_capped,
+};
 pub use plan_text::{plan_output, plan_summary, plan_text};
 
 use crate::proxmox::plan::Plan;

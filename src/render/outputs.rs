@@ -98,6 +98,35 @@ fn write_value(v: &Value, depth: usize, out: &mut String) {
     }
 }
 
+/// What `atoll apply` says of `check` blocks once it has applied: the failed assertions
+/// evaluated again with the new state, as Terraform prints them after its apply, and how many
+/// still read a value only Proxmox VE knows (atoll does not read them back), so were not
+/// checked.
+pub fn checks_after_apply(warnings: &[String]) -> String {
+    let mut out = String::new();
+    let mut unchecked = 0;
+    for warning in warnings {
+        if warning.contains("Warning: Check block assertion known after apply") {
+            unchecked += 1;
+        } else if warning.contains("Warning: Check block assertion failed") {
+            out.push('\n');
+            out.push_str(warning);
+            if !warning.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+    }
+    if unchecked > 0 {
+        let _ = writeln!(
+            out,
+            "\nNote: {unchecked} check assertion(s) read values that atoll does not know even \
+             after this apply (Proxmox VE computes them and atoll does not read them back), so \
+             they were not checked."
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

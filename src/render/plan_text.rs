@@ -132,10 +132,32 @@ fn render_resource(out: &mut String, change: &ResourceChange) {
         [Action::Create] => ("  +", "will be created", Mode::Create),
         [Action::Delete] => ("  -", "will be destroyed", Mode::Delete),
         [Action::Delete, Action::Create] => ("-/+", "must be replaced", Mode::Update),
+        [Action::NoOp] if change.forget => (
+            " .",
+            "will no longer be managed by atoll, but will not be destroyed",
+            Mode::Update,
+        ),
+        [Action::NoOp] if change.importing.is_none() => ("   ", "", Mode::Update),
         [Action::NoOp] => ("   ", "will be imported", Mode::Update),
         _ => ("  ~", "will be updated in-place", Mode::Update),
     };
-    let _ = writeln!(out, "  # {address} {comment}");
+    // Terraform's words for a move: alone, or under another action's header
+    match change.previous_address.as_deref() {
+        Some(from) if comment.is_empty() => {
+            let _ = writeln!(out, "  # {from} has moved to {address}");
+        }
+        Some(from) => {
+            let _ = writeln!(out, "  # {address} {comment}");
+            let _ = writeln!(out, "  # (moved from {from})");
+        }
+        None if change.forget => {
+            let _ = writeln!(out, " # {address} {comment}");
+            out.push_str(" # (destroy = false is set in the configuration)\n");
+        }
+        None => {
+            let _ = writeln!(out, "  # {address} {comment}");
+        }
+    }
     if let Some(importing) = change.importing.as_ref().filter(|_| !change.is_no_op()) {
         let _ = writeln!(
             out,

@@ -140,6 +140,8 @@ pub struct ConflictView {
     pub holder_pr: u64,
     pub holder_url: String,
     pub flags: String,
+    /// Who holds it; shown for a remote run's lock (`holder_pr` 0), which has no PR.
+    pub holder_user: String,
 }
 
 /// The lock-conflict comment: names each holder PR and the exact command to re-plan.
@@ -423,6 +425,9 @@ pub struct ApplyEnd<'a> {
     /// The root module's outputs after a successful apply (`name = value` lines, secrets
     /// `<sensitive>`: [`crate::render::outputs_text`]); empty when there are none.
     pub outputs: &'a str,
+    /// `check` blocks evaluated again after the apply ([`crate::render::checks_after_apply`]);
+    /// empty when none failed.
+    pub checks: &'a str,
 }
 
 /// The report of an apply cut short by a restart: per project, each guest's last known state
@@ -687,6 +692,7 @@ mod tests {
                 label: "dir=envs/dev workspace=default".into(),
                 holder_pr: 3,
                 holder_url: "https://x/pr/3".into(),
+                holder_user: "alice".into(),
                 flags: "-d envs/dev".into(),
             }],
         );

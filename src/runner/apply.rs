@@ -312,9 +312,11 @@ pub(super) async fn apply_one(
     };
     let report = progress.follow(executor.execute(&plan, &desired), rx).await;
     tally.guests.report(job).await;
+    job.record_state_version(&state, crate::store::VersionReason::Apply, head)
+        .await;
     let final_lines = result_lines(&report);
-    let outputs = if report.failed() {
-        String::new()
+    let (outputs, checks) = if report.failed() {
+        (String::new(), String::new())
     } else {
         project::outputs(&state, &input, &prepared.data).await
     };
@@ -323,6 +325,7 @@ pub(super) async fn apply_one(
         executable: &r.executable,
         flags: &flags,
         outputs: &outputs,
+        checks: checks.trim(),
     };
     let body = view::apply_progress(&label, &final_lines, Some(&done));
     match comment {

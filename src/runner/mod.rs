@@ -236,6 +236,39 @@ impl Job {
         self.pr.author.clone().unwrap_or_else(|| "atoll".to_owned())
     }
 
+    /// Writes a state version of `state` after this job changed it (who, which job, which
+    /// commit). A failure is logged as a step: the change itself is done and in state.
+    async fn record_state_version(
+        &self,
+        state: &crate::proxmox::state::StateHandle,
+        reason: crate::store::VersionReason,
+        commit: &str,
+    ) {
+        let meta = crate::store::VersionMeta {
+            actor: self.user(),
+            reason,
+            job: Some(self.ctx.job().id),
+            commit: Some(commit.to_owned()),
+        };
+        let scope = state.scope();
+        match state.record_version(&meta).await {
+            Ok(n) => {
+                self.step(&format!(
+                    "state version {n} of {} ({})",
+                    scope.project_dir, scope.workspace
+                ))
+                .await;
+            }
+            Err(e) => {
+                self.step(&format!(
+                    "could not write a state version of {} ({}): {e}",
+                    scope.project_dir, scope.workspace
+                ))
+                .await;
+            }
+        }
+    }
+
     /// Reacts on the command comment, once per job, so the user sees it was picked up: with
     /// `emoji` (the repository's `emoji_reaction`) or else "eyes". Later calls do nothing.
     async fn acknowledge(&self, emoji: Option<&crate::repocfg::Emoji>) {

@@ -237,6 +237,7 @@ pub(super) async fn take_locks(
                     holder_pr: l.owner.pr,
                     holder_url: l.owner.pr_url.clone(),
                     flags: l.key.plan_flags(),
+                    holder_user: l.owner.user.clone(),
                 })
                 .collect();
             job.comment(&view::lock_conflict(&r.executable, &conflicts))

@@ -351,7 +351,11 @@ const MAX_OUTPUT_CHARS: usize = 16_000;
 /// The root module's outputs after an apply, rendered (`name = value` lines, secrets
 /// `<sensitive>`), evaluated with the state the apply left and the data sources the plan read; empty when there are none or when
 /// they cannot be evaluated (the apply's own result stands; the reason goes to the log).
-pub(super) async fn outputs(state: &StateHandle, input: &Input, data: &tfconfig::Known) -> String {
+pub(super) async fn outputs(
+    state: &StateHandle,
+    input: &Input,
+    data: &tfconfig::Known,
+) -> (String, String) {
     let evaluated = async {
         let now = state.load().await?;
         let (input, data) = (input.clone(), data.clone());
@@ -359,13 +363,16 @@ pub(super) async fn outputs(state: &StateHandle, input: &Input, data: &tfconfig:
             crate::proxmox::engine::load_desired_with(&input, &now, &data)
         })
         .await??;
-        anyhow::Ok(desired.outputs)
+        anyhow::Ok((desired.outputs, desired.warnings))
     };
     match evaluated.await {
-        Ok(outputs) => crate::render::outputs_text_capped(&outputs, MAX_OUTPUT_CHARS),
+        Ok((outputs, warnings)) => (
+            crate::render::outputs_text_capped(&outputs, MAX_OUTPUT_CHARS),
+            crate::render::checks_after_apply(&warnings),
+        ),
         Err(e) => {
             tracing::warn!(error = %format!("{e:#}"), "outputs after the apply could not be evaluated");
-            String::new()
+            (String::new(), String::new())
         }
     }
 }

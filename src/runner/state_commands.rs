@@ -153,6 +153,8 @@ async fn import_steps(
         refuse_foreign(&state, &prepared.state.entries, &claim, &prepared.inventory).await?;
     }
     state.record(&imported.entry).await?;
+    job.record_state_version(&state, crate::store::VersionReason::Import, sha)
+        .await;
     let discarded = discard_plan(r, job, p).await?;
     audit(r, job, command, p, AuditAction::Import).await?;
     let flags = lock_key(job, p).plan_flags();
@@ -186,19 +188,9 @@ async fn state_rm_steps(
     let p = &at.project;
     let (state, _) = project_io(r, job, &at.root, p);
     let now = state.load().await?;
-    let mut in_state: Vec<(&str, bool)> = now
-        .entries
-        .iter()
-        .map(|e| (e.address(), matches!(e, StateEntry::Guest { .. })))
-        .collect();
-    in_state.extend(now.generated.iter().map(|g| (g.address.as_str(), false)));
     let mut removed: Vec<(&str, bool)> = Vec::new();
     for address in addresses {
-        let found: Vec<(&str, bool)> = in_state
-            .iter()
-            .copied()
-            .filter(|(a, _)| address.covers(a))
-            .collect();
+        let found = now.covered(|a| address.covers(a));
         if found.is_empty() {
             return Err(anyhow!(
                 "Error: Invalid target address\n\nNo matching objects found for {address} in \
@@ -218,6 +210,9 @@ async fn state_rm_steps(
             .await;
         state.forget(address).await?;
     }
+    let sha = at.pull.head_sha.as_str();
+    job.record_state_version(&state, crate::store::VersionReason::StateRm, sha)
+        .await;
     let discarded = discard_plan(r, job, p).await?;
     audit(r, job, command, p, AuditAction::StateRm).await?;
     let flags = lock_key(job, p).plan_flags();

@@ -51,6 +51,16 @@ pub trait LockStore: Send + Sync {
         pr: u64,
         stamp: &AuditStamp,
     ) -> Result<ClosedPr, StoreError>;
+
+    /// Takes `key` for a run of the command line through the API (`owner.pr` is
+    /// [`crate::locks::REMOTE_RUN`]): granted only when no lock at all is held on the key's
+    /// repository, directory and workspace (whatever its project), else the locks in the way.
+    /// A remote run never re-takes a lock, not even another remote run's.
+    async fn lock_acquire_remote(
+        &self,
+        key: &LockKey,
+        owner: &LockOwner,
+    ) -> Result<Acquisition, StoreError>;
 }
 
 /// The keys to take, sorted and without duplicates: every acquirer inserts in this order.
@@ -295,22 +305,68 @@ async fn try_acquire(
     let mut tx = db.begin().await?;
     let mut granted = Vec::new();
     let mut taken = Vec::new();
+    let mut held = Vec::new();
     for key in ordered_keys(keys) {
+        one_decision_per_directory(&mut tx, key).await?;
+        if let Some(run) = remote_run_on(&mut tx, key).await? {
+            held.push(run);
+            continue;
+        }
         match upsert_lock(&mut tx, key, owner).await? {
             Some(lock) => granted.push(lock),
             None => taken.push(key),
         }
     }
-    if taken.is_empty() {
+    if taken.is_empty() && held.is_empty() {
         tx.commit().await?;
         return Ok(Some(Acquisition::Granted(granted)));
     }
-    let mut held = Vec::with_capacity(taken.len());
+    let blocked = held.len();
     for key in &taken {
         held.extend(holder(&mut tx, key).await?);
     }
     tx.rollback().await?;
-    Ok((held.len() == taken.len()).then_some(Acquisition::Conflict(held)))
+    Ok((held.len() == blocked + taken.len()).then_some(Acquisition::Conflict(held)))
+}
+
+/// PostgreSQL decides the locks of one directory and workspace one transaction at a time: a
+/// remote run's lock (no project) and a pull request's lock on a named project there have
+/// different keys, so the unique index alone would let both in. SQLite has one writer.
+pub(super) async fn one_decision_per_directory(
+    tx: &mut Tx,
+    key: &LockKey,
+) -> Result<(), StoreError> {
+    if tx.is_postgres() {
+        Sql::new("SELECT pg_advisory_xact_lock(hashtextextended($1, 7041))")
+            .bind(format!(
+                "{}\n{}\n{}",
+                key.repo,
+                key.dir.as_str(),
+                key.workspace.as_str()
+            ))
+            .execute(&mut *tx)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The remote run's lock on `key`'s directory and workspace, which every project there waits
+/// for (a key without a project collides with it by the unique index already).
+async fn remote_run_on(tx: &mut Tx, key: &LockKey) -> Result<Option<Lock>, StoreError> {
+    if key.project.is_none() {
+        return Ok(None);
+    }
+    let row = Sql::new(format!(
+        "SELECT {LOCK_COLUMNS} FROM locks
+         WHERE repo = $1 AND dir = $2 AND workspace = $3 AND pr = $4 AND project = ''"
+    ))
+    .bind(&key.repo)
+    .bind(key.dir.as_str())
+    .bind(key.workspace.as_str())
+    .bind(pr_column(crate::locks::REMOTE_RUN)?)
+    .fetch_optional(tx)
+    .await?;
+    row.as_ref().map(lock_from_row).transpose()
 }
 
 /// Audit events and superseded plans for locks just deleted, inside the open transaction.
@@ -401,5 +457,63 @@ impl LockStore for Db {
             released,
             plans_deleted,
         })
+    }
+
+    async fn lock_acquire_remote(
+        &self,
+        key: &LockKey,
+        owner: &LockOwner,
+    ) -> Result<Acquisition, StoreError> {
+        let mut tx = self.begin().await?;
+        one_decision_per_directory(&mut tx, key).await?;
+        let held = Sql::new(format!(
+            "SELECT {LOCK_COLUMNS} FROM locks WHERE repo = $1 AND dir = $2 AND workspace = $3
+             ORDER BY repo, dir, workspace, project"
+        ))
+        .bind(&key.repo)
+        .bind(key.dir.as_str())
+        .bind(key.workspace.as_str())
+        .fetch_all(&mut tx)
+        .await?
+        .iter()
+        .map(lock_from_row)
+        .collect::<Result<Vec<_>, _>>()?;
+        if !held.is_empty() {
+            tx.rollback().await?;
+            return Ok(Acquisition::Conflict(held));
+        }
+        let row = Sql::new(format!(
+            "INSERT INTO locks ({LOCK_COLUMNS})
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, {{now}}, {{now}}, $12)
+             ON CONFLICT (repo, dir, workspace, project) DO NOTHING
+             RETURNING {LOCK_COLUMNS}"
+        ))
+        .bind(Uuid::new_v4())
+        .bind(&key.repo)
+        .bind(key.dir.as_str())
+        .bind(key.workspace.as_str())
+        .bind(project_column(key.project.as_ref()))
+        .bind(pr_column(owner.pr)?)
+        .bind(&owner.pr_url)
+        .bind(&owner.head_sha)
+        .bind(&owner.user)
+        .bind(owner.job)
+        .bind(&owner.summary)
+        .bind(owner.forge.map(ForgeKind::as_str))
+        .fetch_optional(&mut tx)
+        .await?;
+        match row {
+            Some(row) => {
+                let lock = lock_from_row(&row)?;
+                tx.commit().await?;
+                Ok(Acquisition::Granted(vec![lock]))
+            }
+            None => {
+                // taken between our read and our insert (another replica): name the holder
+                let held = holder(&mut tx, key).await?;
+                tx.rollback().await?;
+                Ok(Acquisition::Conflict(held.into_iter().collect()))
+            }
+        }
     }
 }

@@ -40,6 +40,7 @@ mod sqlite_accept;
 mod sqlite_commit;
 mod sqlite_writes;
 mod state;
+mod state_versions;
 
 pub use audit::AuditStore;
 pub use journal::{JournalEntry, JournalEvent, JournalStore};
@@ -49,6 +50,7 @@ pub use postgres::PgStore;
 pub use sessions::{SessionStore, StoredSession};
 pub use sqlite::SqliteStore;
 pub use state::{HeldGuest, ManagedResource, Secrets, StateScope, StateStore};
+pub use state_versions::{StateVersion, VersionMeta, VersionReason};
 
 /// What went wrong talking to the store, by what the caller can do about it.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -88,6 +88,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "plan policy checks",
         include_str!("../../migrations/sqlite/0022_plan_policy_checks.sql"),
     ),
+    (
+        23,
+        "state versions",
+        include_str!("../../migrations/sqlite/0023_state_versions.sql"),
+    ),
 ];
 
 /// `(version, description, sql)` for PostgreSQL, oldest first.
@@ -166,6 +171,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         22,
         "plan policy checks",
         include_str!("../../migrations/postgres/0022_plan_policy_checks.sql"),
+    ),
+    (
+        23,
+        "state versions",
+        include_str!("../../migrations/postgres/0023_state_versions.sql"),
     ),
 ];
 

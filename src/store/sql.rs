@@ -100,6 +100,19 @@ pub(super) enum On<'a> {
     SqliteConn(&'a mut SqliteConnection, i64),
 }
 
+impl On<'_> {
+    /// The same place for one more statement (a write of several statements in one
+    /// transaction).
+    pub(super) fn reborrow(&mut self) -> On<'_> {
+        match self {
+            Self::Read(db) => On::Read(db),
+            Self::Write(db) => On::Write(db),
+            Self::Tx(tx) => On::Tx(tx),
+            Self::SqliteConn(conn, now) => On::SqliteConn(conn, *now),
+        }
+    }
+}
+
 impl<'a> From<&'a mut Tx> for On<'a> {
     fn from(tx: &'a mut Tx) -> Self {
         Self::Tx(tx)

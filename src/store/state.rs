@@ -11,6 +11,7 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::sql::{Db, On, Row, Sql};
 use super::sqlite_commit::{Write, Written};
+use super::state_versions::{self, StateVersion, VersionMeta};
 use super::{PgStore, SqliteStore, StoreError};
 
 /// Whose state: a repository (`host/owner/repo`, or `local` for the command line), a project
@@ -74,6 +75,56 @@ pub struct HeldGuest {
     pub node: String,
 }
 
+impl ManagedResource {
+    /// The row as the server's state API sends it to `atoll --remote`, generated values
+    /// included: a remote plan evaluates with them, as a local one does (Terraform's remote
+    /// state carries them the same way). Only bearers of the API token get it.
+    pub fn to_wire(&self) -> serde_json::Value {
+        serde_json::json!({
+            "address": self.address,
+            "resource_type": self.resource_type,
+            "node": self.node,
+            "vm_id": self.vm_id,
+            "volid": self.volid,
+            "attributes": self.attributes,
+            "secrets": self.secrets.to_json(),
+        })
+    }
+
+    /// A row read back from [`ManagedResource::to_wire`]'s form.
+    pub fn from_wire(value: serde_json::Value) -> Result<Self, String> {
+        #[derive(serde::Deserialize)]
+        struct Wire {
+            address: String,
+            resource_type: String,
+            node: String,
+            vm_id: Option<u32>,
+            volid: Option<String>,
+            attributes: serde_json::Value,
+            #[serde(default)]
+            secrets: serde_json::Value,
+        }
+        let wire: Wire = serde_json::from_value(value).map_err(|e| e.to_string())?;
+        let secrets = if wire.secrets.is_null() {
+            Secrets::default()
+        } else {
+            Secrets::from_json(wire.secrets).map_err(|e| e.to_string())?
+        };
+        if wire.address.is_empty() {
+            return Err("a resource needs an address".to_owned());
+        }
+        Ok(Self {
+            address: wire.address,
+            resource_type: wire.resource_type,
+            node: wire.node,
+            vm_id: wire.vm_id,
+            volid: wire.volid,
+            attributes: wire.attributes,
+            secrets,
+        })
+    }
+}
+
 /// Managed-resource state, implemented by both backends.
 #[async_trait]
 pub trait StateStore: Send + Sync {
@@ -92,6 +143,31 @@ pub trait StateStore: Send + Sync {
     /// Every scope holding a guest with `vm_id`, ordered by scope and address: who owns a
     /// VMID, across every project this store knows.
     async fn state_holders(&self, vm_id: u32) -> Result<Vec<HeldGuest>, StoreError>;
+    /// Writes the next version of `scope` (`document` holds no secret: `proxmox::state`
+    /// strips them) and returns its number (1, 2, ...).
+    async fn state_version_add(
+        &self,
+        scope: &StateScope,
+        meta: &VersionMeta,
+        document: &serde_json::Value,
+        resources: u32,
+    ) -> Result<u32, StoreError>;
+    /// Every version of `scope`, newest first, without documents.
+    async fn state_versions(&self, scope: &StateScope) -> Result<Vec<StateVersion>, StoreError>;
+    /// One version with its document; `None` when `scope` has no such version.
+    async fn state_version(
+        &self,
+        scope: &StateScope,
+        version: u32,
+    ) -> Result<Option<StateVersion>, StoreError>;
+    /// Renames addresses (`from` -> `to`, in order) in one transaction: all or none. Refused
+    /// with [`StoreError::Conflict`] when a `to` is in state (and not moved away first), and
+    /// with [`StoreError::NotFound`] when a `from` is not.
+    async fn state_move(
+        &self,
+        scope: &StateScope,
+        moves: &[(String, String)],
+    ) -> Result<(), StoreError>;
 }
 
 /// The state of a store that keeps none.
@@ -117,6 +193,28 @@ impl StateStore for NoState {
         Err(no_state())
     }
     async fn state_holders(&self, _: u32) -> Result<Vec<HeldGuest>, StoreError> {
+        Err(no_state())
+    }
+    async fn state_version_add(
+        &self,
+        _: &StateScope,
+        _: &VersionMeta,
+        _: &serde_json::Value,
+        _: u32,
+    ) -> Result<u32, StoreError> {
+        Err(no_state())
+    }
+    async fn state_versions(&self, _: &StateScope) -> Result<Vec<StateVersion>, StoreError> {
+        Err(no_state())
+    }
+    async fn state_version(
+        &self,
+        _: &StateScope,
+        _: u32,
+    ) -> Result<Option<StateVersion>, StoreError> {
+        Err(no_state())
+    }
+    async fn state_move(&self, _: &StateScope, _: &[(String, String)]) -> Result<(), StoreError> {
         Err(no_state())
     }
 }
@@ -147,12 +245,14 @@ fn from_row(row: &Row) -> Result<ManagedResource, StoreError> {
 pub(super) enum StateWrite {
     Put(StateScope, ManagedResource),
     Remove(StateScope, String),
+    Move(StateScope, Vec<(String, String)>),
 }
 
 impl StateWrite {
     /// Runs the write; `true` when a row changed.
     pub(super) async fn run(&self, on: On<'_>) -> Result<bool, StoreError> {
         let sql = match self {
+            Self::Move(scope, moves) => return move_rows(scope, moves, on).await,
             Self::Put(scope, resource) => Sql::new(
                 "INSERT INTO managed_resources (repo, project_dir, workspace, address,
                      resource_type, node, vm_id, volid, attributes, secrets, updated_at)
@@ -184,6 +284,50 @@ impl StateWrite {
         };
         Ok(sql.execute(on).await? > 0)
     }
+}
+
+/// Each rename in turn, on one connection inside the caller's transaction, so a refusal part
+/// way leaves nothing renamed.
+async fn move_rows(
+    scope: &StateScope,
+    moves: &[(String, String)],
+    mut on: On<'_>,
+) -> Result<bool, StoreError> {
+    let exists = |address: &str| {
+        Sql::new(
+            "SELECT address FROM managed_resources
+             WHERE repo = $1 AND project_dir = $2 AND workspace = $3 AND address = $4",
+        )
+        .bind(&scope.repo)
+        .bind(&scope.project_dir)
+        .bind(&scope.workspace)
+        .bind(address)
+    };
+    for (from, to) in moves {
+        if exists(to).fetch_optional(on.reborrow()).await?.is_some() {
+            return Err(StoreError::Conflict(format!(
+                "cannot move {from} to {to}: {to} is already in state; remove it first \
+                 (atoll state rm {to}) or choose another address"
+            )));
+        }
+        let moved = Sql::new(
+            "UPDATE managed_resources SET address = $5, updated_at = {now}
+             WHERE repo = $1 AND project_dir = $2 AND workspace = $3 AND address = $4",
+        )
+        .bind(&scope.repo)
+        .bind(&scope.project_dir)
+        .bind(&scope.workspace)
+        .bind(from)
+        .bind(to)
+        .execute(on.reborrow())
+        .await?;
+        if moved == 0 {
+            return Err(StoreError::NotFound(format!(
+                "cannot move {from}: it is not in state (atoll state list shows what is)"
+            )));
+        }
+    }
+    Ok(!moves.is_empty())
 }
 
 /// Every resource of a scope, ordered by address.
@@ -271,12 +415,43 @@ impl StateStore for SqliteStore {
         moved(self.committer.write(Write::State(write)).await?)
     }
 
+    async fn state_move(
+        &self,
+        scope: &StateScope,
+        moves: &[(String, String)],
+    ) -> Result<(), StoreError> {
+        let write = StateWrite::Move(scope.clone(), moves.to_vec());
+        moved(self.committer.write(Write::State(write)).await?).map(|_| ())
+    }
+
     async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
         scopes(&self.db).await
     }
 
     async fn state_holders(&self, vm_id: u32) -> Result<Vec<HeldGuest>, StoreError> {
         holders(&self.db, vm_id).await
+    }
+
+    async fn state_version_add(
+        &self,
+        scope: &StateScope,
+        meta: &VersionMeta,
+        document: &serde_json::Value,
+        resources: u32,
+    ) -> Result<u32, StoreError> {
+        state_versions::add(&self.db, scope, meta, document, resources).await
+    }
+
+    async fn state_versions(&self, scope: &StateScope) -> Result<Vec<StateVersion>, StoreError> {
+        state_versions::list(&self.db, scope).await
+    }
+
+    async fn state_version(
+        &self,
+        scope: &StateScope,
+        version: u32,
+    ) -> Result<Option<StateVersion>, StoreError> {
+        state_versions::get(&self.db, scope, version).await
     }
 }
 
@@ -300,11 +475,45 @@ impl StateStore for PgStore {
         write.run(self.db.write()).await
     }
 
+    async fn state_move(
+        &self,
+        scope: &StateScope,
+        moves: &[(String, String)],
+    ) -> Result<(), StoreError> {
+        let mut tx = self.db.begin().await?;
+        StateWrite::Move(scope.clone(), moves.to_vec())
+            .run((&mut tx).into())
+            .await?;
+        tx.commit().await
+    }
+
     async fn state_scopes(&self) -> Result<Vec<StateScope>, StoreError> {
         scopes(&self.db).await
     }
 
     async fn state_holders(&self, vm_id: u32) -> Result<Vec<HeldGuest>, StoreError> {
         holders(&self.db, vm_id).await
+    }
+
+    async fn state_version_add(
+        &self,
+        scope: &StateScope,
+        meta: &VersionMeta,
+        document: &serde_json::Value,
+        resources: u32,
+    ) -> Result<u32, StoreError> {
+        state_versions::add(&self.db, scope, meta, document, resources).await
+    }
+
+    async fn state_versions(&self, scope: &StateScope) -> Result<Vec<StateVersion>, StoreError> {
+        state_versions::list(&self.db, scope).await
+    }
+
+    async fn state_version(
+        &self,
+        scope: &StateScope,
+        version: u32,
+    ) -> Result<Option<StateVersion>, StoreError> {
+        state_versions::get(&self.db, scope, version).await
     }
 }

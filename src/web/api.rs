@@ -27,6 +27,7 @@ pub(super) fn routes(state: WebState) -> Router<WebState> {
         .route("/jobs", get(jobs))
         .route("/jobs/{id}", get(job))
         .route("/plans/{id}", get(plan))
+        .merge(super::api_state::routes())
         .fallback(|| async { AppError::NotFound("no such API endpoint".to_owned()) })
         .layer(middleware::from_fn_with_state(state, bearer))
 }

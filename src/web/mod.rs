@@ -8,6 +8,7 @@
 //! writes the audit event) and the PR announcement is a queued `announce_unlock` job.
 
 mod api;
+mod api_state;
 mod auth;
 mod login;
 mod login_limits;
@@ -16,6 +17,7 @@ mod pages;
 mod password;
 mod protect;
 mod pulls;
+mod state_page;
 mod stream;
 mod views;
 
@@ -119,6 +121,7 @@ pub fn router(state: WebState, request_timeout: Duration) -> Router {
     let dashboard = Router::new()
         .merge(pages::routes())
         .merge(pulls::routes())
+        .merge(state_page::routes())
         .layer(middleware::from_fn_with_state(state.clone(), error_pages));
     let timed = Router::new()
         .merge(dashboard)

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use crate::locks::Lock;
 use crate::store::Job;
 
-const TEMPLATES: [(&str, &str); 10] = [
+const TEMPLATES: [(&str, &str); 12] = [
     ("base.html", include_str!("../../templates/web/base.html")),
     ("login.html", include_str!("../../templates/web/login.html")),
     ("locks.html", include_str!("../../templates/web/locks.html")),
@@ -27,6 +27,11 @@ const TEMPLATES: [(&str, &str); 10] = [
     (
         "message.html",
         include_str!("../../templates/web/message.html"),
+    ),
+    ("state.html", include_str!("../../templates/web/state.html")),
+    (
+        "state_project.html",
+        include_str!("../../templates/web/state_project.html"),
     ),
 ];
 

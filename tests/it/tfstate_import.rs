@@ -100,6 +100,9 @@ async fn a_terraform_state_is_taken_over_by_address_and_the_next_plan_changes_no
         assert!(said.contains(line), "missing {line:?} in:\n{said}");
     }
     assert!(!said.contains("Xk3vQ9pLm2RtW8sYz4Nb"), "{said}");
+    let versions = stdout(&env.atoll(&["state", "versions"]).await);
+    assert!(versions.contains("import_terraform"), "{versions}");
+    assert!(!versions.contains("Xk3vQ9pLm2RtW8sYz4Nb"), "{versions}");
     assert_eq!(
         futures_configs(&env).await,
         before,

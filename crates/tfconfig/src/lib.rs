@@ -113,6 +113,30 @@ pub struct ImportTarget {
     pub subject: Span,
 }
 
+/// A `moved` block, its addresses absolute (a child module's carry its instance's prefix).
+/// `module`: both name modules (every object under `from` moves); `keyed`: either side names
+/// one instance (`x[0]`, `module.m["a"]`), so an unkeyed side means the instance without a
+/// key, as Terraform reads them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MoveStatement {
+    pub from: String,
+    pub to: String,
+    pub module: bool,
+    pub keyed: bool,
+    /// `file:line` of the block, relative to the project directory.
+    pub declared_at: String,
+}
+
+/// A `removed` block: a resource or module no longer in the configuration, absolute, and
+/// whether its objects are destroyed (`true`) or only forgotten.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Removal {
+    pub from: String,
+    pub module: bool,
+    pub destroy: bool,
+    pub declared_at: String,
+}
+
 /// A file's bytes read from the checkout for a resource to upload. `Debug` shows the size and
 /// the SHA-256, never the content.
 #[derive(Clone, PartialEq, Eq)]
@@ -154,6 +178,10 @@ pub struct Loaded {
     /// The root module's `import` blocks, evaluated, each naming a configured instance.
     pub imports: Vec<ImportTarget>,
     pub diagnostics: Vec<Diagnostic>,
+    /// `moved` blocks of every module instance, checked against the configuration.
+    pub moves: Vec<MoveStatement>,
+    /// `removed` blocks of every module instance.
+    pub removals: Vec<Removal>,
     /// The files read, for rendering diagnostics.
     pub sources: SourceMap,
 }
@@ -207,6 +235,8 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
             data_reads: Vec::new(),
             imports: Vec::new(),
             diagnostics: diags,
+            moves: Vec::new(),
+            removals: Vec::new(),
             sources,
         };
     };
@@ -232,6 +262,8 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
         data_reads: Vec::new(),
         unanswered: Default::default(),
         imports: Vec::new(),
+        moves: Vec::new(),
+        removals: Vec::new(),
     };
     let walked = walker.module(&mut env, &Default::default());
     let mut resources = walker.resources;
@@ -256,6 +288,8 @@ pub fn load_with_known(input: &Input, known: &Known) -> Loaded {
         data_reads: walker.data_reads,
         imports: walker.imports,
         diagnostics,
+        moves: walker.moves,
+        removals: walker.removals,
         sources: ctx.sources.into_inner(),
     }
 }

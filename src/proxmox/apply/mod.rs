@@ -337,9 +337,10 @@ impl Run<'_> {
     }
 }
 
-/// Whether a plan has anything to do.
+/// Whether a plan has anything to do: a change, or a move or forget in state.
 pub fn has_steps(plan: &Plan) -> bool {
-    plan.resource_changes
-        .iter()
-        .any(|c| c.blocked.is_none() && c.actions != [Action::NoOp])
+    plan.resource_changes.iter().any(|c| {
+        let moves = c.previous_address.is_some() || c.forget;
+        c.blocked.is_none() && (c.actions != [Action::NoOp] || moves)
+    })
 }

@@ -95,6 +95,10 @@ pub struct DesiredState {
     /// What each resource instance depends on (references and `depends_on`), by address:
     /// what `-target` follows.
     pub depends_on: BTreeMap<String, Vec<String>>,
+    /// `moved` blocks of every module instance (addresses absolute).
+    pub moves: Vec<tfconfig::MoveStatement>,
+    /// `removed` blocks of every module instance.
+    pub removals: Vec<tfconfig::Removal>,
 }
 
 impl DesiredState {
@@ -117,6 +121,12 @@ impl DesiredState {
         }
         for import in &self.imports {
             hasher.update(format!("import {} {}", import.address, import.id).as_bytes());
+        }
+        for moved in &self.moves {
+            hasher.update(format!("moved {} {}", moved.from, moved.to).as_bytes());
+        }
+        for removed in &self.removals {
+            hasher.update(format!("removed {} {}", removed.from, removed.destroy).as_bytes());
         }
         hex::encode(hasher.finalize())
     }

@@ -7,6 +7,7 @@ mod computed;
 mod data;
 mod error;
 mod import;
+mod moves;
 mod options;
 mod owner;
 mod settings;
@@ -19,6 +20,7 @@ use serde_json::Value as Json;
 
 pub use error::EngineError;
 pub use import::{CommandImport, import_one};
+pub use moves::renames_for;
 pub use options::{TARGETING_WARNING, input_vars};
 pub use owner::refuse_foreign;
 pub use settings::Protect;
@@ -349,6 +351,8 @@ fn evaluate(
     desired.warnings = loaded.render_warnings();
     desired.outputs = loaded.outputs;
     desired.imports = loaded.imports;
+    desired.moves = loaded.moves;
+    desired.removals = loaded.removals;
     desired.depends_on = loaded
         .resources
         .iter()
@@ -364,7 +368,7 @@ async fn prepare(
     protect: &Protect,
     options: &model::PlanOptions,
 ) -> Result<Prepared, EngineError> {
-    let project_state = state.load().await?;
+    let mut project_state = state.load().await?;
     // Evaluate the configuration while the cluster is read.
     let loading = {
         let (input, known) = (input.clone(), project_state.clone());
@@ -389,6 +393,16 @@ async fn prepare(
         }
         loaded => loaded.map(|desired| (desired, tfconfig::Known::new())),
     }?;
+    // `moved` blocks rename state before anything is compared; a generated value under its
+    // new address is known to the configuration again.
+    let renames = moves::resolve(&desired.moves, &project_state)?;
+    moves::rename(&mut project_state, &renames);
+    if moves::touches_generated(&project_state, &renames) {
+        let (input, known, answers) = (input.clone(), project_state.clone(), data.clone());
+        desired = tokio::task::spawn_blocking(move || load_desired_with(&input, &known, &answers))
+            .await
+            .map_err(|e| EngineError::Interrupted(e.to_string()))??;
+    }
     refreshed
         .complete(api, &project_state.entries, &desired.resources)
         .await?;
@@ -470,6 +484,8 @@ async fn prepare(
         plan.recount();
         desired.warnings.push(TARGETING_WARNING.to_owned());
     }
+    let warnings = moves::mark(&mut plan, &project_state, &renames, &desired.removals);
+    desired.warnings.extend(warnings);
     plan.options = options.clone();
     guard::check(&mut plan, &protected, protect.policy, &desired.resources);
     plan.refreshed = plan::observe(&plan, &project_state.fingerprint, &inventory);
@@ -748,6 +764,7 @@ async fn settle_state(
     input: &Input,
     prepared: &Prepared,
 ) -> Result<DesiredState, EngineError> {
+    moves::persist(state, &prepared.plan).await?;
     record_adopted(state, prepared).await?;
     let mut desired = prepared.desired.clone();
     let mut stored = prepared.state.clone();

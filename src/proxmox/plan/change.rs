@@ -153,6 +153,14 @@ pub struct ResourceChange {
     /// (Terraform's `change.importing`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub importing: Option<Importing>,
+    /// The address it had in state before a `moved` block renamed it (Terraform's
+    /// `previous_address`); apply records the new one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_address: Option<String>,
+    /// A `removed` block with `destroy = false`: apply forgets it, the object stays as it is
+    /// (Terraform's `forget` action).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub forget: bool,
 }
 
 /// The existing object an import takes over, by bpg's import id.
@@ -184,6 +192,8 @@ impl ResourceChange {
             importing: None,
             bridges: Vec::new(),
             replaced: None,
+            previous_address: None,
+            forget: false,
         }
     }
 
@@ -195,9 +205,13 @@ impl ResourceChange {
         self.actions == [Action::NoOp]
     }
 
-    /// Whether applying the plan does anything for this resource: a change, or an import.
+    /// Whether applying the plan does anything for this resource: a change, an import, a
+    /// move or a forget.
     pub fn does_something(&self) -> bool {
-        !self.is_no_op() || self.importing.is_some()
+        !self.is_no_op()
+            || self.importing.is_some()
+            || self.previous_address.is_some()
+            || self.forget
     }
 
     /// Attribute paths whose effect is `effect`.

@@ -8,6 +8,7 @@ use hcl_edit::expr::Expression;
 use hcl_edit::structure::{Attribute, Block, Body};
 
 use super::blocks::{decode_module, decode_resource, traversal_list};
+use super::statements::{decode_check, decode_moved, decode_removed};
 use super::{Expr, Import, Module, Output, Validation, Variable};
 use crate::diag::{Diagnostic, SourceMap, Span, did_you_mean};
 
@@ -74,27 +75,43 @@ pub(crate) fn decode_file(
         match kind {
             "terraform" => decode_terraform(m, file, block, diags),
             "provider" => {}
-            "variable" if need(1, "name", diags) => decode_variable(m, file, block, labels[0], diags, sources),
+            "variable" if need(1, "name", diags) => {
+                decode_variable(m, file, block, labels[0], diags, sources);
+            }
             "locals" => decode_locals(m, file, block, diags, sources),
-            "output" if need(1, "name", diags) => decode_output(m, file, block, labels[0], diags, sources),
-            "module" if need(1, "name", diags) => decode_module(m, file, block, labels[0], diags, sources),
-            "resource" if need(2, "type, name", diags) => decode_resource(m, file, block, false, diags, sources),
-            "data" if need(2, "type, name", diags) => decode_resource(m, file, block, true, diags, sources),
+            "output" if need(1, "name", diags) => {
+                decode_output(m, file, block, labels[0], diags, sources);
+            }
+            "module" if need(1, "name", diags) => {
+                decode_module(m, file, block, labels[0], diags, sources);
+            }
+            "resource" if need(2, "type, name", diags) => {
+                decode_resource(m, file, block, false, diags, sources);
+            }
+            "data" if need(2, "type, name", diags) => {
+                decode_resource(m, file, block, true, diags, sources);
+            }
             "import" if labels.is_empty() => decode_import(m, file, block, diags),
             "import" => diags.push(Diagnostic::error(
                 "Extraneous label for import",
                 "No labels are expected for import blocks.",
                 Some(bspan),
             )),
-            "moved" | "removed" | "check" => diags.push(Diagnostic::error(
-                format!("Unsupported block type \"{kind}\""),
-                format!("atoll does not support \"{kind}\" blocks yet; remove it or apply this change with Terraform."),
+            "moved" if labels.is_empty() => decode_moved(m, file, block, diags),
+            "removed" if labels.is_empty() => decode_removed(m, file, block, diags),
+            "moved" | "removed" => diags.push(Diagnostic::error(
+                format!("Extraneous label for {kind}"),
+                format!("No labels are expected for {kind} blocks."),
                 Some(bspan),
             )),
-            "variable" | "output" | "module" | "resource" | "data" => {}
+            "check" if need(1, "name", diags) => decode_check(m, file, block, diags),
+            "variable" | "output" | "module" | "resource" | "data" | "check" => {}
             other => diags.push(Diagnostic::error(
                 "Unsupported block type",
-                format!("Blocks of type \"{other}\" are not expected here.{}", did_you_mean(other, TOP_BLOCKS.iter().copied())),
+                format!(
+                    "Blocks of type \"{other}\" are not expected here.{}",
+                    did_you_mean(other, TOP_BLOCKS.iter().copied())
+                ),
                 Some(bspan),
             )),
         }

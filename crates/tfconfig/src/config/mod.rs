@@ -4,6 +4,7 @@
 
 mod blocks;
 mod decode;
+mod statements;
 
 use std::collections::BTreeMap;
 
@@ -112,6 +113,29 @@ pub(crate) struct Import {
     pub(crate) span: Span,
 }
 
+/// A `moved` block: `from` and `to` as written, static references checked when walked.
+#[derive(Debug)]
+pub(crate) struct Moved {
+    pub(crate) from: Expr,
+    pub(crate) to: Expr,
+    pub(crate) span: Span,
+}
+
+/// A `removed` block: what it names and whether the object is destroyed
+/// (`lifecycle { destroy }`; Terraform destroys unless told not to).
+#[derive(Debug)]
+pub(crate) struct Removed {
+    pub(crate) from: Expr,
+    pub(crate) destroy: bool,
+    pub(crate) span: Span,
+}
+
+/// A `check` block: its name and its `assert` rules, evaluated after the module's resources.
+#[derive(Debug)]
+pub(crate) struct Check {
+    pub(crate) asserts: Vec<Validation>,
+}
+
 /// One module directory, decoded.
 #[derive(Debug, Default)]
 pub(crate) struct Module {
@@ -124,6 +148,9 @@ pub(crate) struct Module {
     pub(crate) refused_calls: std::collections::BTreeSet<String>,
     pub(crate) outputs: BTreeMap<String, Output>,
     pub(crate) imports: Vec<Import>,
+    pub(crate) moves: Vec<Moved>,
+    pub(crate) removed: Vec<Removed>,
+    pub(crate) checks: Vec<Check>,
     pub(crate) backend_seen: bool,
     /// `terraform { cloud { workspaces { name = "..." } } }`, when the name is a literal string
     /// (Atlantis's `DetermineWorkspaceFromHCL`).

@@ -2,9 +2,11 @@
 //! against their schema), module calls (arguments checked against the child's variables, then
 //! the child walked per instance) and outputs.
 
+mod check;
 mod data;
 mod import;
 mod local;
+mod moved;
 mod source;
 mod unsupported;
 mod values;
@@ -48,6 +50,9 @@ pub(crate) struct Walker<'c> {
     pub(crate) unanswered: BTreeSet<String>,
     /// The root module's import targets, evaluated once its resources are.
     pub(crate) imports: Vec<super::ImportTarget>,
+    /// `moved` and `removed` blocks of every module instance walked.
+    pub(crate) moves: Vec<super::MoveStatement>,
+    pub(crate) removals: Vec<super::Removal>,
 }
 
 /// Most diagnostics one load keeps: an error repeated for every instance says no more after
@@ -110,6 +115,10 @@ impl Walker<'_> {
                 }
             }
         }
+        let (moves, removals) = moved::statements(self.ctx, env, &self.resources, &mut self.diags);
+        self.moves.extend(moves);
+        self.removals.extend(removals);
+        check::evaluate(self.ctx, env, &mut self.diags);
         if env.prefix.is_empty() {
             // while the root's resource values are still in `env`: an id may read them
             self.imports = import::imports(self.ctx, env, &self.resources, &mut self.diags);
